@@ -1,0 +1,93 @@
+package io.sandboxd.attest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Set;
+
+/**
+ * The host's signed statement about one execution (WIRE.md §2.4): who ran which unit under which
+ * grants, how it ended, and the roots of its receipt and replay journal.
+ */
+public record Attestation(
+    HostIdentity host,
+    String tier,
+    String grantsId,
+    String receipt,
+    String unit,
+    String manifest,
+    String journalRoot,
+    Outcome outcome,
+    boolean clockGranted,
+    Long clockConstantMs,
+    boolean probingDetected,
+    boolean tamperingDetected,
+    String teeReport,
+    long issuedMs) {
+
+  public static final String SCHEMA = "sandbox.attestation/1";
+
+  private static final Set<String> FIELDS =
+      Set.of(
+          "schema",
+          "host",
+          "tier",
+          "grants_id",
+          "receipt",
+          "unit",
+          "manifest",
+          "journal_root",
+          "outcome",
+          "clock",
+          "probing_detected",
+          "tampering_detected",
+          "tee_report",
+          "issued_ms");
+
+  public ObjectNode toCore() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("schema", SCHEMA);
+    o.putObject("host")
+        .put("id", host.id())
+        .put("public_key", host.publicKey())
+        .put("platform", host.platform());
+    o.put("tier", tier);
+    o.put("grants_id", grantsId);
+    o.put("receipt", receipt);
+    o.put("unit", unit);
+    o.put("manifest", manifest);
+    o.put("journal_root", journalRoot);
+    o.set("outcome", outcome.toJson());
+    ObjectNode clock = o.putObject("clock").put("granted", clockGranted);
+    if (clockConstantMs == null) {
+      clock.putNull("constant_ms");
+    } else {
+      clock.put("constant_ms", clockConstantMs.longValue());
+    }
+    o.put("probing_detected", probingDetected);
+    o.put("tampering_detected", tamperingDetected);
+    o.put("tee_report", teeReport);
+    o.put("issued_ms", issuedMs);
+    return o;
+  }
+
+  public static Attestation fromCore(JsonNode core) {
+    CoreReader r = new CoreReader(core, "attestation").only(FIELDS).schema(SCHEMA);
+    CoreReader h = r.object("host").only(Set.of("id", "public_key", "platform"));
+    CoreReader clock = r.object("clock").only(Set.of("granted", "constant_ms"));
+    return new Attestation(
+        new HostIdentity(h.string("id"), h.hex32("public_key"), h.string("platform")),
+        r.string("tier"),
+        r.hex32("grants_id"),
+        r.hex32("receipt"),
+        r.hex32("unit"),
+        r.nullableHex32("manifest"),
+        r.nullableHex32("journal_root"),
+        Outcome.fromJson(r.required("outcome"), "attestation.outcome"),
+        clock.bool("granted"),
+        clock.nullableU64("constant_ms"),
+        r.bool("probing_detected"),
+        r.bool("tampering_detected"),
+        r.nullableString("tee_report"),
+        r.u64("issued_ms"));
+  }
+}

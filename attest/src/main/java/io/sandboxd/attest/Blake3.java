@@ -1,0 +1,56 @@
+package io.sandboxd.attest;
+
+import org.bouncycastle.crypto.digests.Blake3Digest;
+import org.bouncycastle.crypto.params.Blake3Parameters;
+
+/**
+ * BLAKE3 in its three modes. BouncyCastle's {@code Blake3Digest} was chosen over
+ * io.github.rctcwyvrn:blake3 by the JMH benchmark in {@code benchmarks} (figures in the README).
+ */
+public final class Blake3 {
+  public static final int OUT_LEN = 32;
+
+  private Blake3() {}
+
+  /** BLAKE3-256 of {@code input}. */
+  public static byte[] hash(byte[] input) {
+    return hash(input, OUT_LEN);
+  }
+
+  /** Extended output of the plain hash mode. */
+  public static byte[] hash(byte[] input, int outLen) {
+    Blake3Digest d = new Blake3Digest(outLen * 8);
+    d.update(input, 0, input.length);
+    byte[] out = new byte[outLen];
+    d.doFinal(out, 0, outLen);
+    return out;
+  }
+
+  /** Keyed mode with a 32-byte key. */
+  public static byte[] keyedHash(byte[] key, byte[] input, int outLen) {
+    if (key.length != 32) {
+      throw new AttestException("blake3 key: expected 32 bytes, got " + key.length);
+    }
+    Blake3Digest d = new Blake3Digest(outLen * 8);
+    d.init(Blake3Parameters.key(key));
+    d.update(input, 0, input.length);
+    byte[] out = new byte[outLen];
+    d.doFinal(out, 0, outLen);
+    return out;
+  }
+
+  /** Derive-key mode: {@code context} is the application's fixed context string. */
+  public static byte[] deriveKey(String context, byte[] material, int outLen) {
+    Blake3Digest d = new Blake3Digest(outLen * 8);
+    d.init(Blake3Parameters.context(context.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    d.update(material, 0, material.length);
+    byte[] out = new byte[outLen];
+    d.doFinal(out, 0, outLen);
+    return out;
+  }
+
+  /** 64 lowercase hex of BLAKE3-256. */
+  public static String hex(byte[] input) {
+    return Hex.encode(hash(input));
+  }
+}

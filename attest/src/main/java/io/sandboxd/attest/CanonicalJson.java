@@ -1,0 +1,248 @@
+package io.sandboxd.attest;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.erdtman.jcs.NumberToJSON;
+
+/**
+ * RFC 8785 (JCS) canonical bytes: the one function every hash and signature in sandboxd goes
+ * through, and the strict parser that feeds it (duplicate keys and invalid UTF-8 are errors).
+ */
+public final class CanonicalJson {
+  /** Largest integer a signed record may carry (WIRE.md §2.0.1). */
+  public static final long MAX_SAFE_INTEGER = (1L << 53) - 1;
+
+  private static final BigInteger BIG_SAFE = BigInteger.valueOf(1L << 53);
+
+  private static final ObjectMapper MAPPER =
+      JsonMapper.builder(
+              JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build())
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .enable(DeserializationFeature.USE_BIG_INTEGER_FOR_INTS)
+          .disable(JsonParser.Feature.ALLOW_COMMENTS)
+          .nodeFactory(JsonNodeFactory.withExactBigDecimals(false))
+          .build();
+
+  private CanonicalJson() {}
+
+  /** The shared strict mapper (for building trees; parse input through {@link #parse}). */
+  public static ObjectMapper mapper() {
+    return MAPPER;
+  }
+
+  /** Parses a JSON text strictly: valid UTF-8, no duplicate keys, exactly one value. */
+  public static JsonNode parse(byte[] utf8) {
+    checkUtf8(utf8);
+    if (utf8.length >= 3
+        && (utf8[0] & 0xff) == 0xEF
+        && (utf8[1] & 0xff) == 0xBB
+        && (utf8[2] & 0xff) == 0xBF) {
+      throw new CanonicalJsonException("byte 0: a byte-order mark is not allowed");
+    }
+    try {
+      JsonNode node = MAPPER.readTree(utf8);
+      if (node == null || node.isMissingNode()) {
+        throw new CanonicalJsonException("empty input: expected one JSON value");
+      }
+      return node;
+    } catch (JsonParseException e) {
+      JsonLocation loc = e.getLocation();
+      String where = loc == null ? "" : " at byte " + loc.getByteOffset();
+      throw new CanonicalJsonException("malformed JSON" + where + ": " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new CanonicalJsonException("malformed JSON: " + e.getMessage(), e);
+    }
+  }
+
+  public static JsonNode parse(String text) {
+    return parse(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Canonical bytes of a JSON text (parse strictly, then canonicalize). */
+  public static byte[] canonicalize(byte[] utf8) {
+    return canonicalize(parse(utf8));
+  }
+
+  /**
+   * RFC 8785 canonical bytes of a tree: sorted keys (UTF-16 order), ES6 numbers, minimal escapes.
+   */
+  public static byte[] canonicalize(JsonNode node) {
+    StringBuilder sb = new StringBuilder(256);
+    write(node, sb, "$");
+    return sb.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The canonical form as a string (for printing). */
+  public static String canonicalString(JsonNode node) {
+    return new String(canonicalize(node), StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Checks the signed-record number rule: every number is an integer in [0, 2^53-1]. Throws naming
+   * the JSON path of the first offending value.
+   */
+  public static void requireIntegersOnly(JsonNode node) {
+    requireIntegers(node, "$");
+  }
+
+  private static void requireIntegers(JsonNode node, String path) {
+    if (node.isNumber()) {
+      if (!node.isIntegralNumber()) {
+        throw new CanonicalJsonException(path + ": non-integer number " + node + " in a record");
+      }
+      BigInteger v = node.bigIntegerValue();
+      if (v.signum() < 0 || v.compareTo(BIG_SAFE) >= 0) {
+        throw new CanonicalJsonException(path + ": integer " + v + " outside [0, 2^53-1]");
+      }
+    } else if (node.isObject()) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        requireIntegers(e.getValue(), path + "." + e.getKey());
+      }
+    } else if (node.isArray()) {
+      for (int i = 0; i < node.size(); i++) {
+        requireIntegers(node.get(i), path + "[" + i + "]");
+      }
+    }
+  }
+
+  private static void write(JsonNode node, StringBuilder sb, String path) {
+    switch (node.getNodeType()) {
+      case OBJECT -> {
+        List<String> keys = new ArrayList<>(node.size());
+        node.fieldNames().forEachRemaining(keys::add);
+        // String.compareTo orders by UTF-16 code units, which is what RFC 8785 §3.2.3 asks for.
+        keys.sort(String::compareTo);
+        sb.append('{');
+        boolean first = true;
+        for (String k : keys) {
+          if (!first) {
+            sb.append(',');
+          }
+          first = false;
+          writeString(k, sb, path);
+          sb.append(':');
+          write(node.get(k), sb, path + "." + k);
+        }
+        sb.append('}');
+      }
+      case ARRAY -> {
+        sb.append('[');
+        for (int i = 0; i < node.size(); i++) {
+          if (i > 0) {
+            sb.append(',');
+          }
+          write(node.get(i), sb, path + "[" + i + "]");
+        }
+        sb.append(']');
+      }
+      case STRING -> writeString(node.textValue(), sb, path);
+      case NUMBER -> writeNumber(node, sb, path);
+      case BOOLEAN -> sb.append(node.booleanValue() ? "true" : "false");
+      case NULL -> sb.append("null");
+      default ->
+          throw new CanonicalJsonException(path + ": not a JSON value: " + node.getNodeType());
+    }
+  }
+
+  private static void writeNumber(JsonNode node, StringBuilder sb, String path) {
+    if (node.isIntegralNumber()) {
+      BigInteger v = node.bigIntegerValue();
+      // Integers a double holds exactly print as their digits in ES6 form too.
+      if (v.abs().compareTo(BIG_SAFE) <= 0) {
+        sb.append(v.toString());
+        return;
+      }
+    }
+    double d = node.doubleValue();
+    if (Double.isNaN(d) || Double.isInfinite(d)) {
+      throw new CanonicalJsonException(path + ": number " + node + " is not a finite double");
+    }
+    try {
+      sb.append(NumberToJSON.serializeNumber(d));
+    } catch (IOException e) {
+      throw new CanonicalJsonException(path + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void writeString(String s, StringBuilder sb, String path) {
+    sb.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c)) {
+        if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+          throw new CanonicalJsonException(path + ": lone surrogate in string at char " + i);
+        }
+        sb.append(c).append(s.charAt(++i));
+        continue;
+      }
+      if (Character.isLowSurrogate(c)) {
+        throw new CanonicalJsonException(path + ": lone surrogate in string at char " + i);
+      }
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\b' -> sb.append("\\b");
+        case '\f' -> sb.append("\\f");
+        case '\n' -> sb.append("\\n");
+        case '\r' -> sb.append("\\r");
+        case '\t' -> sb.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            sb.append(String.format("\\u%04x", (int) c));
+          } else {
+            sb.append(c);
+          }
+        }
+      }
+    }
+    sb.append('"');
+  }
+
+  /** Refuses malformed UTF-8 (overlong forms and encoded surrogates included), naming the byte. */
+  static void checkUtf8(byte[] bytes) {
+    CharsetDecoder dec =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    ByteBuffer in = ByteBuffer.wrap(bytes);
+    CharBuffer out = CharBuffer.allocate(Math.max(16, bytes.length));
+    CoderResult r = dec.decode(in, out, true);
+    if (r.isError()) {
+      throw new CanonicalJsonException(
+          "invalid UTF-8 at byte "
+              + in.position()
+              + " (0x"
+              + Integer.toHexString(bytes[in.position()] & 0xff)
+              + ")");
+    }
+  }
+
+  /** Serializes a tree to canonical bytes into a stream (convenience for writers). */
+  public static void writeTo(JsonNode node, ByteArrayOutputStream out) {
+    byte[] b = canonicalize(node);
+    out.write(b, 0, b.length);
+  }
+}

@@ -1,0 +1,117 @@
+package io.sandboxd.attest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Iterator;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The signed envelope of WIRE.md §2.0.4: only {@code core} is hashed and signed; the address is
+ * BLAKE3-256 of its canonical bytes and the signature Ed25519 over those same bytes.
+ */
+public record Envelope(JsonNode core, String address, String signature, String publicKey) {
+  private static final Set<String> FIELDS = Set.of("core", "address", "signature", "public_key");
+
+  public Envelope {
+    core = core.deepCopy();
+  }
+
+  /** Signs {@code core}: canonical bytes once, then address and signature from the same bytes. */
+  public static Envelope sign(JsonNode core, SigningKey key) {
+    CanonicalJson.requireIntegersOnly(core);
+    byte[] bytes = CanonicalJson.canonicalize(core);
+    return new Envelope(
+        core, Blake3.hex(bytes), Hex.encode(key.sign(bytes)), key.publicKey().hex());
+  }
+
+  /** The address of a core, without signing (for {@code prev} links and references). */
+  public static String addressOf(JsonNode core) {
+    return Blake3.hex(CanonicalJson.canonicalize(core));
+  }
+
+  /** Reads an envelope strictly: exactly the four fields, lowercase hex of the right lengths. */
+  public static Envelope fromJson(JsonNode json) {
+    if (json == null || !json.isObject()) {
+      throw new AttestException("envelope: expected a JSON object");
+    }
+    for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!FIELDS.contains(f)) {
+        throw new AttestException("envelope." + f + ": unknown field");
+      }
+    }
+    JsonNode core = json.get("core");
+    if (core == null || !core.isObject()) {
+      throw new AttestException("envelope.core: expected a JSON object");
+    }
+    String address = text(json, "address", 32);
+    String signature = text(json, "signature", 64);
+    String pk = text(json, "public_key", 32);
+    return new Envelope(core, address, signature, pk);
+  }
+
+  private static String text(JsonNode json, String field, int bytes) {
+    JsonNode n = json.get(field);
+    if (n == null || !n.isTextual()) {
+      throw new AttestException("envelope." + field + ": expected a string");
+    }
+    Hex.decode(n.textValue(), bytes, "envelope." + field);
+    return n.textValue();
+  }
+
+  public ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.set("core", core.deepCopy());
+    o.put("address", address);
+    o.put("signature", signature);
+    o.put("public_key", publicKey);
+    return o;
+  }
+
+  /** Canonical JSON text of the whole envelope (one line). */
+  public String toJsonLine() {
+    return CanonicalJson.canonicalString(toJson());
+  }
+
+  /** The core's {@code schema}, or empty if it has none. */
+  public Optional<String> schema() {
+    JsonNode s = core.get("schema");
+    return s != null && s.isTextual() ? Optional.of(s.textValue()) : Optional.empty();
+  }
+
+  /**
+   * Recomputes the address, checks the signature and, when {@code expectedSigner} is given, that
+   * the signer is that key.
+   */
+  public Verification verify(Optional<PublicKey> expectedSigner) {
+    byte[] bytes;
+    try {
+      CanonicalJson.requireIntegersOnly(core);
+      bytes = CanonicalJson.canonicalize(core);
+    } catch (AttestException e) {
+      return new Verification.Invalid("core: " + e.getMessage());
+    }
+    String recomputed = Blake3.hex(bytes);
+    if (!recomputed.equals(address)) {
+      return new Verification.Invalid(
+          "address mismatch: envelope says " + address + ", core hashes to " + recomputed);
+    }
+    PublicKey signer;
+    byte[] sig;
+    try {
+      signer = PublicKey.ofHex(publicKey, "public_key");
+      sig = Hex.decode(signature, 64, "signature");
+    } catch (AttestException e) {
+      return new Verification.Invalid(e.getMessage());
+    }
+    if (!signer.verify(bytes, sig)) {
+      return new Verification.Invalid("signature does not verify under public_key " + publicKey);
+    }
+    if (expectedSigner.isPresent() && !expectedSigner.get().equals(signer)) {
+      return new Verification.Invalid(
+          "signed by " + publicKey + ", expected signer " + expectedSigner.get().hex());
+    }
+    return new Verification.Valid();
+  }
+}

@@ -1,0 +1,82 @@
+package io.sandboxd.attest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An RFC 9162 §2.1.3 inclusion proof (audit path, deepest sibling first) of leaf {@code leafIndex}
+ * in the tree of the first {@code treeSize} leaves. Values are not checked here: a proof read from
+ * the wire is judged by {@link MerkleVerifier}, which reports what is wrong instead of throwing.
+ */
+public record InclusionProof(long leafIndex, long treeSize, List<byte[]> path) {
+  private static final Set<String> FIELDS = Set.of("leaf_index", "tree_size", "path");
+
+  public InclusionProof {
+    path = ProofPath.copy(path);
+  }
+
+  /** A copy of the audit path (the record's list holds arrays, which are mutable). */
+  @Override
+  public List<byte[]> path() {
+    return ProofPath.copy(path);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof InclusionProof p
+        && p.leafIndex == leafIndex
+        && p.treeSize == treeSize
+        && ProofPath.equal(p.path, path);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * (31 * Long.hashCode(leafIndex) + Long.hashCode(treeSize)) + ProofPath.hash(path);
+  }
+
+  @Override
+  public String toString() {
+    return "InclusionProof[leafIndex="
+        + leafIndex
+        + ", treeSize="
+        + treeSize
+        + ", path="
+        + ProofPath.text(path)
+        + "]";
+  }
+
+  /** The wire form of WIRE.md §2.10: {@code {"leaf_index","tree_size","path":[hex...]}}. */
+  public ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("leaf_index", leafIndex);
+    o.put("tree_size", treeSize);
+    ArrayNode p = o.putArray("path");
+    for (byte[] h : path) {
+      p.add(Hex.encode(h));
+    }
+    return o;
+  }
+
+  /** Reads the §2.10 wire form strictly (32-byte lowercase hex path elements, no other fields). */
+  public static InclusionProof fromJson(JsonNode json) {
+    CoreReader r = new CoreReader(json, "proof").only(FIELDS);
+    JsonNode p = r.required("path");
+    if (!p.isArray()) {
+      throw new AttestException("proof.path: expected an array");
+    }
+    List<byte[]> path = new ArrayList<>(p.size());
+    for (int i = 0; i < p.size(); i++) {
+      JsonNode h = p.get(i);
+      String field = "proof.path[" + i + "]";
+      if (!h.isTextual()) {
+        throw new AttestException(field + ": expected a hex string");
+      }
+      path.add(Hex.decode(h.textValue(), 32, field));
+    }
+    return new InclusionProof(r.u64("leaf_index"), r.u64("tree_size"), path);
+  }
+}

@@ -1,0 +1,70 @@
+package io.sandboxd.attest;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+
+/**
+ * Private key files: 64 lowercase hex characters of the Ed25519 seed and a newline, mode 0600. A
+ * key that a group or other users can read is refused, because it may already have leaked.
+ */
+public final class KeyFile {
+  private KeyFile() {}
+
+  /** Writes a new key file (refuses to overwrite), created 0600 before any byte is written. */
+  public static void write(Path file, SigningKey key) throws IOException {
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-------");
+    try {
+      Files.createFile(file, PosixFilePermissions.asFileAttribute(perms));
+    } catch (FileAlreadyExistsException e) {
+      throw new AttestException(file + ": key file already exists; refusing to overwrite it", e);
+    }
+    // umask may have narrowed the mode further; set it exactly.
+    Files.setPosixFilePermissions(file, perms);
+    byte[] body = (Hex.encode(key.seed()) + "\n").getBytes(StandardCharsets.US_ASCII);
+    try (var ch = java.nio.channels.FileChannel.open(file, StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(body));
+      ch.force(true);
+    }
+  }
+
+  /** Loads a key file, refusing one readable or writable by group or others. */
+  public static SigningKey read(Path file) throws IOException {
+    Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
+    for (PosixFilePermission p : perms) {
+      switch (p) {
+        case GROUP_READ, GROUP_WRITE, GROUP_EXECUTE, OTHERS_READ, OTHERS_WRITE, OTHERS_EXECUTE ->
+            throw new AttestException(
+                file
+                    + ": private key mode is "
+                    + PosixFilePermissions.toString(perms)
+                    + "; it must be 0600 (chmod 600 "
+                    + file
+                    + ")");
+        default -> {}
+      }
+    }
+    String text = Files.readString(file, StandardCharsets.US_ASCII).strip();
+    return SigningKey.fromSeed(Hex.decode(text, 32, file.toString()));
+  }
+
+  /** Loads the key at {@code file}, or creates one there if it does not exist yet. */
+  public static SigningKey loadOrCreate(Path file) throws IOException {
+    if (Files.exists(file)) {
+      return read(file);
+    }
+    SigningKey key = SigningKey.generate();
+    write(file, key);
+    return key;
+  }
+}

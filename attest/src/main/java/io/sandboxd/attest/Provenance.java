@@ -1,0 +1,22 @@
+package io.sandboxd.attest;
+
+/** How an energy figure was obtained, ordered from best to worst (WIRE.md §2.3). */
+public enum Provenance {
+  HwShunt,
+  ModelBased,
+  Estimator;
+
+  /** The jouleclaw rule: a sum is only as good as its worst part. */
+  public Provenance worst(Provenance other) {
+    return compareTo(other) >= 0 ? this : other;
+  }
+
+  public static Provenance parse(String s, String path) {
+    for (Provenance p : values()) {
+      if (p.name().equals(s)) {
+        return p;
+      }
+    }
+    throw new AttestException(path + ": unknown provenance \"" + s + "\"");
+  }
+}

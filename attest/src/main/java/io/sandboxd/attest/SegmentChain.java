@@ -1,0 +1,90 @@
+package io.sandboxd.attest;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Verifies a run's segment envelopes as one chain: every signature, dense {@code seq} from 0,
+ * {@code prev} equal to the previous core's address, legal kind order, one run id, and a resume
+ * that repeats its suspend's snapshot.
+ */
+public final class SegmentChain {
+  private SegmentChain() {}
+
+  /** The verdict on a chain: valid with its length, or the first failing seq and why. */
+  public sealed interface Verdict {
+    /** All segments verify. */
+    record Valid(int length, String runId, String head) implements Verdict {}
+
+    /** Segment {@code seq} (its position in the input) fails for {@code reason}. */
+    record Invalid(long seq, String reason) implements Verdict {}
+  }
+
+  public static Verdict verify(List<Envelope> segments, Optional<PublicKey> expectedSigner) {
+    if (segments.isEmpty()) {
+      return new Verdict.Invalid(0, "empty chain: no segments");
+    }
+    RunSegment previous = null;
+    String previousAddress = null;
+    byte[] previousSnapshot = null;
+    for (int i = 0; i < segments.size(); i++) {
+      Envelope env = segments.get(i);
+      Verification v = env.verify(expectedSigner);
+      if (v instanceof Verification.Invalid inv) {
+        return new Verdict.Invalid(i, inv.reason());
+      }
+      RunSegment seg;
+      try {
+        seg = RunSegment.fromCore(env.core());
+      } catch (AttestException e) {
+        return new Verdict.Invalid(i, e.getMessage());
+      }
+      if (seg.seq() != i) {
+        return new Verdict.Invalid(
+            i, "seq is " + seg.seq() + ", expected " + i + " (dense from 0)");
+      }
+      if (!seg.hostPublicKey().equals(env.publicKey())) {
+        return new Verdict.Invalid(i, "host.public_key differs from the envelope's signer");
+      }
+      if (previous == null) {
+        if (seg.prev() != null) {
+          return new Verdict.Invalid(i, "prev must be null at seq 0");
+        }
+        if (seg.kind() != RunSegment.Kind.execute) {
+          return new Verdict.Invalid(i, "a run starts with an execute segment, not " + seg.kind());
+        }
+      } else {
+        if (!seg.runId().equals(previous.runId())) {
+          return new Verdict.Invalid(
+              i, "run_id " + seg.runId() + " differs from " + previous.runId());
+        }
+        if (!previousAddress.equals(seg.prev())) {
+          return new Verdict.Invalid(i, "prev is " + seg.prev() + ", expected " + previousAddress);
+        }
+        if (!seg.kind().mayFollow(previous.kind())) {
+          return new Verdict.Invalid(i, seg.kind() + " may not follow " + previous.kind());
+        }
+        // Byte for byte (WIRE.md §2.6): SnapshotRef equality would accept a reordered taint set.
+        if (seg.kind() == RunSegment.Kind.resume
+            && (seg.snapshot() == null || !Arrays.equals(snapshotBytes(env), previousSnapshot))) {
+          return new Verdict.Invalid(i, "resume snapshot differs from the suspend's snapshot");
+        }
+      }
+      if (seg.kind() == RunSegment.Kind.execute && seg.receipt() == null) {
+        return new Verdict.Invalid(i, "an execute segment must name its receipt");
+      }
+      if (seg.kind() != RunSegment.Kind.execute && seg.snapshot() == null) {
+        return new Verdict.Invalid(i, "a " + seg.kind() + " segment must carry a snapshot");
+      }
+      previous = seg;
+      previousAddress = env.address();
+      previousSnapshot = snapshotBytes(env);
+    }
+    return new Verdict.Valid(segments.size(), previous.runId(), previousAddress);
+  }
+
+  private static byte[] snapshotBytes(Envelope env) {
+    return CanonicalJson.canonicalize(env.core().get("snapshot"));
+  }
+}

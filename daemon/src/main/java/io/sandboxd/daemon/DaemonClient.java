@@ -1,0 +1,51 @@
+package io.sandboxd.daemon;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.sandboxd.daemon.rpc.SandboxdGrpc;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/** A gRPC client of the daemon over its Unix socket. */
+public final class DaemonClient implements AutoCloseable {
+  private final EventLoopGroup group;
+  private final ManagedChannel channel;
+
+  static {
+    // gRPC asks every transport for SO_KEEPALIVE, which Unix sockets do not have; Netty warns on
+    // each connection. Nothing is wrong, so keep the client's output clean.
+    java.util.logging.Logger.getLogger("io.netty.bootstrap.AbstractBootstrap")
+        .setLevel(java.util.logging.Level.SEVERE);
+  }
+
+  public DaemonClient(Path socket) {
+    this.group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    this.channel =
+        NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+            .channelType(EpollDomainSocketChannel.class)
+            .eventLoopGroup(group)
+            .usePlaintext()
+            .maxInboundMessageSize(64 << 20)
+            .build();
+  }
+
+  public SandboxdGrpc.SandboxdBlockingStub stub() {
+    return SandboxdGrpc.newBlockingStub(channel);
+  }
+
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,50 @@
+package io.sandboxd.daemon;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Where the daemon keeps its state and socket: system paths, or user-owned ones with --dev. */
+public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFile) {
+  public static final Path SYSTEM_STATE = Path.of("/var/lib/sandboxd");
+  public static final Path SYSTEM_SOCKET = Path.of("/run/sandboxd/sandboxd.sock");
+
+  /**
+   * The user-owned state directory of --dev: $XDG_STATE_HOME/sandboxd or ~/.local/state/sandboxd.
+   */
+  public static Path devStateDir() {
+    String xdg = System.getenv("XDG_STATE_HOME");
+    Path base =
+        xdg != null && !xdg.isBlank()
+            ? Path.of(xdg)
+            : Path.of(System.getProperty("user.home"), ".local", "state");
+    return base.resolve("sandboxd");
+  }
+
+  public static DaemonPaths resolve(boolean dev, Path stateOverride, Path socketOverride) {
+    Path state = stateOverride != null ? stateOverride : dev ? devStateDir() : SYSTEM_STATE;
+    Path socket =
+        socketOverride != null
+            ? socketOverride
+            : dev ? state.resolve("sandboxd.sock") : SYSTEM_SOCKET;
+    return new DaemonPaths(
+        state.toAbsolutePath(),
+        socket.toAbsolutePath(),
+        state.resolve("keys").resolve("node.ed25519").toAbsolutePath(),
+        state.resolve("runs.db").toAbsolutePath());
+  }
+
+  /**
+   * The socket a client talks to when none is given: $SANDBOXD_SOCKET, else the system socket if it
+   * exists, else the --dev socket.
+   */
+  public static Path defaultClientSocket() {
+    String env = System.getenv("SANDBOXD_SOCKET");
+    if (env != null && !env.isBlank()) {
+      return Path.of(env);
+    }
+    if (Files.exists(SYSTEM_SOCKET)) {
+      return SYSTEM_SOCKET;
+    }
+    return devStateDir().resolve("sandboxd.sock");
+  }
+}

@@ -1,0 +1,72 @@
+package io.sandboxd.daemon;
+
+import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.KeyFile;
+import io.sandboxd.attest.SigningKey;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * This node's signing key and host record. The private key stays here, in the daemon; executors
+ * never see it.
+ */
+public final class NodeIdentity {
+  private final SigningKey key;
+  private final HostIdentity host;
+
+  private NodeIdentity(SigningKey key, HostIdentity host) {
+    this.key = key;
+    this.host = host;
+  }
+
+  /** Loads (or creates on first start) the key and host id under {@code stateDir}. */
+  public static NodeIdentity load(Path stateDir, Path keyFile) throws IOException {
+    SigningKey key = KeyFile.loadOrCreate(keyFile);
+    Path idFile = stateDir.resolve("host-id");
+    String id;
+    if (Files.exists(idFile)) {
+      id = Files.readString(idFile, StandardCharsets.UTF_8).strip();
+    } else {
+      byte[] r = new byte[8];
+      new SecureRandom().nextBytes(r);
+      id = hostname() + "-" + HexFormat.of().formatHex(r);
+      Files.writeString(idFile, id + "\n", StandardCharsets.UTF_8);
+    }
+    String platform =
+        System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT)
+            + "-"
+            + System.getProperty("os.arch")
+            + " java-"
+            + System.getProperty("java.version")
+            + " chicory-1.7.5";
+    return new NodeIdentity(key, new HostIdentity(id, key.publicKey().hex(), platform));
+  }
+
+  private static String hostname() {
+    try {
+      String h = Files.readString(Path.of("/etc/hostname"), StandardCharsets.UTF_8).strip();
+      if (!h.isEmpty()) {
+        return h;
+      }
+    } catch (IOException e) {
+      // fall through to the JDK's answer
+    }
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "node";
+    }
+  }
+
+  public SigningKey key() {
+    return key;
+  }
+
+  public HostIdentity host() {
+    return host;
+  }
+}

@@ -1,0 +1,110 @@
+package io.sandboxd.daemon.cli;
+
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.DaemonPaths;
+import io.sandboxd.daemon.rpc.GetRecordsRequest;
+import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.ListRunsRequest;
+import io.sandboxd.daemon.rpc.RecordsReply;
+import io.sandboxd.daemon.rpc.RunInfo;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** `sandboxctl runs list|show`: what the daemon has recorded. */
+@Command(
+    name = "runs",
+    description = "List runs, or show one run and its records.",
+    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class})
+final class RunsCommand implements Runnable {
+  @Override
+  public void run() {
+    picocli.CommandLine.usage(this, System.err);
+  }
+
+  static Path socketOrDefault(Path socket) {
+    return socket != null ? socket : DaemonPaths.defaultClientSocket();
+  }
+
+  /** `runs list`. */
+  @Command(name = "list", description = "List recorded runs, newest first.")
+  static final class ListRuns implements Callable<Integer> {
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Option(names = "--limit", description = "At most this many runs (default 100).")
+    int limit = 100;
+
+    @Override
+    public Integer call() {
+      Path sock = socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        var reply = c.stub().listRuns(ListRunsRequest.newBuilder().setLimit(limit).build());
+        System.out.printf(
+            "%-20s  %-24s  %-8s  %-16s  %s%n", "RUN", "STARTED", "SEGMENTS", "UNIT", "OUTCOME");
+        for (RunInfo r : reply.getRunsList()) {
+          System.out.printf(
+              "%-20s  %-24s  %-8d  %-16s  %s%n",
+              r.getRunId(),
+              Instant.ofEpochMilli(r.getStartedMs()),
+              r.getSegments(),
+              r.getUnit().substring(0, Math.min(16, r.getUnit().length())),
+              r.getOutcomeJson());
+        }
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs list: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** `runs show RUN [--export]`. */
+  @Command(name = "show", description = "Show a run; --export prints its segments as JSON lines.")
+  static final class ShowRun implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+    String runId;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Option(
+        names = "--export",
+        description = "Print the segment envelopes as JSON lines (pipe to `sandboxctl verify -`).")
+    boolean export;
+
+    @Override
+    public Integer call() {
+      Path sock = socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        RecordsReply rec =
+            c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
+        if (export) {
+          rec.getSegmentsList().forEach(System.out::println);
+          return 0;
+        }
+        RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
+        System.out.println("run        " + r.getRunId());
+        System.out.println("started    " + Instant.ofEpochMilli(r.getStartedMs()));
+        System.out.println("unit       " + r.getUnit());
+        System.out.println("grants_id  " + r.getGrantsId());
+        System.out.println("outcome    " + r.getOutcomeJson());
+        System.out.println("segments   " + r.getSegments() + " (head " + r.getHead() + ")");
+        if (!r.getLog().isEmpty()) {
+          System.out.print("log:\n" + r.getLog().indent(2));
+        }
+        rec.getReceiptsList().forEach(x -> System.out.println("receipt     " + x));
+        rec.getAttestationsList().forEach(x -> System.out.println("attestation " + x));
+        rec.getSegmentsList().forEach(x -> System.out.println("segment     " + x));
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs show: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+}

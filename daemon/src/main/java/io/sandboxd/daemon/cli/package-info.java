@@ -1,0 +1,2 @@
+/** The sandboxctl command line: one class per subcommand. */
+package io.sandboxd.daemon.cli;

@@ -1,0 +1,284 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.attest.SegmentChain;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The node's durable run store: SQLite in WAL mode with {@code synchronous=FULL}, so a commit is
+ * fsynced before {@link #append} returns and nothing is acknowledged that is not on disk.
+ */
+public final class RunStore implements AutoCloseable {
+  private static final String[] SCHEMA = {
+    "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        + " unit TEXT NOT NULL, grants_id TEXT NOT NULL, outcome TEXT NOT NULL, log TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS records (address TEXT NOT NULL, run_id TEXT NOT NULL,"
+        + " kind TEXT NOT NULL, seq INTEGER NOT NULL, envelope TEXT NOT NULL,"
+        + " PRIMARY KEY (run_id, kind, seq))",
+    "CREATE TABLE IF NOT EXISTS journal (run_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+        + " entry TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
+    "CREATE TABLE IF NOT EXISTS blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS modules (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_ms)"
+  };
+
+  private final Connection db;
+  private final Path file;
+
+  private RunStore(Path file, Connection db) {
+    this.file = file;
+    this.db = db;
+  }
+
+  /** Opens (creating if needed) the store at {@code file}, mode 0600. */
+  public static RunStore open(Path file) {
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      if (!Files.exists(file)) {
+        Files.createFile(
+            file,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      }
+      Connection db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+      try (Statement st = db.createStatement()) {
+        st.execute("PRAGMA journal_mode=WAL");
+        st.execute("PRAGMA synchronous=FULL");
+        st.execute("PRAGMA foreign_keys=ON");
+        st.execute("PRAGMA busy_timeout=5000");
+        for (String ddl : SCHEMA) {
+          st.execute(ddl);
+        }
+      }
+      db.setAutoCommit(false);
+      db.commit();
+      return new RunStore(file, db);
+    } catch (SQLException | IOException e) {
+      throw new StoreException("run store " + file + ": cannot open: " + e.getMessage(), e);
+    }
+  }
+
+  public Path file() {
+    return file;
+  }
+
+  /** Appends one run's records in a single fsynced transaction; returns once durable. */
+  public synchronized void append(RunRecord r) {
+    try {
+      try (PreparedStatement run =
+          db.prepareStatement(
+              "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log)"
+                  + " VALUES (?,?,?,?,?,?)")) {
+        run.setString(1, r.runId());
+        run.setLong(2, r.createdMs());
+        run.setString(3, r.unit());
+        run.setString(4, r.grantsId());
+        run.setString(5, r.outcomeJson());
+        run.setString(6, r.log());
+        run.executeUpdate();
+      }
+      long seq = r.segment().core().get("seq").longValue();
+      insertRecord(r.runId(), "segment", seq, r.segment());
+      insertRecord(r.runId(), "receipt", seq, r.receipt());
+      insertRecord(r.runId(), "attestation", seq, r.attestation());
+      try (PreparedStatement j =
+          db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
+        for (int i = 0; i < r.journalEntries().size(); i++) {
+          j.setString(1, r.runId());
+          j.setLong(2, i);
+          j.setString(3, r.journalEntries().get(i));
+          j.addBatch();
+        }
+        j.executeBatch();
+      }
+      try (PreparedStatement b =
+          db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
+        for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
+          b.setString(1, e.getKey());
+          b.setBytes(2, e.getValue());
+          b.addBatch();
+        }
+        b.executeBatch();
+      }
+      try (PreparedStatement m =
+          db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
+        m.setString(1, r.unit());
+        m.setBytes(2, r.module());
+        m.executeUpdate();
+      }
+      db.commit();
+    } catch (SQLException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new StoreException("run " + r.runId() + ": not stored: " + e.getMessage(), e);
+    }
+  }
+
+  private void insertRecord(String runId, String kind, long seq, Envelope env) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT INTO records (address, run_id, kind, seq, envelope) VALUES (?,?,?,?,?)")) {
+      st.setString(1, env.address());
+      st.setString(2, runId);
+      st.setString(3, kind);
+      st.setLong(4, seq);
+      st.setString(5, env.toJsonLine());
+      st.executeUpdate();
+    }
+  }
+
+  public synchronized Optional<RunSummary> run(String runId) {
+    List<RunSummary> l = query("WHERE r.run_id = ?", runId, 1);
+    return l.isEmpty() ? Optional.empty() : Optional.of(l.get(0));
+  }
+
+  /** The newest {@code limit} runs, newest first. */
+  public synchronized List<RunSummary> list(int limit) {
+    return query("", null, limit);
+  }
+
+  private List<RunSummary> query(String where, String arg, int limit) {
+    String sql =
+        "SELECT r.run_id, r.created_ms, r.unit, r.grants_id, r.outcome, r.log,"
+            + " (SELECT COUNT(*) FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'),"
+            + " (SELECT s.address FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'"
+            + " ORDER BY s.seq DESC LIMIT 1)"
+            + " FROM runs r "
+            + where
+            + " ORDER BY r.created_ms DESC, r.run_id DESC LIMIT ?";
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      int i = 1;
+      if (arg != null) {
+        st.setString(i++, arg);
+      }
+      st.setInt(i, limit);
+      List<RunSummary> out = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new RunSummary(
+                  rs.getString(1),
+                  rs.getLong(2),
+                  rs.getString(3),
+                  rs.getString(4),
+                  rs.getString(5),
+                  rs.getInt(7),
+                  rs.getString(8),
+                  rs.getString(6)));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run store: query failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * A run's envelopes of one kind ({@code segment}, {@code receipt}, {@code attestation}), by seq.
+   */
+  public synchronized List<Envelope> records(String runId, String kind) {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq")) {
+      st.setString(1, runId);
+      st.setString(2, kind);
+      List<Envelope> out = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run " + runId + ": cannot read records: " + e.getMessage(), e);
+    }
+  }
+
+  /** The run's journal entries in order (canonical JSON). */
+  public synchronized List<String> journal(String runId) {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT entry FROM journal WHERE run_id = ? ORDER BY seq")) {
+      st.setString(1, runId);
+      List<String> out = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run " + runId + ": cannot read journal: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Verifies every run's segment chain; returns the runs that fail and why. Called at start so a
+   * damaged store is reported, never silently repaired by dropping records.
+   */
+  public synchronized Map<String, String> verifyAll(Optional<PublicKey> signer) {
+    Map<String, String> bad = new LinkedHashMap<>();
+    List<String> ids = new ArrayList<>();
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT run_id FROM runs ORDER BY created_ms")) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+      db.commit();
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot list runs: " + e.getMessage(), e);
+    }
+    for (String id : ids) {
+      try {
+        SegmentChain.Verdict v = SegmentChain.verify(records(id, "segment"), signer);
+        if (v instanceof SegmentChain.Verdict.Invalid inv) {
+          bad.put(id, "seq " + inv.seq() + ": " + inv.reason());
+        }
+      } catch (RuntimeException e) {
+        bad.put(id, e.getMessage());
+      }
+    }
+    return bad;
+  }
+
+  public synchronized int count() {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM runs")) {
+      rs.next();
+      int n = rs.getInt(1);
+      db.commit();
+      return n;
+    } catch (SQLException e) {
+      throw new StoreException("run store: count failed: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    try {
+      db.close();
+    } catch (SQLException e) {
+      throw new StoreException("run store: close failed: " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+package io.sandboxd.enforcer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** Browser automation: the switch, the origin allowlist, and whether rendering stays off-screen. */
+public record BrowserGrant(boolean enabled, List<Origin> origins, boolean headless) {
+
+  private static final Set<String> FIELDS = Set.of("enabled", "origins", "headless");
+
+  public BrowserGrant {
+    origins = List.copyOf(new TreeSet<>(origins));
+  }
+
+  static BrowserGrant parse(JsonNode node, String path) {
+    JsonFields f = JsonFields.of(node, path, FIELDS);
+    return new BrowserGrant(
+        f.bool("enabled"),
+        f.list(
+            "origins",
+            (n, p) -> {
+              try {
+                return Origin.parse(JsonFields.text(n, p));
+              } catch (IllegalArgumentException e) {
+                throw new GrantsException(p, e.getMessage(), e);
+              }
+            }),
+        f.bool("headless"));
+  }
+
+  ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("enabled", enabled);
+    ArrayNode a = o.putArray("origins");
+    origins.forEach(x -> a.add(x.toString()));
+    o.put("headless", headless);
+    return o;
+  }
+}

@@ -1,0 +1,67 @@
+package io.sandboxd.enforcer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * Device classes a unit may dispatch to (Cpu is implicit and never inserted, Q4) and its hard
+ * budgets in µJ, ms and bytes.
+ */
+public record ComputeGrant(
+    Set<DeviceClass> devices, long energyBudgetUj, long cpuTimeMs, long memoryBytes) {
+
+  private static final Set<String> FIELDS =
+      Set.of("devices", "energy_budget_uj", "cpu_time_ms", "memory_bytes");
+
+  public ComputeGrant {
+    EnumSet<DeviceClass> copy = EnumSet.noneOf(DeviceClass.class);
+    copy.addAll(devices);
+    devices = Collections.unmodifiableSet(copy);
+    requireRange("energy_budget_uj", energyBudgetUj);
+    requireRange("cpu_time_ms", cpuTimeMs);
+    requireRange("memory_bytes", memoryBytes);
+  }
+
+  private static void requireRange(String field, long v) {
+    if (v < 0 || v > JsonFields.MAX_U64) {
+      throw new IllegalArgumentException(field + " " + v + " outside [0, 2^53-1]");
+    }
+  }
+
+  /** No devices beyond Cpu, zero budgets. */
+  public static ComputeGrant empty() {
+    return new ComputeGrant(Set.of(), 0, 0, 0);
+  }
+
+  static ComputeGrant parse(JsonNode node, String path) {
+    JsonFields f = JsonFields.of(node, path, FIELDS);
+    Set<DeviceClass> devices = EnumSet.noneOf(DeviceClass.class);
+    devices.addAll(
+        f.list(
+            "devices",
+            (n, p) -> {
+              try {
+                return DeviceClass.fromJson(JsonFields.text(n, p));
+              } catch (IllegalArgumentException e) {
+                throw new GrantsException(p, e.getMessage(), e);
+              }
+            }));
+    return new ComputeGrant(
+        devices, f.u64("energy_budget_uj"), f.u64("cpu_time_ms"), f.u64("memory_bytes"));
+  }
+
+  ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    ArrayNode d = o.putArray("devices");
+    devices.forEach(c -> d.add(c.jsonName())); // EnumSet iterates in declaration order
+    o.put("energy_budget_uj", energyBudgetUj);
+    o.put("cpu_time_ms", cpuTimeMs);
+    o.put("memory_bytes", memoryBytes);
+    return o;
+  }
+}

@@ -1,0 +1,32 @@
+package io.sandboxd.enforcer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import java.util.Set;
+
+/** Framebuffer access: the switch, VNC export, and the per-dimension surface bound in pixels. */
+public record DisplayGrant(boolean enabled, boolean vnc, long maxWidth, long maxHeight) {
+
+  private static final Set<String> FIELDS = Set.of("enabled", "vnc", "max_width", "max_height");
+
+  public DisplayGrant {
+    if (maxWidth < 0 || maxWidth > JsonFields.MAX_U32 || maxHeight < 0 || maxHeight > JsonFields.MAX_U32) {
+      throw new IllegalArgumentException("max_width and max_height are u32");
+    }
+  }
+
+  static DisplayGrant parse(JsonNode node, String path) {
+    JsonFields f = JsonFields.of(node, path, FIELDS);
+    return new DisplayGrant(f.bool("enabled"), f.bool("vnc"), f.u32("max_width"), f.u32("max_height"));
+  }
+
+  ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("enabled", enabled);
+    o.put("vnc", vnc);
+    o.put("max_width", maxWidth);
+    o.put("max_height", maxHeight);
+    return o;
+  }
+}

@@ -1,0 +1,85 @@
+package io.sandboxd.enforcer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Information-flow control (WIRE.md §3.3): which sources are untrusted, and which of their origin
+ * labels each sink is opened to.
+ */
+public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
+
+  private static final Set<String> FIELDS = Set.of("untrusted", "open");
+  private static final Set<String> OPEN_FIELDS = Set.of("sink", "origins");
+
+  public FlowGrant {
+    untrusted = List.copyOf(new TreeSet<>(untrusted));
+    open = List.copyOf(new TreeSet<>(open));
+  }
+
+  static FlowGrant parse(JsonNode node, String path) {
+    JsonFields f = JsonFields.of(node, path, FIELDS);
+    List<SourcePattern> untrusted =
+        f.list(
+            "untrusted",
+            (n, p) -> {
+              try {
+                return SourcePattern.parse(JsonFields.text(n, p));
+              } catch (IllegalArgumentException e) {
+                throw new GrantsException(p, e.getMessage(), e);
+              }
+            });
+    Set<String> labels = new HashSet<>();
+    untrusted.forEach(s -> labels.add(s.label()));
+    List<FlowOpening> open =
+        f.list(
+            "open",
+            (n, p) -> {
+              JsonFields o = JsonFields.of(n, p, OPEN_FIELDS);
+              SinkPattern sink;
+              try {
+                sink = SinkPattern.parse(o.text("sink"));
+              } catch (IllegalArgumentException e) {
+                throw new GrantsException(o.pathOf("sink"), e.getMessage(), e);
+              }
+              List<String> origins =
+                  o.list(
+                      "origins",
+                      (x, q) -> {
+                        String label;
+                        try {
+                          label = SourcePattern.parse(JsonFields.text(x, q)).label();
+                        } catch (IllegalArgumentException e) {
+                          throw new GrantsException(q, e.getMessage(), e);
+                        }
+                        if (!labels.contains(label)) {
+                          throw new GrantsException(
+                              q, "origin " + label + " is not a pattern of flow.untrusted");
+                        }
+                        return label;
+                      });
+              return new FlowOpening(sink, origins);
+            });
+    return new FlowGrant(untrusted, open);
+  }
+
+  ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    ArrayNode u = o.putArray("untrusted");
+    untrusted.forEach(s -> u.add(s.label()));
+    ArrayNode op = o.putArray("open");
+    for (FlowOpening x : open) {
+      ObjectNode e = op.addObject();
+      e.put("sink", x.sink().label());
+      ArrayNode origins = e.putArray("origins");
+      x.origins().forEach(origins::add);
+    }
+    return o;
+  }
+}

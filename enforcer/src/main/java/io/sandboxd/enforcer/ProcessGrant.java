@@ -1,0 +1,47 @@
+package io.sandboxd.enforcer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** Subprocess execution: the exec switch, the program allowlist and the concurrency bound. */
+public record ProcessGrant(boolean exec, List<ProgramRef> programs, long maxProcesses) {
+
+  private static final Set<String> FIELDS = Set.of("exec", "programs", "max_processes");
+
+  public ProcessGrant {
+    programs = List.copyOf(new TreeSet<>(programs));
+    if (maxProcesses < 0 || maxProcesses > JsonFields.MAX_U32) {
+      throw new IllegalArgumentException("max_processes " + maxProcesses + " is not a u32");
+    }
+  }
+
+  static ProcessGrant parse(JsonNode node, String path) {
+    JsonFields f = JsonFields.of(node, path, FIELDS);
+    return new ProcessGrant(
+        f.bool("exec"),
+        f.list(
+            "programs",
+            (n, p) -> {
+              try {
+                return new ProgramRef(JsonFields.text(n, p));
+              } catch (IllegalArgumentException e) {
+                throw new GrantsException(p, e.getMessage(), e);
+              }
+            }),
+        f.u32("max_processes"));
+  }
+
+  ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("exec", exec);
+    ArrayNode a = o.putArray("programs");
+    programs.forEach(p -> a.add(p.text()));
+    o.put("max_processes", maxProcesses);
+    return o;
+  }
+}

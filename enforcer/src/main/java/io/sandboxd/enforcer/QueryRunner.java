@@ -1,0 +1,254 @@
+package io.sandboxd.enforcer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.CanonicalJsonException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * One run driven by JSON query lines ({@code sandboxctl enforce}): each line is one query, answered
+ * with one JSON line {@code {"decision":..,"reason"?:..,"taint":[..]}} or {@code {"error":..}}.
+ * Taint carries from line to line: an allowed read (storage, kv, exec output, egress response)
+ * adds the labels the flow grant gives it, and egress and exec are checked against it.
+ */
+public final class QueryRunner {
+  private static final Map<String, Set<String>> FIELDS =
+      Map.ofEntries(
+          Map.entry("may_dispatch", Set.of("query", "class")),
+          Map.entry("may_path", Set.of("query", "mode", "path")),
+          Map.entry("may_egress", Set.of("query", "endpoint")),
+          Map.entry("may_kv", Set.of("query", "dir", "key", "key_bytes")),
+          Map.entry("may_host", Set.of("query", "service")),
+          Map.entry("may_exec", Set.of("query", "program", "path", "argv", "running")),
+          Map.entry("may_navigate", Set.of("query", "origin")),
+          Map.entry("may_display", Set.of("query", "width", "height")),
+          Map.entry("may_vnc", Set.of("query")),
+          Map.entry("may_sustain_io", Set.of("query", "iops", "read_bps")),
+          Map.entry("may_inbound", Set.of("query")));
+
+  private final Enforcer enforcer;
+  private final Optional<ProgramResolver> resolver;
+  private final RunTaint taint = new RunTaint();
+
+  /** A run under {@code enforcer}; exec queries naming a binary are resolved by {@code resolver}. */
+  public QueryRunner(Enforcer enforcer, Optional<ProgramResolver> resolver) {
+    this.enforcer = enforcer;
+    this.resolver = resolver;
+  }
+
+  /** A run under {@code enforcer} whose exec queries carry program names only. */
+  public QueryRunner(Enforcer enforcer) {
+    this(enforcer, Optional.empty());
+  }
+
+  /** The run's taint so far. */
+  public RunTaint taint() {
+    return taint;
+  }
+
+  /** Answers each non-blank line of {@code in} with one line on {@code out}, in order. */
+  public void run(BufferedReader in, PrintWriter out) throws IOException {
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      if (!line.isBlank()) {
+        out.println(answer(line));
+        out.flush();
+      }
+    }
+  }
+
+  /** The output line for one query line; never throws for bad input. */
+  public String answer(String line) {
+    JsonNode node;
+    try {
+      node = CanonicalJson.parse(line.getBytes(StandardCharsets.UTF_8));
+    } catch (CanonicalJsonException e) {
+      return error(e.getMessage());
+    }
+    return answer(node);
+  }
+
+  /** The output line for one parsed query. */
+  public String answer(JsonNode query) {
+    Decision d;
+    try {
+      d = decide(query);
+    } catch (GrantsException | IllegalArgumentException e) {
+      return error(e.getMessage());
+    }
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("decision", d.name());
+    if (!d.allowed()) {
+      o.put("reason", d.reason());
+    }
+    ArrayNode t = o.putArray("taint");
+    taint.labels().forEach(t::add);
+    return CanonicalJson.canonicalString(o);
+  }
+
+  private static String error(String message) {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("error", message);
+    return CanonicalJson.canonicalString(o);
+  }
+
+  /** Decides one query and applies its taint; throws on a malformed query. */
+  Decision decide(JsonNode query) {
+    if (query == null || !query.isObject()) {
+      throw new GrantsException("$", "a query is a JSON object");
+    }
+    JsonNode kind = query.get("query");
+    String name = JsonFields.text(kind, "$.query");
+    Set<String> known = FIELDS.get(name);
+    if (known == null) {
+      throw new GrantsException("$.query", "unknown query \"" + name + "\"");
+    }
+    JsonFields f = JsonFields.of(query, "$", known);
+    switch (name) {
+      case "may_dispatch":
+        return enforcer.mayDispatch(parse(f, "class", DeviceClass::fromJson));
+      case "may_path":
+        return path(f);
+      case "may_egress":
+        return egress(f);
+      case "may_kv":
+        return kv(f);
+      case "may_host":
+        return enforcer.mayHost(parse(f, "service", HostService::fromJson));
+      case "may_exec":
+        return exec(f);
+      case "may_navigate":
+        return enforcer.mayNavigate(f.text("origin"));
+      case "may_display":
+        if (f.optional("width").isEmpty() && f.optional("height").isEmpty()) {
+          return enforcer.mayDisplay();
+        }
+        return enforcer.mayDisplay(required(f, "width"), required(f, "height"));
+      case "may_vnc":
+        return enforcer.mayVnc();
+      case "may_sustain_io":
+        return enforcer.maySustainIo(required(f, "iops"), required(f, "read_bps"));
+      case "may_inbound":
+        return enforcer.mayInbound();
+      default:
+        throw new GrantsException("$.query", "unknown query \"" + name + "\"");
+    }
+  }
+
+  private static <T> T parse(JsonFields f, String key, java.util.function.Function<String, T> p) {
+    String text = f.text(key);
+    try {
+      return p.apply(text);
+    } catch (IllegalArgumentException e) {
+      throw new GrantsException(f.pathOf(key), e.getMessage(), e);
+    }
+  }
+
+  private static long required(JsonFields f, String key) {
+    return f.optionalInteger(key, JsonFields.MAX_U64)
+        .orElseThrow(() -> new GrantsException(f.pathOf(key), "missing integer"));
+  }
+
+  private Decision path(JsonFields f) {
+    PathMode mode = parse(f, "mode", PathMode::fromJson);
+    String text = f.text("path");
+    StoragePath p;
+    try {
+      p = StoragePath.parse(text);
+    } catch (IllegalArgumentException e) {
+      return Decision.denied("path refused: " + e.getMessage());
+    }
+    Decision d = enforcer.mayPath(mode, p);
+    if (d.allowed() && mode == PathMode.READ) {
+      taint.add(enforcer.taints(new FlowSource.StorageRead(p)));
+    }
+    return d;
+  }
+
+  private Decision egress(JsonFields f) {
+    String text = f.text("endpoint");
+    Endpoint e;
+    try {
+      e = Endpoint.parse(text);
+    } catch (IllegalArgumentException ex) {
+      return Decision.denied("malformed endpoint: " + ex.getMessage());
+    }
+    Decision d = enforcer.mayEgress(e, taint);
+    if (d.allowed()) {
+      taint.add(enforcer.taints(new FlowSource.NetResponse(e)));
+    }
+    return d;
+  }
+
+  private Decision kv(JsonFields f) {
+    KvDirection dir = parse(f, "dir", KvDirection::fromJson);
+    byte[] key;
+    if (f.optional("key").isPresent() == f.optional("key_bytes").isPresent()) {
+      throw new GrantsException("$", "give exactly one of key (text) and key_bytes (integers)");
+    }
+    if (f.optional("key").isPresent()) {
+      key = f.text("key").getBytes(StandardCharsets.UTF_8);
+    } else {
+      key = KvGrant.bytes(f.optional("key_bytes").get(), f.pathOf("key_bytes")).toArray();
+    }
+    Decision d = enforcer.mayKv(dir, key);
+    if (d.allowed() && dir == KvDirection.READ) {
+      taint.add(enforcer.taints(new FlowSource.KvRead(Bytes.of(key))));
+    }
+    return d;
+  }
+
+  private Decision exec(JsonFields f) {
+    long running = f.u32("running");
+    Optional<JsonNode> argvNode = f.optional("argv");
+    Optional<JsonNode> pathNode = f.optional("path");
+    ExecRequest request;
+    if (argvNode.isPresent()) {
+      List<String> argv = f.list("argv", JsonFields::text);
+      if (argv.isEmpty()) {
+        throw new GrantsException(f.pathOf("argv"), "empty argument vector");
+      }
+      request = requireResolver(f.pathOf("argv")).resolve(argv);
+    } else if (pathNode.isPresent()) {
+      String program = f.optional("program").isPresent() ? f.text("program") : baseName(f.text("path"));
+      request = requireResolver(f.pathOf("path")).resolveFile(program, f.text("path"));
+    } else {
+      request = ExecRequest.named(f.text("program"));
+    }
+    Decision d = enforcer.mayExec(request, running, taint);
+    if (d.allowed()) {
+      taint.add(enforcer.taints(new FlowSource.ExecOutput(request)));
+    }
+    return d;
+  }
+
+  private ProgramResolver requireResolver(String path) {
+    return resolver.orElseThrow(
+        () -> new GrantsException(path, "this runner has no program resolver to hash binaries"));
+  }
+
+  private static String baseName(String path) {
+    int slash = path.lastIndexOf('/');
+    return slash >= 0 ? path.substring(slash + 1) : path;
+  }
+
+  /** Splits a text of query lines (for tests and small inputs). */
+  public List<String> answerAll(String lines) {
+    List<String> out = new ArrayList<>();
+    for (String line : lines.split("\n", -1)) {
+      if (!line.isBlank()) {
+        out.add(answer(line));
+      }
+    }
+    return out;
+  }
+}

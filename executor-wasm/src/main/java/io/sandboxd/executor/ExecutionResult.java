@@ -1,0 +1,33 @@
+package io.sandboxd.executor;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.Outcome;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What one execution did: its outcome, what it consumed (CPU and wall time, peak memory, energy per
+ * class), its log and its replay journal.
+ */
+public record ExecutionResult(
+    Outcome outcome,
+    long cpuTimeNanos,
+    long wallNanos,
+    long startedMs,
+    long endedMs,
+    long memoryPeakBytes,
+    Map<String, ClassEnergyReading> energy,
+    String log,
+    List<ObjectNode> journal,
+    Map<String, byte[]> journalBlobs,
+    String journalRoot,
+    boolean clockGranted,
+    long clockConstantMs,
+    long hostCalls) {
+
+  public ExecutionResult {
+    energy = Map.copyOf(energy);
+    journal = List.copyOf(journal);
+    journalBlobs = Map.copyOf(journalBlobs);
+  }
+}

@@ -1,0 +1,313 @@
+package io.sandboxd.executor;
+
+import com.dylibso.chicory.runtime.ChicoryInterruptedException;
+import com.dylibso.chicory.runtime.ImportValues;
+import com.dylibso.chicory.runtime.Instance;
+import com.dylibso.chicory.runtime.Memory;
+import com.dylibso.chicory.wasm.ChicoryException;
+import com.dylibso.chicory.wasm.types.MemoryLimits;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.enforcer.ComputeGrant;
+import io.sandboxd.enforcer.DeviceClass;
+import io.sandboxd.enforcer.Enforcer;
+import io.sandboxd.enforcer.HostService;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.security.SecureRandom;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Runs units on Chicory, each on its own platform thread (virtual threads cannot be preempted),
+ * with hard budgets: a watchdog samples the guest thread's CPU time and energy every millisecond
+ * and interrupts it past a bound; memory is capped at the smaller of the module's and the grant's.
+ */
+public final class Executor implements AutoCloseable {
+  /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
+  public static final long CLOCK_CONSTANT_MS = 0;
+
+  private static final long GUEST_STACK_BYTES = 8L * 1024 * 1024;
+  private static final long WATCHDOG_TICK_NANOS = 1_000_000;
+
+  private final ThreadPoolExecutor guests;
+  private final EnergyModel energyModel;
+  private final long maxWallNanos;
+  private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+  private final SecureRandom random = new SecureRandom();
+
+  public Executor(int maxConcurrent, EnergyModel energyModel, long maxWallMillis) {
+    AtomicInteger n = new AtomicInteger();
+    this.guests =
+        new ThreadPoolExecutor(
+            maxConcurrent,
+            maxConcurrent,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(null, r, "unit-" + n.incrementAndGet(), GUEST_STACK_BYTES);
+              t.setDaemon(true);
+              return t;
+            });
+    this.guests.allowCoreThreadTimeOut(true);
+    this.energyModel = energyModel;
+    this.maxWallNanos = TimeUnit.MILLISECONDS.toNanos(maxWallMillis);
+    if (!threads.isThreadCpuTimeSupported()) {
+      throw new IllegalStateException("this JVM cannot measure per-thread CPU time");
+    }
+    threads.setThreadCpuTimeEnabled(true);
+  }
+
+  /** The dispatchable classes of a grant: Cpu always, plus every granted device. */
+  public static Set<String> dispatchableClasses(ComputeGrant compute) {
+    Set<String> classes = new TreeSet<>();
+    classes.add(DeviceClass.Cpu.name());
+    for (DeviceClass c : compute.devices()) {
+      classes.add(c.name());
+    }
+    return classes;
+  }
+
+  /** Executes the request to its end (completed, failed or terminated) and reports what it used. */
+  public ExecutionResult execute(UnitRequest req) {
+    UnitCompiler.checkEntry(req.unit(), req.entry());
+    ComputeGrant compute = req.grants().compute();
+    Set<String> classes = dispatchableClasses(compute);
+    Enforcer enforcer = new Enforcer(req.grants());
+    boolean clockGranted = enforcer.mayHost(HostService.CLOCK).allowed();
+    RunContext ctx = new RunContext(enforcer, Executor::wallNanos, CLOCK_CONSTANT_MS, random);
+
+    long startedMs = System.currentTimeMillis();
+    long t0 = System.nanoTime();
+    GuestTask task = new GuestTask(req, ctx, memoryLimitPages(req.unit(), compute));
+    Future<Integer> future = guests.submit(task);
+    Outcome.Breach breach = watch(future, task, compute, classes);
+
+    long wall = System.nanoTime() - t0;
+    long cpu = task.cpuNanos();
+    Map<String, ClassEnergyReading> energy = energyModel.energyFor(cpu, classes);
+    Outcome outcome = decide(task, breach, cpu, energy, compute);
+    return new ExecutionResult(
+        outcome,
+        cpu,
+        wall,
+        startedMs,
+        startedMs + TimeUnit.NANOSECONDS.toMillis(wall),
+        task.memoryPeakBytes(),
+        energy,
+        ctx.log(),
+        ctx.journal.entries(),
+        ctx.journal.blobs(),
+        ctx.journal.root(),
+        clockGranted,
+        CLOCK_CONSTANT_MS,
+        ctx.hostCalls());
+  }
+
+  private static long wallNanos() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  /** Pages the unit may use: the smaller of its declared maximum and the grant's memory_bytes. */
+  static int memoryLimitPages(CompiledUnit unit, ComputeGrant compute) {
+    long grantPages = compute.memoryBytes() / Memory.PAGE_SIZE;
+    long limit = Math.min(unit.declaredMaxPages(), grantPages);
+    return (int) Math.min(limit, Memory.RUNTIME_MAX_PAGES);
+  }
+
+  private Outcome.Breach watch(
+      Future<Integer> future, GuestTask task, ComputeGrant compute, Set<String> classes) {
+    long cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
+    long deadline = System.nanoTime() + maxWallNanos;
+    Outcome.Breach breach = null;
+    while (true) {
+      try {
+        future.get(WATCHDOG_TICK_NANOS, TimeUnit.NANOSECONDS);
+        return breach;
+      } catch (TimeoutException e) {
+        Thread guest = task.thread();
+        if (guest == null || breach != null) {
+          continue;
+        }
+        // Pool threads are reused: count only this task's CPU time.
+        long cpu = threads.getThreadCpuTime(guest.getId()) - task.cpuStart;
+        if (cpu > cpuBudgetNanos) {
+          breach = Outcome.Breach.CpuTime;
+        } else if (totalUj(energyModel.energyFor(Math.max(cpu, 0), classes))
+            > compute.energyBudgetUj()) {
+          breach = Outcome.Breach.EnergyBudget;
+        } else if (System.nanoTime() > deadline) {
+          task.wallLimitHit = true;
+        }
+        if (breach != null || task.wallLimitHit) {
+          task.stop();
+        }
+      } catch (ExecutionException e) {
+        return breach;
+      } catch (InterruptedException e) {
+        task.stop();
+        Thread.currentThread().interrupt();
+        return breach;
+      }
+    }
+  }
+
+  private static long saturatingMillisToNanos(long ms) {
+    return ms > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : ms * 1_000_000L;
+  }
+
+  static long totalUj(Map<String, ClassEnergyReading> energy) {
+    long t = 0;
+    for (ClassEnergyReading r : energy.values()) {
+      t = Math.addExact(t, r.uj());
+    }
+    return t;
+  }
+
+  private static Outcome decide(
+      GuestTask task,
+      Outcome.Breach breach,
+      long cpuNanos,
+      Map<String, ClassEnergyReading> energy,
+      ComputeGrant compute) {
+    if (breach != null) {
+      return new Outcome.Terminated(breach);
+    }
+    // Budgets are hard even when the guest finished between two watchdog ticks.
+    if (cpuNanos > saturatingMillisToNanos(compute.cpuTimeMs())) {
+      return new Outcome.Terminated(Outcome.Breach.CpuTime);
+    }
+    if (totalUj(energy) > compute.energyBudgetUj()) {
+      return new Outcome.Terminated(Outcome.Breach.EnergyBudget);
+    }
+    if (task.memoryBreach != null) {
+      return new Outcome.Terminated(Outcome.Breach.Memory);
+    }
+    if (task.wallLimitHit) {
+      return new Outcome.Failed("wall-clock limit of the daemon exceeded");
+    }
+    if (task.failure != null) {
+      return new Outcome.Failed(task.failure);
+    }
+    if (task.exitCode != 0) {
+      return new Outcome.Failed("entry returned " + task.exitCode);
+    }
+    return new Outcome.Completed();
+  }
+
+  @Override
+  public void close() {
+    guests.shutdownNow();
+  }
+
+  /** The guest side of one execution, run on a pool thread. */
+  private final class GuestTask implements java.util.concurrent.Callable<Integer> {
+    private final UnitRequest req;
+    private final RunContext ctx;
+    private final int limitPages;
+    private final AtomicReference<Thread> thread = new AtomicReference<>();
+    private volatile long cpuNanos;
+    volatile long cpuStart;
+    private volatile long memoryPeakBytes;
+    volatile boolean wallLimitHit;
+    volatile String memoryBreach;
+    volatile String failure;
+    volatile int exitCode;
+
+    GuestTask(UnitRequest req, RunContext ctx, int limitPages) {
+      this.req = req;
+      this.ctx = ctx;
+      this.limitPages = limitPages;
+    }
+
+    Thread thread() {
+      return thread.get();
+    }
+
+    long cpuNanos() {
+      return cpuNanos;
+    }
+
+    long memoryPeakBytes() {
+      return memoryPeakBytes;
+    }
+
+    /** Interrupts the guest; under the task's lock so a reused pool thread is never hit. */
+    synchronized void stop() {
+      Thread t = thread.get();
+      if (t != null) {
+        t.interrupt();
+      }
+    }
+
+    private synchronized void detach() {
+      thread.set(null);
+    }
+
+    @Override
+    public Integer call() {
+      Thread me = Thread.currentThread();
+      long cpu0 = threads.getCurrentThreadCpuTime();
+      cpuStart = cpu0;
+      thread.set(me);
+      Instance instance = null;
+      try {
+        CompiledUnit unit = req.unit();
+        if (unit.initialPages() > limitPages) {
+          memoryBreach =
+              "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
+          return -1;
+        }
+        Instance.Builder b =
+            Instance.builder(unit.module())
+                .withImportValues(
+                    ImportValues.builder()
+                        .addFunction(
+                            SandboxImports.functions(ctx)
+                                .toArray(new com.dylibso.chicory.runtime.HostFunction[0]))
+                        .build())
+                .withMachineFactory(unit.machineFactory());
+        if (unit.module().memorySection().isPresent()) {
+          b.withMemoryLimits(new MemoryLimits(unit.initialPages(), limitPages));
+        }
+        instance = b.build();
+        long[] ret = instance.export(req.entry()).apply();
+        exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
+        return exitCode;
+      } catch (ChicoryInterruptedException e) {
+        failure = "interrupted";
+        return -1;
+      } catch (StackOverflowError e) {
+        failure = "call stack exhausted";
+        return -1;
+      } catch (OutOfMemoryError e) {
+        memoryBreach = "the daemon's heap could not hold the unit's memory";
+        return -1;
+      } catch (ChicoryException e) {
+        failure = "trap: " + e.getMessage();
+        return -1;
+      } catch (RuntimeException e) {
+        failure = "host error: " + e;
+        return -1;
+      } finally {
+        if (instance != null && instance.memory() != null) {
+          memoryPeakBytes = (long) instance.memory().pages() * Memory.PAGE_SIZE;
+        }
+        cpuNanos = threads.getCurrentThreadCpuTime() - cpu0;
+        detach();
+        // The pool reuses this thread: never hand a set interrupt flag to the next unit.
+        Thread.interrupted();
+      }
+    }
+  }
+}

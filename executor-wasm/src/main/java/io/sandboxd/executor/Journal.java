@@ -1,0 +1,71 @@
+package io.sandboxd.executor;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.MerkleTree;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The replay journal (WIRE.md §2.5): every nondeterministic input a guest received, in order, with
+ * response blobs keyed by address, and its RFC 9162 merkle root over BLAKE3.
+ */
+public final class Journal {
+  public static final String ENTRY_SCHEMA = "sandbox.journal-entry/1";
+
+  private final List<ObjectNode> entries = new ArrayList<>();
+  private final Map<String, byte[]> blobs = new LinkedHashMap<>();
+
+  /**
+   * Appends one entry; {@code request} is the JCS request arguments, {@code response} raw bytes.
+   */
+  public synchronized void record(
+      String call, JsonNode request, byte[] response, String decision, Collection<String> taint) {
+    String responseAddress = Blake3.hex(response);
+    blobs.putIfAbsent(responseAddress, response.clone());
+    ObjectNode e = CanonicalJson.mapper().createObjectNode();
+    e.put("schema", ENTRY_SCHEMA);
+    e.put("seq", entries.size());
+    e.put("call", call);
+    e.put("request", Blake3.hex(CanonicalJson.canonicalize(request)));
+    e.put("response", responseAddress);
+    e.put("decision", decision);
+    ArrayNode t = e.putArray("taint_after");
+    taint.stream().sorted().forEach(t::add);
+    entries.add(e);
+  }
+
+  public synchronized List<ObjectNode> entries() {
+    return entries.stream().map(ObjectNode::deepCopy).toList();
+  }
+
+  public synchronized Map<String, byte[]> blobs() {
+    return Map.copyOf(blobs);
+  }
+
+  public synchronized int size() {
+    return entries.size();
+  }
+
+  /**
+   * {@code leaf_i = BLAKE3(0x00 ‖ BLAKE3(JCS(entry_i)))}; the empty journal's root is BLAKE3("").
+   */
+  public synchronized String root() {
+    return rootOf(entries);
+  }
+
+  public static String rootOf(List<? extends JsonNode> entries) {
+    List<byte[]> leafData = new ArrayList<>(entries.size());
+    for (JsonNode e : entries) {
+      leafData.add(Blake3.hash(CanonicalJson.canonicalize(e)));
+    }
+    return Hex.encode(MerkleTree.blake3(leafData).root());
+  }
+}

@@ -1,0 +1,215 @@
+package io.sandboxd.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.enforcer.Grants;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+class ExecutorTest {
+  static final Executor EXECUTOR = new Executor(2, EnergyModel.estimate(10_000), 60_000);
+  static final UnitCompiler COMPILER = new UnitCompiler(16);
+
+  static final String HELLO =
+      """
+      (module
+        (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
+        (import "sandbox" "clock_now" (func $clock (param i32) (result i32)))
+        (memory (export "memory") 1 4)
+        (data (i32.const 16) "hello, sandbox")
+        (func (export "run") (result i32)
+          (drop (call $log (i32.const 16) (i32.const 14)))
+          (drop (call $clock (i32.const 64)))
+          (drop (call $clock (i32.const 72)))
+          (i32.const 0)))
+      """;
+
+  static final String SPIN =
+      """
+      (module
+        (memory 1)
+        (func (export "run") (result i32)
+          (loop $l (br $l))
+          (i32.const 0)))
+      """;
+
+  @AfterAll
+  static void close() {
+    EXECUTOR.close();
+  }
+
+  static Grants grants(String host, long cpuMs, long memoryBytes, long energyUj) {
+    String json =
+        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":"
+            + energyUj
+            + ",\"cpu_time_ms\":"
+            + cpuMs
+            + ",\"memory_bytes\":"
+            + memoryBytes
+            + "},"
+            + "\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
+            + "\"network\":{\"outbound\":[],\"inbound\":false},"
+            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
+            + "\"host\":"
+            + host
+            + "}";
+    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static final String LOG_ONLY =
+      "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}";
+
+  ExecutionResult run(String wat, Grants g) {
+    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
+    return EXECUTOR.execute(new UnitRequest("r1", unit, "run", g));
+  }
+
+  @Test
+  void helloCompletesLogsAndJournalsTheNormalizedClock() {
+    ExecutionResult r = run(HELLO, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
+    assertEquals(new Outcome.Completed(), r.outcome());
+    assertEquals("hello, sandbox\n", r.log());
+    assertEquals(2, r.journal().size());
+    assertEquals("clock_now", r.journal().get(0).get("call").textValue());
+    assertEquals("Denied", r.journal().get(0).get("decision").textValue());
+    // Both reads of an ungranted clock return the same constant, so the same response blob.
+    assertEquals(
+        r.journal().get(0).get("response").textValue(),
+        r.journal().get(1).get("response").textValue());
+    assertEquals(Provenance.Estimator, r.energy().get("Cpu").provenance());
+    assertEquals(65536, r.memoryPeakBytes());
+    assertEquals(64, r.journalRoot().length());
+  }
+
+  @Test
+  void deniedLoggingIsAStatusNotATrap() {
+    String wat =
+        """
+        (module
+          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
+          (memory 1)
+          (func (export "run") (result i32)
+            (call $log (i32.const 0) (i32.const 4))))
+        """;
+    String none = "{\"logging\":false,\"clock\":false,\"random\":false,\"inference\":false}";
+    ExecutionResult r = run(wat, grants(none, 5_000, 1 << 20, 1_000_000_000));
+    // The entry returns the status it got: DENIED (-1).
+    assertEquals(new Outcome.Failed("entry returned -1"), r.outcome());
+    assertEquals("", r.log());
+  }
+
+  @Test
+  void outOfBoundsPointerIsFault() {
+    String wat =
+        """
+        (module
+          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
+          (memory 1)
+          (func (export "run") (result i32)
+            (call $log (i32.const 65530) (i32.const 100))))
+        """;
+    ExecutionResult r = run(wat, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
+    assertEquals(new Outcome.Failed("entry returned " + AbiStatus.FAULT), r.outcome());
+  }
+
+  @Test
+  void infiniteLoopIsTerminatedOnCpuTime() {
+    ExecutionResult r = run(SPIN, grants(LOG_ONLY, 50, 1 << 20, 9_000_000_000_000_000L));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), r.outcome());
+    assertTrue(r.cpuTimeNanos() > 50_000_000L, "recorded CPU time is what was consumed");
+  }
+
+  @Test
+  void energyBudgetIsHard() {
+    ExecutionResult r = run(SPIN, grants(LOG_ONLY, 60_000, 1 << 20, 1_000));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.EnergyBudget), r.outcome());
+    assertTrue(Executor.totalUj(r.energy()) > 1_000);
+  }
+
+  @Test
+  void memoryBelowTheModuleMinimumTerminates() {
+    ExecutionResult r = run(HELLO, grants(LOG_ONLY, 5_000, 1000, 1_000_000_000));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.Memory), r.outcome());
+  }
+
+  @Test
+  void growthPastTheGrantFailsInsideTheGuest() {
+    String wat =
+        """
+        (module
+          (memory 1)
+          (func (export "run") (result i32)
+            (memory.grow (i32.const 4))))
+        """;
+    // The grant allows 2 pages: growing by 4 returns -1 to the guest.
+    ExecutionResult r = run(wat, grants(LOG_ONLY, 5_000, 2 * 65536, 1_000_000_000));
+    assertEquals(new Outcome.Failed("entry returned -1"), r.outcome());
+  }
+
+  @Test
+  void trapIsFailedWithTheMessage() {
+    String wat = "(module (func (export \"run\") (result i32) unreachable))";
+    ExecutionResult r = run(wat, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
+    Outcome.Failed f = assertInstanceOf(Outcome.Failed.class, r.outcome());
+    assertTrue(f.reason().startsWith("trap:"), f.reason());
+  }
+
+  @Test
+  void compiledOncePerAddress() {
+    byte[] wasm = Wat2Wasm.parse(SPIN);
+    assertSame(COMPILER.compile(wasm), COMPILER.compile(wasm.clone()));
+  }
+
+  @Test
+  void badUnitsAreTypedErrors() {
+    UnitException notWasm =
+        assertThrows(
+            UnitException.class,
+            () -> COMPILER.compile("not wasm at all".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(UnitException.Part.MODULE, notWasm.part());
+    assertTrue(notWasm.getMessage().contains("byte 0"), notWasm.getMessage());
+
+    UnitException unknown =
+        assertThrows(
+            UnitException.class,
+            () ->
+                COMPILER.compile(
+                    Wat2Wasm.parse(
+                        "(module (import \"sandbox\" \"teleport\" (func (param i32) (result i32))))")));
+    assertEquals(UnitException.Part.IMPORT, unknown.part());
+    assertTrue(unknown.getMessage().contains("sandbox.teleport"), unknown.getMessage());
+
+    UnitException ns =
+        assertThrows(
+            UnitException.class,
+            () -> COMPILER.compile(Wat2Wasm.parse("(module (import \"env\" \"f\" (func)))")));
+    assertTrue(ns.getMessage().contains("env.f"), ns.getMessage());
+
+    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(SPIN));
+    UnitException entry =
+        assertThrows(
+            UnitException.class,
+            () ->
+                EXECUTOR.execute(
+                    new UnitRequest("r", unit, "main", grants(LOG_ONLY, 1, 1 << 20, 1))));
+    assertEquals(UnitException.Part.ENTRY, entry.part());
+    assertTrue(entry.getMessage().contains("\"main\""), entry.getMessage());
+  }
+
+  @Test
+  void theNextUnitOnAReusedThreadIsNotInterrupted() {
+    run(SPIN, grants(LOG_ONLY, 20, 1 << 20, 9_000_000_000_000_000L));
+    ExecutionResult after = run(HELLO, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
+    assertEquals(new Outcome.Completed(), after.outcome());
+    assertNotEquals(0, after.hostCalls());
+  }
+}

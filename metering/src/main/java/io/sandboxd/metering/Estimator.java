@@ -1,0 +1,119 @@
+package io.sandboxd.metering;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.LongSupplier;
+
+/**
+ * An estimate, not a measurement: one counter per modelled class growing at the model's power, over
+ * the node's busy CPU time for {@code Cpu} and over wall time for other classes. Always labelled
+ * {@code Estimator}; used only for classes nothing on the node can measure.
+ */
+public final class Estimator implements Meter {
+  static final String SOURCE = "estimator";
+
+  /** /proc/stat counts in 10 ms ticks. */
+  static final long MIN_WINDOW_NS = 10_000_000L;
+
+  private final List<Counter> counters;
+  private final List<MeterDomain> domains;
+  private final NodeCpuTime node;
+  private final LongSupplier clock;
+
+  /**
+   * @param classes the classes to estimate (each must be in the model)
+   */
+  public Estimator(
+      EstimatorModel model, Set<EnergyClass> classes, NodeCpuTime node, LongSupplier clock)
+      throws MeterUnavailableException {
+    this.node = node;
+    this.clock = clock;
+    List<Counter> list = new ArrayList<>();
+    long busy = classes.contains(EnergyClass.Cpu) ? readBusy(node) : 0;
+    long now = clock.getAsLong();
+    for (EnergyClass c : EnergyClass.values()) {
+      if (!classes.contains(c)) {
+        continue;
+      }
+      Long mw = model.milliwatts().get(c);
+      if (mw == null) {
+        throw new IllegalArgumentException("the estimator model has no power for " + c);
+      }
+      MeterDomain domain =
+          new MeterDomain(
+              "estimate:" + c.name(),
+              c,
+              DomainRole.Estimate,
+              Provenance.Estimator,
+              1,
+              MIN_WINDOW_NS,
+              SOURCE);
+      list.add(new Counter(domain, mw, c == EnergyClass.Cpu ? busy : now));
+    }
+    this.counters = List.copyOf(list);
+    this.domains = counters.stream().map(k -> k.domain).toList();
+  }
+
+  private static long readBusy(NodeCpuTime node) throws MeterUnavailableException {
+    try {
+      return node.busyNs();
+    } catch (IOException e) {
+      throw new MeterUnavailableException(
+          "estimator cannot read node CPU time: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public String source() {
+    return SOURCE;
+  }
+
+  @Override
+  public List<MeterDomain> domains() {
+    return domains;
+  }
+
+  @Override
+  public synchronized MeterSample sample() throws MeterException {
+    long now = clock.getAsLong();
+    long busy = 0;
+    boolean needBusy = counters.stream().anyMatch(k -> k.domain.energyClass() == EnergyClass.Cpu);
+    if (needBusy) {
+      try {
+        busy = node.busyNs();
+      } catch (IOException e) {
+        throw new MeterException("estimator cannot read node CPU time: " + e.getMessage(), e);
+      }
+    }
+    List<DomainCount> counts = new ArrayList<>(counters.size());
+    for (Counter k : counters) {
+      long base = k.domain.energyClass() == EnergyClass.Cpu ? busy : now;
+      // a clock or counter that steps back adds nothing rather than going negative
+      k.integral.add(k.milliwatts, Math.max(0, base - k.previous));
+      k.previous = Math.max(k.previous, base);
+      counts.add(new DomainCount(k.integral.totalUj(), false));
+    }
+    return new MeterSample(now, counts);
+  }
+
+  @Override
+  public void close() {
+    // nothing held
+  }
+
+  /** One modelled class's running integral. */
+  private static final class Counter {
+    final MeterDomain domain;
+    final long milliwatts;
+    final PowerIntegral integral = new PowerIntegral(PowerIntegral.MILLIWATT_NANOS_PER_UJ);
+    long previous;
+
+    Counter(MeterDomain domain, long milliwatts, long first) {
+      this.domain = domain;
+      this.milliwatts = milliwatts;
+      this.previous = first;
+    }
+  }
+}
