@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import net.jqwik.api.ForAll;
@@ -343,7 +344,8 @@ class EnvelopeTest {
     Envelope shortSig = new Envelope(env.core(), env.address(), "00", env.publicKey());
     assertTrue(reason(shortSig.verify(Optional.empty())).contains("signature"));
     Envelope upper =
-        new Envelope(env.core(), env.address(), env.signature().toUpperCase(), env.publicKey());
+        new Envelope(
+            env.core(), env.address(), env.signature().toUpperCase(Locale.ROOT), env.publicKey());
     assertFalse(upper.verify(Optional.empty()).isValid());
   }
 
@@ -370,7 +372,7 @@ class EnvelopeTest {
     ObjectNode j = goodJson();
     String v = j.get(field).textValue();
     // Make sure there is a letter to upper-case.
-    String upper = ("a" + v.substring(1)).toUpperCase();
+    String upper = ("a" + v.substring(1)).toUpperCase(Locale.ROOT);
     j.put(field, upper);
     String m = refusal(j);
     assertTrue(m.startsWith("envelope." + field + ":"), m);

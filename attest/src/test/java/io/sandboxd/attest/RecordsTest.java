@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -456,7 +457,7 @@ class RecordsTest {
     for (Provenance a : Provenance.values()) {
       for (Provenance b : Provenance.values()) {
         Provenance w = a.worst(b);
-        assertEquals(a.ordinal() >= b.ordinal() ? a : b, w);
+        assertEquals(a.compareTo(b) >= 0 ? a : b, w);
         assertEquals(w, b.worst(a));
       }
     }
@@ -758,7 +759,7 @@ class RecordsTest {
 
   @Test
   void receiptRefusesBadHexAndShapes() {
-    assertStarts("receipt.unit:", receiptRefusal(c -> c.put("unit", A64.toUpperCase())));
+    assertStarts("receipt.unit:", receiptRefusal(c -> c.put("unit", A64.toUpperCase(Locale.ROOT))));
     assertStarts("receipt.grants_id:", receiptRefusal(c -> c.put("grants_id", B64.substring(1))));
     assertStarts(
         "receipt.grants_id:",
@@ -831,7 +832,7 @@ class RecordsTest {
         "attestation.journal_root:", attestationRefusal(c -> c.put("journal_root", D64 + "00")));
     assertStarts(
         "attestation.host.public_key:",
-        attestationRefusal(c -> obj(c, "host").put("public_key", D64.toUpperCase())));
+        attestationRefusal(c -> obj(c, "host").put("public_key", D64.toUpperCase(Locale.ROOT))));
     assertStarts("attestation.receipt:", attestationRefusal(c -> c.putNull("receipt")));
     assertEquals(
         "attestation.probing_detected: expected true or false",
@@ -878,7 +879,7 @@ class RecordsTest {
 
   @Test
   void segmentRefusesBadHexAndSnapshotShapes() {
-    assertStarts("segment.prev:", segmentRefusal(c -> c.put("prev", A64.toUpperCase())));
+    assertStarts("segment.prev:", segmentRefusal(c -> c.put("prev", A64.toUpperCase(Locale.ROOT))));
     assertStarts("segment.snapshot.fs:", segmentRefusal(c -> obj(c, "snapshot").put("fs", "00")));
     assertStarts(
         "segment.snapshot.memory:", segmentRefusal(c -> obj(c, "snapshot").put("memory", "xyz")));

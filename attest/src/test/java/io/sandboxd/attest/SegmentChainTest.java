@@ -39,7 +39,7 @@ class SegmentChainTest {
   private static final SnapshotRef SNAP =
       new SnapshotRef(FS, null, MANIFEST, GRANTS, List.of("storage:inbox/**"), JOURNAL);
 
-  private static final Consumer<ObjectNode> NO_EDIT = c -> {};
+  private static void noEdit(ObjectNode core) {}
 
   /** Appends signed segments, each linked to the previous core's address. */
   private static final class Chain {
@@ -55,11 +55,11 @@ class SegmentChainTest {
     }
 
     Chain add(Kind kind) {
-      return add(kind, A, NO_EDIT);
+      return add(kind, A, SegmentChainTest::noEdit);
     }
 
     Chain add(Kind kind, SigningKey key) {
-      return add(kind, key, NO_EDIT);
+      return add(kind, key, SegmentChainTest::noEdit);
     }
 
     Chain add(Kind kind, Consumer<ObjectNode> edit) {

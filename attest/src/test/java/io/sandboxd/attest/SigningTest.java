@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Locale;
 import net.jqwik.api.Assume;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -174,7 +175,8 @@ class SigningTest {
     assertTrue(e.getMessage().contains("public_key"), e.getMessage());
     AttestException upper =
         assertThrows(
-            AttestException.class, () -> PublicKey.ofHex(T1_PUBLIC.toUpperCase(), "host.key"));
+            AttestException.class,
+            () -> PublicKey.ofHex(T1_PUBLIC.toUpperCase(Locale.ROOT), "host.key"));
     assertTrue(upper.getMessage().startsWith("host.key:"), upper.getMessage());
     AttestException shortHex =
         assertThrows(

@@ -22,9 +22,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The cost of signing a receipt (WIRE.md §2.0.3-4): the whole {@link Envelope#sign} path
- * (integer check, JCS, BLAKE3 address, Ed25519, hex) against Ed25519 alone over the same canonical
- * bytes, with canonicalize+address on its own to show where the rest goes.
+ * The cost of signing a receipt (WIRE.md §2.0.3-4): the whole {@link Envelope#sign} path (integer
+ * check, JCS, BLAKE3 address, Ed25519, hex) against Ed25519 alone over the same canonical bytes,
+ * with canonicalize+address on its own to show where the rest goes.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -71,11 +71,9 @@ public class SigningBench {
         "S2",
         Map.of(
             "Cpu",
-            new Receipt.ClassEnergy(
-                1_234_567, Provenance.HwShunt, "rapl:package-0", 1, 10_000_000),
+            new Receipt.ClassEnergy(1_234_567, Provenance.HwShunt, "rapl:package-0", 1, 10_000_000),
             "Gpu",
-            new Receipt.ClassEnergy(
-                987_654, Provenance.ModelBased, "nvml:0", 1000, 100_000_000)),
+            new Receipt.ClassEnergy(987_654, Provenance.ModelBased, "nvml:0", 1000, 100_000_000)),
         12_000,
         List.of(new Receipt.InferenceUse("Gpu", 500_000, 3)),
         1_250,

@@ -28,7 +28,8 @@ public final class Bytes implements Comparable<Bytes> {
 
   /** True when these bytes are a prefix of {@code key}. */
   public boolean isPrefixOf(byte[] key) {
-    return key.length >= bytes.length && Arrays.equals(bytes, 0, bytes.length, key, 0, bytes.length);
+    return key.length >= bytes.length
+        && Arrays.equals(bytes, 0, bytes.length, key, 0, bytes.length);
   }
 
   /** Lowercase hex. */

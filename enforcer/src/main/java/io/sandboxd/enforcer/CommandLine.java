@@ -18,8 +18,27 @@ final class CommandLine {
   /** Shell words whose operands run code the resolver cannot see. */
   static final Set<String> OPAQUE_WORDS =
       Set.of(
-          "eval", ".", "source", "if", "then", "else", "elif", "fi", "for", "while", "until",
-          "do", "done", "case", "esac", "function", "select", "trap", "alias", "coproc", "time");
+          "eval",
+          ".",
+          "source",
+          "if",
+          "then",
+          "else",
+          "elif",
+          "fi",
+          "for",
+          "while",
+          "until",
+          "do",
+          "done",
+          "case",
+          "esac",
+          "function",
+          "select",
+          "trap",
+          "alias",
+          "coproc",
+          "time");
 
   private CommandLine() {}
 
@@ -88,7 +107,10 @@ final class CommandLine {
     for (int i = 0; i < eq; i++) {
       char c = word.charAt(i);
       boolean ok =
-          c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
+          c == '_'
+              || (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (i > 0 && c >= '0' && c <= '9');
       if (!ok) {
         return false;
       }

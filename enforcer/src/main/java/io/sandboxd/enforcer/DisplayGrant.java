@@ -11,14 +11,18 @@ public record DisplayGrant(boolean enabled, boolean vnc, long maxWidth, long max
   private static final Set<String> FIELDS = Set.of("enabled", "vnc", "max_width", "max_height");
 
   public DisplayGrant {
-    if (maxWidth < 0 || maxWidth > JsonFields.MAX_U32 || maxHeight < 0 || maxHeight > JsonFields.MAX_U32) {
+    if (maxWidth < 0
+        || maxWidth > JsonFields.MAX_U32
+        || maxHeight < 0
+        || maxHeight > JsonFields.MAX_U32) {
       throw new IllegalArgumentException("max_width and max_height are u32");
     }
   }
 
   static DisplayGrant parse(JsonNode node, String path) {
     JsonFields f = JsonFields.of(node, path, FIELDS);
-    return new DisplayGrant(f.bool("enabled"), f.bool("vnc"), f.u32("max_width"), f.u32("max_height"));
+    return new DisplayGrant(
+        f.bool("enabled"), f.bool("vnc"), f.u32("max_width"), f.u32("max_height"));
   }
 
   ObjectNode toJson() {

@@ -15,7 +15,8 @@ public record EgressCredential(Endpoint endpoint, String secretRef, Injection in
 
   static EgressCredential parse(JsonNode node, String path) {
     JsonFields f = JsonFields.of(node, path, FIELDS);
-    Endpoint endpoint = NetworkGrant.endpoint(f.optional("endpoint").orElse(null), f.pathOf("endpoint"));
+    Endpoint endpoint =
+        NetworkGrant.endpoint(f.optional("endpoint").orElse(null), f.pathOf("endpoint"));
     String ref = f.text("secret_ref");
     if (ref.isEmpty()) {
       throw new GrantsException(f.pathOf("secret_ref"), "empty secret handle");

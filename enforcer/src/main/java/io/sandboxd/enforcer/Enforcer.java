@@ -171,7 +171,11 @@ public final class Enforcer {
     for (ExecStep step : request.steps()) {
       if (step.b3Hex().isPresent() && denylist.contains(step.b3Hex().get())) {
         return Decision.denied(
-            "binary of " + step.name() + " (b3:" + step.b3Hex().get() + ") is on the node denylist");
+            "binary of "
+                + step.name()
+                + " (b3:"
+                + step.b3Hex().get()
+                + ") is on the node denylist");
       }
     }
     if (grants.process().isEmpty()) {
@@ -250,14 +254,7 @@ public final class Enforcer {
     }
     if (width > g.maxWidth() || height > g.maxHeight()) {
       return Decision.denied(
-          "surface "
-              + width
-              + "x"
-              + height
-              + " exceeds "
-              + g.maxWidth()
-              + "x"
-              + g.maxHeight());
+          "surface " + width + "x" + height + " exceeds " + g.maxWidth() + "x" + g.maxHeight());
     }
     return Decision.ALLOW;
   }
@@ -340,6 +337,7 @@ public final class Enforcer {
     }
     return missing.isEmpty()
         ? Decision.ALLOW
-        : Decision.tainted("run carries " + String.join(", ", missing) + " not opened to this sink");
+        : Decision.tainted(
+            "run carries " + String.join(", ", missing) + " not opened to this sink");
   }
 }

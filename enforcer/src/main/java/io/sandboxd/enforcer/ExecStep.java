@@ -4,8 +4,8 @@ import io.sandboxd.attest.Hex;
 import java.util.Optional;
 
 /**
- * One program that would really execute for an exec request: its name (the file name it is
- * invoked by) and, when the resolver could read it, the BLAKE3 of its binary or script.
+ * One program that would really execute for an exec request: its name (the file name it is invoked
+ * by) and, when the resolver could read it, the BLAKE3 of its binary or script.
  */
 public record ExecStep(String name, Optional<String> b3Hex) {
 

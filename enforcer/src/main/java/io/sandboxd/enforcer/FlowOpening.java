@@ -4,7 +4,8 @@ import java.util.List;
 import java.util.TreeSet;
 
 /** One {@code open} entry of a flow grant: the origin labels a tainted run may send to a sink. */
-public record FlowOpening(SinkPattern sink, List<String> origins) implements Comparable<FlowOpening> {
+public record FlowOpening(SinkPattern sink, List<String> origins)
+    implements Comparable<FlowOpening> {
 
   public FlowOpening {
     origins = List.copyOf(new TreeSet<>(origins));

@@ -2,7 +2,10 @@ package io.sandboxd.enforcer;
 
 /** Where data a run reads comes from; the flow grant decides whether it taints the run. */
 public sealed interface FlowSource
-    permits FlowSource.StorageRead, FlowSource.KvRead, FlowSource.ExecOutput, FlowSource.NetResponse {
+    permits FlowSource.StorageRead,
+        FlowSource.KvRead,
+        FlowSource.ExecOutput,
+        FlowSource.NetResponse {
 
   /** A storage read of a normalized path. */
   record StorageRead(StoragePath path) implements FlowSource {}

@@ -34,7 +34,9 @@ public final class Glob implements Comparable<Glob> {
     this.parts = parts;
   }
 
-  /** Compiles {@code pattern}; throws {@link IllegalArgumentException} saying why it is malformed. */
+  /**
+   * Compiles {@code pattern}; throws {@link IllegalArgumentException} saying why it is malformed.
+   */
   public static Glob parse(String pattern) {
     int[] bounds = StoragePath.segmentBounds(pattern, "glob");
     int n = bounds.length / 2;
@@ -157,7 +159,8 @@ public final class Glob implements Comparable<Glob> {
     if (end - start < first.length() + last.length()) {
       return false;
     }
-    if (!t.startsWith(first, start) || !t.regionMatches(end - last.length(), last, 0, last.length())) {
+    if (!t.startsWith(first, start)
+        || !t.regionMatches(end - last.length(), last, 0, last.length())) {
       return false;
     }
     int pos = start + first.length();

@@ -68,15 +68,21 @@ public record Grants(
 
   /**
    * Reads a grant tree strictly: unknown fields, wrong types, negative, fractional or too large
-   * numbers and malformed endpoints, origins, globs and patterns are refused with the JSON path;
-   * an absent or {@code null} field reads as its deny-by-default value.
+   * numbers and malformed endpoints, origins, globs and patterns are refused with the JSON path; an
+   * absent or {@code null} field reads as its deny-by-default value.
    */
   public static Grants parse(JsonNode json) {
     JsonFields f = JsonFields.of(json, "$", FIELDS);
     return new Grants(
-        f.optional("compute").map(n -> ComputeGrant.parse(n, "$.compute")).orElse(ComputeGrant.empty()),
-        f.optional("storage").map(n -> StorageGrant.parse(n, "$.storage")).orElse(StorageGrant.empty()),
-        f.optional("network").map(n -> NetworkGrant.parse(n, "$.network")).orElse(NetworkGrant.empty()),
+        f.optional("compute")
+            .map(n -> ComputeGrant.parse(n, "$.compute"))
+            .orElse(ComputeGrant.empty()),
+        f.optional("storage")
+            .map(n -> StorageGrant.parse(n, "$.storage"))
+            .orElse(StorageGrant.empty()),
+        f.optional("network")
+            .map(n -> NetworkGrant.parse(n, "$.network"))
+            .orElse(NetworkGrant.empty()),
         f.optional("kv").map(n -> KvGrant.parse(n, "$.kv")).orElse(KvGrant.empty()),
         f.optional("host").map(n -> HostGrant.parse(n, "$.host")).orElse(HostGrant.empty()),
         f.optional("process").map(n -> ProcessGrant.parse(n, "$.process")),

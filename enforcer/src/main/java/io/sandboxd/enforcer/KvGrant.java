@@ -33,7 +33,8 @@ public record KvGrant(boolean read, boolean write, List<Bytes> prefixes) {
   /** Q3 codec: a byte string is a JSON array of integers 0..255. */
   static Bytes bytes(JsonNode n, String p) {
     if (n == null || !n.isArray()) {
-      throw new GrantsException(p, "expected an array of integers 0..255, got " + JsonFields.typeOf(n));
+      throw new GrantsException(
+          p, "expected an array of integers 0..255, got " + JsonFields.typeOf(n));
     }
     byte[] out = new byte[n.size()];
     for (int i = 0; i < n.size(); i++) {

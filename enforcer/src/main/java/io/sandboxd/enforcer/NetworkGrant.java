@@ -13,7 +13,8 @@ import java.util.TreeSet;
  * The outbound allowlist of exact {@code host:port} endpoints, whether inbound connections are
  * allowed, and egress credentials (each for an endpoint that is also in {@code outbound}).
  */
-public record NetworkGrant(List<Endpoint> outbound, boolean inbound, List<EgressCredential> credentials) {
+public record NetworkGrant(
+    List<Endpoint> outbound, boolean inbound, List<EgressCredential> credentials) {
 
   private static final Set<String> FIELDS = Set.of("outbound", "inbound", "credentials");
 
@@ -25,7 +26,9 @@ public record NetworkGrant(List<Endpoint> outbound, boolean inbound, List<Egress
       if (!allowed.contains(credentials.get(i).endpoint())) {
         throw new GrantsException(
             "$.network.credentials[" + i + "].endpoint",
-            "endpoint " + credentials.get(i).endpoint() + " is not in outbound; a credential never widens egress");
+            "endpoint "
+                + credentials.get(i).endpoint()
+                + " is not in outbound; a credential never widens egress");
       }
     }
   }

@@ -52,7 +52,9 @@ public record Origin(String scheme, String host, int port) implements Comparable
     String hostPart = authority;
     int port = 0;
     int colon =
-        authority.startsWith("[") ? authority.indexOf(':', authority.indexOf(']')) : authority.lastIndexOf(':');
+        authority.startsWith("[")
+            ? authority.indexOf(':', authority.indexOf(']'))
+            : authority.lastIndexOf(':');
     try {
       if (colon >= 0) {
         hostPart = authority.substring(0, colon);

@@ -3,8 +3,8 @@ package io.sandboxd.enforcer;
 import io.sandboxd.attest.Hex;
 
 /**
- * One entry of a program allowlist or flow pattern (Q12): a plain program name, or {@code
- * b3:<64 lowercase hex>} naming a binary by its BLAKE3 hash.
+ * One entry of a program allowlist or flow pattern (Q12): a plain program name, or {@code b3:<64
+ * lowercase hex>} naming a binary by its BLAKE3 hash.
  */
 public record ProgramRef(String text) implements Comparable<ProgramRef> {
   /** The prefix of a hash entry. */

@@ -132,7 +132,8 @@ public final class ProgramResolver {
         return "script " + s.path() + " not found";
       }
       try {
-        steps.add(ExecStep.hashed(baseName(s.path()), Blake3.hex(Files.readAllBytes(scriptFile.get()))));
+        steps.add(
+            ExecStep.hashed(baseName(s.path()), Blake3.hex(Files.readAllBytes(scriptFile.get()))));
       } catch (IOException e) {
         steps.add(ExecStep.named(baseName(s.path())));
         return "cannot read " + s.path() + ": " + e.getMessage();
@@ -200,7 +201,9 @@ public final class ProgramResolver {
     Path p = inRoot(path);
     for (int i = 0; i < MAX_SYMLINKS && p != null; i++) {
       if (!Files.isSymbolicLink(p)) {
-        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Optional.of(p) : Optional.empty();
+        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+            ? Optional.of(p)
+            : Optional.empty();
       }
       try {
         String target = Files.readSymbolicLink(p).toString();

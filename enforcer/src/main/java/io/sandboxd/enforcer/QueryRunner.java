@@ -18,8 +18,8 @@ import java.util.Set;
 /**
  * One run driven by JSON query lines ({@code sandboxctl enforce}): each line is one query, answered
  * with one JSON line {@code {"decision":..,"reason"?:..,"taint":[..]}} or {@code {"error":..}}.
- * Taint carries from line to line: an allowed read (storage, kv, exec output, egress response)
- * adds the labels the flow grant gives it, and egress and exec are checked against it.
+ * Taint carries from line to line: an allowed read (storage, kv, exec output, egress response) adds
+ * the labels the flow grant gives it, and egress and exec are checked against it.
  */
 public final class QueryRunner {
   private static final Map<String, Set<String>> FIELDS =
@@ -40,7 +40,9 @@ public final class QueryRunner {
   private final Optional<ProgramResolver> resolver;
   private final RunTaint taint = new RunTaint();
 
-  /** A run under {@code enforcer}; exec queries naming a binary are resolved by {@code resolver}. */
+  /**
+   * A run under {@code enforcer}; exec queries naming a binary are resolved by {@code resolver}.
+   */
   public QueryRunner(Enforcer enforcer, Optional<ProgramResolver> resolver) {
     this.enforcer = enforcer;
     this.resolver = resolver;
@@ -219,7 +221,8 @@ public final class QueryRunner {
       }
       request = requireResolver(f.pathOf("argv")).resolve(argv);
     } else if (pathNode.isPresent()) {
-      String program = f.optional("program").isPresent() ? f.text("program") : baseName(f.text("path"));
+      String program =
+          f.optional("program").isPresent() ? f.text("program") : baseName(f.text("path"));
       request = requireResolver(f.pathOf("path")).resolveFile(program, f.text("path"));
     } else {
       request = ExecRequest.named(f.text("program"));

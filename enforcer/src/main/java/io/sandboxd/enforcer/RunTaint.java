@@ -6,8 +6,8 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 /**
- * The origin labels of untrusted data a run has read (WIRE.md §3.3). It only grows: there is no
- * way to remove a label. One instance belongs to one run; it is not thread-safe.
+ * The origin labels of untrusted data a run has read (WIRE.md §3.3). It only grows: there is no way
+ * to remove a label. One instance belongs to one run; it is not thread-safe.
  */
 public final class RunTaint {
   private final TreeSet<String> labels = new TreeSet<>();

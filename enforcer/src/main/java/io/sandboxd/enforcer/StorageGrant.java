@@ -31,7 +31,8 @@ public record StorageGrant(
 
   /** No paths in any mode, no ceilings. */
   public static StorageGrant empty() {
-    return new StorageGrant(List.of(), List.of(), List.of(), OptionalLong.empty(), OptionalLong.empty());
+    return new StorageGrant(
+        List.of(), List.of(), List.of(), OptionalLong.empty(), OptionalLong.empty());
   }
 
   /** The globs for {@code mode}. */

@@ -17,8 +17,8 @@ public enum Tier {
 
   /**
    * The lowest tier {@code grants} may run at: S2 for any device class beyond Cpu/Simd, for
-   * process.exec, browser.enabled and display.enabled; S0 otherwise. (Direct device assignment,
-   * S5, and confidential compute, S6, have no grant field yet.)
+   * process.exec, browser.enabled and display.enabled; S0 otherwise. (Direct device assignment, S5,
+   * and confidential compute, S6, have no grant field yet.)
    */
   public static Tier floorOf(Grants grants) {
     boolean s2 =

@@ -97,7 +97,9 @@ final class WrapperRule {
         i++;
       } else if (longPrefix != null && a.startsWith("--") && a.contains("=")) {
         i++;
-      } else if (numericFlags && a.length() > 1 && a.substring(1).chars().allMatch(Character::isDigit)) {
+      } else if (numericFlags
+          && a.length() > 1
+          && a.substring(1).chars().allMatch(Character::isDigit)) {
         i++;
       } else {
         return new Opaque("unknown option " + a);
@@ -115,13 +117,20 @@ final class WrapperRule {
         i++;
         break;
       }
-      if (a.equals("-") || a.equals("-i") || a.equals("-0") || a.equals("-v")
-          || a.equals("--ignore-environment") || a.equals("--null") || a.equals("--debug")) {
+      if (a.equals("-")
+          || a.equals("-i")
+          || a.equals("-0")
+          || a.equals("-v")
+          || a.equals("--ignore-environment")
+          || a.equals("--null")
+          || a.equals("--debug")) {
         i++;
       } else if (a.equals("-u") || a.equals("-C")) {
         i += 2;
-      } else if (a.startsWith("-u") || a.startsWith("-C")
-          || a.startsWith("--unset=") || a.startsWith("--chdir=")) {
+      } else if (a.startsWith("-u")
+          || a.startsWith("-C")
+          || a.startsWith("--unset=")
+          || a.startsWith("--chdir=")) {
         i++;
       } else if (a.equals("-S") || a.startsWith("-S") || a.startsWith("--split-string=")) {
         // -S splits one argument into several: the split words replace it
@@ -131,10 +140,14 @@ final class WrapperRule {
                 : a.startsWith("--") ? a.substring(a.indexOf('=') + 1) : a.substring(2);
         int consumed = a.equals("-S") ? 2 : 1;
         List<String> split = Arrays.asList(s.trim().split("[ \t]+"));
-        if (s.indexOf('$') >= 0 || s.indexOf('\\') >= 0 || s.indexOf('"') >= 0 || s.indexOf('\'') >= 0) {
+        if (s.indexOf('$') >= 0
+            || s.indexOf('\\') >= 0
+            || s.indexOf('"') >= 0
+            || s.indexOf('\'') >= 0) {
           return new Opaque("env -S string with quoting or expansion");
         }
-        List<String> tail = new ArrayList<>(rest.subList(Math.min(i + consumed, rest.size()), rest.size()));
+        List<String> tail =
+            new ArrayList<>(rest.subList(Math.min(i + consumed, rest.size()), rest.size()));
         rest = new ArrayList<>(rest.subList(0, i));
         if (!s.isBlank()) {
           rest.addAll(split);
@@ -161,9 +174,14 @@ final class WrapperRule {
       }
       if (a.equals("-s") || a.equals("-k")) {
         i += 2;
-      } else if (a.startsWith("-s") || a.startsWith("-k") || a.startsWith("--signal=")
-          || a.startsWith("--kill-after=") || a.equals("--preserve-status")
-          || a.equals("--foreground") || a.equals("-v") || a.equals("--verbose")) {
+      } else if (a.startsWith("-s")
+          || a.startsWith("-k")
+          || a.startsWith("--signal=")
+          || a.startsWith("--kill-after=")
+          || a.equals("--preserve-status")
+          || a.equals("--foreground")
+          || a.equals("-v")
+          || a.equals("--verbose")) {
         i++;
       } else {
         return new Opaque("unknown timeout option " + a);
@@ -175,8 +193,20 @@ final class WrapperRule {
 
   private static Next xargs(List<String> args) {
     Set<String> withArg = Set.of("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "-e", "-i", "-l");
-    Set<String> flags = Set.of("-0", "-r", "-t", "-p", "-x", "--null", "--no-run-if-empty",
-        "--verbose", "--interactive", "--exit", "--open-tty", "-o");
+    Set<String> flags =
+        Set.of(
+            "-0",
+            "-r",
+            "-t",
+            "-p",
+            "-x",
+            "--null",
+            "--no-run-if-empty",
+            "--verbose",
+            "--interactive",
+            "--exit",
+            "--open-tty",
+            "-o");
     String replace = null;
     int i = 0;
     while (i < args.size()) {
@@ -192,7 +222,10 @@ final class WrapperRule {
         replace = i + 1 < args.size() ? args.get(i + 1) : null;
         i += 2;
       } else if (a.startsWith("-I") || a.startsWith("--replace")) {
-        replace = a.startsWith("-I") ? a.substring(2) : a.contains("=") ? a.substring(a.indexOf('=') + 1) : "{}";
+        replace =
+            a.startsWith("-I")
+                ? a.substring(2)
+                : a.contains("=") ? a.substring(a.indexOf('=') + 1) : "{}";
         i++;
       } else if (a.equals("-i")) {
         replace = "{}";
@@ -224,13 +257,24 @@ final class WrapperRule {
   }
 
   private static Next loader(List<String> args) {
-    Set<String> withArg = Set.of("--library-path", "--inhibit-rpath", "--audit", "--preload",
-        "--argv0", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask");
+    Set<String> withArg =
+        Set.of(
+            "--library-path",
+            "--inhibit-rpath",
+            "--audit",
+            "--preload",
+            "--argv0",
+            "--glibc-hwcaps-prefix",
+            "--glibc-hwcaps-mask");
     int i = 0;
     while (i < args.size() && args.get(i).startsWith("--")) {
       String a = args.get(i);
-      if (a.equals("--list") || a.equals("--verify") || a.equals("--help") || a.equals("--version")
-          || a.equals("--list-tunables") || a.equals("--list-diagnostics")) {
+      if (a.equals("--list")
+          || a.equals("--verify")
+          || a.equals("--help")
+          || a.equals("--version")
+          || a.equals("--list-tunables")
+          || a.equals("--list-diagnostics")) {
         return new Nothing();
       }
       if (a.equals("--")) {

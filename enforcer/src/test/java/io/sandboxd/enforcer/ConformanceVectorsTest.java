@@ -124,7 +124,8 @@ class ConformanceVectorsTest {
         continue;
       }
       assertTrue(out.has("decision"), where + ": expected a decision, got " + out);
-      assertEquals(want.get("decision").textValue(), out.get("decision").textValue(), where + " -> " + out);
+      assertEquals(
+          want.get("decision").textValue(), out.get("decision").textValue(), where + " -> " + out);
       if (want.has("taint")) {
         assertEquals(want.get("taint"), out.get("taint"), where + ": taint");
       }
@@ -193,8 +194,10 @@ class ConformanceVectorsTest {
                 DynamicTest.dynamicTest(
                     c.get("name").textValue(),
                     () -> {
-                      byte[] text = c.get("grants_text").textValue().getBytes(StandardCharsets.UTF_8);
-                      GrantsException e = assertThrows(GrantsException.class, () -> Grants.parse(text));
+                      byte[] text =
+                          c.get("grants_text").textValue().getBytes(StandardCharsets.UTF_8);
+                      GrantsException e =
+                          assertThrows(GrantsException.class, () -> Grants.parse(text));
                       assertEquals(c.get("error_path").textValue(), e.path(), e.getMessage());
                       assertTrue(e.getMessage().startsWith(e.path() + ": "), e.getMessage());
                     }));

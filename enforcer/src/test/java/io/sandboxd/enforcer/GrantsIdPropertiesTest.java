@@ -29,10 +29,15 @@ class GrantsIdPropertiesTest {
   @Provide
   Arbitrary<ObjectNode> grants() {
     Arbitrary<List<String>> devices =
-        Arbitraries.of("Cpu", "Simd", "Gpu", "Npu", "Tpu", "Lpu", "Photonic", "Quantum").list().ofMaxSize(4);
-    Arbitrary<List<String>> globs = Arbitraries.of("a/**", "b/*", "*.txt", "**", "/x/y", "c/*/d").list().ofMaxSize(4);
+        Arbitraries.of("Cpu", "Simd", "Gpu", "Npu", "Tpu", "Lpu", "Photonic", "Quantum")
+            .list()
+            .ofMaxSize(4);
+    Arbitrary<List<String>> globs =
+        Arbitraries.of("a/**", "b/*", "*.txt", "**", "/x/y", "c/*/d").list().ofMaxSize(4);
     Arbitrary<List<String>> endpoints =
-        Arbitraries.of("a.example:443", "B.example:80", "[::1]:8080", "10.0.0.1:5432").list().ofMaxSize(3);
+        Arbitraries.of("a.example:443", "B.example:80", "[::1]:8080", "10.0.0.1:5432")
+            .list()
+            .ofMaxSize(3);
     Arbitrary<Long> budget = Arbitraries.longs().between(0, JsonFields.MAX_U64);
     Arbitrary<Boolean> bool = Arbitraries.of(true, false);
     Arbitrary<Long> ceiling = Arbitraries.longs().between(-1, 1_000_000); // -1 = unset
@@ -72,7 +77,8 @@ class GrantsIdPropertiesTest {
     JsonNode shuffled = shuffle(grant, new Random(seed));
     ((ObjectNode) shuffled.get("storage")).putNull("max_read_bps");
     ((ObjectNode) shuffled).putNull("flow");
-    String pretty = CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(shuffled);
+    String pretty =
+        CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(shuffled);
     Grants h = Grants.parse(pretty.getBytes(StandardCharsets.UTF_8));
     assertEquals(g.grantsId(), h.grantsId());
     assertArrayEquals(g.canonicalBytes(), h.canonicalBytes());

@@ -218,9 +218,6 @@ class AttributionTest {
       assertThrows(
           IllegalArgumentException.class,
           () -> a.begin(new UnitSpec("gpu", () -> 0, Set.of(EnergyClass.Gpu), Set.of("GPU-x"))));
-      assertThrows(
-          IllegalArgumentException.class,
-          () -> a.begin(new UnitSpec("nogrant", () -> 0, Set.of(), Set.of(NvmlStub.UUID0))));
       a.begin("dup", () -> 0);
       assertThrows(IllegalArgumentException.class, () -> a.begin("dup", () -> 0));
     }
@@ -236,6 +233,11 @@ class AttributionTest {
       MeteredRun holder =
           a.begin(new UnitSpec("g0", () -> 0, Set.of(EnergyClass.Gpu), Set.of(NvmlStub.UUID0)));
       MeteredRun cpuOnly = a.begin("c", () -> 0);
+      IllegalArgumentException notGranted =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> a.begin(new UnitSpec("x", () -> 0, Set.of(), Set.of(NvmlStub.UUID1))));
+      assertTrue(notGranted.getMessage().contains("not granted"), notGranted.getMessage());
       MeteredRun idleGpuGrant =
           a.begin(new UnitSpec("g-none", () -> 0, Set.of(EnergyClass.Gpu), Set.of()));
       stub.stub_set_energy(0, 4_000); // 4 J on device 0

@@ -16,7 +16,9 @@ import picocli.CommandLine.Command;
       SignCommand.class,
       VerifyCommand.class,
       RunCommand.class,
-      RunsCommand.class
+      RunsCommand.class,
+      GrantsCommand.class,
+      EnforceCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

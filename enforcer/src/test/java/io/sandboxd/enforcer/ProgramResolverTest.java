@@ -1,0 +1,84 @@
+package io.sandboxd.enforcer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.attest.Blake3;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the resolver sees through, step by step. */
+class ProgramResolverTest {
+  @TempDir Path root;
+  private ProgramResolver resolver;
+
+  private void file(String path, String content) throws IOException {
+    Path p = root.resolve(path.substring(1));
+    Files.createDirectories(p.getParent());
+    Files.writeString(p, content);
+    Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  private static String b3(String content) {
+    return Blake3.hex(content.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @BeforeEach
+  void setUp() throws IOException {
+    file("/bin/env", "ENV");
+    file("/bin/sh", "SH");
+    file("/bin/nice", "NICE");
+    file("/bin/target", "TARGET");
+    file("/bin/loop.sh", "#!/bin/loop.sh\n");
+    resolver = new ProgramResolver(root, List.of("/bin"));
+  }
+
+  private List<String> names(ExecRequest r) {
+    return r.steps().stream().map(ExecStep::name).toList();
+  }
+
+  @Test
+  void seesThroughNestedWrappers() {
+    ExecRequest r = resolver.resolve(List.of("env", "A=1", "sh", "-c", "nice -n 3 target x"));
+    assertEquals(List.of("env", "sh", "nice", "target"), names(r));
+    assertEquals(b3("TARGET"), r.target().b3Hex().orElseThrow());
+    assertTrue(r.unresolved().isEmpty());
+  }
+
+  @Test
+  void anAbsoluteSymlinkTargetStaysInsideTheRoot() throws IOException {
+    Files.createSymbolicLink(root.resolve("bin/t2"), Path.of("/bin/target"));
+    ExecRequest r = resolver.resolve(List.of("t2"));
+    assertEquals(List.of("t2"), names(r));
+    assertEquals(b3("TARGET"), r.target().b3Hex().orElseThrow());
+  }
+
+  @Test
+  void aSymlinkOutOfTheRootIsNotFollowed() throws IOException {
+    Files.createSymbolicLink(
+        root.resolve("bin/out"), Path.of("../../../../../../nonexistent-sandboxd-target"));
+    ExecRequest r = resolver.resolve(List.of("/bin/out"));
+    assertTrue(r.unresolved().isPresent());
+  }
+
+  @Test
+  void aSelfInterpretingScriptStopsAtTheDepthLimit() {
+    ExecRequest r = resolver.resolve(List.of("/bin/loop.sh"));
+    assertTrue(r.unresolved().orElseThrow().contains("deeper"), r.unresolved().toString());
+  }
+
+  @Test
+  void searchPathNeedsTheExecutableBit() throws IOException {
+    Path p = root.resolve("bin/plain");
+    Files.writeString(p, "PLAIN");
+    Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-r--r--"));
+    assertTrue(resolver.resolve(List.of("plain")).unresolved().isPresent());
+  }
+}

@@ -1,0 +1,114 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The packaged daemon started as a real process, and the packaged CLI run as one. */
+final class DaemonProcess implements AutoCloseable {
+  static final Path JAR = Path.of(System.getProperty("sandboxd.jar", "../daemon/target/sandboxd.jar"));
+  static final Path ROOT = Path.of(System.getProperty("sandboxd.root", ".."));
+
+  final Path state;
+  final Path socket;
+  final Path log;
+  final Process process;
+
+  private DaemonProcess(Path state, Path socket, Path log, Process process) {
+    this.state = state;
+    this.socket = socket;
+    this.log = log;
+    this.process = process;
+  }
+
+  static List<String> java(String mainClass, String... args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-cp");
+    cmd.add(JAR.toAbsolutePath().toString());
+    cmd.add(mainClass);
+    cmd.addAll(List.of(args));
+    return cmd;
+  }
+
+  /** Starts {@code sandboxd serve} and waits until it serves on its socket. */
+  static DaemonProcess start(Path state, Path socket) throws Exception {
+    assertTrue(Files.isRegularFile(JAR), "packaged daemon missing: " + JAR);
+    Files.createDirectories(state);
+    Path log = state.resolveSibling(state.getFileName() + "-" + System.nanoTime() + ".log");
+    Process p =
+        new ProcessBuilder(
+                java(
+                    "io.sandboxd.daemon.SandboxdMain",
+                    "serve",
+                    "--state",
+                    state.toString(),
+                    "--socket",
+                    socket.toString()))
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    DaemonProcess d = new DaemonProcess(state, socket, log, p);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      if (d.log().contains("sandboxd serving on")) {
+        return d;
+      }
+      if (!p.isAlive()) {
+        throw new IllegalStateException("daemon exited " + p.exitValue() + ":\n" + d.log());
+      }
+      Thread.sleep(50);
+    }
+    p.destroyForcibly();
+    throw new IllegalStateException("daemon did not start in 60 s:\n" + d.log());
+  }
+
+  String log() throws IOException {
+    return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+  }
+
+  /** SIGTERM and wait: the daemon's orderly shutdown. */
+  void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      stop();
+    }
+  }
+
+  /** A finished CLI invocation. */
+  record Result(int exit, String out, String err) {}
+
+  static Result sandboxctl(byte[] stdin, String... args) throws Exception {
+    Process p =
+        new ProcessBuilder(java("io.sandboxd.daemon.cli.Sandboxctl", args)).start();
+    try (var in = p.getOutputStream()) {
+      if (stdin != null) {
+        in.write(stdin);
+      }
+    }
+    byte[] out = p.getInputStream().readAllBytes();
+    byte[] err = p.getErrorStream().readAllBytes();
+    if (!p.waitFor(120, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("sandboxctl did not finish: " + List.of(args));
+    }
+    return new Result(
+        p.exitValue(),
+        new String(out, StandardCharsets.UTF_8),
+        new String(err, StandardCharsets.UTF_8));
+  }
+}
