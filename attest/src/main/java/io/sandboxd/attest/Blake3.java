@@ -17,9 +17,13 @@ public final class Blake3 {
     return hash(input, OUT_LEN);
   }
 
+  // Digests are built at 256 bits whatever the output length: BouncyCastle derives the
+  // derive-key context key into a buffer of the digest's size, and doFinal(out, off, len) is the
+  // extendable output anyway.
+
   /** Extended output of the plain hash mode. */
   public static byte[] hash(byte[] input, int outLen) {
-    Blake3Digest d = new Blake3Digest(outLen * 8);
+    Blake3Digest d = new Blake3Digest(256);
     d.update(input, 0, input.length);
     byte[] out = new byte[outLen];
     d.doFinal(out, 0, outLen);
@@ -31,7 +35,7 @@ public final class Blake3 {
     if (key.length != 32) {
       throw new AttestException("blake3 key: expected 32 bytes, got " + key.length);
     }
-    Blake3Digest d = new Blake3Digest(outLen * 8);
+    Blake3Digest d = new Blake3Digest(256);
     d.init(Blake3Parameters.key(key));
     d.update(input, 0, input.length);
     byte[] out = new byte[outLen];
@@ -41,7 +45,7 @@ public final class Blake3 {
 
   /** Derive-key mode: {@code context} is the application's fixed context string. */
   public static byte[] deriveKey(String context, byte[] material, int outLen) {
-    Blake3Digest d = new Blake3Digest(outLen * 8);
+    Blake3Digest d = new Blake3Digest(256);
     d.init(Blake3Parameters.context(context.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     d.update(material, 0, material.length);
     byte[] out = new byte[outLen];

@@ -8,6 +8,8 @@ import java.util.Arrays;
  * head, not a bare root, because an RFC 9162 audit path alone does not fix the tree size: the path
  * of leaf 0 in a 3-leaf tree also walks to the same root when read as a 4-leaf tree.
  */
+// The array component is copied in and out, and equals/hashCode/toString go by content.
+@SuppressWarnings("ArrayRecordComponent")
 public record TreeHead(long size, byte[] root) {
   public TreeHead {
     root = root == null ? null : root.clone();

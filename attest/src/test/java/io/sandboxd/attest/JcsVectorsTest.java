@@ -77,6 +77,7 @@ class JcsVectorsTest {
   }
 
   /** One input the strict parser must refuse; {@code where} is the exact position, if known. */
+  @SuppressWarnings("ArrayRecordComponent") // never compared; only fed to the parser
   private record Refusal(String name, String where, byte[] input) {
     org.junit.jupiter.api.function.Executable check() {
       return () -> {

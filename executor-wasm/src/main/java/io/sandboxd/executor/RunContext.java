@@ -1,13 +1,19 @@
 package io.sandboxd.executor;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.enforcer.Enforcer;
+import io.sandboxd.enforcer.RunTaint;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
-import java.util.List;
-import java.util.Set;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
-/** What the host functions of one run see: its Enforcer, journal, log and the node's clock. */
+/**
+ * What the host functions of one run see: its Enforcer and taint, journal (or the record it
+ * replays), log, storage root, the node's services, and counters for the receipt.
+ */
 final class RunContext {
   /** Captured log bytes per run; past this the log is cut with a marker. */
   static final int MAX_LOG_BYTES = 64 * 1024;
@@ -17,17 +23,54 @@ final class RunContext {
   final LongSupplier clockNanos;
   final long clockConstantMs;
   final SecureRandom random;
+  final RunTaint taint = new RunTaint();
+  final HostServices services;
+  final Optional<StorageRoot> storage;
+  final Optional<ReplaySource> replay;
+  final IoCeiling ioCeiling;
+  final AtomicLong readOps = new AtomicLong();
+  final AtomicLong readBytes = new AtomicLong();
+  final AtomicLong writeBytes = new AtomicLong();
+  final AtomicLong egressBytes = new AtomicLong();
+  final AtomicLong ingressBytes = new AtomicLong();
+  final AtomicLong runningChildren = new AtomicLong();
+  final AtomicLong inferenceCalls = new AtomicLong();
   private final StringBuilder log = new StringBuilder();
   private int logBytes;
   private boolean logTruncated;
   private long hostCalls;
 
   RunContext(
-      Enforcer enforcer, LongSupplier clockNanos, long clockConstantMs, SecureRandom random) {
+      Enforcer enforcer,
+      LongSupplier clockNanos,
+      long clockConstantMs,
+      SecureRandom random,
+      HostServices services,
+      Optional<StorageRoot> storage,
+      Optional<ReplaySource> replay) {
     this.enforcer = enforcer;
     this.clockNanos = clockNanos;
     this.clockConstantMs = clockConstantMs;
     this.random = random;
+    this.services = services;
+    this.storage = storage;
+    this.replay = replay;
+    this.ioCeiling = new IoCeiling(enforcer);
+  }
+
+  boolean replaying() {
+    return replay.isPresent();
+  }
+
+  /**
+   * One journaled input: live, the answer comes from {@code live} and is recorded; in a replay it
+   * comes from the record (which must name the same call and request) and the world is not asked.
+   */
+  HostAnswer journaled(String call, JsonNode request, Supplier<HostAnswer> live) {
+    countCall();
+    HostAnswer answer = replay.isPresent() ? replay.get().next(call, request) : live.get();
+    journal.record(call, request, answer.toBytes(), answer.decision(), taint.labels());
+    return answer;
   }
 
   synchronized void appendLog(byte[] utf8) {
@@ -54,10 +97,5 @@ final class RunContext {
 
   synchronized long hostCalls() {
     return hostCalls;
-  }
-
-  /** The run's taint so far, for journal entries; no flow grant means never tainted. */
-  Set<String> taint() {
-    return Set.copyOf(List.of());
   }
 }

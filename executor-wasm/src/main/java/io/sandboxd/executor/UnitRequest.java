@@ -1,6 +1,41 @@
 package io.sandboxd.executor;
 
 import io.sandboxd.enforcer.Grants;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
 
-/** One execution to perform: a compiled unit, its entry export and the grants in force. */
-public record UnitRequest(String runId, CompiledUnit unit, String entry, Grants grants) {}
+/**
+ * One execution to perform: a compiled unit, its entry export, the grants in force, the unit's
+ * storage root on the host, its environment, and (for a replay) the recorded journal to follow.
+ */
+public record UnitRequest(
+    String runId,
+    CompiledUnit unit,
+    String entry,
+    Grants grants,
+    Optional<Path> storageRoot,
+    Map<String, String> env,
+    Optional<ReplaySource> replay) {
+
+  public UnitRequest {
+    env = Map.copyOf(env);
+  }
+
+  /** A live run with no storage root and an empty environment. */
+  public UnitRequest(String runId, CompiledUnit unit, String entry, Grants grants) {
+    this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty());
+  }
+
+  public UnitRequest withStorageRoot(Path root) {
+    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay);
+  }
+
+  public UnitRequest withEnv(Map<String, String> environment) {
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, environment, replay);
+  }
+
+  public UnitRequest withReplay(ReplaySource source) {
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, Optional.of(source));
+  }
+}

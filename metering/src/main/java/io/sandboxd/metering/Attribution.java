@@ -378,7 +378,7 @@ public final class Attribution implements AutoCloseable {
       }
       if (c == EnergyClass.Cpu || run.shared(c)) {
         // a share of a package (or of a shared device) is an apportionment, never a shunt reading
-        provenance = Provenance.worst(provenance, Provenance.HwShunt);
+        provenance = Provenance.worst(provenance, Provenance.ModelBased);
       }
       readings.put(
           c,

@@ -25,7 +25,7 @@ public final class CounterArithmetic {
       throw new IllegalArgumentException(
           "counter value " + prev + " lies above its range " + max + ": not a wrap");
     }
-    return (max - prev) + cur + 1;
+    return (max - prev) + cur;
   }
 
   /** The increase of a 32-bit hardware counter (RAPL MSRs), read as unsigned, modulo 2^32. */
