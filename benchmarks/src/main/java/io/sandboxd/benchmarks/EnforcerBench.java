@@ -21,9 +21,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Cost of one Enforcer decision (issue 3: p50 ≤ 100 ns) against a plain {@code HashSet.contains}
- * in the same run, and of grants_id for a typical grant. SampleTime gives the p50; AverageTime
- * the mean without per-call timer overhead.
+ * Cost of one Enforcer decision (issue 3: p50 ≤ 100 ns) against a plain {@code HashSet.contains} in
+ * the same run, and of grants_id for a typical grant. SampleTime gives the p50; AverageTime the
+ * mean without per-call timer overhead.
  */
 @BenchmarkMode({Mode.SampleTime, Mode.AverageTime})
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

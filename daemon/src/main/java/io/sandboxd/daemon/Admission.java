@@ -1,8 +1,12 @@
 package io.sandboxd.daemon;
 
+import io.sandboxd.enforcer.Acceptance;
 import io.sandboxd.enforcer.DeviceClass;
+import io.sandboxd.enforcer.GrantAcceptance;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.enforcer.GrantsException;
+import io.sandboxd.enforcer.HostProfile;
+import io.sandboxd.enforcer.Tier;
 import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.executor.UnitException;
@@ -17,11 +21,18 @@ import java.util.Set;
  */
 public final class Admission {
   private final UnitCompiler compiler;
-  private final Set<DeviceClass> meterable;
+  private final HostProfile host;
 
+  /**
+   * Admission on a node that runs units at S2 and can meter {@code meterable}. A WASM unit can only
+   * be confined to CPU work, so a class is grantable when it is metered (Cpu always is, at worst by
+   * the labelled estimate).
+   */
   public Admission(UnitCompiler compiler, Set<DeviceClass> meterable) {
     this.compiler = compiler;
-    this.meterable = Set.copyOf(meterable);
+    java.util.EnumSet<DeviceClass> m = java.util.EnumSet.of(DeviceClass.Cpu);
+    m.addAll(meterable);
+    this.host = new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
   }
 
   /** An admitted submission: parsed grants and a compiled unit. */
@@ -44,14 +55,9 @@ public final class Admission {
     return new Admitted(grants, unit, e, module);
   }
 
-  /** Why this node declines the grant, or empty when it can run it. */
+  /** Why this node declines the grant (rule 2, tier floors), or empty when it can run it. */
   public Optional<String> declineReason(Grants grants) {
-    for (DeviceClass c : grants.compute().devices()) {
-      if (c != DeviceClass.Cpu && !meterable.contains(c)) {
-        return Optional.of(
-            "device class " + c.name() + " is granted but this node cannot meter it (rule 2)");
-      }
-    }
-    return Optional.empty();
+    Acceptance a = GrantAcceptance.decide(grants, host);
+    return a instanceof Acceptance.Declined d ? Optional.of(d.reason()) : Optional.empty();
   }
 }

@@ -11,11 +11,20 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
+import io.sandboxd.executor.HostServices;
+import io.sandboxd.executor.KvStore;
+import io.sandboxd.executor.SecretStore;
 import io.sandboxd.executor.UnitCompiler;
+import io.sandboxd.metering.Attribution;
+import io.sandboxd.metering.DiscoveredMeters;
+import io.sandboxd.metering.EnergyClass;
+import io.sandboxd.metering.MeterDiscovery;
+import io.sandboxd.metering.MeteringConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -46,6 +55,9 @@ public final class Daemon implements AutoCloseable {
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
   private final NodeIdentity node;
+  private final DiscoveredMeters meters;
+  private final Attribution attribution;
+  private final KvStore kv;
 
   private Daemon(
       DaemonPaths paths,
@@ -55,7 +67,13 @@ public final class Daemon implements AutoCloseable {
       Server server,
       EventLoopGroup boss,
       EventLoopGroup workers,
-      NodeIdentity node) {
+      NodeIdentity node,
+      DiscoveredMeters meters,
+      Attribution attribution,
+      KvStore kv) {
+    this.meters = meters;
+    this.attribution = attribution;
+    this.kv = kv;
     this.paths = paths;
     this.lock = lock;
     this.store = store;
@@ -75,6 +93,9 @@ public final class Daemon implements AutoCloseable {
     SocketLock lock = SocketLock.acquire(paths.socket());
     RunStore store = null;
     Executor executor = null;
+    DiscoveredMeters meters = null;
+    Attribution attribution = null;
+    KvStore kv = null;
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
       store = RunStore.open(paths.storeFile());
@@ -87,14 +108,27 @@ public final class Daemon implements AutoCloseable {
               + " runs, "
               + (bad.isEmpty() ? "all chains verify" : bad.size() + " FAIL verification"));
       bad.forEach((run, why) -> LOG.severe("run " + run + " does not verify: " + why));
-      LOG.info("energy: no hardware meters wired; Cpu energy is an Estimator figure");
+      meters = MeterDiscovery.discover(MeteringConfig.defaults());
+      LOG.info("energy meters: " + meters.summaryLine());
+      attribution = Attribution.start(meters, MeteringConfig.defaults());
+      Set<DeviceClass> meterable = EnumSet.noneOf(DeviceClass.class);
+      for (EnergyClass c : meters.meterableClasses()) {
+        meterable.add(DeviceClass.valueOf(c.name()));
+      }
+      kv = KvStore.open(paths.stateDir().resolve("kv.db"));
+      HostServices services =
+          HostServices.none()
+              .withKv(kv)
+              .withSecrets(SecretStore.directory(HostServices.defaultSecretsDir(paths.stateDir())));
       executor =
           new Executor(
               settings.maxConcurrentUnits(),
-              EnergyModel.estimate(settings.cpuMilliwattsEstimate()),
-              settings.maxWallMillis());
-      Admission admission = new Admission(new UnitCompiler(256), Set.of(DeviceClass.Cpu));
-      RunSupervisor supervisor = new RunSupervisor(admission, executor, store, node);
+              EnergyModel.attributed(attribution),
+              settings.maxWallMillis(),
+              services);
+      Admission admission = new Admission(new UnitCompiler(256), meterable);
+      RunSupervisor supervisor =
+          new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       Server server =
@@ -115,16 +149,35 @@ public final class Daemon implements AutoCloseable {
               + node.host().id()
               + " key "
               + node.host().publicKey());
-      return new Daemon(paths, lock, store, executor, server, boss, workers, node);
+      return new Daemon(
+          paths, lock, store, executor, server, boss, workers, node, meters, attribution, kv);
     } catch (IOException | RuntimeException e) {
       if (executor != null) {
         executor.close();
       }
+      if (attribution != null) {
+        attribution.close();
+      }
+      if (meters != null) {
+        meters.close();
+      }
+      closeQuietly(kv);
       if (store != null) {
         store.close();
       }
       lock.close();
       throw e;
+    }
+  }
+
+  private static void closeQuietly(KvStore kv) {
+    if (kv == null) {
+      return;
+    }
+    try {
+      kv.close();
+    } catch (java.sql.SQLException e) {
+      LOG.warning("kv store: close failed: " + e.getMessage());
     }
   }
 
@@ -161,6 +214,9 @@ public final class Daemon implements AutoCloseable {
     boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     executor.close();
+    attribution.close();
+    meters.close();
+    closeQuietly(kv);
     store.close();
     Files.deleteIfExists(paths.socket());
     lock.close();

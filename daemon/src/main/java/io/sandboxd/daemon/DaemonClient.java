@@ -16,11 +16,14 @@ public final class DaemonClient implements AutoCloseable {
   private final EventLoopGroup group;
   private final ManagedChannel channel;
 
+  // gRPC asks every transport for SO_KEEPALIVE, which Unix sockets do not have; Netty warns on
+  // each connection. Nothing is wrong, so keep the client's output clean. Held in a field because
+  // java.util.logging keeps loggers weakly and would forget the level.
+  private static final java.util.logging.Logger NETTY_BOOTSTRAP =
+      java.util.logging.Logger.getLogger("io.netty.bootstrap.AbstractBootstrap");
+
   static {
-    // gRPC asks every transport for SO_KEEPALIVE, which Unix sockets do not have; Netty warns on
-    // each connection. Nothing is wrong, so keep the client's output clean.
-    java.util.logging.Logger.getLogger("io.netty.bootstrap.AbstractBootstrap")
-        .setLevel(java.util.logging.Level.SEVERE);
+    NETTY_BOOTSTRAP.setLevel(java.util.logging.Level.SEVERE);
   }
 
   public DaemonClient(Path socket) {

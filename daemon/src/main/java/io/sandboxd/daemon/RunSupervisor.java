@@ -13,7 +13,9 @@ import io.sandboxd.executor.ClassEnergyReading;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.Journal;
+import io.sandboxd.executor.ReplaySource;
 import io.sandboxd.executor.UnitRequest;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
@@ -33,13 +35,30 @@ public final class RunSupervisor {
   private final Executor executor;
   private final RunStore store;
   private final NodeIdentity node;
+  private final Path storageBase;
   private final SecureRandom random = new SecureRandom();
 
+  /** A supervisor whose unit storage lives next to the store, in {@code storage/}. */
   public RunSupervisor(Admission admission, Executor executor, RunStore store, NodeIdentity node) {
+    this(
+        admission,
+        executor,
+        store,
+        node,
+        store.file().toAbsolutePath().getParent().resolve("storage"));
+  }
+
+  /**
+   * A supervisor whose units keep their files under {@code storageBase/<unit address>}: runs of the
+   * same module share its storage, other modules never see it.
+   */
+  public RunSupervisor(
+      Admission admission, Executor executor, RunStore store, NodeIdentity node, Path storageBase) {
     this.admission = admission;
     this.executor = executor;
     this.store = store;
     this.node = node;
+    this.storageBase = storageBase;
   }
 
   /** Admits, runs and records a unit; the returned record is on disk. */
@@ -52,7 +71,10 @@ public final class RunSupervisor {
       result = declined(a, decline.get());
     } else {
       try {
-        result = executor.execute(new UnitRequest(runId, a.unit(), a.entry(), a.grants()));
+        result =
+            executor.execute(
+                new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+                    .withStorageRoot(storageBase.resolve(a.unit().address())));
       } catch (io.sandboxd.executor.UnitException e) {
         throw new AdmissionException(e.getMessage(), e);
       }
@@ -82,7 +104,10 @@ public final class RunSupervisor {
         Journal.rootOf(List.of()),
         a.grants().host().clock(),
         Executor.CLOCK_CONSTANT_MS,
-        0);
+        0,
+        ExecutionResult.IoCounts.NONE,
+        new java.util.TreeSet<>(),
+        Optional.empty());
   }
 
   private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
@@ -108,8 +133,8 @@ public final class RunSupervisor {
             TimeUnit.NANOSECONDS.toMillis(r.cpuTimeNanos()),
             r.memoryPeakBytes(),
             TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
-            Receipt.IoUse.NONE,
-            Receipt.NetUse.NONE,
+            new Receipt.IoUse(r.io().readOps(), r.io().readBytes(), r.io().writeBytes()),
+            new Receipt.NetUse(r.io().egressBytes(), r.io().ingressBytes()),
             r.startedMs(),
             r.endedMs());
     Envelope receiptEnv = Envelope.sign(receipt.toCore(), node.key());
@@ -160,7 +185,78 @@ public final class RunSupervisor {
         journal,
         r.journalBlobs(),
         a.module(),
-        r.log());
+        r.log(),
+        CanonicalJson.canonicalString(a.grants().canonicalTree()),
+        a.entry());
+  }
+
+  /** The verdict of re-executing a recorded run from its journal. */
+  public record ReplayVerdict(
+      String runId,
+      String recordedOutcome,
+      String replayedOutcome,
+      String recordedRoot,
+      String replayedRoot,
+      Optional<String> divergence) {
+    public boolean matches() {
+      return divergence.isEmpty()
+          && recordedOutcome.equals(replayedOutcome)
+          && recordedRoot.equals(replayedRoot);
+    }
+  }
+
+  /**
+   * Re-executes a stored run feeding it its journaled inputs; it must reach the same outcome and
+   * journal_root. Nothing is written: a replay observes, it does not act.
+   */
+  public Optional<ReplayVerdict> replay(String runId) {
+    Optional<RunStore.Submission> sub = store.submission(runId);
+    if (sub.isEmpty()) {
+      return Optional.empty();
+    }
+    RunStore.Submission s = sub.get();
+    if (s.grantsJson().isEmpty()) {
+      throw new AdmissionException("run " + runId + ": recorded without its grants; cannot replay");
+    }
+    Attestation recorded = Attestation.fromCore(store.records(runId, "attestation").get(0).core());
+    String recordedOutcome = CanonicalJson.canonicalString(recorded.outcome().toJson());
+    if (recorded.outcome() instanceof Outcome.Declined) {
+      return Optional.of(
+          new ReplayVerdict(
+              runId,
+              recordedOutcome,
+              recordedOutcome,
+              recorded.journalRoot(),
+              recorded.journalRoot(),
+              Optional.empty()));
+    }
+    Admission.Admitted a = admission.admit(s.module(), s.grantsJson(), s.entry());
+    List<com.fasterxml.jackson.databind.JsonNode> entries =
+        s.journal().stream().map(CanonicalJson::parse).toList();
+    ReplaySource source = new ReplaySource(entries, s.blobs());
+    ExecutionResult r =
+        executor.execute(
+            new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+                .withStorageRoot(storageBase.resolve(a.unit().address()))
+                .withReplay(source));
+    Optional<String> divergence = r.replayDivergence().map(ReplaySource.Divergence::describe);
+    if (divergence.isEmpty() && source.remaining() > 0) {
+      divergence =
+          Optional.of(
+              "journal entry "
+                  + (entries.size() - source.remaining())
+                  + ": recorded "
+                  + entries.get(entries.size() - source.remaining()).get("call").textValue()
+                  + ", replay ended without asking for it");
+    }
+    return Optional.of(
+        new ReplayVerdict(
+            runId,
+            recordedOutcome,
+            CanonicalJson.canonicalString(r.outcome().toJson()),
+            recorded.journalRoot(),
+            r.journalRoot(),
+            divergence));
   }
 
   /** Time-ordered, unguessable run ids: 12 hex digits of ms then 8 random hex digits. */

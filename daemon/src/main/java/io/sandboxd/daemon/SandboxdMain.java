@@ -50,11 +50,13 @@ public final class SandboxdMain implements Runnable {
         System.err.println("sandboxd: " + e.getMessage());
         return 1;
       }
+      SystemdNotifier systemd = SystemdNotifier.fromEnvironment();
       CountDownLatch stopped = new CountDownLatch(1);
       Runtime.getRuntime()
           .addShutdownHook(
               new Thread(
                   () -> {
+                    systemd.stopping();
                     try {
                       daemon.close();
                     } catch (java.io.IOException e) {
@@ -63,6 +65,8 @@ public final class SandboxdMain implements Runnable {
                     stopped.countDown();
                   },
                   "sandboxd-shutdown"));
+      // Only now is the socket bound and the store verified: clients may connect.
+      systemd.ready("serving on " + paths.socket());
       daemon.awaitTermination();
       stopped.await();
       return 0;

@@ -8,6 +8,8 @@ import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ListRunsReply;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
+import io.sandboxd.daemon.rpc.ReplayReply;
+import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.RunInfo;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.SubmitReply;
@@ -120,6 +122,39 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
       out.onCompleted();
     } catch (StoreException e) {
       out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
+    }
+  }
+
+  @Override
+  public void replay(ReplayRequest req, StreamObserver<ReplayReply> out) {
+    try {
+      var verdict = supervisor.replay(req.getRunId());
+      if (verdict.isEmpty()) {
+        out.onError(
+            Status.NOT_FOUND
+                .withDescription("run_id: no run \"" + req.getRunId() + "\" on this node")
+                .asRuntimeException());
+        return;
+      }
+      var v = verdict.get();
+      out.onNext(
+          ReplayReply.newBuilder()
+              .setRunId(v.runId())
+              .setMatches(v.matches())
+              .setRecordedOutcome(v.recordedOutcome())
+              .setReplayedOutcome(v.replayedOutcome())
+              .setRecordedRoot(v.recordedRoot() == null ? "" : v.recordedRoot())
+              .setReplayedRoot(v.replayedRoot())
+              .setDivergence(v.divergence().orElse(""))
+              .build());
+      out.onCompleted();
+    } catch (AdmissionException e) {
+      out.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
+    } catch (StoreException e) {
+      out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
+    } catch (RuntimeException e) {
+      LOG.log(Level.SEVERE, "replay failed", e);
+      out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
     }
   }
 

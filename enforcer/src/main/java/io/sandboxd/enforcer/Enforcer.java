@@ -14,6 +14,12 @@ import java.util.TreeSet;
  * taint; no clock, no I/O, no floats, no ambient state. Thread-safe (immutable after construction).
  */
 public final class Enforcer {
+  private static final String[] NO_GLOB_MATCHES = {
+    "no storage.read glob matches ",
+    "no storage.write glob matches ",
+    "no storage.delete glob matches "
+  };
+
   private final Grants grants;
   private final EnumSet<DeviceClass> devices;
   private final Glob[][] globsByMode;
@@ -98,7 +104,7 @@ public final class Enforcer {
         return Decision.ALLOW;
       }
     }
-    return Decision.denied("no storage." + mode.jsonName() + " glob matches " + path.text());
+    return Decision.denied(NO_GLOB_MATCHES[mode.ordinal()] + path.text());
   }
 
   /** The normalized endpoint is in network.outbound (exact match). */

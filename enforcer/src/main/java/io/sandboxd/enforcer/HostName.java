@@ -1,7 +1,5 @@
 package io.sandboxd.enforcer;
 
-import java.util.Locale;
-
 /**
  * The one normalization of a network host shared by endpoints and origins: lowercase DNS names,
  * IPv4 without leading zeros, IPv6 in brackets in RFC 5952 form.
@@ -23,35 +21,45 @@ final class HostName {
     if (host.indexOf(':') >= 0) {
       throw new IllegalArgumentException("IPv6 host \"" + host + "\" must be in brackets");
     }
-    String h = host.toLowerCase(Locale.ROOT);
-    if (h.length() > 253) {
+    if (host.length() > 253) {
       throw new IllegalArgumentException("host longer than 253 characters");
     }
-    String[] labels = h.split("\\.", -1);
+    // one pass: validate labels and lowercase only if needed (this runs on every egress query)
+    char[] lower = null;
     boolean numeric = true;
-    for (String label : labels) {
-      if (label.isEmpty() || label.length() > 63) {
-        throw new IllegalArgumentException("host \"" + host + "\" has an empty or overlong label");
-      }
-      for (int i = 0; i < label.length(); i++) {
-        char c = label.charAt(i);
-        boolean ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-        if (!ok) {
+    int labelStart = 0;
+    for (int i = 0; i <= host.length(); i++) {
+      char c = i < host.length() ? host.charAt(i) : '.';
+      if (c == '.') {
+        int len = i - labelStart;
+        if (len == 0 || len > 63) {
           throw new IllegalArgumentException(
-              "host \"" + host + "\" contains '" + c + "' (use the ASCII/punycode form)");
+              "host \"" + host + "\" has an empty or overlong label");
         }
-        if (c < '0' || c > '9') {
-          numeric = false;
+        if (host.charAt(labelStart) == '-' || host.charAt(i - 1) == '-') {
+          throw new IllegalArgumentException(
+              "host label \"" + host.substring(labelStart, i) + "\" starts or ends with '-'");
         }
+        labelStart = i + 1;
+        continue;
       }
-      if (label.charAt(0) == '-' || label.charAt(label.length() - 1) == '-') {
-        throw new IllegalArgumentException("host label \"" + label + "\" starts or ends with '-'");
+      if (c >= 'A' && c <= 'Z') {
+        if (lower == null) {
+          lower = host.toCharArray();
+        }
+        lower[i] = (char) (c + ('a' - 'A'));
+        numeric = false;
+      } else if ((c >= 'a' && c <= 'z') || c == '-' || c == '_') {
+        numeric = false;
+      } else if (c < '0' || c > '9') {
+        throw new IllegalArgumentException(
+            "host \"" + host + "\" contains '" + c + "' (use the ASCII/punycode form)");
       }
     }
     if (numeric) {
-      checkIpv4(host, labels);
+      checkIpv4(host, host.split("\\.", -1));
     }
-    return h;
+    return lower == null ? host : new String(lower);
   }
 
   private static void checkIpv4(String host, String[] labels) {

@@ -34,17 +34,19 @@ public final class StoragePath {
     if (text.isEmpty()) {
       throw new IllegalArgumentException("empty " + what);
     }
-    if (text.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException(what + " contains NUL");
-    }
     int start = text.charAt(0) == '/' ? 1 : 0;
     if (start == text.length()) {
       return new int[0]; // "/" alone: the unit root
     }
+    // one pass to count segments and find NUL, one to record them: paths are short and this is
+    // on the hot path of every storage call
     int count = 1;
     for (int i = start; i < text.length(); i++) {
-      if (text.charAt(i) == '/') {
+      char c = text.charAt(i);
+      if (c == '/') {
         count++;
+      } else if (c == '\0') {
+        throw new IllegalArgumentException(what + " contains NUL");
       }
     }
     int[] bounds = new int[count * 2];

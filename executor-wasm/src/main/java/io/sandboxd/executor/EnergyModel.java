@@ -1,26 +1,96 @@
 package io.sandboxd.executor;
 
 import io.sandboxd.attest.Provenance;
+import io.sandboxd.metering.Attribution;
+import io.sandboxd.metering.EnergyClass;
+import io.sandboxd.metering.EnergyReading;
+import io.sandboxd.metering.MeteredRun;
+import io.sandboxd.metering.RunEnergy;
+import io.sandboxd.metering.UnitSpec;
+import java.util.EnumSet;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.LongSupplier;
 
 /**
- * Turns a unit's CPU time into energy per device class. The default is a labelled estimate (a
- * configured CPU power in milliwatts); a measured model replaces it where meters exist.
+ * How a unit's energy is measured while it runs: a session per run, read during the run (for the
+ * energy budget) and at its end (for the receipt), one entry per dispatchable class.
  */
 public interface EnergyModel {
-  /** Energy of a unit that used {@code cpuNanos} of CPU time, one entry per dispatchable class. */
-  Map<String, ClassEnergyReading> energyFor(long cpuNanos, java.util.Set<String> classes);
+  /** Starts metering a run whose CPU time so far is {@code cpuNanos}. */
+  Session begin(String runId, LongSupplier cpuNanos, Set<String> classes);
 
-  /** A power-model estimate, always labelled {@link Provenance#Estimator}. */
+  /** One run's meter. */
+  interface Session {
+    /** Energy so far (may lag by one meter window). */
+    Map<String, ClassEnergyReading> current();
+
+    /** Final energy; call once, at the end of the run. */
+    Map<String, ClassEnergyReading> end();
+  }
+
+  /**
+   * A power-model estimate from CPU time alone, always labelled {@link Provenance#Estimator}: µJ =
+   * mW × ns / 10^6. Non-CPU classes read 0 (a WASM unit does not drive them).
+   */
   static EnergyModel estimate(long cpuMilliwatts) {
-    return (cpuNanos, classes) -> {
-      java.util.Map<String, ClassEnergyReading> out = new java.util.TreeMap<>();
+    return (runId, cpuNanos, classes) ->
+        new Session() {
+          @Override
+          public Map<String, ClassEnergyReading> current() {
+            Map<String, ClassEnergyReading> out = new TreeMap<>();
+            long ns = Math.max(0, cpuNanos.getAsLong());
+            for (String c : classes) {
+              long uj = c.equals("Cpu") ? Math.multiplyExact(cpuMilliwatts, ns) / 1_000_000L : 0;
+              out.put(
+                  c, new ClassEnergyReading(uj, Provenance.Estimator, "estimator", 1, 1_000_000));
+            }
+            return out;
+          }
+
+          @Override
+          public Map<String, ClassEnergyReading> end() {
+            return current();
+          }
+        };
+  }
+
+  /** Energy attributed from the node's meters by CPU-time share (the metering module). */
+  static EnergyModel attributed(Attribution attribution) {
+    return (runId, cpuNanos, classes) -> {
+      Set<EnergyClass> granted = EnumSet.noneOf(EnergyClass.class);
       for (String c : classes) {
-        // µJ = mW × ns × 1e-6; non-CPU classes are not exercised by a WASM unit here.
-        long uj = c.equals("Cpu") ? Math.multiplyExact(cpuMilliwatts, cpuNanos) / 1_000_000L : 0;
-        out.put(c, new ClassEnergyReading(uj, Provenance.Estimator, "estimator", 1, 1_000_000));
+        granted.add(EnergyClass.valueOf(c));
       }
-      return out;
+      MeteredRun run = attribution.begin(new UnitSpec(runId, cpuNanos, granted, Set.of()));
+      return new Session() {
+        @Override
+        public Map<String, ClassEnergyReading> current() {
+          return convert(run.current());
+        }
+
+        @Override
+        public Map<String, ClassEnergyReading> end() {
+          return convert(run.end());
+        }
+      };
     };
+  }
+
+  private static Map<String, ClassEnergyReading> convert(RunEnergy energy) {
+    Map<String, ClassEnergyReading> out = new TreeMap<>();
+    for (Map.Entry<EnergyClass, EnergyReading> e : energy.readings().entrySet()) {
+      EnergyReading r = e.getValue();
+      out.put(
+          e.getKey().name(),
+          new ClassEnergyReading(
+              r.uj(),
+              Provenance.valueOf(r.provenance().name()),
+              r.source(),
+              r.resolutionUj(),
+              r.minWindowNs()));
+    }
+    return out;
   }
 }

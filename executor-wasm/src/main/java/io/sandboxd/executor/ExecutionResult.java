@@ -23,9 +23,24 @@ public record ExecutionResult(
     String journalRoot,
     boolean clockGranted,
     long clockConstantMs,
-    long hostCalls) {
+    long hostCalls,
+    IoCounts io,
+    java.util.SortedSet<String> taint,
+    java.util.Optional<ReplaySource.Divergence> replayDivergence) {
+
+  /** Brokered I/O for the receipt. */
+  public record IoCounts(
+      long readOps,
+      long readBytes,
+      long writeBytes,
+      long egressBytes,
+      long ingressBytes,
+      long inferenceCalls) {
+    public static final IoCounts NONE = new IoCounts(0, 0, 0, 0, 0, 0);
+  }
 
   public ExecutionResult {
+    taint = java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(taint));
     energy = Map.copyOf(energy);
     journal = List.copyOf(journal);
     journalBlobs = Map.copyOf(journalBlobs);

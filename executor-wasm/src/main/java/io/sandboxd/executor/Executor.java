@@ -11,10 +11,12 @@ import io.sandboxd.enforcer.ComputeGrant;
 import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.enforcer.Enforcer;
 import io.sandboxd.enforcer.HostService;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.security.SecureRandom;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
@@ -44,7 +46,15 @@ public final class Executor implements AutoCloseable {
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
   private final SecureRandom random = new SecureRandom();
 
+  private final HostServices services;
+
   public Executor(int maxConcurrent, EnergyModel energyModel, long maxWallMillis) {
+    this(maxConcurrent, energyModel, maxWallMillis, HostServices.none());
+  }
+
+  public Executor(
+      int maxConcurrent, EnergyModel energyModel, long maxWallMillis, HostServices services) {
+    this.services = services;
     AtomicInteger n = new AtomicInteger();
     this.guests =
         new ThreadPoolExecutor(
@@ -82,19 +92,40 @@ public final class Executor implements AutoCloseable {
     UnitCompiler.checkEntry(req.unit(), req.entry());
     ComputeGrant compute = req.grants().compute();
     Set<String> classes = dispatchableClasses(compute);
-    Enforcer enforcer = new Enforcer(req.grants());
+    Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
     boolean clockGranted = enforcer.mayHost(HostService.CLOCK).allowed();
-    RunContext ctx = new RunContext(enforcer, Executor::wallNanos, CLOCK_CONSTANT_MS, random);
+    Optional<StorageRoot> storage;
+    try {
+      storage =
+          req.storageRoot().isPresent()
+              ? Optional.of(new StorageRoot(req.storageRoot().get()))
+              : Optional.empty();
+    } catch (IOException e) {
+      throw new UnitException(
+          UnitException.Part.MODULE,
+          "storage root " + req.storageRoot().get() + ": " + e.getMessage(),
+          e);
+    }
+    RunContext ctx =
+        new RunContext(
+            enforcer,
+            Executor::wallNanos,
+            CLOCK_CONSTANT_MS,
+            random,
+            services,
+            storage,
+            req.replay());
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
     GuestTask task = new GuestTask(req, ctx, memoryLimitPages(req.unit(), compute));
+    EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
     Future<Integer> future = guests.submit(task);
-    Outcome.Breach breach = watch(future, task, compute, classes);
+    Outcome.Breach breach = watch(future, task, compute, meter);
 
     long wall = System.nanoTime() - t0;
     long cpu = task.cpuNanos();
-    Map<String, ClassEnergyReading> energy = energyModel.energyFor(cpu, classes);
+    Map<String, ClassEnergyReading> energy = meter.end();
     Outcome outcome = decide(task, breach, cpu, energy, compute);
     return new ExecutionResult(
         outcome,
@@ -110,7 +141,16 @@ public final class Executor implements AutoCloseable {
         ctx.journal.root(),
         clockGranted,
         CLOCK_CONSTANT_MS,
-        ctx.hostCalls());
+        ctx.hostCalls(),
+        new ExecutionResult.IoCounts(
+            ctx.readOps.get(),
+            ctx.readBytes.get(),
+            ctx.writeBytes.get(),
+            ctx.egressBytes.get(),
+            ctx.ingressBytes.get(),
+            ctx.inferenceCalls.get()),
+        ctx.taint.labels(),
+        req.replay().map(ReplaySource::divergence));
   }
 
   private static long wallNanos() {
@@ -126,7 +166,7 @@ public final class Executor implements AutoCloseable {
   }
 
   private Outcome.Breach watch(
-      Future<Integer> future, GuestTask task, ComputeGrant compute, Set<String> classes) {
+      Future<Integer> future, GuestTask task, ComputeGrant compute, EnergyModel.Session meter) {
     long cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
     long deadline = System.nanoTime() + maxWallNanos;
     Outcome.Breach breach = null;
@@ -143,8 +183,7 @@ public final class Executor implements AutoCloseable {
         long cpu = threads.getThreadCpuTime(guest.getId()) - task.cpuStart;
         if (cpu > cpuBudgetNanos) {
           breach = Outcome.Breach.CpuTime;
-        } else if (totalUj(energyModel.energyFor(Math.max(cpu, 0), classes))
-            > compute.energyBudgetUj()) {
+        } else if (totalUj(meter.current()) > compute.energyBudgetUj()) {
           breach = Outcome.Breach.EnergyBudget;
         } else if (System.nanoTime() > deadline) {
           task.wallLimitHit = true;
@@ -200,7 +239,7 @@ public final class Executor implements AutoCloseable {
       return new Outcome.Failed(task.failure);
     }
     if (task.exitCode != 0) {
-      return new Outcome.Failed("entry returned " + task.exitCode);
+      return new Outcome.Failed((task.exited ? "exit status " : "entry returned ") + task.exitCode);
     }
     return new Outcome.Completed();
   }
@@ -223,6 +262,8 @@ public final class Executor implements AutoCloseable {
     volatile String memoryBreach;
     volatile String failure;
     volatile int exitCode;
+    // The guest ended through WASI proc_exit rather than by returning from its entry.
+    volatile boolean exited;
 
     GuestTask(UnitRequest req, RunContext ctx, int limitPages) {
       this.req = req;
@@ -236,6 +277,16 @@ public final class Executor implements AutoCloseable {
 
     long cpuNanos() {
       return cpuNanos;
+    }
+
+    /** CPU time of this task so far: live while it runs, final once it ended. */
+    long cpuSoFar() {
+      Thread t = thread.get();
+      if (t == null) {
+        return cpuNanos;
+      }
+      long now = threads.getThreadCpuTime(t.getId()) - cpuStart;
+      return Math.max(now, 0);
     }
 
     long memoryPeakBytes() {
@@ -261,6 +312,7 @@ public final class Executor implements AutoCloseable {
       cpuStart = cpu0;
       thread.set(me);
       Instance instance = null;
+      WasiImports wasi = null;
       try {
         CompiledUnit unit = req.unit();
         if (unit.initialPages() > limitPages) {
@@ -268,6 +320,9 @@ public final class Executor implements AutoCloseable {
               "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
           return -1;
         }
+        wasi =
+            WasiImports.forRun(
+                unit.module(), ctx, unit.address(), req.env(), ctx.storage.map(StorageRoot::root));
         Instance.Builder b =
             Instance.builder(unit.module())
                 .withImportValues(
@@ -275,8 +330,15 @@ public final class Executor implements AutoCloseable {
                         .addFunction(
                             SandboxImports.functions(ctx)
                                 .toArray(new com.dylibso.chicory.runtime.HostFunction[0]))
+                        .addFunction(
+                            wasi == null
+                                ? new com.dylibso.chicory.runtime.HostFunction[0]
+                                : wasi.functions())
                         .build())
-                .withMachineFactory(unit.machineFactory());
+                .withMachineFactory(unit.machineFactory())
+                // Chicory would otherwise run an exported `_start` while instantiating; the entry
+                // runs once, below, whichever export it is.
+                .withStart(false);
         if (unit.module().memorySection().isPresent()) {
           b.withMemoryLimits(new MemoryLimits(unit.initialPages(), limitPages));
         }
@@ -293,6 +355,10 @@ public final class Executor implements AutoCloseable {
       } catch (OutOfMemoryError e) {
         memoryBreach = "the daemon's heap could not hold the unit's memory";
         return -1;
+      } catch (com.dylibso.chicory.wasi.WasiExitException e) {
+        exited = true;
+        exitCode = e.exitCode();
+        return exitCode;
       } catch (ChicoryException e) {
         failure = "trap: " + e.getMessage();
         return -1;
@@ -300,6 +366,9 @@ public final class Executor implements AutoCloseable {
         failure = "host error: " + e;
         return -1;
       } finally {
+        if (wasi != null) {
+          wasi.close();
+        }
         if (instance != null && instance.memory() != null) {
           memoryPeakBytes = (long) instance.memory().pages() * Memory.PAGE_SIZE;
         }

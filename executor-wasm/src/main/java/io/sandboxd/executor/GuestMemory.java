@@ -33,6 +33,28 @@ final class GuestMemory {
     memory.writeLong((int) ptr, v);
   }
 
+  /**
+   * Writes {@code data} to an output buffer {@code (ptr, cap, len_out)}: the full length always
+   * goes to {@code len_out}; if {@code cap} is too small nothing else is written (TOO_SMALL), so
+   * the guest can retry with a bigger buffer.
+   */
+  int writeOut(long ptr, long cap, long lenOut, byte[] data) {
+    if (!inBounds(lenOut, 4) || !inBounds(ptr, cap)) {
+      return AbiStatus.FAULT;
+    }
+    memory.writeI32((int) lenOut, data.length);
+    if (data.length > (cap & 0xffffffffL)) {
+      return AbiStatus.TOO_SMALL;
+    }
+    memory.write((int) ptr, data);
+    return AbiStatus.OK;
+  }
+
+  /** The bytes at {@code (ptr, len)}, or null when the range is outside memory. */
+  byte[] readChecked(long ptr, long len) {
+    return inBounds(ptr, len) ? read(ptr, len) : null;
+  }
+
   long sizeBytes() {
     return memory == null ? 0 : (long) memory.pages() * Memory.PAGE_SIZE;
   }

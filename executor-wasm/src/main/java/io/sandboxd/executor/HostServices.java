@@ -8,9 +8,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The node-side services the `sandbox` imports reach, configured once by the daemon: the kv
- * store, the secret store for egress credentials, the exec search path and denylist, and the
- * on-host inference endpoint.
+ * The node-side services the `sandbox` imports reach, configured once by the daemon: the kv store,
+ * the secret store for egress credentials, the exec search path and denylist, and the on-host
+ * inference endpoint.
  */
 public record HostServices(
     Optional<KvStore> kv,
@@ -42,26 +42,50 @@ public record HostServices(
 
   public HostServices withKv(KvStore store) {
     return new HostServices(
-        Optional.of(store), secrets, execSearchPath, execDenylist, execTimeout, egressTimeout,
-        inferenceEndpoint, inferenceClass);
+        Optional.of(store),
+        secrets,
+        execSearchPath,
+        execDenylist,
+        execTimeout,
+        egressTimeout,
+        inferenceEndpoint,
+        inferenceClass);
   }
 
   public HostServices withSecrets(SecretStore store) {
     return new HostServices(
-        kv, store, execSearchPath, execDenylist, execTimeout, egressTimeout, inferenceEndpoint,
+        kv,
+        store,
+        execSearchPath,
+        execDenylist,
+        execTimeout,
+        egressTimeout,
+        inferenceEndpoint,
         inferenceClass);
   }
 
   public HostServices withExecDenylist(Set<String> denylist) {
     return new HostServices(
-        kv, secrets, execSearchPath, denylist, execTimeout, egressTimeout, inferenceEndpoint,
+        kv,
+        secrets,
+        execSearchPath,
+        denylist,
+        execTimeout,
+        egressTimeout,
+        inferenceEndpoint,
         inferenceClass);
   }
 
   public HostServices withInference(URI endpoint, String servingClass) {
     return new HostServices(
-        kv, secrets, execSearchPath, execDenylist, execTimeout, egressTimeout,
-        Optional.of(endpoint), servingClass);
+        kv,
+        secrets,
+        execSearchPath,
+        execDenylist,
+        execTimeout,
+        egressTimeout,
+        Optional.of(endpoint),
+        servingClass);
   }
 
   /** Directory of secret files, for {@link SecretStore#directory}. */

@@ -44,7 +44,8 @@ public final class ReplaySource {
     }
     byte[] blob = blobs.get(e.get("response").textValue());
     if (blob == null) {
-      divergence = new Divergence(next, "response blob " + e.get("response").textValue(), "missing");
+      divergence =
+          new Divergence(next, "response blob " + e.get("response").textValue(), "missing");
       throw new ReplayDivergenceException(divergence);
     }
     next++;

@@ -2,6 +2,7 @@ package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.enforcer.Enforcer;
+import io.sandboxd.enforcer.FlowSource;
 import io.sandboxd.enforcer.RunTaint;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -67,8 +68,20 @@ final class RunContext {
    * comes from the record (which must name the same call and request) and the world is not asked.
    */
   HostAnswer journaled(String call, JsonNode request, Supplier<HostAnswer> live) {
+    return journaled(call, request, live, null);
+  }
+
+  /**
+   * As above, and an allowed read from {@code source} taints the run per the flow grant (in a
+   * replay too, so the replayed taint, and with it every later decision, is the same).
+   */
+  HostAnswer journaled(
+      String call, JsonNode request, Supplier<HostAnswer> live, FlowSource source) {
     countCall();
     HostAnswer answer = replay.isPresent() ? replay.get().next(call, request) : live.get();
+    if (source != null && answer.decision().equals("Allow") && answer.status() == AbiStatus.OK) {
+      taint.add(enforcer.taints(source));
+    }
     journal.record(call, request, answer.toBytes(), answer.decision(), taint.labels());
     return answer;
   }

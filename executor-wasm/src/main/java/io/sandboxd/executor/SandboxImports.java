@@ -13,6 +13,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -20,20 +21,38 @@ import java.util.TreeMap;
 /**
  * The `sandbox` import namespace (ABI.md): each function asks the Enforcer first, answers a denial
  * with a status code, never a trap, and journals every nondeterministic input it hands the guest.
+ * The capability-specific bodies live in {@link KvCalls}, {@link StorageCalls}, {@link
+ * EgressCalls}, {@link ExecCalls} and {@link InferCalls}.
  */
 final class SandboxImports {
   static final String NAMESPACE = "sandbox";
 
-  private static final Map<String, FunctionType> SIGNATURES = new TreeMap<>();
+  private static final ValType I32 = ValType.I32;
+  private static final ValType I64 = ValType.I64;
+  private static final Map<String, FunctionType> SIGNATURES;
 
   static {
-    SIGNATURES.put("log", FunctionType.of(List.of(ValType.I32, ValType.I32), List.of(ValType.I32)));
-    SIGNATURES.put("clock_now", FunctionType.of(List.of(ValType.I32), List.of(ValType.I32)));
-    SIGNATURES.put("random_u64", FunctionType.of(List.of(ValType.I32), List.of(ValType.I32)));
-    SIGNATURES.put("yield_point", FunctionType.of(List.of(), List.of(ValType.I32)));
+    Map<String, FunctionType> s = new TreeMap<>();
+    s.put("log", sig(I32, I32));
+    s.put("clock_now", sig(I32));
+    s.put("random_u64", sig(I32));
+    s.put("kv_get", sig(I32, I32, I32, I32, I32));
+    s.put("kv_put", sig(I32, I32, I32, I32));
+    s.put("storage_read", sig(I32, I32, I64, I32, I32, I32));
+    s.put("storage_write", sig(I32, I32, I64, I32, I32));
+    s.put("storage_delete", sig(I32, I32));
+    s.put("egress", sig(I32, I32, I32, I32, I32));
+    s.put("exec", sig(I32, I32, I32, I32, I32));
+    s.put("infer", sig(I32, I32, I32, I32, I32));
+    s.put("yield_point", sig());
+    SIGNATURES = Collections.unmodifiableMap(s);
   }
 
   private SandboxImports() {}
+
+  private static FunctionType sig(ValType... params) {
+    return FunctionType.of(List.of(params), List.of(ValType.I32));
+  }
 
   static FunctionType signature(String name) {
     return SIGNATURES.get(name);
@@ -45,20 +64,39 @@ final class SandboxImports {
 
   static List<HostFunction> functions(RunContext ctx) {
     List<HostFunction> fns = new ArrayList<>();
-    fns.add(fn("log", (inst, args) -> log(ctx, inst, args[0], args[1])));
-    fns.add(fn("clock_now", (inst, args) -> clockNow(ctx, inst, args[0])));
-    fns.add(fn("random_u64", (inst, args) -> randomU64(ctx, inst, args[0])));
-    fns.add(fn("yield_point", (inst, args) -> yieldPoint(ctx)));
+    fns.add(fn("log", (mem, a) -> log(ctx, mem, a[0], a[1])));
+    fns.add(fn("clock_now", (mem, a) -> clockNow(ctx, mem, a[0])));
+    fns.add(fn("random_u64", (mem, a) -> randomU64(ctx, mem, a[0])));
+    fns.add(fn("kv_get", (mem, a) -> KvCalls.get(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
+    fns.add(fn("kv_put", (mem, a) -> KvCalls.put(ctx, mem, a[0], a[1], a[2], a[3])));
+    fns.add(
+        fn(
+            "storage_read",
+            (mem, a) -> StorageCalls.read(ctx, mem, a[0], a[1], a[2], a[3], a[4], a[5])));
+    fns.add(
+        fn(
+            "storage_write",
+            (mem, a) -> StorageCalls.write(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
+    fns.add(fn("storage_delete", (mem, a) -> StorageCalls.delete(ctx, mem, a[0], a[1])));
+    fns.add(fn("egress", (mem, a) -> EgressCalls.egress(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
+    fns.add(fn("exec", (mem, a) -> ExecCalls.exec(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
+    fns.add(fn("infer", (mem, a) -> InferCalls.infer(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
+    fns.add(fn("yield_point", (mem, a) -> yieldPoint(ctx)));
     return fns;
   }
 
-  private interface Body {
-    int call(Instance instance, long[] args);
+  /** The body of one import, given the guest's memory and its arguments. */
+  interface Body {
+    int call(GuestMemory memory, long[] args);
   }
 
   private static HostFunction fn(String name, Body body) {
     return new HostFunction(
-        NAMESPACE, name, SIGNATURES.get(name), (inst, args) -> new long[] {body.call(inst, args)});
+        NAMESPACE,
+        name,
+        SIGNATURES.get(name),
+        (Instance inst, long... args) ->
+            new long[] {body.call(new GuestMemory(inst.memory()), args)});
   }
 
   static int status(Decision d) {
@@ -68,29 +106,41 @@ final class SandboxImports {
     return d instanceof Decision.Tainted ? AbiStatus.TAINTED : AbiStatus.OK;
   }
 
-  private static int log(RunContext ctx, Instance inst, long ptr, long len) {
+  /** A refused answer carrying the decision's status. */
+  static HostAnswer refusal(Decision d) {
+    return HostAnswer.refused(d.name(), status(d));
+  }
+
+  /** Reads guest bytes as strict UTF-8, or null when they are not. */
+  static String utf8(byte[] bytes) {
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      return null;
+    }
+  }
+
+  private static int log(RunContext ctx, GuestMemory mem, long ptr, long len) {
     Decision d = ctx.enforcer.mayHost(HostService.LOGGING);
     if (!d.allowed()) {
       ctx.countCall();
       return status(d);
     }
-    GuestMemory mem = new GuestMemory(inst.memory());
-    if (!mem.inBounds(ptr, len)) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
-    }
     if ((len & 0xffffffffL) > RunContext.MAX_LOG_BYTES) {
       ctx.countCall();
       return AbiStatus.INVALID;
     }
-    byte[] msg = mem.read(ptr, len);
-    try {
-      StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(msg));
-    } catch (CharacterCodingException e) {
+    byte[] msg = mem.readChecked(ptr, len);
+    if (msg == null) {
+      ctx.countCall();
+      return AbiStatus.FAULT;
+    }
+    if (utf8(msg) == null) {
       ctx.countCall();
       return AbiStatus.INVALID;
     }
@@ -98,55 +148,52 @@ final class SandboxImports {
     return AbiStatus.OK;
   }
 
-  private static int clockNow(RunContext ctx, Instance inst, long outPtr) {
-    ctx.countCall();
-    GuestMemory mem = new GuestMemory(inst.memory());
+  private static int clockNow(RunContext ctx, GuestMemory mem, long outPtr) {
     if (!mem.inBounds(outPtr, 8)) {
+      ctx.countCall();
       return AbiStatus.FAULT;
     }
-    Decision d = ctx.enforcer.mayHost(HostService.CLOCK);
-    // Not granted: the normalized constant, never an error and never the wall clock (§7.5).
-    long nanos = d.allowed() ? ctx.clockNanos.getAsLong() : ctx.clockConstantMs * 1_000_000L;
-    byte[] response = le64(nanos);
-    ctx.journal.record(
-        "clock_now", CanonicalJson.mapper().createObjectNode(), response, d.name(), ctx.taint());
-    mem.writeLong(outPtr, nanos);
-    return AbiStatus.OK;
+    HostAnswer a =
+        ctx.journaled(
+            "clock_now",
+            CanonicalJson.mapper().createObjectNode(),
+            () -> {
+              Decision d = ctx.enforcer.mayHost(HostService.CLOCK);
+              // Not granted: the normalized constant, never an error and never the wall clock.
+              long nanos =
+                  d.allowed() ? ctx.clockNanos.getAsLong() : ctx.clockConstantMs * 1_000_000L;
+              return new HostAnswer(d.name(), AbiStatus.OK, le64(nanos));
+            });
+    mem.write(outPtr, a.payload());
+    return a.status();
   }
 
-  private static int randomU64(RunContext ctx, Instance inst, long outPtr) {
-    ctx.countCall();
-    GuestMemory mem = new GuestMemory(inst.memory());
+  private static int randomU64(RunContext ctx, GuestMemory mem, long outPtr) {
     if (!mem.inBounds(outPtr, 8)) {
+      ctx.countCall();
       return AbiStatus.FAULT;
     }
-    Decision d = ctx.enforcer.mayHost(HostService.RANDOM);
-    if (!d.allowed()) {
-      ctx.journal.record(
-          "random_u64",
-          CanonicalJson.mapper().createObjectNode(),
-          new byte[0],
-          d.name(),
-          ctx.taint());
-      return status(d);
+    HostAnswer a =
+        ctx.journaled(
+            "random_u64",
+            CanonicalJson.mapper().createObjectNode(),
+            () -> {
+              Decision d = ctx.enforcer.mayHost(HostService.RANDOM);
+              return d.allowed() ? HostAnswer.allow(le64(ctx.random.nextLong())) : refusal(d);
+            });
+    if (a.status() == AbiStatus.OK) {
+      mem.write(outPtr, a.payload());
     }
-    long v = ctx.random.nextLong();
-    ctx.journal.record(
-        "random_u64", CanonicalJson.mapper().createObjectNode(), le64(v), d.name(), ctx.taint());
-    mem.writeLong(outPtr, v);
-    return AbiStatus.OK;
+    return a.status();
   }
 
   private static int yieldPoint(RunContext ctx) {
-    ctx.countCall();
     // Parking arrives with durable runs; until then the supervisor always answers OK.
-    ctx.journal.record(
-        "yield_point",
-        CanonicalJson.mapper().createObjectNode(),
-        le64(AbiStatus.OK),
-        "Allow",
-        ctx.taint());
-    return AbiStatus.OK;
+    return ctx.journaled(
+            "yield_point",
+            CanonicalJson.mapper().createObjectNode(),
+            () -> HostAnswer.allow(new byte[0]))
+        .status();
   }
 
   static byte[] le64(long v) {

@@ -8,10 +8,10 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * A unit's storage directory on the host. Guest paths are resolved beneath it one segment at a
- * time without following symlinks, so `..`, absolute paths and planted links cannot leave it,
- * whatever the globs say. (openat2 with RESOLVE_BENEATH would do this in the kernel; the JDK has no
- * binding for it, so we refuse every symlink on the way instead.)
+ * A unit's storage directory on the host. Guest paths are resolved beneath it one segment at a time
+ * without following symlinks, so `..`, absolute paths and planted links cannot leave it, whatever
+ * the globs say. (openat2 with RESOLVE_BENEATH would do this in the kernel; the JDK has no binding
+ * for it, so we refuse every symlink on the way instead.)
  */
 public final class StorageRoot {
   private final Path root;

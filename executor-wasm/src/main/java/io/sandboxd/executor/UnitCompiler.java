@@ -112,7 +112,8 @@ public final class UnitCompiler {
                 + imp.importType()
                 + ")");
       }
-      if (!imp.module().equals(SandboxImports.NAMESPACE)) {
+      boolean wasi = imp.module().equals(WasiImports.NAMESPACE);
+      if (!wasi && !imp.module().equals(SandboxImports.NAMESPACE)) {
         throw new UnitException(
             UnitException.Part.IMPORT,
             "import "
@@ -122,13 +123,19 @@ public final class UnitCompiler {
                 + "\"; units may import"
                 + " from \""
                 + SandboxImports.NAMESPACE
+                + "\" or \""
+                + WasiImports.NAMESPACE
                 + "\"");
       }
-      FunctionType expected = SandboxImports.signature(imp.name());
+      FunctionType expected =
+          wasi ? WasiImports.signature(imp.name()) : SandboxImports.signature(imp.name());
       if (expected == null) {
         throw new UnitException(
             UnitException.Part.IMPORT,
-            "import " + name + ": unknown import; this daemon provides " + SandboxImports.names());
+            "import "
+                + name
+                + ": unknown import; this daemon provides "
+                + (wasi ? WasiImports.names() : SandboxImports.names()));
       }
       FunctionType actual = module.typeSection().getType(fi.typeIndex());
       if (!actual.typesMatch(expected)) {

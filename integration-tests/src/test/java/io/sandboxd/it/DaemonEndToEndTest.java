@@ -38,8 +38,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The real daemon process, a real gRPC client over its Unix socket, and the real CLI verifying
- * what it exported: the walking skeleton of issue 2, end to end.
+ * The real daemon process, a real gRPC client over its Unix socket, and the real CLI verifying what
+ * it exported: the walking skeleton of issue 2, end to end.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DaemonEndToEndTest {
@@ -138,13 +138,28 @@ class DaemonEndToEndTest {
 
   @Test
   @Order(2)
+  void aRecordedRunReplaysToTheSameJournalRoot() throws Exception {
+    SubmitReply r = submit(hello, helloGrants, "run");
+    DaemonProcess.Result replay =
+        DaemonProcess.sandboxctl(
+            null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+    assertEquals(0, replay.exit(), replay.out() + replay.err());
+    assertTrue(replay.out().contains("replay matches"), replay.out());
+    Attestation a =
+        Attestation.fromCore(Envelope.fromJson(CanonicalJson.parse(r.getAttestation())).core());
+    assertTrue(replay.out().contains(a.journalRoot()), replay.out());
+  }
+
+  @Test
+  @Order(3)
   void badInputGetsATypedErrorNamingTheFaultAndTheDaemonKeepsServing() throws Exception {
     StatusRuntimeException malformed =
         assertThrows(StatusRuntimeException.class, () -> submit(hello, "{\"compute\":", "run"));
     assertEquals(Status.Code.INVALID_ARGUMENT, malformed.getStatus().getCode());
     assertTrue(malformed.getStatus().getDescription().startsWith("grants:"));
 
-    String unknownField = helloGrants.replace("\"inference\": false", "\"inference\": false, \"teleport\": true");
+    String unknownField =
+        helloGrants.replace("\"inference\": false", "\"inference\": false, \"teleport\": true");
     StatusRuntimeException unknown =
         assertThrows(StatusRuntimeException.class, () -> submit(hello, unknownField, "run"));
     assertTrue(unknown.getStatus().getDescription().contains("teleport"), unknown.getMessage());
@@ -152,7 +167,9 @@ class DaemonEndToEndTest {
     StatusRuntimeException notWasm =
         assertThrows(
             StatusRuntimeException.class,
-            () -> submit("#!/bin/sh\necho hi\n".getBytes(StandardCharsets.UTF_8), helloGrants, "run"));
+            () ->
+                submit(
+                    "#!/bin/sh\necho hi\n".getBytes(StandardCharsets.UTF_8), helloGrants, "run"));
     assertEquals(Status.Code.INVALID_ARGUMENT, notWasm.getStatus().getCode());
     assertTrue(notWasm.getStatus().getDescription().contains("module"), notWasm.getMessage());
 
@@ -162,14 +179,45 @@ class DaemonEndToEndTest {
 
     // A module importing something the ABI does not define: (import "sandbox" "teleport" ...).
     byte[] unknownImport = {
-      0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
-      0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type section: () -> ()
-      0x02, 0x14, 0x01, 0x07, 's', 'a', 'n', 'd', 'b', 'o', 'x', 0x08, 't', 'e', 'l', 'e', 'p',
-      'o', 'r', 't', 0x00, 0x00 // import sandbox.teleport, func type 0
+      0x00,
+      0x61,
+      0x73,
+      0x6d,
+      0x01,
+      0x00,
+      0x00,
+      0x00, // magic, version
+      0x01,
+      0x04,
+      0x01,
+      0x60,
+      0x00,
+      0x00, // type section: () -> ()
+      0x02,
+      0x14,
+      0x01,
+      0x07,
+      's',
+      'a',
+      'n',
+      'd',
+      'b',
+      'o',
+      'x',
+      0x08,
+      't',
+      'e',
+      'l',
+      'e',
+      'p',
+      'o',
+      'r',
+      't',
+      0x00,
+      0x00 // import sandbox.teleport, func type 0
     };
     StatusRuntimeException badImport =
-        assertThrows(
-            StatusRuntimeException.class, () -> submit(unknownImport, helloGrants, "run"));
+        assertThrows(StatusRuntimeException.class, () -> submit(unknownImport, helloGrants, "run"));
     assertTrue(
         badImport.getStatus().getDescription().contains("sandbox.teleport"),
         badImport.getMessage());
@@ -185,23 +233,23 @@ class DaemonEndToEndTest {
   }
 
   @Test
-  @Order(3)
+  @Order(4)
   void aRunawayUnitIsTerminatedWhileAnotherCompletes() throws Exception {
     byte[] spin = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/spin.wasm"));
-    String spinGrants =
-        Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
+    String spinGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
     CompletableFuture<SubmitReply> runaway =
         CompletableFuture.supplyAsync(() -> submit(spin, spinGrants, "run"));
     SubmitReply ok = submit(hello, helloGrants, "run");
     assertEquals("\"Completed\"", ok.getOutcomeJson());
     SubmitReply t = runaway.get(120, TimeUnit.SECONDS);
     assertEquals("{\"Terminated\":{\"breach\":\"CpuTime\"}}", t.getOutcomeJson());
-    Receipt receipt = Receipt.fromCore(Envelope.fromJson(CanonicalJson.parse(t.getReceipt())).core());
+    Receipt receipt =
+        Receipt.fromCore(Envelope.fromJson(CanonicalJson.parse(t.getReceipt())).core());
     assertTrue(receipt.cpuTimeMs() >= 300, "the receipt records what was consumed");
   }
 
   @Test
-  @Order(4)
+  @Order(5)
   void aSecondDaemonRefusesTheLiveSocketInsteadOfStealingIt() throws Exception {
     Exception refused =
         assertThrows(
@@ -212,7 +260,7 @@ class DaemonEndToEndTest {
   }
 
   @Test
-  @Order(5)
+  @Order(6)
   void acknowledgedRunsSurviveAHardKillAndRestart() throws Exception {
     SubmitReply r = submit(hello, helloGrants, "run");
     int before = client.stub().listRuns(ListRunsRequest.getDefaultInstance()).getRunsCount();

@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 /** The packaged daemon started as a real process, and the packaged CLI run as one. */
 final class DaemonProcess implements AutoCloseable {
-  static final Path JAR = Path.of(System.getProperty("sandboxd.jar", "../daemon/target/sandboxd.jar"));
+  static final Path JAR =
+      Path.of(System.getProperty("sandboxd.jar", "../daemon/target/sandboxd.jar"));
   static final Path ROOT = Path.of(System.getProperty("sandboxd.root", ".."));
 
   final Path state;
@@ -93,8 +94,7 @@ final class DaemonProcess implements AutoCloseable {
   record Result(int exit, String out, String err) {}
 
   static Result sandboxctl(byte[] stdin, String... args) throws Exception {
-    Process p =
-        new ProcessBuilder(java("io.sandboxd.daemon.cli.Sandboxctl", args)).start();
+    Process p = new ProcessBuilder(java("io.sandboxd.daemon.cli.Sandboxctl", args)).start();
     try (var in = p.getOutputStream()) {
       if (stdin != null) {
         in.write(stdin);

@@ -33,10 +33,7 @@ final class EnforceCommand implements Callable<Integer> {
   @Option(names = "--grants", required = true, paramLabel = "FILE", description = "Grant JSON.")
   String grants;
 
-  @Option(
-      names = "--queries",
-      paramLabel = "FILE|-",
-      description = "Query lines (default: stdin).")
+  @Option(names = "--queries", paramLabel = "FILE|-", description = "Query lines (default: stdin).")
   String queries;
 
   @Option(

@@ -20,7 +20,9 @@ final class GrantsCommand implements Runnable {
   }
 
   /** `sandboxctl grants id FILE`. */
-  @Command(name = "id", description = "Print the grants_id (64 lowercase hex, BLAKE3 of the JCS bytes).")
+  @Command(
+      name = "id",
+      description = "Print the grants_id (64 lowercase hex, BLAKE3 of the JCS bytes).")
   static final class Id implements Callable<Integer> {
     @Parameters(arity = "0..1", paramLabel = "FILE|-", description = "Grant JSON (default: stdin).")
     String file;

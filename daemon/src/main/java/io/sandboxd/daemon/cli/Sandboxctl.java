@@ -17,6 +17,8 @@ import picocli.CommandLine.Command;
       VerifyCommand.class,
       RunCommand.class,
       RunsCommand.class,
+      ReplayCommand.class,
+      MetersCommand.class,
       GrantsCommand.class,
       EnforceCommand.class
     })

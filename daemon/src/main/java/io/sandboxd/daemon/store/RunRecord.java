@@ -6,7 +6,8 @@ import java.util.Map;
 
 /**
  * Everything one execute step leaves behind, appended to the store in one transaction: the signed
- * records, the replay journal and its blobs, the module bytes and the unit's log.
+ * records, the replay journal and its blobs, the module bytes, the unit's log, and the submission's
+ * canonical grants and entry (so the run can be replayed).
  */
 public record RunRecord(
     String runId,
@@ -20,4 +21,38 @@ public record RunRecord(
     List<String> journalEntries,
     Map<String, byte[]> blobs,
     byte[] module,
-    String log) {}
+    String log,
+    String grantsJson,
+    String entry) {
+
+  /** A record without the submission's grants and entry (which a replay needs). */
+  public RunRecord(
+      String runId,
+      long createdMs,
+      String unit,
+      String grantsId,
+      String outcomeJson,
+      Envelope receipt,
+      Envelope attestation,
+      Envelope segment,
+      List<String> journalEntries,
+      Map<String, byte[]> blobs,
+      byte[] module,
+      String log) {
+    this(
+        runId,
+        createdMs,
+        unit,
+        grantsId,
+        outcomeJson,
+        receipt,
+        attestation,
+        segment,
+        journalEntries,
+        blobs,
+        module,
+        log,
+        "",
+        "");
+  }
+}

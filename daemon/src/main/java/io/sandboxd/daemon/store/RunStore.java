@@ -27,7 +27,8 @@ import java.util.Optional;
 public final class RunStore implements AutoCloseable {
   private static final String[] SCHEMA = {
     "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,"
-        + " unit TEXT NOT NULL, grants_id TEXT NOT NULL, outcome TEXT NOT NULL, log TEXT NOT NULL)",
+        + " unit TEXT NOT NULL, grants_id TEXT NOT NULL, outcome TEXT NOT NULL, log TEXT NOT NULL,"
+        + " grants TEXT NOT NULL DEFAULT '', entry TEXT NOT NULL DEFAULT '')",
     "CREATE TABLE IF NOT EXISTS records (address TEXT NOT NULL, run_id TEXT NOT NULL,"
         + " kind TEXT NOT NULL, seq INTEGER NOT NULL, envelope TEXT NOT NULL,"
         + " PRIMARY KEY (run_id, kind, seq))",
@@ -82,14 +83,16 @@ public final class RunStore implements AutoCloseable {
     try {
       try (PreparedStatement run =
           db.prepareStatement(
-              "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log)"
-                  + " VALUES (?,?,?,?,?,?)")) {
+              "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
+                  + " VALUES (?,?,?,?,?,?,?,?)")) {
         run.setString(1, r.runId());
         run.setLong(2, r.createdMs());
         run.setString(3, r.unit());
         run.setString(4, r.grantsId());
         run.setString(5, r.outcomeJson());
         run.setString(6, r.log());
+        run.setString(7, r.grantsJson());
+        run.setString(8, r.entry());
         run.executeUpdate();
       }
       long seq = r.segment().core().get("seq").longValue();
@@ -214,6 +217,66 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** What a replay needs: the submission and the recorded journal with its blobs. */
+  public record Submission(
+      String runId,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      List<String> journal,
+      Map<String, byte[]> blobs) {}
+
+  /** The run's submission and journal, or empty for an unknown run. */
+  public synchronized Optional<Submission> submission(String runId) {
+    try {
+      String grants;
+      String entry;
+      String unit;
+      try (PreparedStatement st =
+          db.prepareStatement("SELECT grants, entry, unit FROM runs WHERE run_id = ?")) {
+        st.setString(1, runId);
+        try (ResultSet rs = st.executeQuery()) {
+          if (!rs.next()) {
+            db.commit();
+            return Optional.empty();
+          }
+          grants = rs.getString(1);
+          entry = rs.getString(2);
+          unit = rs.getString(3);
+        }
+      }
+      byte[] module;
+      try (PreparedStatement st =
+          db.prepareStatement("SELECT bytes FROM modules WHERE address = ?")) {
+        st.setString(1, unit);
+        try (ResultSet rs = st.executeQuery()) {
+          module = rs.next() ? rs.getBytes(1) : new byte[0];
+        }
+      }
+      List<String> journal = new ArrayList<>();
+      Map<String, byte[]> blobs = new LinkedHashMap<>();
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT j.entry, b.address, b.bytes FROM journal j LEFT JOIN blobs b"
+                  + " ON b.address = json_extract(j.entry, '$.response')"
+                  + " WHERE j.run_id = ? ORDER BY j.seq")) {
+        st.setString(1, runId);
+        try (ResultSet rs = st.executeQuery()) {
+          while (rs.next()) {
+            journal.add(rs.getString(1));
+            if (rs.getString(2) != null) {
+              blobs.put(rs.getString(2), rs.getBytes(3));
+            }
+          }
+        }
+      }
+      db.commit();
+      return Optional.of(new Submission(runId, module, grants, entry, journal, blobs));
+    } catch (SQLException e) {
+      throw new StoreException("run " + runId + ": cannot read submission: " + e.getMessage(), e);
+    }
+  }
+
   /** The run's journal entries in order (canonical JSON). */
   public synchronized List<String> journal(String runId) {
     try (PreparedStatement st =
@@ -270,6 +333,24 @@ public final class RunStore implements AutoCloseable {
       return n;
     } catch (SQLException e) {
       throw new StoreException("run store: count failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** A PRAGMA's value on this store's own connection (synchronous is per connection). */
+  synchronized String pragma(String name) {
+    if (!name.matches("[a-z_]+")) {
+      throw new IllegalArgumentException("not a pragma name: " + name);
+    }
+    try {
+      String v;
+      try (Statement st = db.createStatement();
+          ResultSet rs = st.executeQuery("PRAGMA " + name)) {
+        v = rs.next() ? rs.getString(1) : null;
+      }
+      db.commit();
+      return v;
+    } catch (SQLException e) {
+      throw new StoreException("run store: PRAGMA " + name + ": " + e.getMessage(), e);
     }
   }
 

@@ -1,0 +1,161 @@
+package io.sandboxd.executor;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.enforcer.Decision;
+import io.sandboxd.enforcer.ExecRequest;
+import io.sandboxd.enforcer.FlowSource;
+import io.sandboxd.enforcer.ProgramResolver;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * `exec`: a subprocess, allowed by the Enforcer on what would really execute (the resolved binary's
+ * BLAKE3, through wrappers), bounded by max_processes and a timeout, output captured.
+ */
+final class ExecCalls {
+  /** Output kept per stream; the rest is dropped and flagged. */
+  static final int MAX_OUTPUT_BYTES = 1 << 20;
+
+  private static final Set<String> FIELDS = Set.of("program", "args", "stdin");
+
+  private ExecCalls() {}
+
+  static int exec(
+      RunContext ctx,
+      GuestMemory mem,
+      long reqPtr,
+      long reqLen,
+      long outPtr,
+      long cap,
+      long lenOut) {
+    byte[] raw = mem.readChecked(reqPtr, reqLen);
+    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
+      ctx.countCall();
+      return AbiStatus.FAULT;
+    }
+    JsonNode json;
+    List<String> argv;
+    byte[] stdin;
+    try {
+      json = CanonicalJson.parse(raw);
+      argv = argv(json);
+      stdin =
+          json.hasNonNull("stdin")
+              ? Base64.getDecoder().decode(json.get("stdin").asText())
+              : new byte[0];
+    } catch (AttestException | IllegalArgumentException e) {
+      ctx.countCall();
+      return AbiStatus.INVALID;
+    }
+    ProgramResolver resolver = new ProgramResolver(Path.of("/"), ctx.services.execSearchPath());
+    ExecRequest resolved = resolver.resolve(argv);
+    HostAnswer a =
+        ctx.journaled(
+            "exec",
+            json,
+            () -> {
+              Decision d = ctx.enforcer.mayExec(resolved, ctx.runningChildren.get(), ctx.taint);
+              if (!d.allowed()) {
+                return SandboxImports.refusal(d);
+              }
+              return run(ctx, argv, stdin);
+            },
+            new FlowSource.ExecOutput(resolved));
+    if (a.status() != AbiStatus.OK) {
+      return a.status();
+    }
+    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+  }
+
+  static List<String> argv(JsonNode json) {
+    if (!json.isObject()) {
+      throw new IllegalArgumentException("request: expected an object");
+    }
+    for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!FIELDS.contains(f)) {
+        throw new IllegalArgumentException("request." + f + ": unknown field");
+      }
+    }
+    if (!json.path("program").isTextual() || json.get("program").textValue().isEmpty()) {
+      throw new IllegalArgumentException("request.program: expected a program name");
+    }
+    List<String> argv = new ArrayList<>();
+    argv.add(json.get("program").textValue());
+    JsonNode args = json.get("args");
+    if (args != null && !args.isNull()) {
+      if (!args.isArray()) {
+        throw new IllegalArgumentException("request.args: expected an array");
+      }
+      for (JsonNode a : args) {
+        if (!a.isTextual() || a.textValue().indexOf('\0') >= 0) {
+          throw new IllegalArgumentException("request.args: expected strings without NUL");
+        }
+        argv.add(a.textValue());
+      }
+    }
+    return argv;
+  }
+
+  private static HostAnswer run(RunContext ctx, List<String> argv, byte[] stdin) {
+    ctx.runningChildren.incrementAndGet();
+    Process p = null;
+    try {
+      ProcessBuilder pb = new ProcessBuilder(argv);
+      pb.environment().clear();
+      pb.environment().put("PATH", String.join(":", ctx.services.execSearchPath()));
+      ctx.storage.ifPresent(s -> pb.directory(s.root().toFile()));
+      p = pb.start();
+      Process proc = p;
+      CompletableFuture<byte[]> out =
+          CompletableFuture.supplyAsync(() -> drain(proc.getInputStream()));
+      CompletableFuture<byte[]> err =
+          CompletableFuture.supplyAsync(() -> drain(proc.getErrorStream()));
+      try (var in = p.getOutputStream()) {
+        in.write(stdin);
+      } catch (IOException e) {
+        // the child closed stdin early; its output still counts
+      }
+      if (!p.waitFor(ctx.services.execTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly();
+        return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+      }
+      ObjectNode result = CanonicalJson.mapper().createObjectNode();
+      result.put("exit", p.exitValue());
+      result.put("stdout", Base64.getEncoder().encodeToString(out.join()));
+      result.put("stderr", Base64.getEncoder().encodeToString(err.join()));
+      return HostAnswer.allow(CanonicalJson.canonicalize(result));
+    } catch (IOException e) {
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+    } catch (InterruptedException e) {
+      if (p != null) {
+        p.destroyForcibly();
+      }
+      Thread.currentThread().interrupt();
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+    } finally {
+      ctx.runningChildren.decrementAndGet();
+    }
+  }
+
+  private static byte[] drain(InputStream in) {
+    try (in) {
+      byte[] kept = in.readNBytes(MAX_OUTPUT_BYTES);
+      in.transferTo(java.io.OutputStream.nullOutputStream());
+      return kept;
+    } catch (IOException e) {
+      return new byte[0];
+    }
+  }
+}

@@ -1,0 +1,83 @@
+package io.sandboxd.executor;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.enforcer.Decision;
+import io.sandboxd.enforcer.DeviceClass;
+import io.sandboxd.enforcer.HostService;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+/**
+ * `infer`: forwards an OpenAI-compatible JSON request to the node's configured on-host inference
+ * endpoint. Needs host.inference, and the class that serves it must be dispatchable for the unit.
+ */
+final class InferCalls {
+  private static final HttpClient CLIENT = HttpClient.newHttpClient();
+
+  private InferCalls() {}
+
+  static int infer(
+      RunContext ctx,
+      GuestMemory mem,
+      long reqPtr,
+      long reqLen,
+      long outPtr,
+      long cap,
+      long lenOut) {
+    byte[] raw = mem.readChecked(reqPtr, reqLen);
+    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
+      ctx.countCall();
+      return AbiStatus.FAULT;
+    }
+    JsonNode json;
+    try {
+      json = CanonicalJson.parse(raw);
+    } catch (AttestException e) {
+      ctx.countCall();
+      return AbiStatus.INVALID;
+    }
+    HostAnswer a =
+        ctx.journaled(
+            "inference",
+            json,
+            () -> {
+              Decision d = ctx.enforcer.mayHost(HostService.INFERENCE);
+              if (d.allowed()) {
+                d = ctx.enforcer.mayDispatch(DeviceClass.fromJson(ctx.services.inferenceClass()));
+              }
+              if (!d.allowed()) {
+                return SandboxImports.refusal(d);
+              }
+              if (ctx.services.inferenceEndpoint().isEmpty()) {
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              }
+              try {
+                HttpResponse<byte[]> resp =
+                    CLIENT.send(
+                        HttpRequest.newBuilder(ctx.services.inferenceEndpoint().get())
+                            .timeout(ctx.services.egressTimeout())
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(raw))
+                            .build(),
+                        HttpResponse.BodyHandlers.ofByteArray());
+                ctx.inferenceCalls.incrementAndGet();
+                return resp.statusCode() / 100 == 2
+                    ? HostAnswer.allow(resp.body())
+                    : HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              } catch (IOException e) {
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              }
+            });
+    if (a.status() != AbiStatus.OK) {
+      return a.status();
+    }
+    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+  }
+}

@@ -1,0 +1,93 @@
+package io.sandboxd.executor;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.enforcer.Bytes;
+import io.sandboxd.enforcer.Decision;
+import io.sandboxd.enforcer.FlowSource;
+import io.sandboxd.enforcer.KvDirection;
+import java.sql.SQLException;
+import java.util.Optional;
+
+/** `kv_get` and `kv_put`: the node's kv store, scoped by the grant's direction and prefixes. */
+final class KvCalls {
+  private KvCalls() {}
+
+  static int get(
+      RunContext ctx,
+      GuestMemory mem,
+      long keyPtr,
+      long keyLen,
+      long outPtr,
+      long cap,
+      long lenOut) {
+    if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES) {
+      ctx.countCall();
+      return AbiStatus.INVALID;
+    }
+    byte[] key = mem.readChecked(keyPtr, keyLen);
+    if (key == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
+      ctx.countCall();
+      return AbiStatus.FAULT;
+    }
+    ObjectNode request = CanonicalJson.mapper().createObjectNode().put("key", Hex.encode(key));
+    HostAnswer a =
+        ctx.journaled(
+            "kv_get",
+            request,
+            () -> {
+              Decision d = ctx.enforcer.mayKv(KvDirection.READ, key);
+              if (!d.allowed()) {
+                return SandboxImports.refusal(d);
+              }
+              if (ctx.services.kv().isEmpty()) {
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              }
+              try {
+                Optional<byte[]> v = ctx.services.kv().get().get(key);
+                return v.isPresent()
+                    ? HostAnswer.allow(v.get())
+                    : HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
+              } catch (SQLException e) {
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              }
+            },
+            new FlowSource.KvRead(Bytes.of(key)));
+    if (a.status() != AbiStatus.OK) {
+      return a.status();
+    }
+    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+  }
+
+  static int put(
+      RunContext ctx, GuestMemory mem, long keyPtr, long keyLen, long valPtr, long valLen) {
+    ctx.countCall();
+    if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES
+        || (valLen & 0xffffffffL) > KvStore.MAX_VALUE_BYTES) {
+      return AbiStatus.INVALID;
+    }
+    byte[] key = mem.readChecked(keyPtr, keyLen);
+    byte[] value = mem.readChecked(valPtr, valLen);
+    if (key == null || value == null) {
+      return AbiStatus.FAULT;
+    }
+    Decision d = ctx.enforcer.mayKv(KvDirection.WRITE, key);
+    if (!d.allowed()) {
+      return SandboxImports.status(d);
+    }
+    if (ctx.replaying()) {
+      // A replay re-derives decisions but does not write the world again.
+      return AbiStatus.OK;
+    }
+    if (ctx.services.kv().isEmpty()) {
+      return AbiStatus.UNAVAILABLE;
+    }
+    try {
+      ctx.services.kv().get().put(key, value);
+      return AbiStatus.OK;
+    } catch (SQLException e) {
+      return AbiStatus.UNAVAILABLE;
+    }
+  }
+}

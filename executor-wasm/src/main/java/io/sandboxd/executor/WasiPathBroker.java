@@ -1,0 +1,272 @@
+package io.sandboxd.executor;
+
+import io.sandboxd.enforcer.Enforcer;
+import io.sandboxd.enforcer.PathMode;
+import java.io.IOException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Decides every path a WASI guest names against the storage grant and keeps it inside the unit's
+ * storage root. The guest path is joined to the path of its directory descriptor; `..` and absolute
+ * paths are refused; symlinks are resolved on the host and must stay beneath the root; the Enforcer
+ * is asked about the path as named and, when a link leads elsewhere, as resolved. Chicory then acts
+ * on the resolved root-relative path with symlink following switched off, so it never follows a
+ * link we did not check.
+ */
+final class WasiPathBroker {
+  /** The preopened storage root: Chicory allocates stdin, stdout and stderr before it. */
+  static final int ROOT_FD = 3;
+
+  /** What a guest descriptor refers to: a root-relative real path, directory or file. */
+  record Opened(String rel, boolean directory) {}
+
+  /** A brokered path: an errno, or the root-relative real path ({@code ""} is the root). */
+  record Brokered(int errno, String rel, Path host) {
+    static Brokered refused(int errno) {
+      return new Brokered(errno, null, null);
+    }
+
+    boolean ok() {
+      return errno == Errno.SUCCESS;
+    }
+
+    /** The path as Chicory resolves it against the root descriptor. */
+    String forChicory() {
+      return rel.isEmpty() ? "." : rel;
+    }
+  }
+
+  /** One directory entry the guest may see. */
+  record Entry(String name, byte type, long ino) {}
+
+  // WASI filetype values for directory entries.
+  private static final byte TYPE_UNKNOWN = 0;
+  private static final byte TYPE_DIRECTORY = 3;
+  private static final byte TYPE_REGULAR = 4;
+  private static final byte TYPE_SYMLINK = 7;
+
+  private final Enforcer enforcer;
+  private final Path root;
+  private final Map<Integer, Opened> open = new HashMap<>();
+
+  /** A broker for {@code realRoot}, which must already be a real (symlink-free) path. */
+  WasiPathBroker(Enforcer enforcer, Path realRoot) {
+    this.enforcer = enforcer;
+    this.root = realRoot;
+    open.put(ROOT_FD, new Opened("", true));
+  }
+
+  Path root() {
+    return root;
+  }
+
+  /**
+   * Brokers {@code raw}, named relative to directory descriptor {@code dirFd}, for {@code modes}:
+   * lexical refusals first, then the grant (before the host filesystem is touched), then
+   * containment of the real path, then the grant again for the real path if it differs.
+   */
+  synchronized Brokered resolve(int dirFd, String raw, boolean followFinal, PathMode... modes) {
+    Brokered named = lexical(dirFd, raw);
+    if (!named.ok()) {
+      return named;
+    }
+    int denied = decide(named.rel(), modes);
+    if (denied != Errno.SUCCESS) {
+      return Brokered.refused(denied);
+    }
+    Brokered real = contain(named.rel(), followFinal);
+    if (!real.ok() || real.rel().equals(named.rel())) {
+      return real;
+    }
+    denied = decide(real.rel(), modes);
+    return denied != Errno.SUCCESS ? Brokered.refused(denied) : real;
+  }
+
+  /**
+   * The root-relative path {@code raw} names under {@code dirFd}, without touching the host: an
+   * absolute path or a `..` segment is NOTCAPABLE whatever the globs say.
+   */
+  synchronized Brokered lexical(int dirFd, String raw) {
+    Opened dir = open.get(dirFd);
+    if (dir == null) {
+      return Brokered.refused(Errno.BADF);
+    }
+    if (!dir.directory()) {
+      return Brokered.refused(Errno.NOTDIR);
+    }
+    if (raw.indexOf('\0') >= 0) {
+      return Brokered.refused(Errno.INVAL);
+    }
+    if (raw.isEmpty()) {
+      return Brokered.refused(Errno.NOENT);
+    }
+    if (raw.charAt(0) == '/') {
+      return Brokered.refused(Errno.NOTCAPABLE);
+    }
+    List<String> segments = new ArrayList<>();
+    if (!dir.rel().isEmpty()) {
+      segments.addAll(List.of(dir.rel().split("/")));
+    }
+    for (String seg : raw.split("/")) {
+      if (seg.isEmpty() || seg.equals(".")) {
+        continue;
+      }
+      if (seg.equals("..")) {
+        // Even a `..` that would stay inside is refused: the storage grant names paths, not walks.
+        return Brokered.refused(Errno.NOTCAPABLE);
+      }
+      segments.add(seg);
+    }
+    String rel = String.join("/", segments);
+    return new Brokered(Errno.SUCCESS, rel, root.resolve(rel));
+  }
+
+  /** ACCES unless every mode is granted for {@code rel}; the root itself may only be read. */
+  int decide(String rel, PathMode... modes) {
+    for (PathMode m : modes) {
+      if (rel.isEmpty() ? m != PathMode.READ : !enforcer.mayPath(m, rel).allowed()) {
+        return Errno.ACCES;
+      }
+    }
+    return Errno.SUCCESS;
+  }
+
+  /** True when some mode of the grant covers {@code rel}: what a directory listing may show. */
+  boolean visible(String rel) {
+    for (PathMode m : PathMode.values()) {
+      if (enforcer.mayPath(m, rel).allowed()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The real path of {@code rel} beneath the root: every directory on the way is resolved on the
+   * host and must stay beneath it; the last segment is resolved too when {@code followFinal}.
+   */
+  private Brokered contain(String rel, boolean followFinal) {
+    if (rel.isEmpty()) {
+      return new Brokered(Errno.SUCCESS, "", root);
+    }
+    Path named = root.resolve(rel);
+    Path parent;
+    try {
+      parent = named.getParent().toRealPath();
+    } catch (NoSuchFileException e) {
+      return Brokered.refused(Errno.NOENT);
+    } catch (IOException e) {
+      return Brokered.refused(ioErrno(e));
+    }
+    if (!parent.startsWith(root)) {
+      return Brokered.refused(Errno.NOTCAPABLE);
+    }
+    if (!Files.isDirectory(parent)) {
+      return Brokered.refused(Errno.NOTDIR);
+    }
+    Path target = parent.resolve(named.getFileName().toString());
+    if (followFinal && Files.isSymbolicLink(target)) {
+      try {
+        target = target.toRealPath();
+      } catch (NoSuchFileException e) {
+        // A dangling link: say whether it points inside, and never create its target.
+        return Brokered.refused(pointsInside(target) ? Errno.NOENT : Errno.NOTCAPABLE);
+      } catch (IOException e) {
+        return Brokered.refused(ioErrno(e));
+      }
+      if (!target.startsWith(root)) {
+        return Brokered.refused(Errno.NOTCAPABLE);
+      }
+    }
+    return new Brokered(Errno.SUCCESS, root.relativize(target).toString(), target);
+  }
+
+  private boolean pointsInside(Path link) {
+    try {
+      return link.getParent().resolve(Files.readSymbolicLink(link)).normalize().startsWith(root);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static int ioErrno(IOException e) {
+    String reason = e instanceof FileSystemException f ? f.getReason() : null;
+    if (reason != null && reason.contains("symbolic links")) {
+      return Errno.LOOP;
+    }
+    if (reason != null && reason.contains("Not a directory")) {
+      return Errno.NOTDIR;
+    }
+    return Errno.IO;
+  }
+
+  synchronized Opened opened(int fd) {
+    return open.get(fd);
+  }
+
+  synchronized void opened(int fd, String rel, boolean directory) {
+    open.put(fd, new Opened(rel, directory));
+  }
+
+  synchronized void closed(int fd) {
+    open.remove(fd);
+  }
+
+  synchronized void renumbered(int from, int to) {
+    Opened o = open.remove(from);
+    if (o != null) {
+      open.put(to, o);
+    }
+  }
+
+  /**
+   * The entries of directory {@code dir} the grant lets the guest see (some mode covers the entry's
+   * path), sorted by name so listings are deterministic; `.` and `..` are left out.
+   */
+  List<Entry> listing(Opened dir) throws IOException {
+    Path host = root.resolve(dir.rel());
+    List<Entry> out = new ArrayList<>();
+    List<Path> children;
+    try (Stream<Path> s = Files.list(host)) {
+      children = s.sorted().toList();
+    }
+    for (Path child : children) {
+      String name = child.getFileName().toString();
+      String rel = dir.rel().isEmpty() ? name : dir.rel() + "/" + name;
+      if (!visible(rel)) {
+        continue;
+      }
+      BasicFileAttributes a;
+      try {
+        a = Files.readAttributes(child, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      } catch (NoSuchFileException e) {
+        continue;
+      }
+      byte type =
+          a.isSymbolicLink()
+              ? TYPE_SYMLINK
+              : a.isDirectory() ? TYPE_DIRECTORY : a.isRegularFile() ? TYPE_REGULAR : TYPE_UNKNOWN;
+      out.add(new Entry(name, type, inode(child)));
+    }
+    return out;
+  }
+
+  private static long inode(Path p) {
+    try {
+      Object ino = Files.getAttribute(p, "unix:ino", LinkOption.NOFOLLOW_LINKS);
+      return ino instanceof Number n ? n.longValue() : 0;
+    } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+      return 0;
+    }
+  }
+}

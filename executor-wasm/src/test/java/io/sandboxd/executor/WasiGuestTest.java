@@ -1,0 +1,245 @@
+package io.sandboxd.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.enforcer.Grants;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * WASI preview 1 guests written in C and built with clang-16 during the test: each prints what its
+ * calls returned, so the run log is the evidence of what the guest saw.
+ */
+class WasiGuestTest {
+  static final Executor EXECUTOR = new Executor(2, EnergyModel.estimate(10_000), 60_000);
+  static final UnitCompiler COMPILER = new UnitCompiler(16);
+  static CompiledUnit files;
+  static CompiledUnit escape;
+  static CompiledUnit clockRandom;
+
+  // WASI errno values as the guest prints them (wasi-libc uses them as its errno values).
+  static final int EACCES = 2;
+  static final int ENOTCAPABLE = 76;
+
+  static final String SECRET = "TOP SECRET outside the storage root\n";
+
+  @BeforeAll
+  static void build() {
+    files = COMPILER.compile(WasiToolchain.build("wasi_files"));
+    escape = COMPILER.compile(WasiToolchain.build("wasi_escape"));
+    clockRandom = COMPILER.compile(WasiToolchain.build("wasi_clock_random"));
+  }
+
+  @AfterAll
+  static void close() {
+    EXECUTOR.close();
+  }
+
+  static Grants grants(String storage, String host) {
+    String json =
+        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000000,\"cpu_time_ms\":20000,"
+            + "\"memory_bytes\":67108864},\"storage\":"
+            + storage
+            + ",\"network\":{\"outbound\":[],\"inbound\":false},"
+            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},\"host\":"
+            + host
+            + "}";
+    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** notes/ is the unit's to read, write and delete; ro.txt only to read; nothing else. */
+  static final String STORAGE =
+      "{\"read\":[\"notes/**\",\"ro.txt\"],\"write\":[\"notes/**\"],\"delete\":[\"notes/**\"]}";
+
+  static final String LOG_ONLY =
+      "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}";
+  static final String ALL_HOST =
+      "{\"logging\":true,\"clock\":true,\"random\":true,\"inference\":false}";
+
+  /** A storage root beside a directory it must not reach, with the files the guests look for. */
+  static Path layout(Path tmp) throws Exception {
+    Path outside = Files.createDirectories(tmp.resolve("outside"));
+    Files.writeString(outside.resolve("secret.txt"), SECRET);
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Files.createDirectories(root.resolve("notes"));
+    Files.writeString(root.resolve("notes/seed.txt"), "seed\n");
+    Files.writeString(root.resolve("ro.txt"), "read-only\n");
+    Files.writeString(root.resolve("hidden.txt"), "no glob grants this\n");
+    Files.createSymbolicLink(root.resolve("notes/escape"), outside.resolve("secret.txt"));
+    Files.createSymbolicLink(root.resolve("notes/outdir"), outside);
+    return root;
+  }
+
+  static ExecutionResult run(CompiledUnit unit, Grants g, Path root, Map<String, String> env) {
+    UnitRequest req = new UnitRequest("wasi", unit, "_start", g).withEnv(env);
+    return EXECUTOR.execute(root == null ? req : req.withStorageRoot(root));
+  }
+
+  @Test
+  void filesAreWrittenReadListedAndStdoutIsLogged(@TempDir Path tmp) throws Exception {
+    Path root = layout(tmp);
+    ExecutionResult r =
+        run(files, grants(STORAGE, LOG_ONLY), root, Map.of("GREETING", "hello from the request"));
+    String log = r.log();
+    assertEquals(new Outcome.Completed(), r.outcome(), log);
+    assertEquals("written by a wasi guest\n", Files.readString(root.resolve("notes/hello.txt")));
+    assertTrue(Files.isDirectory(root.resolve("notes/sub")));
+    assertTrue(
+        log.contains("argc=1 argv0=" + files.address() + " greeting=hello from the request\n"),
+        log);
+    assertTrue(log.contains("read back: written by a wasi guest\n"), log);
+    // The listing shows what some glob covers, sorted; hidden.txt is covered by none.
+    assertTrue(
+        log.contains(
+            "notes: escape\nnotes: hello.txt\nnotes: outdir\nnotes: seed.txt\nnotes: sub\n"),
+        log);
+    assertTrue(log.contains("root: notes\nroot: ro.txt\n"), log);
+    assertFalse(log.contains("hidden.txt"), log);
+    // Without host.clock even file times read as the normalized constant.
+    assertTrue(log.contains("size=24 mtime=" + Executor.CLOCK_CONSTANT_MS / 1000 + "\n"), log);
+    assertTrue(log.endsWith("done\n"), "stderr goes to the log too: " + log);
+  }
+
+  @Test
+  void escapesAndUngrantedPathsFailInsideTheGuest(@TempDir Path tmp) throws Exception {
+    Path root = layout(tmp);
+    Path secret = tmp.resolve("outside/secret.txt");
+    FileTime before = Files.getLastModifiedTime(secret);
+    ExecutionResult r = run(escape, grants(STORAGE, LOG_ONLY), root, Map.of());
+    String log = r.log();
+    assertEquals(new Outcome.Completed(), r.outcome(), log);
+
+    assertTrue(log.contains("dotdot: errno=" + ENOTCAPABLE + "\n"), log);
+    // The guest's "/" is its storage root: /etc/passwd names root/etc/passwd, which no glob grants.
+    assertTrue(log.contains("absolute: errno=" + EACCES + "\n"), log);
+    // Granted by notes/**, but the link leads out of the root: refused whatever the globs say.
+    assertTrue(log.contains("symlink: errno=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("symlink-dir: errno=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("write-read-only: errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("append-read-only: errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("read-ungranted: errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("raw-dotdot: wasi=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("raw-absolute: wasi=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("raw-inner-dotdot: wasi=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("raw-symlink: wasi=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("unlink-read-only: -1 errno=" + EACCES + "\n"), log);
+    // Deleting the planted link itself is inside the grant, and removes only the link.
+    assertTrue(log.contains("unlink-escape-link: 0 errno=0\n"), log);
+    assertTrue(log.contains("rename-out: -1 errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("symlink-make: -1 errno=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("granted: OPENED read=10 [read-only\n]"), log);
+
+    assertFalse(log.contains("TOP SECRET"), log);
+    assertFalse(log.contains("root:x:"), log);
+    assertEquals(SECRET, Files.readString(secret));
+    assertEquals(before, Files.getLastModifiedTime(secret));
+    assertEquals("read-only\n", Files.readString(root.resolve("ro.txt")));
+    assertEquals("no glob grants this\n", Files.readString(root.resolve("hidden.txt")));
+    assertTrue(Files.exists(root.resolve("notes/seed.txt")));
+    assertFalse(Files.exists(root.resolve("hidden2.txt")));
+    assertFalse(
+        Files.exists(root.resolve("notes/escape"), java.nio.file.LinkOption.NOFOLLOW_LINKS));
+  }
+
+  @Test
+  void clockNotGrantedIsTheConstantAndRandomDeniedIsAnErrno() {
+    ExecutionResult r = run(clockRandom, grants(NO_STORAGE, LOG_ONLY), null, Map.of());
+    String log = r.log();
+    assertEquals(new Outcome.Completed(), r.outcome(), log);
+    assertTrue(log.contains("realtime=0.000000000\nmonotonic=0.000000000\n"), log);
+    assertTrue(log.contains("getentropy=-1 errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("random_get=" + EACCES + "\n"), log);
+    List<String> calls = r.journal().stream().map(e -> e.get("call").textValue()).toList();
+    assertEquals(List.of("clock_now", "clock_now", "random_u64", "random_u64"), calls);
+    for (ObjectNode e : r.journal()) {
+      assertEquals("Denied", e.get("decision").textValue());
+    }
+  }
+
+  @Test
+  void grantedClockAndRandomAreLiveAndJournaled() {
+    ExecutionResult r = run(clockRandom, grants(NO_STORAGE, ALL_HOST), null, Map.of());
+    String log = r.log();
+    assertEquals(new Outcome.Completed(), r.outcome(), log);
+    long seconds = Long.parseLong(log.substring("realtime=".length(), log.indexOf('.')));
+    assertTrue(seconds > 1_700_000_000L, log);
+    assertTrue(log.contains("getentropy=0 errno=0\n"), log);
+    assertTrue(log.contains("random_get=0\n"), log);
+    assertEquals(4, r.journal().size());
+    for (ObjectNode e : r.journal()) {
+      assertEquals("Allow", e.get("decision").textValue());
+    }
+  }
+
+  @Test
+  void procExitIsTheExitStatusAndLoggingDeniedDiscardsOutput() {
+    String none = "{\"logging\":false,\"clock\":false,\"random\":false,\"inference\":false}";
+    ExecutionResult r = run(clockRandom, grants(NO_STORAGE, none), null, Map.of("EXIT_WITH", "3"));
+    assertEquals(new Outcome.Failed("exit status 3"), r.outcome());
+    assertEquals("", r.log());
+  }
+
+  @Test
+  void withoutAStorageRootNoPathIsReachable() {
+    ExecutionResult r = run(escape, grants(STORAGE, LOG_ONLY), null, Map.of());
+    String log = r.log();
+    assertEquals(new Outcome.Completed(), r.outcome(), log);
+    // No preopen: libc finds no directory to resolve against, the raw call has no descriptor 3.
+    assertTrue(log.contains("granted: errno=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("raw-dotdot: wasi=8\n"), log);
+  }
+
+  static final String NO_STORAGE = "{\"read\":[],\"write\":[],\"delete\":[]}";
+
+  @Test
+  void wasiImportsAreCheckedByNameAndSignature() {
+    UnitException unknown =
+        assertThrows(
+            UnitException.class,
+            () ->
+                COMPILER.compile(
+                    Wat2Wasm.parse(
+                        "(module (import \"wasi_snapshot_preview1\" \"teleport\" (func)))")));
+    assertEquals(UnitException.Part.IMPORT, unknown.part());
+    assertTrue(
+        unknown.getMessage().contains("wasi_snapshot_preview1.teleport"), unknown.getMessage());
+    assertTrue(unknown.getMessage().contains("path_open"), unknown.getMessage());
+
+    UnitException wrong =
+        assertThrows(
+            UnitException.class,
+            () ->
+                COMPILER.compile(
+                    Wat2Wasm.parse(
+                        "(module (import \"wasi_snapshot_preview1\" \"fd_write\" (func)))")));
+    assertTrue(wrong.getMessage().contains("signature"), wrong.getMessage());
+
+    CompiledUnit ok =
+        COMPILER.compile(
+            Wat2Wasm.parse(
+                """
+                (module
+                  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+                  (memory (export "memory") 1)
+                  (func (export "_start") (call $exit (i32.const 0))))
+                """));
+    ExecutionResult r = run(ok, grants(NO_STORAGE, LOG_ONLY), null, Map.of());
+    assertEquals(new Outcome.Completed(), r.outcome());
+    assertNotEquals(0, r.hostCalls());
+  }
+}

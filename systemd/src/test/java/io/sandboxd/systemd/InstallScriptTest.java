@@ -1,0 +1,118 @@
+package io.sandboxd.systemd;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class InstallScriptTest {
+  @TempDir Path tmp;
+
+  private Path fakeJar() throws IOException {
+    Path jar = tmp.resolve("built/sandboxd.jar");
+    Files.createDirectories(jar.getParent());
+    Files.write(jar, "PK stand-in jar".getBytes(StandardCharsets.US_ASCII));
+    return jar;
+  }
+
+  @Test
+  void destdirStagesExactlyTheExpectedTree() throws Exception {
+    Path root = tmp.resolve("root");
+    Path jar = fakeJar();
+    SystemTools.stage(root, jar);
+
+    Set<String> files = new TreeSet<>();
+    try (Stream<Path> walk = Files.walk(root)) {
+      walk.filter(p -> !Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+          .forEach(p -> files.add(root.relativize(p).toString()));
+    }
+    assertEquals(
+        new TreeSet<>(
+            List.of(
+                "usr/bin/sandboxctl",
+                "usr/lib/sandboxd/sandboxd.jar",
+                "usr/lib/sandboxd/bin/sandboxd",
+                "usr/lib/sandboxd/bin/sandboxctl",
+                "usr/lib/systemd/system/sandboxd.service",
+                "usr/lib/sysusers.d/sandboxd.conf",
+                "usr/lib/tmpfiles.d/sandboxd.conf")),
+        files);
+
+    assertArrayEquals(
+        Files.readAllBytes(jar), Files.readAllBytes(root.resolve("usr/lib/sandboxd/sandboxd.jar")));
+    for (String f :
+        List.of(
+            "usr/lib/systemd/system/sandboxd.service",
+            "usr/lib/sysusers.d/sandboxd.conf",
+            "usr/lib/tmpfiles.d/sandboxd.conf")) {
+      assertEquals("rw-r--r--", mode(root.resolve(f)), f);
+    }
+    assertEquals(
+        Files.readString(SystemTools.DIST.resolve("sandboxd.service")),
+        Files.readString(root.resolve("usr/lib/systemd/system/sandboxd.service")));
+
+    Path launcher = root.resolve("usr/lib/sandboxd/bin/sandboxd");
+    assertEquals("rwxr-xr-x", mode(launcher));
+    String text = Files.readString(launcher);
+    // exec keeps the JVM as the unit's main PID, which NotifyAccess=main requires.
+    assertTrue(text.contains("exec "), text);
+    assertTrue(text.contains("-cp /usr/lib/sandboxd/sandboxd.jar"), text);
+    assertTrue(text.contains("io.sandboxd.daemon.SandboxdMain"), text);
+
+    Path ctl = root.resolve("usr/bin/sandboxctl");
+    assertTrue(Files.isSymbolicLink(ctl));
+    assertEquals(
+        root.resolve("usr/lib/sandboxd/bin/sandboxctl").toRealPath(), ctl.toRealPath(), "link");
+  }
+
+  @Test
+  void stagedLauncherExecsJavaWithTheInstalledJar() throws Exception {
+    Path root = tmp.resolve("root");
+    SystemTools.stage(root, fakeJar());
+    // A stand-in "java" that prints its arguments shows what the launcher would exec.
+    Path fakeJava = tmp.resolve("fake-java");
+    Files.writeString(fakeJava, "#!/bin/sh\necho \"$@\"\n");
+    Files.setPosixFilePermissions(fakeJava, PosixFilePermissions.fromString("rwx------"));
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of("SANDBOXD_JAVA", fakeJava.toString()),
+            root.resolve("usr/lib/sandboxd/bin/sandboxd").toString(),
+            "serve",
+            "--dev");
+    assertEquals(0, r.exit(), r.output());
+    assertEquals(
+        "-cp /usr/lib/sandboxd/sandboxd.jar io.sandboxd.daemon.SandboxdMain serve --dev\n",
+        r.output());
+  }
+
+  @Test
+  void missingJarIsRefusedAndNothingIsStaged() throws Exception {
+    Path root = tmp.resolve("root");
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of("DESTDIR", root.toString()),
+            "bash",
+            SystemTools.DIST.resolve("install.sh").toString(),
+            tmp.resolve("absent.jar").toString());
+    assertEquals(2, r.exit(), r.output());
+    assertTrue(r.output().contains("absent.jar"), r.output());
+    assertFalse(Files.exists(root));
+  }
+
+  private static String mode(Path p) throws IOException {
+    return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+  }
+}

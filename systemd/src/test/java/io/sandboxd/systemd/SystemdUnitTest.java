@@ -1,0 +1,204 @@
+package io.sandboxd.systemd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Checks the shipped unit with the real {@code systemd-analyze}. PID 1 is not systemd here, so it
+ * verifies offline against a root staged by install.sh: the ExecStart launcher really exists there,
+ * and the host's own units (sysinit.target and friends) are copied in for the dependencies.
+ */
+class SystemdUnitTest {
+  @TempDir Path tmp;
+
+  /** install.sh's tree plus the host's unit directory, as systemd-analyze --root expects it. */
+  private Path stagedRoot() throws IOException, InterruptedException {
+    Path root = tmp.resolve("root");
+    Path jar = tmp.resolve("sandboxd.jar");
+    Files.write(jar, new byte[] {'P', 'K'});
+    SystemTools.stage(root, jar);
+    Path hostUnits =
+        Stream.of("/usr/lib/systemd/system", "/lib/systemd/system")
+            .map(Path::of)
+            .filter(p -> Files.isRegularFile(p.resolve("sysinit.target")))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no host unit directory with sysinit.target"));
+    Path units = root.resolve("usr/lib/systemd/system");
+    // Copies, not links: systemd refuses symlinked mount/slice units and resolves absolute links
+    // inside --root.
+    try (Stream<Path> list = Files.list(hostUnits)) {
+      for (Path u : (Iterable<Path>) list::iterator) {
+        Path target = units.resolve(u.getFileName().toString());
+        if (Files.isRegularFile(u) && !Files.exists(target)) {
+          Files.copy(u, target, StandardCopyOption.COPY_ATTRIBUTES);
+        }
+      }
+    }
+    return root;
+  }
+
+  private static SystemTools.Result verify(Path root) throws IOException, InterruptedException {
+    return SystemTools.run(
+        Map.of(),
+        SystemTools.tool("systemd-analyze"),
+        "verify",
+        "--man=no",
+        "--generators=no",
+        "--root=" + root,
+        "sandboxd.service");
+  }
+
+  /** Lines systemd-analyze printed about our unit or its launcher (warnings do not fail it). */
+  private static List<String> complaints(SystemTools.Result r) {
+    return r.output().lines().filter(l -> l.contains("sandboxd")).toList();
+  }
+
+  @Test
+  void shippedUnitVerifiesWithoutWarnings() throws Exception {
+    SystemTools.Result r = verify(stagedRoot());
+    assertEquals(0, r.exit(), r.output());
+    assertEquals(List.of(), complaints(r), r.output());
+  }
+
+  @Test
+  void verifyCatchesAnUnknownKeyAndAMissingLauncher() throws Exception {
+    // The check above is only worth something if the same invocation does complain.
+    Path root = stagedRoot();
+    Path unit = root.resolve("usr/lib/systemd/system/sandboxd.service");
+    Files.writeString(
+        unit,
+        Files.readString(unit).replace("LockPersonality=yes", "LockPersonality=yes\nBogusKey=1"));
+    SystemTools.Result bogus = verify(root);
+    assertTrue(
+        complaints(bogus).stream().anyMatch(l -> l.contains("BogusKey")), bogus.output());
+
+    Files.delete(root.resolve("usr/lib/sandboxd/bin/sandboxd"));
+    SystemTools.Result missing = verify(root);
+    assertNotEquals(0, missing.exit(), missing.output());
+    assertTrue(missing.output().contains("/usr/lib/sandboxd/bin/sandboxd"), missing.output());
+  }
+
+  @Test
+  void unitDeclaresWhatTheDaemonRelies() throws Exception {
+    List<String> lines =
+        Files.readAllLines(SystemTools.DIST.resolve("sandboxd.service"), StandardCharsets.UTF_8)
+            .stream()
+            .filter(l -> !l.startsWith("#"))
+            .toList();
+    for (String required :
+        List.of(
+            "Type=notify",
+            "ExecStart=/usr/lib/sandboxd/bin/sandboxd serve",
+            "User=sandboxd",
+            "Group=sandboxd",
+            "StateDirectory=sandboxd",
+            "RuntimeDirectory=sandboxd",
+            "RuntimeDirectoryMode=0750",
+            "ConfigurationDirectory=sandboxd",
+            "NoNewPrivileges=yes",
+            "ProtectSystem=strict",
+            "ProtectHome=yes",
+            "PrivateTmp=yes",
+            "PrivateDevices=yes",
+            "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
+            "LockPersonality=yes")) {
+      assertTrue(lines.contains(required), "unit lacks " + required);
+    }
+    assertTrue(
+        lines.stream().anyMatch(l -> l.contains("JAVA_TOOL_OPTIONS=-Djna.tmpdir=/var/lib/sandboxd")),
+        "unit must point JNA at the state directory");
+    // The JIT needs writable+executable memory: W^X would kill the JVM.
+    assertFalse(lines.stream().anyMatch(l -> l.startsWith("MemoryDenyWriteExecute")));
+  }
+
+  @Test
+  void hardeningStaysBelowExposureThreshold() throws Exception {
+    // systemd-analyze security scores 0 (locked down) to 10 (unprotected); --threshold is in tenths.
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of(),
+            SystemTools.tool("systemd-analyze"),
+            "security",
+            "--offline=yes",
+            "--threshold=35",
+            "--no-pager",
+            "--root=" + stagedRoot(),
+            "sandboxd.service");
+    assertEquals(0, r.exit(), r.output());
+    assertTrue(r.output().contains("Overall exposure level for sandboxd.service"), r.output());
+  }
+
+  @Test
+  void sysusersCreatesTheServiceUserAndGroup() throws Exception {
+    Path root = tmp.resolve("sysroot");
+    Files.createDirectories(root.resolve("etc"));
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of(),
+            SystemTools.tool("systemd-sysusers"),
+            "--root=" + root,
+            SystemTools.DIST.resolve("sysusers.d/sandboxd.conf").toString());
+    assertEquals(0, r.exit(), r.output());
+    String passwd = Files.readString(root.resolve("etc/passwd"));
+    String group = Files.readString(root.resolve("etc/group"));
+    String user =
+        passwd.lines().filter(l -> l.startsWith("sandboxd:")).findFirst().orElseThrow();
+    String[] u = user.split(":", -1);
+    assertEquals("/var/lib/sandboxd", u[5], user);
+    assertTrue(u[6].endsWith("nologin"), user);
+    String grp = group.lines().filter(l -> l.startsWith("sandboxd:")).findFirst().orElseThrow();
+    assertEquals(grp.split(":")[2], u[3], "the user's primary group is group sandboxd");
+    assertTrue(Integer.parseInt(u[2]) < 1000, "a system uid: " + user);
+  }
+
+  @Test
+  void tmpfilesCreatesPrivateStateDirectories() throws Exception {
+    Path root = tmp.resolve("sysroot");
+    Files.createDirectories(root.resolve("etc"));
+    SystemTools.Result users =
+        SystemTools.run(
+            Map.of(),
+            SystemTools.tool("systemd-sysusers"),
+            "--root=" + root,
+            SystemTools.DIST.resolve("sysusers.d/sandboxd.conf").toString());
+    assertEquals(0, users.exit(), users.output());
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of(),
+            SystemTools.tool("systemd-tmpfiles"),
+            "--root=" + root,
+            "--create",
+            SystemTools.DIST.resolve("tmpfiles.d/sandboxd.conf").toString());
+    assertEquals(0, r.exit(), r.output());
+    String uid =
+        Files.readString(root.resolve("etc/passwd"))
+            .lines()
+            .filter(l -> l.startsWith("sandboxd:"))
+            .findFirst()
+            .orElseThrow()
+            .split(":")[2];
+    for (String d : List.of("var/lib/sandboxd", "var/lib/sandboxd/keys", "var/lib/sandboxd/jna")) {
+      Path p = root.resolve(d);
+      assertTrue(Files.isDirectory(p), d);
+      // tmpfiles resolves the owner in the staged root's passwd, not the host's.
+      assertEquals(Integer.parseInt(uid), Files.getAttribute(p, "unix:uid"), d);
+      assertEquals(
+          "rwx------",
+          java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(p)),
+          d);
+    }
+  }
+}
