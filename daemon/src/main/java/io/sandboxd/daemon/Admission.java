@@ -45,14 +45,24 @@ public final class Admission {
     } catch (GrantsException | io.sandboxd.attest.AttestException e) {
       throw new AdmissionException("grants: " + e.getMessage(), e);
     }
-    String e = entry == null || entry.isEmpty() ? "run" : entry;
     CompiledUnit unit;
     try {
       unit = compiler.compile(module);
     } catch (UnitException ex) {
       throw new AdmissionException(ex.getMessage(), ex);
     }
-    return new Admitted(grants, unit, e, module);
+    return new Admitted(grants, unit, defaultEntry(unit, entry), module);
+  }
+
+  /** The entry to call: the one asked for, else `run` (our ABI), else `_start` (a WASI command). */
+  static String defaultEntry(CompiledUnit unit, String entry) {
+    if (entry != null && !entry.isEmpty()) {
+      return entry;
+    }
+    return UnitCompiler.exportNames(unit).contains("run")
+            || !UnitCompiler.exportNames(unit).contains("_start")
+        ? "run"
+        : "_start";
   }
 
   /** Why this node declines the grant (rule 2, tier floors), or empty when it can run it. */

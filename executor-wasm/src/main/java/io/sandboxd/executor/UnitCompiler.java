@@ -179,7 +179,8 @@ public final class UnitCompiler {
         UnitException.Part.ENTRY, "entry \"" + entry + "\": the module exports no such function");
   }
 
-  static List<String> exportNames(CompiledUnit unit) {
+  /** The names of every export of a compiled unit. */
+  public static List<String> exportNames(CompiledUnit unit) {
     var exports = unit.module().exportSection();
     return java.util.stream.IntStream.range(0, exports.exportCount())
         .mapToObj(i -> exports.getExport(i).name())

@@ -82,8 +82,7 @@ class SystemdUnitTest {
         unit,
         Files.readString(unit).replace("LockPersonality=yes", "LockPersonality=yes\nBogusKey=1"));
     SystemTools.Result bogus = verify(root);
-    assertTrue(
-        complaints(bogus).stream().anyMatch(l -> l.contains("BogusKey")), bogus.output());
+    assertTrue(complaints(bogus).stream().anyMatch(l -> l.contains("BogusKey")), bogus.output());
 
     Files.delete(root.resolve("usr/lib/sandboxd/bin/sandboxd"));
     SystemTools.Result missing = verify(root);
@@ -118,7 +117,8 @@ class SystemdUnitTest {
       assertTrue(lines.contains(required), "unit lacks " + required);
     }
     assertTrue(
-        lines.stream().anyMatch(l -> l.contains("JAVA_TOOL_OPTIONS=-Djna.tmpdir=/var/lib/sandboxd")),
+        lines.stream()
+            .anyMatch(l -> l.contains("JAVA_TOOL_OPTIONS=-Djna.tmpdir=/var/lib/sandboxd")),
         "unit must point JNA at the state directory");
     // The JIT needs writable+executable memory: W^X would kill the JVM.
     assertFalse(lines.stream().anyMatch(l -> l.startsWith("MemoryDenyWriteExecute")));
@@ -126,7 +126,8 @@ class SystemdUnitTest {
 
   @Test
   void hardeningStaysBelowExposureThreshold() throws Exception {
-    // systemd-analyze security scores 0 (locked down) to 10 (unprotected); --threshold is in tenths.
+    // systemd-analyze security scores 0 (locked down) to 10 (unprotected); --threshold is in
+    // tenths.
     SystemTools.Result r =
         SystemTools.run(
             Map.of(),
@@ -154,8 +155,7 @@ class SystemdUnitTest {
     assertEquals(0, r.exit(), r.output());
     String passwd = Files.readString(root.resolve("etc/passwd"));
     String group = Files.readString(root.resolve("etc/group"));
-    String user =
-        passwd.lines().filter(l -> l.startsWith("sandboxd:")).findFirst().orElseThrow();
+    String user = passwd.lines().filter(l -> l.startsWith("sandboxd:")).findFirst().orElseThrow();
     String[] u = user.split(":", -1);
     assertEquals("/var/lib/sandboxd", u[5], user);
     assertTrue(u[6].endsWith("nologin"), user);

@@ -30,8 +30,11 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--grants", required = true, paramLabel = "FILE", description = "Grants JSON.")
   Path grants;
 
-  @Option(names = "--entry", paramLabel = "NAME", description = "Entry export (default: run).")
-  String entry = "run";
+  @Option(
+      names = "--entry",
+      paramLabel = "NAME",
+      description = "Entry export (default: run, or _start for a WASI command module).")
+  String entry = "";
 
   @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
   Path socket;

@@ -88,6 +88,7 @@ class RunCommandTest {
     assertEquals(2, r.exit(), r.out());
     assertTrue(r.stderr().contains("$.compute.cpu_time_ms"), r.stderr());
     Console.Result list = Console.run("runs", "list", "--socket", socket.toString());
-    assertEquals(1, list.out().lines().count(), "nothing recorded, only the header:\n" + list.out());
+    assertEquals(
+        1, list.out().lines().count(), "nothing recorded, only the header:\n" + list.out());
   }
 }
