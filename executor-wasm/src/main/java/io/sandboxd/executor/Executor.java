@@ -118,7 +118,9 @@ public final class Executor implements AutoCloseable {
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
-    GuestTask task = new GuestTask(req, ctx, memoryLimitPages(req.unit(), compute));
+    GuestTask task =
+        new GuestTask(
+            req, ctx, memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()));
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
     Future<Integer> future = guests.submit(task);
     Outcome.Breach breach = watch(future, task, compute, meter);
@@ -158,9 +160,12 @@ public final class Executor implements AutoCloseable {
     return now.getEpochSecond() * 1_000_000_000L + now.getNano();
   }
 
-  /** Pages the unit may use: the smaller of its declared maximum and the grant's memory_bytes. */
-  static int memoryLimitPages(CompiledUnit unit, ComputeGrant compute) {
-    long grantPages = compute.memoryBytes() / Memory.PAGE_SIZE;
+  /**
+   * Pages the unit may use: the smallest of its declared maximum, the grant's memory_bytes and the
+   * node's cap (unit memory lives on the daemon's heap, so the node must bound it).
+   */
+  static int memoryLimitPages(CompiledUnit unit, ComputeGrant compute, long nodeCapBytes) {
+    long grantPages = Math.min(compute.memoryBytes(), nodeCapBytes) / Memory.PAGE_SIZE;
     long limit = Math.min(unit.declaredMaxPages(), grantPages);
     return (int) Math.min(limit, Memory.RUNTIME_MAX_PAGES);
   }

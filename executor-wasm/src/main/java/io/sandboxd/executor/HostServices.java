@@ -20,7 +20,11 @@ public record HostServices(
     Duration execTimeout,
     Duration egressTimeout,
     Optional<URI> inferenceEndpoint,
-    String inferenceClass) {
+    String inferenceClass,
+    long maxUnitMemoryBytes) {
+
+  /** The node's default cap on one unit's linear memory, whatever its grant says. */
+  public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
 
   public HostServices {
     execSearchPath = List.copyOf(execSearchPath);
@@ -37,7 +41,8 @@ public record HostServices(
         Duration.ofSeconds(10),
         Duration.ofSeconds(30),
         Optional.empty(),
-        "Cpu");
+        "Cpu",
+        DEFAULT_MAX_UNIT_MEMORY);
   }
 
   public HostServices withKv(KvStore store) {
@@ -49,7 +54,7 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         inferenceEndpoint,
-        inferenceClass);
+        inferenceClass, maxUnitMemoryBytes);
   }
 
   public HostServices withSecrets(SecretStore store) {
@@ -61,7 +66,7 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         inferenceEndpoint,
-        inferenceClass);
+        inferenceClass, maxUnitMemoryBytes);
   }
 
   public HostServices withExecDenylist(Set<String> denylist) {
@@ -73,7 +78,7 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         inferenceEndpoint,
-        inferenceClass);
+        inferenceClass, maxUnitMemoryBytes);
   }
 
   public HostServices withInference(URI endpoint, String servingClass) {
@@ -85,7 +90,15 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         Optional.of(endpoint),
-        servingClass);
+        servingClass,
+        maxUnitMemoryBytes);
+  }
+
+  /** Caps every unit's memory at {@code bytes}: unit memory lives on the daemon's heap. */
+  public HostServices withMaxUnitMemory(long bytes) {
+    return new HostServices(
+        kv, secrets, execSearchPath, execDenylist, execTimeout, egressTimeout, inferenceEndpoint,
+        inferenceClass, bytes);
   }
 
   /** Directory of secret files, for {@link SecretStore#directory}. */

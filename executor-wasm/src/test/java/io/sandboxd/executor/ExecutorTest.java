@@ -156,6 +156,27 @@ class ExecutorTest {
   }
 
   @Test
+  void theNodeCapsMemoryBelowAGenerousGrant() {
+    String bomb =
+        """
+        (module
+          (memory 1)
+          (func (export "run") (result i32)
+            (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+            (memory.size)))
+        """;
+    HostServices capped = HostServices.none().withMaxUnitMemory(4 * 65536);
+    try (Executor strict = new Executor(1, EnergyModel.estimate(10_000), 60_000, capped)) {
+      CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(bomb));
+      ExecutionResult r =
+          strict.execute(
+              new UnitRequest("r", unit, "run", grants(LOG_ONLY, 5_000, 1 << 30, 1_000_000_000)));
+      assertEquals(new Outcome.Failed("entry returned 4"), r.outcome());
+      assertEquals(4 * 65536, r.memoryPeakBytes());
+    }
+  }
+
+  @Test
   void trapIsFailedWithTheMessage() {
     String wat = "(module (func (export \"run\") (result i32) unreachable))";
     ExecutionResult r = run(wat, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
