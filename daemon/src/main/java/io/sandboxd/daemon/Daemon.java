@@ -7,6 +7,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
+import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.executor.EnergyModel;
@@ -18,6 +19,7 @@ import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.metering.Attribution;
 import io.sandboxd.metering.DiscoveredMeters;
 import io.sandboxd.metering.EnergyClass;
+import io.sandboxd.metering.EstimatorModel;
 import io.sandboxd.metering.MeterDiscovery;
 import io.sandboxd.metering.MeteringConfig;
 import java.io.IOException;
@@ -38,13 +40,78 @@ import java.util.logging.Logger;
 public final class Daemon implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Daemon.class.getName());
 
-  /** What the embedded default configuration sets. */
+  /** Largest gRPC message the daemon accepts (a module and its grants). */
+  static final int MAX_INBOUND_BYTES = 64 << 20;
+
+  /** A few settings for tests and embedding; everything else takes the configuration defaults. */
   public record Settings(
       int maxConcurrentUnits, long cpuMilliwattsEstimate, long maxWallMillis, int maxInboundBytes) {
     public static Settings defaults() {
+      DaemonConfig d = DaemonConfig.defaults();
       return new Settings(
-          Math.max(2, Runtime.getRuntime().availableProcessors()), 15_000, 600_000, 64 << 20);
+          d.maxConcurrentUnits(),
+          d.metering().estimatorCpuMilliwatts(),
+          d.maxWallMs(),
+          MAX_INBOUND_BYTES);
     }
+
+    DaemonConfig toConfig() {
+      DaemonConfig d = DaemonConfig.defaults();
+      return new DaemonConfig(
+          maxConcurrentUnits,
+          d.maxUnitMemoryBytes(),
+          maxWallMillis,
+          d.exec(),
+          d.egressTimeoutMs(),
+          d.inference(),
+          new DaemonConfig.Metering(
+              d.metering().powercapRoot(),
+              d.metering().nvmlLibrary(),
+              cpuMilliwattsEstimate,
+              d.metering().samplingIntervalMs()));
+    }
+  }
+
+  public static Daemon start(DaemonPaths paths, Settings settings) throws IOException {
+    return start(paths, settings.toConfig());
+  }
+
+  /** What the configuration says about metering, as the metering module takes it. */
+  static MeteringConfig meteringConfig(DaemonConfig config) {
+    DaemonConfig.Metering m = config.metering();
+    MeteringConfig mc =
+        MeteringConfig.defaults()
+            .withSamplingIntervalNs(m.samplingIntervalMs() * 1_000_000L)
+            .withEstimator(new EstimatorModel(Map.of(EnergyClass.Cpu, m.estimatorCpuMilliwatts())));
+    if (m.powercapRoot().isPresent()) {
+      mc = mc.withPowercapRoot(m.powercapRoot().get());
+    }
+    if (m.nvmlLibrary().isPresent()) {
+      mc = mc.withNvmlLibrary(m.nvmlLibrary().get());
+    }
+    return mc;
+  }
+
+  /** The node-side services the configuration describes. */
+  static HostServices hostServices(DaemonConfig config, KvStore kv, Path stateDir) {
+    HostServices base = HostServices.none();
+    HostServices s =
+        new HostServices(
+            Optional.of(kv),
+            SecretStore.directory(HostServices.defaultSecretsDir(stateDir)),
+            config.exec().searchPath(),
+            config.exec().denylist(),
+            java.time.Duration.ofMillis(config.exec().timeoutMs()),
+            java.time.Duration.ofMillis(config.egressTimeoutMs()),
+            base.inferenceEndpoint(),
+            base.inferenceClass(),
+            config.maxUnitMemoryBytes());
+    if (config.inference().isPresent()) {
+      s =
+          s.withInference(
+              config.inference().get().endpoint(), config.inference().get().servingClass().name());
+    }
+    return s;
   }
 
   private final DaemonPaths paths;
@@ -84,7 +151,8 @@ public final class Daemon implements AutoCloseable {
     this.node = node;
   }
 
-  public static Daemon start(DaemonPaths paths, Settings settings) throws IOException {
+  /** Starts the daemon with {@code config}; returns once it serves on its socket. */
+  public static Daemon start(DaemonPaths paths, DaemonConfig config) throws IOException {
     createPrivateDir(paths.stateDir());
     Path socketDir = paths.socket().getParent();
     if (!Files.isDirectory(socketDir)) {
@@ -108,23 +176,21 @@ public final class Daemon implements AutoCloseable {
               + " runs, "
               + (bad.isEmpty() ? "all chains verify" : bad.size() + " FAIL verification"));
       bad.forEach((run, why) -> LOG.severe("run " + run + " does not verify: " + why));
-      meters = MeterDiscovery.discover(MeteringConfig.defaults());
+      MeteringConfig meteringConfig = meteringConfig(config);
+      meters = MeterDiscovery.discover(meteringConfig);
       LOG.info("energy meters: " + meters.summaryLine());
-      attribution = Attribution.start(meters, MeteringConfig.defaults());
+      attribution = Attribution.start(meters, meteringConfig);
       Set<DeviceClass> meterable = EnumSet.noneOf(DeviceClass.class);
       for (EnergyClass c : meters.meterableClasses()) {
         meterable.add(DeviceClass.valueOf(c.name()));
       }
       kv = KvStore.open(paths.stateDir().resolve("kv.db"));
-      HostServices services =
-          HostServices.none()
-              .withKv(kv)
-              .withSecrets(SecretStore.directory(HostServices.defaultSecretsDir(paths.stateDir())));
+      HostServices services = hostServices(config, kv, paths.stateDir());
       executor =
           new Executor(
-              settings.maxConcurrentUnits(),
+              config.maxConcurrentUnits(),
               EnergyModel.attributed(attribution),
-              settings.maxWallMillis(),
+              config.maxWallMs(),
               services);
       Admission admission = new Admission(new UnitCompiler(256), meterable);
       RunSupervisor supervisor =
@@ -136,7 +202,7 @@ public final class Daemon implements AutoCloseable {
               .channelType(EpollServerDomainSocketChannel.class)
               .bossEventLoopGroup(boss)
               .workerEventLoopGroup(workers)
-              .maxInboundMessageSize(settings.maxInboundBytes())
+              .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(new SandboxdService(supervisor, store))
               .build()
               .start();

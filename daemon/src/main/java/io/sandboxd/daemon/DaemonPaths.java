@@ -34,6 +34,25 @@ public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFi
   }
 
   /**
+   * The configuration file to read when none is given: /etc/sandboxd/sandboxd.json, or with --dev
+   * $XDG_CONFIG_HOME/sandboxd/sandboxd.json (~/.config), whichever applies and exists.
+   */
+  public static java.util.Optional<Path> defaultConfig(boolean dev) {
+    Path file;
+    if (dev) {
+      String xdg = System.getenv("XDG_CONFIG_HOME");
+      Path base =
+          xdg != null && !xdg.isBlank()
+              ? Path.of(xdg)
+              : Path.of(System.getProperty("user.home"), ".config");
+      file = base.resolve("sandboxd").resolve("sandboxd.json");
+    } else {
+      file = Path.of("/etc/sandboxd/sandboxd.json");
+    }
+    return Files.isRegularFile(file) ? java.util.Optional.of(file) : java.util.Optional.empty();
+  }
+
+  /**
    * The socket a client talks to when none is given: $SANDBOXD_SOCKET, else the system socket if it
    * exists, else the --dev socket.
    */

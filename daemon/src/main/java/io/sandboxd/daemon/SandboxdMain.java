@@ -1,6 +1,8 @@
 package io.sandboxd.daemon;
 
+import io.sandboxd.config.DaemonConfig;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -40,12 +42,24 @@ public final class SandboxdMain implements Runnable {
     @Option(names = "--socket", paramLabel = "PATH", description = "Unix socket to serve on.")
     Path socket;
 
+    @Option(
+        names = "--config",
+        paramLabel = "FILE",
+        description =
+            "Configuration file (default: /etc/sandboxd/sandboxd.json, or with --dev"
+                + " $XDG_CONFIG_HOME/sandboxd/sandboxd.json, if it exists; else built-in defaults).")
+    Path config;
+
     @Override
     public Integer call() throws Exception {
       DaemonPaths paths = DaemonPaths.resolve(dev, state, socket);
       Daemon daemon;
       try {
-        daemon = Daemon.start(paths, Daemon.Settings.defaults());
+        Optional<Path> file = Optional.ofNullable(config).or(() -> DaemonPaths.defaultConfig(dev));
+        DaemonConfig cfg = DaemonConfig.load(file);
+        java.util.logging.Logger.getLogger(SandboxdMain.class.getName())
+            .info("configuration: " + file.map(Path::toString).orElse("built-in defaults"));
+        daemon = Daemon.start(paths, cfg);
       } catch (java.io.IOException | RuntimeException e) {
         System.err.println("sandboxd: " + e.getMessage());
         return 1;

@@ -24,6 +24,8 @@ public final class Enforcer {
   private final EnumSet<DeviceClass> devices;
   private final Glob[][] globsByMode;
   private final Set<String> outbound;
+  // The same endpoints as records: a parsed endpoint is looked up without re-spelling it.
+  private final Set<Endpoint> outboundEndpoints;
   private final boolean kvRead;
   private final boolean kvWrite;
   private final byte[][] kvPrefixes;
@@ -53,6 +55,7 @@ public final class Enforcer {
     Set<String> out = new HashSet<>();
     grants.network().outbound().forEach(e -> out.add(e.toString()));
     this.outbound = Collections.unmodifiableSet(out);
+    this.outboundEndpoints = Set.copyOf(grants.network().outbound());
     this.kvRead = grants.kv().read();
     this.kvWrite = grants.kv().write();
     this.kvPrefixes = grants.kv().prefixes().stream().map(Bytes::toArray).toArray(byte[][]::new);
@@ -124,7 +127,7 @@ public final class Enforcer {
 
   /** {@code endpoint} is in network.outbound. */
   public Decision mayEgress(Endpoint endpoint) {
-    return outbound.contains(endpoint.toString())
+    return outboundEndpoints.contains(endpoint)
         ? Decision.ALLOW
         : Decision.denied("endpoint " + endpoint + " is not in network.outbound");
   }

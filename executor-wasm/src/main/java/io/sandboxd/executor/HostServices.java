@@ -54,7 +54,8 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         inferenceEndpoint,
-        inferenceClass, maxUnitMemoryBytes);
+        inferenceClass,
+        maxUnitMemoryBytes);
   }
 
   public HostServices withSecrets(SecretStore store) {
@@ -66,7 +67,8 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         inferenceEndpoint,
-        inferenceClass, maxUnitMemoryBytes);
+        inferenceClass,
+        maxUnitMemoryBytes);
   }
 
   public HostServices withExecDenylist(Set<String> denylist) {
@@ -78,7 +80,8 @@ public record HostServices(
         execTimeout,
         egressTimeout,
         inferenceEndpoint,
-        inferenceClass, maxUnitMemoryBytes);
+        inferenceClass,
+        maxUnitMemoryBytes);
   }
 
   public HostServices withInference(URI endpoint, String servingClass) {
@@ -97,8 +100,15 @@ public record HostServices(
   /** Caps every unit's memory at {@code bytes}: unit memory lives on the daemon's heap. */
   public HostServices withMaxUnitMemory(long bytes) {
     return new HostServices(
-        kv, secrets, execSearchPath, execDenylist, execTimeout, egressTimeout, inferenceEndpoint,
-        inferenceClass, bytes);
+        kv,
+        secrets,
+        execSearchPath,
+        execDenylist,
+        execTimeout,
+        egressTimeout,
+        inferenceEndpoint,
+        inferenceClass,
+        bytes);
   }
 
   /** Directory of secret files, for {@link SecretStore#directory}. */

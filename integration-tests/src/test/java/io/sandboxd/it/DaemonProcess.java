@@ -41,18 +41,20 @@ final class DaemonProcess implements AutoCloseable {
 
   /** Starts {@code sandboxd serve} and waits until it serves on its socket. */
   static DaemonProcess start(Path state, Path socket) throws Exception {
+    return start(state, socket, new String[0]);
+  }
+
+  /** As {@link #start(Path, Path)}, with extra `serve` arguments (e.g. --config FILE). */
+  static DaemonProcess start(Path state, Path socket, String... extra) throws Exception {
     assertTrue(Files.isRegularFile(JAR), "packaged daemon missing: " + JAR);
     Files.createDirectories(state);
     Path log = state.resolveSibling(state.getFileName() + "-" + System.nanoTime() + ".log");
+    List<String> args =
+        new ArrayList<>(
+            List.of("serve", "--state", state.toString(), "--socket", socket.toString()));
+    args.addAll(List.of(extra));
     Process p =
-        new ProcessBuilder(
-                java(
-                    "io.sandboxd.daemon.SandboxdMain",
-                    "serve",
-                    "--state",
-                    state.toString(),
-                    "--socket",
-                    socket.toString()))
+        new ProcessBuilder(java("io.sandboxd.daemon.SandboxdMain", args.toArray(new String[0])))
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();

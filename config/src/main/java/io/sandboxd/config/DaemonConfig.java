@@ -1,0 +1,244 @@
+package io.sandboxd.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.enforcer.DeviceClass;
+import io.sandboxd.enforcer.ProgramRef;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The daemon's configuration (sandboxd.json). Every field has a safe default, so no file at all is
+ * a valid configuration; a file is read strictly: unknown fields, wrong types and bad values are
+ * refused with the JSON path, never ignored.
+ */
+public record DaemonConfig(
+    int maxConcurrentUnits,
+    long maxUnitMemoryBytes,
+    long maxWallMs,
+    Exec exec,
+    long egressTimeoutMs,
+    Optional<Inference> inference,
+    Metering metering) {
+
+  /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
+  public record Exec(Set<String> denylist, List<String> searchPath, long timeoutMs) {
+    public Exec {
+      denylist = Set.copyOf(denylist);
+      searchPath = List.copyOf(searchPath);
+    }
+  }
+
+  /** The on-host OpenAI-compatible endpoint `infer` forwards to, and the class that serves it. */
+  public record Inference(URI endpoint, DeviceClass servingClass) {}
+
+  /** Where the meters are and what the estimator assumes. */
+  public record Metering(
+      Optional<Path> powercapRoot,
+      Optional<String> nvmlLibrary,
+      long estimatorCpuMilliwatts,
+      long samplingIntervalMs) {}
+
+  private static final Set<String> TOP =
+      Set.of(
+          "max_concurrent_units",
+          "max_unit_memory_bytes",
+          "max_wall_ms",
+          "exec",
+          "egress",
+          "inference",
+          "metering");
+
+  /** The embedded default configuration. */
+  public static DaemonConfig defaults() {
+    return new DaemonConfig(
+        Math.max(2, Runtime.getRuntime().availableProcessors()),
+        512L << 20,
+        600_000,
+        new Exec(Set.of(), List.of("/usr/local/bin", "/usr/bin", "/bin"), 10_000),
+        30_000,
+        Optional.empty(),
+        new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000));
+  }
+
+  /** Reads {@code file} if given, else the defaults. */
+  public static DaemonConfig load(Optional<Path> file) {
+    if (file.isEmpty()) {
+      return defaults();
+    }
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(file.get());
+    } catch (IOException e) {
+      throw new ConfigException(file.get() + ": cannot read: " + e.getMessage(), e);
+    }
+    try {
+      return parse(bytes);
+    } catch (ConfigException e) {
+      throw new ConfigException(file.get() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Parses a configuration document; absent fields take their defaults. */
+  public static DaemonConfig parse(byte[] json) {
+    JsonNode root;
+    try {
+      root = CanonicalJson.parse(json);
+    } catch (AttestException e) {
+      throw new ConfigException(e.getMessage(), e);
+    }
+    Fields f = new Fields(root, "$", TOP);
+    DaemonConfig d = defaults();
+    Fields exec = f.object("exec", Set.of("denylist", "search_path", "timeout_ms"));
+    List<String> deny = exec.strings("denylist", List.of());
+    for (int i = 0; i < deny.size(); i++) {
+      ProgramRef ref;
+      try {
+        ref = new ProgramRef(deny.get(i));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException("$.exec.denylist[" + i + "]: " + e.getMessage(), e);
+      }
+      if (!ref.isHash()) {
+        throw new ConfigException(
+            "$.exec.denylist[" + i + "]: the node denylist holds b3:<64 hex> hashes only");
+      }
+    }
+    List<String> search = exec.strings("search_path", d.exec().searchPath());
+    for (int i = 0; i < search.size(); i++) {
+      if (!search.get(i).startsWith("/")) {
+        throw new ConfigException("$.exec.search_path[" + i + "]: must be an absolute directory");
+      }
+    }
+    Fields egress = f.object("egress", Set.of("timeout_ms"));
+    Fields inf = f.object("inference", Set.of("endpoint", "class"));
+    Optional<Inference> inference = Optional.empty();
+    if (inf.present()) {
+      String ep = inf.string("endpoint", null);
+      if (ep == null) {
+        throw new ConfigException("$.inference.endpoint: missing");
+      }
+      URI uri;
+      try {
+        uri = URI.create(ep);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException("$.inference.endpoint: " + e.getMessage(), e);
+      }
+      if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
+        throw new ConfigException("$.inference.endpoint: must be an http(s) URL");
+      }
+      DeviceClass cls;
+      try {
+        cls = DeviceClass.fromJson(inf.string("class", "Cpu"));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException("$.inference.class: " + e.getMessage(), e);
+      }
+      inference = Optional.of(new Inference(uri, cls));
+    }
+    Fields m =
+        f.object(
+            "metering",
+            Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
+    return new DaemonConfig(
+        (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024),
+        f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),
+        f.positive("max_wall_ms", d.maxWallMs(), 7L * 24 * 3600 * 1000),
+        new Exec(Set.copyOf(deny), search, exec.positive("timeout_ms", 10_000, 3_600_000)),
+        egress.positive("timeout_ms", d.egressTimeoutMs(), 3_600_000),
+        inference,
+        new Metering(
+            Optional.ofNullable(m.string("powercap_root", null)).map(Path::of),
+            Optional.ofNullable(m.string("nvml_library", null)),
+            m.positive("estimator_cpu_mw", 10_000, 10_000_000),
+            m.positive("sampling_interval_ms", 1_000, 60_000)));
+  }
+
+  /** Strict reads of one JSON object's fields, errors naming the path. */
+  private static final class Fields {
+    private final JsonNode node;
+    private final String path;
+
+    Fields(JsonNode node, String path, Set<String> allowed) {
+      this.path = path;
+      if (node == null || node.isNull()) {
+        this.node = null;
+        return;
+      }
+      if (!node.isObject()) {
+        throw new ConfigException(path + ": expected an object");
+      }
+      for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+        String name = it.next();
+        if (!allowed.contains(name)) {
+          throw new ConfigException(path + "." + name + ": unknown field");
+        }
+      }
+      this.node = node;
+    }
+
+    boolean present() {
+      return node != null;
+    }
+
+    private JsonNode get(String field) {
+      return node == null || node.get(field) == null || node.get(field).isNull()
+          ? null
+          : node.get(field);
+    }
+
+    Fields object(String field, Set<String> allowed) {
+      return new Fields(get(field), path + "." + field, allowed);
+    }
+
+    long positive(String field, long dflt, long max) {
+      JsonNode v = get(field);
+      if (v == null) {
+        return dflt;
+      }
+      if (!v.isIntegralNumber()
+          || !v.canConvertToLong()
+          || v.longValue() < 1
+          || v.longValue() > max) {
+        throw new ConfigException(
+            path + "." + field + ": expected an integer in [1, " + max + "], got " + v);
+      }
+      return v.longValue();
+    }
+
+    String string(String field, String dflt) {
+      JsonNode v = get(field);
+      if (v == null) {
+        return dflt;
+      }
+      if (!v.isTextual()) {
+        throw new ConfigException(path + "." + field + ": expected a string");
+      }
+      return v.textValue();
+    }
+
+    List<String> strings(String field, List<String> dflt) {
+      JsonNode v = get(field);
+      if (v == null) {
+        return dflt;
+      }
+      if (!v.isArray()) {
+        throw new ConfigException(path + "." + field + ": expected an array of strings");
+      }
+      List<String> out = new ArrayList<>();
+      for (int i = 0; i < v.size(); i++) {
+        if (!v.get(i).isTextual()) {
+          throw new ConfigException(path + "." + field + "[" + i + "]: expected a string");
+        }
+        out.add(v.get(i).textValue());
+      }
+      return out;
+    }
+  }
+}

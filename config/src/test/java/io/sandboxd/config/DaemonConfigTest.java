@@ -1,0 +1,78 @@
+package io.sandboxd.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.enforcer.DeviceClass;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DaemonConfigTest {
+  static DaemonConfig parse(String json) {
+    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static String refusal(String json) {
+    return assertThrows(ConfigException.class, () -> parse(json)).getMessage();
+  }
+
+  @Test
+  void noFileAndAnEmptyDocumentAreTheDefaults() {
+    assertEquals(DaemonConfig.defaults(), DaemonConfig.load(Optional.empty()));
+    assertEquals(DaemonConfig.defaults(), parse("{}"));
+  }
+
+  @Test
+  void everyFieldIsRead() {
+    String hash = "b3:" + "ab".repeat(32);
+    DaemonConfig c =
+        parse(
+            "{\"max_concurrent_units\":3,\"max_unit_memory_bytes\":1048576,\"max_wall_ms\":5000,"
+                + "\"exec\":{\"denylist\":[\""
+                + hash
+                + "\"],\"search_path\":[\"/opt/bin\"],"
+                + "\"timeout_ms\":2000},\"egress\":{\"timeout_ms\":700},"
+                + "\"inference\":{\"endpoint\":\"http://127.0.0.1:8080/v1/chat/completions\","
+                + "\"class\":\"Gpu\"},\"metering\":{\"powercap_root\":\"/tmp/pc\","
+                + "\"nvml_library\":\"\",\"estimator_cpu_mw\":12000,\"sampling_interval_ms\":250}}");
+    assertEquals(3, c.maxConcurrentUnits());
+    assertEquals(1048576, c.maxUnitMemoryBytes());
+    assertEquals(Set.of(hash), c.exec().denylist());
+    assertEquals("/opt/bin", c.exec().searchPath().get(0));
+    assertEquals(700, c.egressTimeoutMs());
+    assertEquals(DeviceClass.Gpu, c.inference().orElseThrow().servingClass());
+    assertEquals(Optional.of(Path.of("/tmp/pc")), c.metering().powercapRoot());
+    assertEquals(250, c.metering().samplingIntervalMs());
+  }
+
+  @Test
+  void badFieldsAreRefusedNamingThePath() {
+    assertTrue(refusal("{\"max_wal_ms\":1}").startsWith("$.max_wal_ms: unknown field"));
+    assertTrue(refusal("{\"exec\":{\"denylist\":[\"ls\"]}}").startsWith("$.exec.denylist[0]"));
+    assertTrue(
+        refusal("{\"exec\":{\"search_path\":[\"bin\"]}}").startsWith("$.exec.search_path[0]"));
+    assertTrue(refusal("{\"max_concurrent_units\":0}").startsWith("$.max_concurrent_units"));
+    assertTrue(refusal("{\"max_concurrent_units\":1.5}").startsWith("$.max_concurrent_units"));
+    assertTrue(refusal("{\"inference\":{\"class\":\"Gpu\"}}").startsWith("$.inference.endpoint"));
+    assertTrue(
+        refusal("{\"inference\":{\"endpoint\":\"ftp://x\"}}").startsWith("$.inference.endpoint"));
+    assertTrue(
+        refusal("{\"inference\":{\"endpoint\":\"http://x\",\"class\":\"Fpga\"}}")
+            .startsWith("$.inference.class"));
+    assertTrue(refusal("{\"a\":1,\"a\":2}").contains("Duplicate"));
+  }
+
+  @Test
+  void aFileNamesItselfInErrors(@TempDir Path dir) throws Exception {
+    Path f = Files.writeString(dir.resolve("sandboxd.json"), "{\"egress\":{\"timeout_ms\":-1}}");
+    ConfigException e =
+        assertThrows(ConfigException.class, () -> DaemonConfig.load(Optional.of(f)));
+    assertTrue(e.getMessage().startsWith(f + ": $.egress.timeout_ms"), e.getMessage());
+  }
+}
