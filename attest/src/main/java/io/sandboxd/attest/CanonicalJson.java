@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -66,10 +67,16 @@ public final class CanonicalJson {
         throw new CanonicalJsonException("empty input: expected one JSON value");
       }
       return node;
-    } catch (JsonParseException e) {
+    } catch (JsonProcessingException e) {
+      // Parse errors and trailing values alike: name the byte where reading stopped.
       JsonLocation loc = e.getLocation();
-      String where = loc == null ? "" : " at byte " + loc.getByteOffset();
-      throw new CanonicalJsonException("malformed JSON" + where + ": " + e.getOriginalMessage(), e);
+      String where =
+          loc == null || loc.getByteOffset() < 0 ? "" : " at byte " + loc.getByteOffset();
+      String what =
+          e instanceof JsonParseException
+              ? e.getOriginalMessage()
+              : "a second value follows the first (a document holds exactly one value)";
+      throw new CanonicalJsonException("malformed JSON" + where + ": " + what, e);
     } catch (IOException e) {
       throw new CanonicalJsonException("malformed JSON: " + e.getMessage(), e);
     }

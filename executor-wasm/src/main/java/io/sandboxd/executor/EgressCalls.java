@@ -2,7 +2,6 @@ package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.EgressCredential;
@@ -57,17 +56,16 @@ final class EgressCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    byte[] raw = mem.readChecked(reqPtr, reqLen);
-    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+    int[] status = {0};
+    JsonNode json =
+        SandboxImports.jsonRequest(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut, status);
+    if (json == null) {
+      return status[0];
     }
-    JsonNode json;
     Request req;
     try {
-      json = CanonicalJson.parse(raw);
       req = parse(json);
-    } catch (AttestException | IllegalArgumentException e) {
+    } catch (IllegalArgumentException e) {
       ctx.countCall();
       return AbiStatus.INVALID;
     }
@@ -83,10 +81,7 @@ final class EgressCalls {
               return send(ctx, req);
             },
             new FlowSource.NetResponse(req.endpoint()));
-    if (a.status() != AbiStatus.OK) {
-      return a.status();
-    }
-    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
 
   static Request parse(JsonNode json) {

@@ -2,7 +2,6 @@ package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.ExecRequest;
@@ -39,22 +38,21 @@ final class ExecCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    byte[] raw = mem.readChecked(reqPtr, reqLen);
-    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+    int[] status = {0};
+    JsonNode json =
+        SandboxImports.jsonRequest(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut, status);
+    if (json == null) {
+      return status[0];
     }
-    JsonNode json;
     List<String> argv;
     byte[] stdin;
     try {
-      json = CanonicalJson.parse(raw);
       argv = argv(json);
       stdin =
           json.hasNonNull("stdin")
               ? Base64.getDecoder().decode(json.get("stdin").asText())
               : new byte[0];
-    } catch (AttestException | IllegalArgumentException e) {
+    } catch (IllegalArgumentException e) {
       ctx.countCall();
       return AbiStatus.INVALID;
     }
@@ -72,10 +70,7 @@ final class ExecCalls {
               return run(ctx, argv, stdin);
             },
             new FlowSource.ExecOutput(resolved));
-    if (a.status() != AbiStatus.OK) {
-      return a.status();
-    }
-    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
 
   static List<String> argv(JsonNode json) {

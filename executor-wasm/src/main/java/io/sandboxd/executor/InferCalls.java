@@ -1,7 +1,6 @@
 package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.DeviceClass;
@@ -28,18 +27,13 @@ final class InferCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    byte[] raw = mem.readChecked(reqPtr, reqLen);
-    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+    int[] status = {0};
+    JsonNode json =
+        SandboxImports.jsonRequest(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut, status);
+    if (json == null) {
+      return status[0];
     }
-    JsonNode json;
-    try {
-      json = CanonicalJson.parse(raw);
-    } catch (AttestException e) {
-      ctx.countCall();
-      return AbiStatus.INVALID;
-    }
+    byte[] body = CanonicalJson.canonicalize(json);
     HostAnswer a =
         ctx.journaled(
             "inference",
@@ -61,7 +55,7 @@ final class InferCalls {
                         HttpRequest.newBuilder(ctx.services.inferenceEndpoint().get())
                             .timeout(ctx.services.egressTimeout())
                             .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofByteArray(raw))
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                             .build(),
                         HttpResponse.BodyHandlers.ofByteArray());
                 ctx.inferenceCalls.incrementAndGet();
@@ -75,9 +69,6 @@ final class InferCalls {
                 return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
               }
             });
-    if (a.status() != AbiStatus.OK) {
-      return a.status();
-    }
-    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
 }

@@ -54,10 +54,7 @@ final class KvCalls {
               }
             },
             new FlowSource.KvRead(Bytes.of(key)));
-    if (a.status() != AbiStatus.OK) {
-      return a.status();
-    }
-    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
 
   static int put(

@@ -4,6 +4,8 @@ import com.dylibso.chicory.runtime.HostFunction;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.wasm.types.FunctionType;
 import com.dylibso.chicory.wasm.types.ValType;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.HostService;
@@ -109,6 +111,39 @@ final class SandboxImports {
   /** A refused answer carrying the decision's status. */
   static HostAnswer refusal(Decision d) {
     return HostAnswer.refused(d.name(), status(d));
+  }
+
+  /**
+   * Reads the JSON request of a {@code (req, len, out, cap, len_out)} call. Returns null when the
+   * call must end at once with {@code status[0]}: FAULT for a bad range, INVALID for bad JSON.
+   */
+  static JsonNode jsonRequest(
+      RunContext ctx,
+      GuestMemory mem,
+      long reqPtr,
+      long reqLen,
+      long outPtr,
+      long cap,
+      long lenOut,
+      int[] status) {
+    byte[] raw = mem.readChecked(reqPtr, reqLen);
+    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
+      ctx.countCall();
+      status[0] = AbiStatus.FAULT;
+      return null;
+    }
+    try {
+      return CanonicalJson.parse(raw);
+    } catch (AttestException e) {
+      ctx.countCall();
+      status[0] = AbiStatus.INVALID;
+      return null;
+    }
+  }
+
+  /** Hands an answer to the guest: its status, or its payload into {@code (out, cap, len_out)}. */
+  static int deliver(GuestMemory mem, HostAnswer a, long outPtr, long cap, long lenOut) {
+    return a.status() != AbiStatus.OK ? a.status() : mem.writeOut(outPtr, cap, lenOut, a.payload());
   }
 
   /** Reads guest bytes as strict UTF-8, or null when they are not. */

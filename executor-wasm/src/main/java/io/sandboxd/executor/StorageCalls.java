@@ -92,10 +92,7 @@ final class StorageCalls {
               return readFile(ctx, file.get(), offset);
             },
             new FlowSource.StorageRead(p));
-    if (a.status() != AbiStatus.OK) {
-      return a.status();
-    }
-    return mem.writeOut(outPtr, cap, lenOut, a.payload());
+    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
 
   private static HostAnswer readFile(RunContext ctx, Path file, long offset) {

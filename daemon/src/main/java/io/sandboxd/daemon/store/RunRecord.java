@@ -23,36 +23,4 @@ public record RunRecord(
     byte[] module,
     String log,
     String grantsJson,
-    String entry) {
-
-  /** A record without the submission's grants and entry (which a replay needs). */
-  public RunRecord(
-      String runId,
-      long createdMs,
-      String unit,
-      String grantsId,
-      String outcomeJson,
-      Envelope receipt,
-      Envelope attestation,
-      Envelope segment,
-      List<String> journalEntries,
-      Map<String, byte[]> blobs,
-      byte[] module,
-      String log) {
-    this(
-        runId,
-        createdMs,
-        unit,
-        grantsId,
-        outcomeJson,
-        receipt,
-        attestation,
-        segment,
-        journalEntries,
-        blobs,
-        module,
-        log,
-        "",
-        "");
-  }
-}
+    String entry) {}

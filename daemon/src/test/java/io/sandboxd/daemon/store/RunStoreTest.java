@@ -84,7 +84,9 @@ class RunStoreTest {
         journal,
         blobs,
         module,
-        "log of " + runId + "\n");
+        "log of " + runId + "\n",
+        "{\"compute\":{}}",
+        "run");
   }
 
   private RunRecord simple(String runId, long createdMs) {
