@@ -60,15 +60,19 @@ public class MeteringBench {
       Path d = powercap.resolve(z[0]);
       Files.createDirectories(d);
       Files.writeString(d.resolve("name"), z[1] + "\n", StandardCharsets.US_ASCII);
-      Files.writeString(d.resolve("max_energy_range_uj"), "262143328850\n", StandardCharsets.US_ASCII);
+      Files.writeString(
+          d.resolve("max_energy_range_uj"), "262143328850\n", StandardCharsets.US_ASCII);
       Files.writeString(d.resolve("energy_uj"), "123456789\n", StandardCharsets.US_ASCII);
     }
     Path stat = dir.resolve("stat");
     Files.writeString(
-        stat, "cpu  4287 0 1331 55164 109 0 20 12 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n", StandardCharsets.US_ASCII);
+        stat,
+        "cpu  4287 0 1331 55164 109 0 20 12 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n",
+        StandardCharsets.US_ASCII);
     meter = RaplPowercapMeter.open(powercap, SysfsReader.files(), System::nanoTime);
     attribution =
-        new Attribution(List.of(meter), new ProcStatCpuTime(stat), System::nanoTime, 1_000_000_000L, 0);
+        new Attribution(
+            List.of(meter), new ProcStatCpuTime(stat), System::nanoTime, 1_000_000_000L, 0);
     for (int i = 0; i < 4; i++) {
       runs.add(attribution.begin("bench-" + i, unitCpu::get));
     }

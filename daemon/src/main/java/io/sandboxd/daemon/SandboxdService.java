@@ -56,6 +56,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
       out.onCompleted();
     } catch (AdmissionException e) {
       out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+    } catch (io.sandboxd.executor.ExecutorBusyException e) {
+      out.onError(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
     } catch (StoreException e) {
       LOG.log(Level.SEVERE, "store failure; run not acknowledged", e);
       out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());

@@ -62,7 +62,8 @@ public final class Executor implements AutoCloseable {
             maxConcurrent,
             30,
             TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
+            // Bounded: past this many waiting units a submission is refused, not queued forever.
+            new LinkedBlockingQueue<>(Math.max(16, maxConcurrent * 64)),
             r -> {
               Thread t = new Thread(null, r, "unit-" + n.incrementAndGet(), GUEST_STACK_BYTES);
               t.setDaemon(true);
@@ -122,7 +123,14 @@ public final class Executor implements AutoCloseable {
         new GuestTask(
             req, ctx, memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()));
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
-    Future<Integer> future = guests.submit(task);
+    Future<Integer> future;
+    try {
+      future = guests.submit(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      meter.end();
+      throw new ExecutorBusyException(
+          "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
+    }
     Outcome.Breach breach = watch(future, task, compute, meter);
 
     long wall = System.nanoTime() - t0;
