@@ -195,6 +195,11 @@ public final class CanonicalJson {
 
   private static void writeString(String s, StringBuilder sb, String path) {
     sb.append('"');
+    if (plain(s)) {
+      // Nothing to escape and no surrogates: the common case, copied whole.
+      sb.append(s).append('"');
+      return;
+    }
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       if (Character.isHighSurrogate(c)) {
@@ -225,6 +230,17 @@ public final class CanonicalJson {
       }
     }
     sb.append('"');
+  }
+
+  /** True when {@code s} has no character JCS escapes and no surrogate to check. */
+  private static boolean plain(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x20 || c == '"' || c == '\\' || Character.isSurrogate(c)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Refuses malformed UTF-8 (overlong forms and encoded surrogates included), naming the byte. */

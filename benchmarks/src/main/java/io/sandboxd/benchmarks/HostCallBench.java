@@ -60,7 +60,7 @@ public class HostCallBench {
   @Param({"log", "clock_now"})
   public String call;
 
-  @Param({"0", "100000"})
+  @Param({"0", "3000", "100000"})
   public int n;
 
   private Executor executor;

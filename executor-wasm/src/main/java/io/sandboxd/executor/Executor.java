@@ -19,12 +19,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -38,7 +36,8 @@ public final class Executor implements AutoCloseable {
   public static final long CLOCK_CONSTANT_MS = 0;
 
   private static final long GUEST_STACK_BYTES = 8L * 1024 * 1024;
-  private static final long WATCHDOG_TICK_NANOS = 1_000_000;
+  private static final long MIN_TICK_NANOS = 1_000_000;
+  private static final long MAX_TICK_NANOS = 20_000_000;
 
   private final ThreadPoolExecutor guests;
   private final EnergyModel energyModel;
@@ -131,7 +130,7 @@ public final class Executor implements AutoCloseable {
       throw new ExecutorBusyException(
           "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
     }
-    Outcome.Breach breach = watch(future, task, compute, meter);
+    Outcome.Breach breach = watch(task, future, compute, meter);
 
     long wall = System.nanoTime() - t0;
     long cpu = task.cpuNanos();
@@ -178,38 +177,50 @@ public final class Executor implements AutoCloseable {
     return (int) Math.min(limit, Memory.RUNTIME_MAX_PAGES);
   }
 
+  /**
+   * Waits for the guest, checking its budgets. A single guest thread's CPU time cannot grow faster
+   * than the wall clock, so with R ns of CPU budget left no breach is possible for R ns: the
+   * watchdog sleeps that long (at least 1 ms, at most {@link #MAX_TICK_NANOS}) and still catches a
+   * CPU breach within a millisecond, without waking a thousand times a second for a long budget.
+   * Energy is checked on the same ticks; meters themselves only update once per window.
+   */
   private Outcome.Breach watch(
-      Future<Integer> future, GuestTask task, ComputeGrant compute, EnergyModel.Session meter) {
+      GuestTask task, Future<Integer> future, ComputeGrant compute, EnergyModel.Session meter) {
     long cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
     long deadline = System.nanoTime() + maxWallNanos;
     Outcome.Breach breach = null;
+    long tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos, MAX_TICK_NANOS));
     while (true) {
       try {
-        future.get(WATCHDOG_TICK_NANOS, TimeUnit.NANOSECONDS);
-        return breach;
-      } catch (TimeoutException e) {
-        Thread guest = task.thread();
-        if (guest == null || breach != null) {
-          continue;
+        if (task.done.await(tick, TimeUnit.NANOSECONDS)) {
+          return breach;
         }
-        // Pool threads are reused: count only this task's CPU time.
-        long cpu = threads.getThreadCpuTime(guest.getId()) - task.cpuStart;
-        if (cpu > cpuBudgetNanos) {
-          breach = Outcome.Breach.CpuTime;
-        } else if (totalUj(meter.current()) > compute.energyBudgetUj()) {
-          breach = Outcome.Breach.EnergyBudget;
-        } else if (System.nanoTime() > deadline) {
-          task.wallLimitHit = true;
-        }
-        if (breach != null || task.wallLimitHit) {
-          task.stop();
-        }
-      } catch (ExecutionException e) {
-        return breach;
       } catch (InterruptedException e) {
         task.stop();
         Thread.currentThread().interrupt();
         return breach;
+      }
+      tick = MIN_TICK_NANOS;
+      if (future.isCancelled()) {
+        // The executor closed before the guest started.
+        task.failure = "the daemon shut down before the unit started";
+        return breach;
+      }
+      if (task.thread() == null || breach != null || task.wallLimitHit) {
+        continue;
+      }
+      long cpu = task.cpuSoFar();
+      if (cpu > cpuBudgetNanos) {
+        breach = Outcome.Breach.CpuTime;
+      } else if (totalUj(meter.current()) > compute.energyBudgetUj()) {
+        breach = Outcome.Breach.EnergyBudget;
+      } else if (System.nanoTime() > deadline) {
+        task.wallLimitHit = true;
+      }
+      if (breach != null || task.wallLimitHit) {
+        task.stop();
+      } else {
+        tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos - cpu, MAX_TICK_NANOS));
       }
     }
   }
@@ -259,7 +270,11 @@ public final class Executor implements AutoCloseable {
 
   @Override
   public void close() {
-    guests.shutdownNow();
+    for (Runnable never : guests.shutdownNow()) {
+      if (never instanceof Future<?> f) {
+        f.cancel(false);
+      }
+    }
   }
 
   /** The guest side of one execution, run on a pool thread. */
@@ -268,6 +283,7 @@ public final class Executor implements AutoCloseable {
     private final RunContext ctx;
     private final int limitPages;
     private final AtomicReference<Thread> thread = new AtomicReference<>();
+    final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile long cpuNanos;
     volatile long cpuStart;
     private volatile long memoryPeakBytes;
@@ -387,6 +403,7 @@ public final class Executor implements AutoCloseable {
         }
         cpuNanos = threads.getCurrentThreadCpuTime() - cpu0;
         detach();
+        done.countDown();
         // The pool reuses this thread: never hand a set interrupt flag to the next unit.
         Thread.interrupted();
       }

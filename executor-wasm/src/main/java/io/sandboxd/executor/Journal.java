@@ -15,35 +15,60 @@ import java.util.Map;
 
 /**
  * The replay journal (WIRE.md §2.5): every nondeterministic input a guest received, in order, with
- * response blobs keyed by address, and its RFC 9162 merkle root over BLAKE3.
+ * response blobs keyed by address, and its RFC 9162 merkle root over BLAKE3. Each entry's leaf is
+ * hashed once, when it is recorded; entries are kept compact and turned into JSON only on demand.
  */
 public final class Journal {
   public static final String ENTRY_SCHEMA = "sandbox.journal-entry/1";
 
-  private final List<ObjectNode> entries = new ArrayList<>();
+  // Most requests carry no arguments: hash the canonical "{}" once.
+  private static final String EMPTY_REQUEST =
+      Blake3.hex(CanonicalJson.canonicalize(CanonicalJson.mapper().createObjectNode()));
+
+  /** One entry, before it is spelled as JSON. */
+  private record Entry(
+      long seq, String call, String request, String response, String decision, List<String> taint) {
+    ObjectNode toJson() {
+      ObjectNode e = CanonicalJson.mapper().createObjectNode();
+      e.put("schema", ENTRY_SCHEMA);
+      e.put("seq", seq);
+      e.put("call", call);
+      e.put("request", request);
+      e.put("response", response);
+      e.put("decision", decision);
+      ArrayNode t = e.putArray("taint_after");
+      taint.forEach(t::add);
+      return e;
+    }
+  }
+
+  private final List<Entry> entries = new ArrayList<>();
+  private final List<byte[]> leafData = new ArrayList<>();
   private final Map<String, byte[]> blobs = new LinkedHashMap<>();
 
-  /**
-   * Appends one entry; {@code request} is the JCS request arguments, {@code response} raw bytes.
-   */
+  /** Appends one entry; {@code request} is the request arguments, {@code response} raw bytes. */
   public synchronized void record(
       String call, JsonNode request, byte[] response, String decision, Collection<String> taint) {
     String responseAddress = Blake3.hex(response);
-    blobs.putIfAbsent(responseAddress, response.clone());
-    ObjectNode e = CanonicalJson.mapper().createObjectNode();
-    e.put("schema", ENTRY_SCHEMA);
-    e.put("seq", entries.size());
-    e.put("call", call);
-    e.put("request", Blake3.hex(CanonicalJson.canonicalize(request)));
-    e.put("response", responseAddress);
-    e.put("decision", decision);
-    ArrayNode t = e.putArray("taint_after");
-    taint.stream().sorted().forEach(t::add);
+    blobs.computeIfAbsent(responseAddress, k -> response.clone());
+    String requestAddress =
+        request.isObject() && request.isEmpty()
+            ? EMPTY_REQUEST
+            : Blake3.hex(CanonicalJson.canonicalize(request));
+    Entry e =
+        new Entry(
+            entries.size(),
+            call,
+            requestAddress,
+            responseAddress,
+            decision,
+            taint.stream().sorted().toList());
     entries.add(e);
+    leafData.add(Blake3.hash(CanonicalJson.canonicalize(e.toJson())));
   }
 
   public synchronized List<ObjectNode> entries() {
-    return entries.stream().map(ObjectNode::deepCopy).toList();
+    return entries.stream().map(Entry::toJson).toList();
   }
 
   public synchronized Map<String, byte[]> blobs() {
@@ -58,9 +83,10 @@ public final class Journal {
    * {@code leaf_i = BLAKE3(0x00 ‖ BLAKE3(JCS(entry_i)))}; the empty journal's root is BLAKE3("").
    */
   public synchronized String root() {
-    return rootOf(entries);
+    return Hex.encode(MerkleTree.blake3(leafData).root());
   }
 
+  /** The root of recorded entries (e.g. read back from the run store). */
   public static String rootOf(List<? extends JsonNode> entries) {
     List<byte[]> leafData = new ArrayList<>(entries.size());
     for (JsonNode e : entries) {

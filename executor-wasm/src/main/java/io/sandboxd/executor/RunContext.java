@@ -36,7 +36,8 @@ final class RunContext {
   final AtomicLong ingressBytes = new AtomicLong();
   final AtomicLong runningChildren = new AtomicLong();
   final AtomicLong inferenceCalls = new AtomicLong();
-  private final StringBuilder log = new StringBuilder();
+  // One growing buffer: a line costs one small copy and leaves no object behind to collect.
+  private byte[] logBuffer = new byte[1024];
   private int logBytes;
   private boolean logTruncated;
   private long hostCalls;
@@ -86,29 +87,51 @@ final class RunContext {
     return answer;
   }
 
-  synchronized void appendLog(byte[] utf8) {
-    hostCalls++;
+  /**
+   * Appends one log line. Host functions run on the unit's own thread and the log is read after it
+   * ended (the watchdog's latch orders the two), so no lock is taken on this hot path.
+   */
+  void appendLog(byte[] utf8) {
     if (logTruncated) {
       return;
     }
     if (logBytes + utf8.length + 1 > MAX_LOG_BYTES) {
-      log.append("[log truncated at ").append(MAX_LOG_BYTES).append(" bytes]\n");
+      byte[] marker =
+          ("[log truncated at " + MAX_LOG_BYTES + " bytes]\n").getBytes(StandardCharsets.UTF_8);
+      appendRaw(marker);
       logTruncated = true;
       return;
     }
-    log.append(new String(utf8, StandardCharsets.UTF_8)).append('\n');
-    logBytes += utf8.length + 1;
+    appendRaw(utf8);
+    appendRaw(NEWLINE);
   }
 
-  synchronized String log() {
-    return log.toString();
+  boolean logTruncated() {
+    return logTruncated;
   }
 
-  synchronized void countCall() {
+  private static final byte[] NEWLINE = {'\n'};
+
+  private void appendRaw(byte[] bytes) {
+    if (logBytes + bytes.length > logBuffer.length) {
+      logBuffer =
+          java.util.Arrays.copyOf(
+              logBuffer, Math.max(logBuffer.length * 2, logBytes + bytes.length));
+    }
+    System.arraycopy(bytes, 0, logBuffer, logBytes, bytes.length);
+    logBytes += bytes.length;
+  }
+
+  String log() {
+    return new String(logBuffer, 0, logBytes, StandardCharsets.UTF_8);
+  }
+
+  /** Counts one host call (any import, any outcome). */
+  void countCall() {
     hostCalls++;
   }
 
-  synchronized long hostCalls() {
+  long hostCalls() {
     return hostCalls;
   }
 }

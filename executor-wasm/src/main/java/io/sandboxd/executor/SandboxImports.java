@@ -161,27 +161,48 @@ final class SandboxImports {
   }
 
   private static int log(RunContext ctx, GuestMemory mem, long ptr, long len) {
+    ctx.countCall();
     Decision d = ctx.enforcer.mayHost(HostService.LOGGING);
     if (!d.allowed()) {
-      ctx.countCall();
       return status(d);
     }
     if ((len & 0xffffffffL) > RunContext.MAX_LOG_BYTES) {
-      ctx.countCall();
       return AbiStatus.INVALID;
+    }
+    if (ctx.logTruncated()) {
+      // The run's log is full: further lines are dropped unread (a bad range is still a FAULT).
+      return mem.inBounds(ptr, len) ? AbiStatus.OK : AbiStatus.FAULT;
     }
     byte[] msg = mem.readChecked(ptr, len);
     if (msg == null) {
-      ctx.countCall();
       return AbiStatus.FAULT;
     }
-    if (utf8(msg) == null) {
-      ctx.countCall();
+    if (!isUtf8(msg)) {
       return AbiStatus.INVALID;
     }
     ctx.appendLog(msg);
     return AbiStatus.OK;
   }
+
+  /** Strict UTF-8 check; plain ASCII (most log lines) is decided without a decoder. */
+  static boolean isUtf8(byte[] bytes) {
+    int i = 0;
+    // Eight bytes at a time: ASCII has no high bit set in any of them.
+    for (; i + 8 <= bytes.length; i += 8) {
+      if (((long) LONGS.get(bytes, i) & 0x8080808080808080L) != 0) {
+        return utf8(bytes) != null;
+      }
+    }
+    for (; i < bytes.length; i++) {
+      if (bytes[i] < 0) {
+        return utf8(bytes) != null;
+      }
+    }
+    return true;
+  }
+
+  private static final java.lang.invoke.VarHandle LONGS =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   private static int clockNow(RunContext ctx, GuestMemory mem, long outPtr) {
     if (!mem.inBounds(outPtr, 8)) {
