@@ -153,6 +153,7 @@ public final class Daemon implements AutoCloseable {
 
   /** Starts the daemon with {@code config}; returns once it serves on its socket. */
   public static Daemon start(DaemonPaths paths, DaemonConfig config) throws IOException {
+    DaemonClient.quietNettyBootstrap();
     createPrivateDir(paths.stateDir());
     Path socketDir = paths.socket().getParent();
     if (!Files.isDirectory(socketDir)) {

@@ -20,9 +20,14 @@ public final class DaemonClient implements AutoCloseable {
   // each connection. Nothing is wrong, so keep the client's output clean. Held in a field because
   // java.util.logging keeps loggers weakly and would forget the level.
   private static final java.util.logging.Logger NETTY_BOOTSTRAP =
-      java.util.logging.Logger.getLogger("io.netty.bootstrap.AbstractBootstrap");
+      java.util.logging.Logger.getLogger("io.netty.bootstrap");
 
   static {
+    quietNettyBootstrap();
+  }
+
+  /** Silences Netty's per-connection SO_KEEPALIVE warning (client and server side alike). */
+  static void quietNettyBootstrap() {
     NETTY_BOOTSTRAP.setLevel(java.util.logging.Level.SEVERE);
   }
 

@@ -14,9 +14,7 @@ public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFi
   public static Path devStateDir() {
     String xdg = System.getenv("XDG_STATE_HOME");
     Path base =
-        xdg != null && !xdg.isBlank()
-            ? Path.of(xdg)
-            : Path.of(System.getProperty("user.home"), ".local", "state");
+        xdg != null && !xdg.isBlank() ? Path.of(xdg) : home().resolve(".local").resolve("state");
     return base.resolve("sandboxd");
   }
 
@@ -33,6 +31,12 @@ public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFi
         state.resolve("runs.db").toAbsolutePath());
   }
 
+  /** $HOME as the user set it (the JVM's user.home comes from the password database instead). */
+  static Path home() {
+    String h = System.getenv("HOME");
+    return h != null && !h.isBlank() ? Path.of(h) : Path.of(System.getProperty("user.home"));
+  }
+
   /**
    * The configuration file to read when none is given: /etc/sandboxd/sandboxd.json, or with --dev
    * $XDG_CONFIG_HOME/sandboxd/sandboxd.json (~/.config), whichever applies and exists.
@@ -41,10 +45,7 @@ public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFi
     Path file;
     if (dev) {
       String xdg = System.getenv("XDG_CONFIG_HOME");
-      Path base =
-          xdg != null && !xdg.isBlank()
-              ? Path.of(xdg)
-              : Path.of(System.getProperty("user.home"), ".config");
+      Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : home().resolve(".config");
       file = base.resolve("sandboxd").resolve("sandboxd.json");
     } else {
       file = Path.of("/etc/sandboxd/sandboxd.json");
