@@ -348,6 +348,67 @@ class AbiTest {
   }
 
   @Test
+  void inferForwardsToTheNodesEndpointOnlyWhenGranted() throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    AtomicReference<String> seen = new AtomicReference<>();
+    server.createContext(
+        "/v1/chat/completions",
+        ex -> {
+          seen.set(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+          byte[] body = "{\"choices\":[{\"text\":\"hi\"}]}".getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(200, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    server.start();
+    java.net.URI endpoint =
+        java.net.URI.create(
+            "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/chat/completions");
+    String wat =
+        egressUnit("{\"model\":\"m\",\"prompt\":\"hello\"}").replace("\"egress\"", "\"infer\"");
+    String inferHost = "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":true}";
+    try (Executor withModel =
+        new Executor(
+            1,
+            EnergyModel.estimate(10_000),
+            60_000,
+            HostServices.none().withInference(endpoint, "Cpu"))) {
+      CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
+      ExecutionResult ok =
+          withModel.execute(
+              new UnitRequest(
+                  "t",
+                  unit,
+                  "run",
+                  Grants.parse(
+                      grants(NO_STORAGE, NO_KV, NO_NET, inferHost)
+                          .getBytes(StandardCharsets.UTF_8))));
+      assertEquals(0, returned(ok));
+      assertEquals("{\"choices\":[{\"text\":\"hi\"}]}\n", ok.log());
+      assertEquals("{\"model\":\"m\",\"prompt\":\"hello\"}", seen.get());
+      assertEquals("inference", ok.journal().get(0).get("call").textValue());
+      assertEquals(1, ok.io().inferenceCalls());
+
+      seen.set(null);
+      ExecutionResult denied =
+          withModel.execute(
+              new UnitRequest(
+                  "t",
+                  unit,
+                  "run",
+                  Grants.parse(
+                      grants(NO_STORAGE, NO_KV, NO_NET, LOG).getBytes(StandardCharsets.UTF_8))));
+      assertEquals(AbiStatus.DENIED, returned(denied));
+      assertEquals(null, seen.get());
+    } finally {
+      server.stop(0);
+    }
+    // Granted, but this node has no inference endpoint configured.
+    ExecutionResult none = run(wat, grants(NO_STORAGE, NO_KV, NO_NET, inferHost), null);
+    assertEquals(AbiStatus.UNAVAILABLE, returned(none));
+  }
+
+  @Test
   void hostileArgumentsAreStatusesNotCrashes() {
     String wat =
         """
