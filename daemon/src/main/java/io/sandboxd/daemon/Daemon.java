@@ -93,7 +93,8 @@ public final class Daemon implements AutoCloseable {
   }
 
   /** The node-side services the configuration describes. */
-  static HostServices hostServices(DaemonConfig config, KvStore kv, Path stateDir) {
+  static HostServices hostServices(
+      DaemonConfig config, KvStore kv, Path stateDir, Attribution attribution) {
     HostServices base = HostServices.none();
     HostServices s =
         new HostServices(
@@ -105,11 +106,15 @@ public final class Daemon implements AutoCloseable {
             java.time.Duration.ofMillis(config.egressTimeoutMs()),
             base.inferenceEndpoint(),
             base.inferenceClass(),
-            config.maxUnitMemoryBytes());
+            config.maxUnitMemoryBytes(),
+            base.inferenceEnergyUj());
     if (config.inference().isPresent()) {
+      EnergyClass serving = EnergyClass.valueOf(config.inference().get().servingClass().name());
       s =
           s.withInference(
-              config.inference().get().endpoint(), config.inference().get().servingClass().name());
+                  config.inference().get().endpoint(),
+                  config.inference().get().servingClass().name())
+              .withInferenceMeter(() -> attribution.cumulativeUj(serving));
     }
     return s;
   }
@@ -186,7 +191,7 @@ public final class Daemon implements AutoCloseable {
         meterable.add(DeviceClass.valueOf(c.name()));
       }
       kv = KvStore.open(paths.stateDir().resolve("kv.db"));
-      HostServices services = hostServices(config, kv, paths.stateDir());
+      HostServices services = hostServices(config, kv, paths.stateDir(), attribution);
       executor =
           new Executor(
               config.maxConcurrentUnits(),

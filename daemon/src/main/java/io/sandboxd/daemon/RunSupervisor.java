@@ -121,6 +121,7 @@ public final class RunSupervisor {
           new Receipt.ClassEnergy(
               c.uj(), c.provenance(), c.source(), c.resolutionUj(), c.minWindowNs()));
     }
+    List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
     Receipt receipt =
         new Receipt(
             runId,
@@ -129,7 +130,7 @@ public final class RunSupervisor {
             TIER,
             energy,
             0,
-            List.of(),
+            inference,
             TimeUnit.NANOSECONDS.toMillis(r.cpuTimeNanos()),
             r.memoryPeakBytes(),
             TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
@@ -188,6 +189,32 @@ public final class RunSupervisor {
         r.log(),
         CanonicalJson.canonicalString(a.grants().canonicalTree()),
         a.entry());
+  }
+
+  /**
+   * Inference energy goes to the class that served it (never into a host-call lump): it is added to
+   * that class's energy, labelled ModelBased at best (the counter's delta over the call windows is
+   * an apportionment), and listed per class with the number of calls.
+   */
+  private static List<Receipt.InferenceUse> inferenceRows(
+      ExecutionResult r, Map<String, Receipt.ClassEnergy> energy) {
+    ExecutionResult.IoCounts io = r.io();
+    if (io.inferenceCalls() == 0) {
+      return List.of();
+    }
+    String cls = io.inferenceClass();
+    Receipt.ClassEnergy c = energy.get(cls);
+    if (c != null && io.inferenceUj() > 0) {
+      energy.put(
+          cls,
+          new Receipt.ClassEnergy(
+              Math.addExact(c.uj(), io.inferenceUj()),
+              c.provenance().worst(Provenance.ModelBased),
+              c.source(),
+              c.resolutionUj(),
+              c.minWindowNs()));
+    }
+    return List.of(new Receipt.InferenceUse(cls, io.inferenceUj(), io.inferenceCalls()));
   }
 
   /** The verdict of re-executing a recorded run from its journal. */

@@ -116,6 +116,61 @@ class RunSupervisorTest {
   }
 
   @Test
+  void inferenceEnergyGoesToTheServingClassAndIsListedWithItsCalls() throws Exception {
+    com.sun.net.httpserver.HttpServer server =
+        com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext(
+        "/",
+        ex -> {
+          byte[] body = "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(200, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    server.start();
+    // The serving class's counter advances 700 µJ between the two readings of each call.
+    java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong();
+    io.sandboxd.executor.HostServices services =
+        io.sandboxd.executor.HostServices.none()
+            .withInference(
+                java.net.URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/"),
+                "Cpu")
+            .withInferenceMeter(() -> counter.getAndAdd(700));
+    String wat =
+        """
+        (module
+          (import "sandbox" "infer" (func $infer (param i32 i32 i32 i32 i32) (result i32)))
+          (memory 1)
+          (data (i32.const 0) "{}")
+          (func (export "run") (result i32)
+            (drop (call $infer (i32.const 0) (i32.const 2) (i32.const 100) (i32.const 100) (i32.const 96)))
+            (call $infer (i32.const 0) (i32.const 2) (i32.const 100) (i32.const 100) (i32.const 96))))
+        """;
+    try (Executor withModel = new Executor(1, EnergyModel.estimate(10_000), 60_000, services)) {
+      RunSupervisor s =
+          new RunSupervisor(
+              new Admission(new UnitCompiler(4), Set.of(DeviceClass.Cpu)),
+              withModel,
+              store,
+              node,
+              tmp.resolve("storage"));
+      RunRecord r =
+          s.submit(
+              Wat2Wasm.parse(wat),
+              grants(
+                  "[]", "{\"logging\":false,\"clock\":false,\"random\":false,\"inference\":true}"),
+              "run");
+      assertEquals("\"Completed\"", r.outcomeJson());
+      Receipt receipt = Receipt.fromCore(r.receipt().core());
+      assertEquals(
+          java.util.List.of(new Receipt.InferenceUse("Cpu", 1400, 2)), receipt.inference());
+      assertTrue(receipt.energy().get("Cpu").uj() >= 1400, "inference energy is in Cpu's figure");
+    } finally {
+      server.stop(0);
+    }
+  }
+
+  @Test
   void completedRunIsSignedLinkedAndStored() {
     String g = grants("[]", ALL_HOST);
     RunRecord r = supervisor.submit(module, g, "run");

@@ -35,8 +35,10 @@ public record ExecutionResult(
       long writeBytes,
       long egressBytes,
       long ingressBytes,
-      long inferenceCalls) {
-    public static final IoCounts NONE = new IoCounts(0, 0, 0, 0, 0, 0);
+      long inferenceCalls,
+      String inferenceClass,
+      long inferenceUj) {
+    public static final IoCounts NONE = new IoCounts(0, 0, 0, 0, 0, 0, "Cpu", 0);
   }
 
   public ExecutionResult {

@@ -157,7 +157,9 @@ public final class Executor implements AutoCloseable {
             ctx.writeBytes.get(),
             ctx.egressBytes.get(),
             ctx.ingressBytes.get(),
-            ctx.inferenceCalls.get()),
+            ctx.inferenceCalls.get(),
+            services.inferenceClass(),
+            ctx.inferenceUj.get()),
         ctx.taint.labels(),
         req.replay().map(ReplaySource::divergence));
   }

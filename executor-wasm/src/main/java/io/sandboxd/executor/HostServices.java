@@ -21,7 +21,8 @@ public record HostServices(
     Duration egressTimeout,
     Optional<URI> inferenceEndpoint,
     String inferenceClass,
-    long maxUnitMemoryBytes) {
+    long maxUnitMemoryBytes,
+    java.util.function.LongSupplier inferenceEnergyUj) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
   public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
@@ -42,7 +43,8 @@ public record HostServices(
         Duration.ofSeconds(30),
         Optional.empty(),
         "Cpu",
-        DEFAULT_MAX_UNIT_MEMORY);
+        DEFAULT_MAX_UNIT_MEMORY,
+        () -> -1);
   }
 
   public HostServices withKv(KvStore store) {
@@ -55,7 +57,8 @@ public record HostServices(
         egressTimeout,
         inferenceEndpoint,
         inferenceClass,
-        maxUnitMemoryBytes);
+        maxUnitMemoryBytes,
+        inferenceEnergyUj);
   }
 
   public HostServices withSecrets(SecretStore store) {
@@ -68,7 +71,8 @@ public record HostServices(
         egressTimeout,
         inferenceEndpoint,
         inferenceClass,
-        maxUnitMemoryBytes);
+        maxUnitMemoryBytes,
+        inferenceEnergyUj);
   }
 
   public HostServices withExecDenylist(Set<String> denylist) {
@@ -81,7 +85,8 @@ public record HostServices(
         egressTimeout,
         inferenceEndpoint,
         inferenceClass,
-        maxUnitMemoryBytes);
+        maxUnitMemoryBytes,
+        inferenceEnergyUj);
   }
 
   public HostServices withInference(URI endpoint, String servingClass) {
@@ -94,7 +99,26 @@ public record HostServices(
         egressTimeout,
         Optional.of(endpoint),
         servingClass,
-        maxUnitMemoryBytes);
+        maxUnitMemoryBytes,
+        inferenceEnergyUj);
+  }
+
+  /**
+   * The serving class's cumulative energy in µJ (-1 when unmetered): read before and after each
+   * `infer` call, so the call's energy is charged to the class that served it.
+   */
+  public HostServices withInferenceMeter(java.util.function.LongSupplier cumulativeUj) {
+    return new HostServices(
+        kv,
+        secrets,
+        execSearchPath,
+        execDenylist,
+        execTimeout,
+        egressTimeout,
+        inferenceEndpoint,
+        inferenceClass,
+        maxUnitMemoryBytes,
+        cumulativeUj);
   }
 
   /** Caps every unit's memory at {@code bytes}: unit memory lives on the daemon's heap. */
@@ -108,7 +132,8 @@ public record HostServices(
         egressTimeout,
         inferenceEndpoint,
         inferenceClass,
-        bytes);
+        bytes,
+        inferenceEnergyUj);
   }
 
   /** Directory of secret files, for {@link SecretStore#directory}. */

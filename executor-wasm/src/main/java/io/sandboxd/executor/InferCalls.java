@@ -49,6 +49,7 @@ final class InferCalls {
               if (ctx.services.inferenceEndpoint().isEmpty()) {
                 return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
               }
+              long before = ctx.services.inferenceEnergyUj().getAsLong();
               try {
                 HttpResponse<byte[]> resp =
                     CLIENT.send(
@@ -59,6 +60,12 @@ final class InferCalls {
                             .build(),
                         HttpResponse.BodyHandlers.ofByteArray());
                 ctx.inferenceCalls.incrementAndGet();
+                long after = ctx.services.inferenceEnergyUj().getAsLong();
+                if (before >= 0 && after >= 0) {
+                  // The serving class's counter over the call's window; an upper bound when other
+                  // work shares the device, so the receipt labels it ModelBased at best.
+                  ctx.inferenceUj.addAndGet(Math.max(0, after - before));
+                }
                 return resp.statusCode() / 100 == 2
                     ? HostAnswer.allow(resp.body())
                     : HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);

@@ -36,6 +36,7 @@ final class RunContext {
   final AtomicLong ingressBytes = new AtomicLong();
   final AtomicLong runningChildren = new AtomicLong();
   final AtomicLong inferenceCalls = new AtomicLong();
+  final AtomicLong inferenceUj = new AtomicLong();
   // One growing buffer: a line costs one small copy and leaves no object behind to collect.
   private byte[] logBuffer = new byte[1024];
   private int logBytes;

@@ -395,6 +395,25 @@ public final class Attribution implements AutoCloseable {
     return new RunEnergy(run.spec().runId(), readings, run.passes());
   }
 
+  /**
+   * Samples now and returns the cumulative energy (µJ since the meters were opened) of every
+   * additive counter of {@code energyClass}, or -1 when this node cannot meter it. Two readings
+   * bracket a window, e.g. an `infer` call, whose energy is charged to the class that served it.
+   */
+  public synchronized long cumulativeUj(EnergyClass energyClass) {
+    samplePass();
+    long sum = 0;
+    boolean any = false;
+    for (int i = 0; i < domains.size(); i++) {
+      MeterDomain d = domains.get(i);
+      if (d.energyClass() == energyClass && d.role().additive()) {
+        sum = Math.addExact(sum, last[i]);
+        any = true;
+      }
+    }
+    return any ? sum : -1;
+  }
+
   /** Runs currently being charged. */
   public synchronized Set<String> activeRuns() {
     return Set.copyOf(active.keySet());

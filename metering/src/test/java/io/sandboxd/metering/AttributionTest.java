@@ -36,6 +36,22 @@ class AttributionTest {
   }
 
   @Test
+  void cumulativeEnergyOfAClassBracketsAWindow() throws Exception {
+    PowercapFixture f = onePackage();
+    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
+        Attribution a = attribution(List.of(rapl), 0)) {
+      long before = a.cumulativeUj(EnergyClass.Cpu);
+      f.add("intel-rapl:0", 4 * JOULE);
+      f.add("intel-rapl:0:1", JOULE);
+      f.add("intel-rapl:0:0", 3 * JOULE); // core is inside the package: not added again
+      f.add("intel-rapl:1", 9 * JOULE); // psys is kept apart
+      clock.advance(SECOND);
+      assertEquals(5 * JOULE, a.cumulativeUj(EnergyClass.Cpu) - before);
+      assertEquals(-1, a.cumulativeUj(EnergyClass.Gpu), "a class with no meter");
+    }
+  }
+
+  @Test
   void packageEnergyIsSharedByCpuTimeAndLabelledModelBased() throws Exception {
     PowercapFixture f = onePackage();
     try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
