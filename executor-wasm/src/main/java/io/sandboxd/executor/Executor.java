@@ -390,7 +390,14 @@ public final class Executor implements AutoCloseable {
         exited = true;
         exitCode = e.exitCode();
         return exitCode;
+      } catch (Journal.FullException e) {
+        failure = e.getMessage();
+        return -1;
       } catch (ChicoryException e) {
+        if (e.getCause() instanceof Journal.FullException full) {
+          failure = full.getMessage();
+          return -1;
+        }
         failure = "trap: " + e.getMessage();
         return -1;
       } catch (RuntimeException e) {

@@ -42,15 +42,42 @@ public final class Journal {
     }
   }
 
+  /** Entries one run may record: a host-call flood must not exhaust the daemon's heap. */
+  public static final int MAX_ENTRIES = 250_000;
+
+  /** Distinct response bytes one run may keep for replay. */
+  public static final long MAX_BLOB_BYTES = 256L << 20;
+
+  /** Thrown when a run's journal is full; the run ends as Failed, the daemon keeps serving. */
+  public static final class FullException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    FullException(String message) {
+      super(message);
+    }
+  }
+
   private final List<Entry> entries = new ArrayList<>();
+  private long blobBytes;
   private final List<byte[]> leafData = new ArrayList<>();
   private final Map<String, byte[]> blobs = new LinkedHashMap<>();
 
   /** Appends one entry; {@code request} is the request arguments, {@code response} raw bytes. */
   public synchronized void record(
       String call, JsonNode request, byte[] response, String decision, Collection<String> taint) {
+    if (entries.size() >= MAX_ENTRIES) {
+      throw new FullException(
+          "replay journal full: " + MAX_ENTRIES + " entries (a host-call flood); run stopped");
+    }
     String responseAddress = Blake3.hex(response);
-    blobs.computeIfAbsent(responseAddress, k -> response.clone());
+    if (!blobs.containsKey(responseAddress)) {
+      if (blobBytes + response.length > MAX_BLOB_BYTES) {
+        throw new FullException(
+            "replay journal full: responses exceed " + MAX_BLOB_BYTES + " bytes; run stopped");
+      }
+      blobBytes += response.length;
+      blobs.put(responseAddress, response.clone());
+    }
     String requestAddress =
         request.isObject() && request.isEmpty()
             ? EMPTY_REQUEST

@@ -2,6 +2,7 @@ package io.sandboxd.executor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
@@ -451,6 +452,26 @@ class AbiTest {
     ExecutionResult r = run(wat, g, null);
     assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), r.outcome());
     assertTrue(r.hostCalls() > 1000, "calls: " + r.hostCalls());
+  }
+
+  @Test
+  void aJournaledFloodFillsTheJournalAndEndsTheRunNotTheHeap() {
+    String wat =
+        """
+        (module
+          (import "sandbox" "yield_point" (func $y (result i32)))
+          (func (export "run") (result i32)
+            (loop $l (drop (call $y)) (br $l))
+            (i32.const 0)))
+        """;
+    String g =
+        grants(NO_STORAGE, NO_KV, NO_NET, LOG)
+            .replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":60000")
+            .replace("\"energy_budget_uj\":1000000000", "\"energy_budget_uj\":9000000000000");
+    ExecutionResult r = run(wat, g, null);
+    Outcome.Failed f = assertInstanceOf(Outcome.Failed.class, r.outcome());
+    assertTrue(f.reason().startsWith("replay journal full"), f.reason());
+    assertEquals(Journal.MAX_ENTRIES, r.journal().size());
   }
 
   @Test
