@@ -11,7 +11,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
@@ -261,11 +260,5 @@ public final class CanonicalJson {
               + Integer.toHexString(bytes[in.position()] & 0xff)
               + ")");
     }
-  }
-
-  /** Serializes a tree to canonical bytes into a stream (convenience for writers). */
-  public static void writeTo(JsonNode node, ByteArrayOutputStream out) {
-    byte[] b = canonicalize(node);
-    out.write(b, 0, b.length);
   }
 }

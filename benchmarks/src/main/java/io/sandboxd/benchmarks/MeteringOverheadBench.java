@@ -31,7 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * in one run. {@code estimate}: {@link EnergyModel#estimate} (mW × the unit's CPU time, no sampler
  * thread); {@code attributed-1s}: {@link EnergyModel#attributed} over the discovered meters with
  * the default 1 s sampler; {@code attributed-10ms}: the same with an aggressive 10 ms sampler.
- * Overhead = attributed / estimate - 1. Either way the watchdog reads the meter every millisecond.
+ * Overhead = attributed / estimate - 1. Either way the watchdog reads the meter on each of its
+ * ticks.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Supervision overhead on guest compute (issue 4): three CPU-bound C kernels (see {@link Kernels})
- * run (a) under the full {@link Executor} — guest thread handoff, 1 ms watchdog reading the guest's
+ * run (a) under the full {@link Executor} — guest thread handoff, the watchdog reading the guest's
  * CPU time and energy, metering attributed from the discovered meters (the estimator where there is
  * no RAPL) sampled every second, accounting and the receipt fields — and (b) on bare Chicory with
  * the same compiled machine factory, on the benchmark thread. Overhead = executor / bare - 1.

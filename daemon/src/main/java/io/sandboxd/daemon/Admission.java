@@ -11,6 +11,7 @@ import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.executor.UnitException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -59,10 +60,8 @@ public final class Admission {
     if (entry != null && !entry.isEmpty()) {
       return entry;
     }
-    return UnitCompiler.exportNames(unit).contains("run")
-            || !UnitCompiler.exportNames(unit).contains("_start")
-        ? "run"
-        : "_start";
+    List<String> exports = UnitCompiler.exportNames(unit);
+    return exports.contains("_start") && !exports.contains("run") ? "_start" : "run";
   }
 
   /** Why this node declines the grant (rule 2, tier floors), or empty when it can run it. */

@@ -95,28 +95,24 @@ public final class Daemon implements AutoCloseable {
   /** The node-side services the configuration describes. */
   static HostServices hostServices(
       DaemonConfig config, KvStore kv, Path stateDir, Attribution attribution) {
-    HostServices base = HostServices.none();
-    HostServices s =
-        new HostServices(
-            Optional.of(kv),
-            SecretStore.directory(HostServices.defaultSecretsDir(stateDir)),
-            config.exec().searchPath(),
-            config.exec().denylist(),
-            java.time.Duration.ofMillis(config.exec().timeoutMs()),
-            java.time.Duration.ofMillis(config.egressTimeoutMs()),
-            base.inferenceEndpoint(),
-            base.inferenceClass(),
-            config.maxUnitMemoryBytes(),
-            base.inferenceEnergyUj());
-    if (config.inference().isPresent()) {
-      EnergyClass serving = EnergyClass.valueOf(config.inference().get().servingClass().name());
-      s =
-          s.withInference(
-                  config.inference().get().endpoint(),
-                  config.inference().get().servingClass().name())
-              .withInferenceMeter(() -> attribution.cumulativeUj(serving));
-    }
-    return s;
+    HostServices.Builder b =
+        new HostServices.Builder()
+            .kv(kv)
+            .secrets(SecretStore.directory(HostServices.defaultSecretsDir(stateDir)))
+            .execSearchPath(config.exec().searchPath())
+            .execDenylist(config.exec().denylist())
+            .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
+            .egressTimeout(java.time.Duration.ofMillis(config.egressTimeoutMs()))
+            .maxUnitMemoryBytes(config.maxUnitMemoryBytes());
+    config
+        .inference()
+        .ifPresent(
+            inf -> {
+              EnergyClass serving = EnergyClass.valueOf(inf.servingClass().name());
+              b.inference(inf.endpoint(), inf.servingClass().name())
+                  .inferenceMeter(() -> attribution.cumulativeUj(serving));
+            });
+    return b.build();
   }
 
   private final DaemonPaths paths;

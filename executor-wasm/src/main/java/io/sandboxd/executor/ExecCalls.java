@@ -6,10 +6,8 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.ExecRequest;
 import io.sandboxd.enforcer.FlowSource;
-import io.sandboxd.enforcer.ProgramResolver;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Iterator;
@@ -56,8 +54,13 @@ final class ExecCalls {
       ctx.countCall();
       return AbiStatus.INVALID;
     }
-    ProgramResolver resolver = new ProgramResolver(Path.of("/"), ctx.services.execSearchPath());
-    ExecRequest resolved = resolver.resolve(argv);
+    // Resolving reads and hashes every binary on the chain: do it only when exec could be allowed.
+    // Without it the Enforcer denies the bare name all the same.
+    boolean execGranted = ctx.enforcer.grants().process().map(p -> p.exec()).orElse(false);
+    ExecRequest resolved =
+        execGranted
+            ? ctx.programResolver().resolve(argv)
+            : ExecRequest.named(argv.get(0).substring(argv.get(0).lastIndexOf('/') + 1));
     HostAnswer a =
         ctx.journaled(
             "exec",

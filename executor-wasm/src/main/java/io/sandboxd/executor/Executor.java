@@ -28,8 +28,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Runs units on Chicory, each on its own platform thread (virtual threads cannot be preempted),
- * with hard budgets: a watchdog samples the guest thread's CPU time and energy every millisecond
- * and interrupts it past a bound; memory is capped at the smaller of the module's and the grant's.
+ * with hard budgets: a watchdog samples the guest thread's CPU time and energy and interrupts it
+ * within a millisecond of a CPU breach; memory is capped at the smallest of the module's, the
+ * grant's and the node's limits.
  */
 public final class Executor implements AutoCloseable {
   /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
@@ -101,10 +102,9 @@ public final class Executor implements AutoCloseable {
               ? Optional.of(new StorageRoot(req.storageRoot().get()))
               : Optional.empty();
     } catch (IOException e) {
-      throw new UnitException(
-          UnitException.Part.MODULE,
-          "storage root " + req.storageRoot().get() + ": " + e.getMessage(),
-          e);
+      // The node's own storage failed: a host error, not the unit's fault.
+      throw new java.io.UncheckedIOException(
+          "storage root " + req.storageRoot().get() + ": " + e.getMessage(), e);
     }
     RunContext ctx =
         new RunContext(

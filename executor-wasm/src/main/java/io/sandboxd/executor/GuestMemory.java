@@ -54,8 +54,4 @@ final class GuestMemory {
   byte[] readChecked(long ptr, long len) {
     return inBounds(ptr, len) ? read(ptr, len) : null;
   }
-
-  long sizeBytes() {
-    return memory == null ? 0 : (long) memory.pages() * Memory.PAGE_SIZE;
-  }
 }

@@ -6,11 +6,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.LongSupplier;
 
 /**
  * The node-side services the `sandbox` imports reach, configured once by the daemon: the kv store,
- * the secret store for egress credentials, the exec search path and denylist, and the on-host
- * inference endpoint.
+ * the secret store for egress credentials, the exec search path and denylist, the on-host inference
+ * endpoint and its meter, and the node's cap on a unit's memory.
  */
 public record HostServices(
     Optional<KvStore> kv,
@@ -22,7 +23,7 @@ public record HostServices(
     Optional<URI> inferenceEndpoint,
     String inferenceClass,
     long maxUnitMemoryBytes,
-    java.util.function.LongSupplier inferenceEnergyUj) {
+    LongSupplier inferenceEnergyUj) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
   public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
@@ -34,110 +35,133 @@ public record HostServices(
 
   /** No kv store, no secrets, no inference: every such call answers UNAVAILABLE. */
   public static HostServices none() {
-    return new HostServices(
-        Optional.empty(),
-        SecretStore.empty(),
-        List.of("/usr/local/bin", "/usr/bin", "/bin"),
-        Set.of(),
-        Duration.ofSeconds(10),
-        Duration.ofSeconds(30),
-        Optional.empty(),
-        "Cpu",
-        DEFAULT_MAX_UNIT_MEMORY,
-        () -> -1);
+    return new Builder().build();
+  }
+
+  public Builder toBuilder() {
+    return new Builder(this);
   }
 
   public HostServices withKv(KvStore store) {
-    return new HostServices(
-        Optional.of(store),
-        secrets,
-        execSearchPath,
-        execDenylist,
-        execTimeout,
-        egressTimeout,
-        inferenceEndpoint,
-        inferenceClass,
-        maxUnitMemoryBytes,
-        inferenceEnergyUj);
+    return toBuilder().kv(store).build();
   }
 
   public HostServices withSecrets(SecretStore store) {
-    return new HostServices(
-        kv,
-        store,
-        execSearchPath,
-        execDenylist,
-        execTimeout,
-        egressTimeout,
-        inferenceEndpoint,
-        inferenceClass,
-        maxUnitMemoryBytes,
-        inferenceEnergyUj);
+    return toBuilder().secrets(store).build();
   }
 
   public HostServices withExecDenylist(Set<String> denylist) {
-    return new HostServices(
-        kv,
-        secrets,
-        execSearchPath,
-        denylist,
-        execTimeout,
-        egressTimeout,
-        inferenceEndpoint,
-        inferenceClass,
-        maxUnitMemoryBytes,
-        inferenceEnergyUj);
+    return toBuilder().execDenylist(denylist).build();
   }
 
   public HostServices withInference(URI endpoint, String servingClass) {
-    return new HostServices(
-        kv,
-        secrets,
-        execSearchPath,
-        execDenylist,
-        execTimeout,
-        egressTimeout,
-        Optional.of(endpoint),
-        servingClass,
-        maxUnitMemoryBytes,
-        inferenceEnergyUj);
+    return toBuilder().inference(endpoint, servingClass).build();
   }
 
   /**
    * The serving class's cumulative energy in µJ (-1 when unmetered): read before and after each
    * `infer` call, so the call's energy is charged to the class that served it.
    */
-  public HostServices withInferenceMeter(java.util.function.LongSupplier cumulativeUj) {
-    return new HostServices(
-        kv,
-        secrets,
-        execSearchPath,
-        execDenylist,
-        execTimeout,
-        egressTimeout,
-        inferenceEndpoint,
-        inferenceClass,
-        maxUnitMemoryBytes,
-        cumulativeUj);
+  public HostServices withInferenceMeter(LongSupplier cumulativeUj) {
+    return toBuilder().inferenceMeter(cumulativeUj).build();
   }
 
   /** Caps every unit's memory at {@code bytes}: unit memory lives on the daemon's heap. */
   public HostServices withMaxUnitMemory(long bytes) {
-    return new HostServices(
-        kv,
-        secrets,
-        execSearchPath,
-        execDenylist,
-        execTimeout,
-        egressTimeout,
-        inferenceEndpoint,
-        inferenceClass,
-        bytes,
-        inferenceEnergyUj);
+    return toBuilder().maxUnitMemoryBytes(bytes).build();
   }
 
   /** Directory of secret files, for {@link SecretStore#directory}. */
   public static Path defaultSecretsDir(Path stateDir) {
     return stateDir.resolve("secrets");
+  }
+
+  /** Builds a {@link HostServices}, starting from the safe defaults. */
+  public static final class Builder {
+    private Optional<KvStore> kv = Optional.empty();
+    private SecretStore secrets = SecretStore.empty();
+    private List<String> execSearchPath = List.of("/usr/local/bin", "/usr/bin", "/bin");
+    private Set<String> execDenylist = Set.of();
+    private Duration execTimeout = Duration.ofSeconds(10);
+    private Duration egressTimeout = Duration.ofSeconds(30);
+    private Optional<URI> inferenceEndpoint = Optional.empty();
+    private String inferenceClass = "Cpu";
+    private long maxUnitMemoryBytes = DEFAULT_MAX_UNIT_MEMORY;
+    private LongSupplier inferenceEnergyUj = () -> -1;
+
+    public Builder() {}
+
+    private Builder(HostServices s) {
+      kv = s.kv;
+      secrets = s.secrets;
+      execSearchPath = s.execSearchPath;
+      execDenylist = s.execDenylist;
+      execTimeout = s.execTimeout;
+      egressTimeout = s.egressTimeout;
+      inferenceEndpoint = s.inferenceEndpoint;
+      inferenceClass = s.inferenceClass;
+      maxUnitMemoryBytes = s.maxUnitMemoryBytes;
+      inferenceEnergyUj = s.inferenceEnergyUj;
+    }
+
+    public Builder kv(KvStore store) {
+      kv = Optional.of(store);
+      return this;
+    }
+
+    public Builder secrets(SecretStore store) {
+      secrets = store;
+      return this;
+    }
+
+    public Builder execSearchPath(List<String> path) {
+      execSearchPath = path;
+      return this;
+    }
+
+    public Builder execDenylist(Set<String> denylist) {
+      execDenylist = denylist;
+      return this;
+    }
+
+    public Builder execTimeout(Duration timeout) {
+      execTimeout = timeout;
+      return this;
+    }
+
+    public Builder egressTimeout(Duration timeout) {
+      egressTimeout = timeout;
+      return this;
+    }
+
+    public Builder inference(URI endpoint, String servingClass) {
+      inferenceEndpoint = Optional.of(endpoint);
+      inferenceClass = servingClass;
+      return this;
+    }
+
+    public Builder inferenceMeter(LongSupplier cumulativeUj) {
+      inferenceEnergyUj = cumulativeUj;
+      return this;
+    }
+
+    public Builder maxUnitMemoryBytes(long bytes) {
+      maxUnitMemoryBytes = bytes;
+      return this;
+    }
+
+    public HostServices build() {
+      return new HostServices(
+          kv,
+          secrets,
+          execSearchPath,
+          execDenylist,
+          execTimeout,
+          egressTimeout,
+          inferenceEndpoint,
+          inferenceClass,
+          maxUnitMemoryBytes,
+          inferenceEnergyUj);
+    }
   }
 }

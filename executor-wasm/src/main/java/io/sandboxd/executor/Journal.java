@@ -8,10 +8,10 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.MerkleTree;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
 
 /**
  * The replay journal (WIRE.md §2.5): every nondeterministic input a guest received, in order, with
@@ -64,7 +64,7 @@ public final class Journal {
 
   /** Appends one entry; {@code request} is the request arguments, {@code response} raw bytes. */
   public synchronized void record(
-      String call, JsonNode request, byte[] response, String decision, Collection<String> taint) {
+      String call, JsonNode request, byte[] response, String decision, SortedSet<String> taint) {
     if (entries.size() >= MAX_ENTRIES) {
       throw new FullException(
           "replay journal full: " + MAX_ENTRIES + " entries (a host-call flood); run stopped");
@@ -89,7 +89,7 @@ public final class Journal {
             requestAddress,
             responseAddress,
             decision,
-            taint.stream().sorted().toList());
+            taint.isEmpty() ? List.of() : List.copyOf(taint));
     entries.add(e);
     leafData.add(Blake3.hash(CanonicalJson.canonicalize(e.toJson())));
   }

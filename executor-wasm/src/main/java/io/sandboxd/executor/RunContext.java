@@ -61,6 +61,18 @@ final class RunContext {
     this.ioCeiling = new IoCeiling(enforcer);
   }
 
+  private io.sandboxd.enforcer.ProgramResolver programResolver;
+
+  /** The run's resolver for `exec`, over the node's search path; made on first use. */
+  io.sandboxd.enforcer.ProgramResolver programResolver() {
+    if (programResolver == null) {
+      programResolver =
+          new io.sandboxd.enforcer.ProgramResolver(
+              java.nio.file.Path.of("/"), services.execSearchPath());
+    }
+    return programResolver;
+  }
+
   boolean replaying() {
     return replay.isPresent();
   }

@@ -3,7 +3,6 @@ package io.sandboxd.executor;
 import io.sandboxd.enforcer.StoragePath;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -44,9 +43,5 @@ public final class StorageRoot {
       return Optional.empty();
     }
     return Optional.of(p);
-  }
-
-  static boolean isRegularFile(Path p) {
-    return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS);
   }
 }

@@ -51,10 +51,6 @@ public final class UnitCompiler {
     return raced != null ? raced : unit;
   }
 
-  public int cachedCount() {
-    return cache.size();
-  }
-
   private static CompiledUnit build(String address, byte[] wasm) {
     if (wasm.length < 8) {
       throw new UnitException(
