@@ -2,6 +2,7 @@ package io.sandboxd.enforcer;
 
 import io.sandboxd.attest.Blake3;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -21,8 +22,30 @@ public final class ProgramResolver {
   private static final int MAX_DEPTH = 16;
   private static final int MAX_SYMLINKS = 40;
 
+  /** The largest binary or script the resolver reads (and so may keep in memory) per step. */
+  public static final long MAX_BINARY_BYTES = 256L << 20;
+
   private final Path root;
   private final List<String> searchPath;
+  private final Optional<Path> workDir;
+
+  /**
+   * The bytes of one file the resolver hashed, as it read them: {@code word} is the command word
+   * (or script operand) that named it, {@code depth} 0 for the program the caller named.
+   */
+  public record Binary(String word, int depth, boolean script, String b3Hex, byte[] bytes) {}
+
+  /** What {@code argv} would run, and the exact bytes of every file hashed to decide it. */
+  public record Resolution(ExecRequest request, List<Binary> binaries) {
+    public Resolution {
+      binaries = List.copyOf(binaries);
+    }
+
+    /** The program the caller named, when its file was read. */
+    public Optional<Binary> top() {
+      return binaries.stream().filter(b -> b.depth() == 0 && !b.script()).findFirst();
+    }
+  }
 
   /**
    * A resolver over the file tree under {@code root} ({@code /} on a real node; a fixture directory
@@ -30,18 +53,39 @@ public final class ProgramResolver {
    * programs named without a {@code /}.
    */
   public ProgramResolver(Path root, List<String> searchPath) {
+    this(root, searchPath, Optional.empty());
+  }
+
+  /**
+   * As above, where a command word or script operand that is a relative path (it has a '/' but does
+   * not start with one) is found under {@code workDir}, the directory the program runs in (the
+   * unit's storage). A file found there, or any path that leads into it, is a step named by its
+   * path, which no name entry matches: only a {@code b3:} entry can allow it. Without a work
+   * directory a relative path is not found.
+   */
+  public ProgramResolver(Path root, List<String> searchPath, Optional<Path> workDir) {
     this.root = root.toAbsolutePath().normalize();
     this.searchPath = List.copyOf(searchPath);
+    this.workDir = workDir.map(w -> w.toAbsolutePath().normalize());
   }
 
   /** The chain of programs {@code argv} would run, each hashed where its file could be read. */
   public ExecRequest resolve(List<String> argv) {
+    return resolveWithBinaries(argv).request();
+  }
+
+  /**
+   * As {@link #resolve}, also returning the bytes hashed, so that the caller can execute exactly
+   * those bytes and not whatever the file holds a moment later.
+   */
+  public Resolution resolveWithBinaries(List<String> argv) {
     List<ExecStep> steps = new ArrayList<>();
-    String unresolved = chain(argv, steps, 0);
+    List<Binary> binaries = new ArrayList<>();
+    String unresolved = chain(argv, steps, binaries, 0);
     if (steps.isEmpty()) {
       steps.add(ExecStep.named(argv.isEmpty() ? "?" : baseName(argv.get(0))));
     }
-    return new ExecRequest(steps, Optional.ofNullable(unresolved));
+    return new Resolution(new ExecRequest(steps, Optional.ofNullable(unresolved)), binaries);
   }
 
   /** Resolves a program invoked as {@code name} whose binary is the file at {@code path}. */
@@ -49,7 +93,7 @@ public final class ProgramResolver {
     List<String> argv = new ArrayList<>();
     argv.add(path);
     List<ExecStep> steps = new ArrayList<>();
-    String unresolved = chain(argv, steps, 0);
+    String unresolved = chain(argv, steps, new ArrayList<>(), 0);
     // the grant names the program as the unit invoked it, not by the file's own name
     if (!steps.isEmpty() && steps.size() == 1) {
       ExecStep only = steps.get(0);
@@ -62,7 +106,7 @@ public final class ProgramResolver {
   }
 
   /** Appends the steps of {@code argv}; returns why resolution stopped short, or null. */
-  private String chain(List<String> argv, List<ExecStep> steps, int depth) {
+  private String chain(List<String> argv, List<ExecStep> steps, List<Binary> binaries, int depth) {
     if (depth > MAX_DEPTH) {
       return "wrapper chain deeper than " + MAX_DEPTH;
     }
@@ -73,31 +117,33 @@ public final class ProgramResolver {
     String name = baseName(invoked);
     Optional<Path> file = locate(invoked);
     if (file.isEmpty()) {
-      steps.add(ExecStep.named(name));
+      steps.add(ExecStep.named(stepName(invoked, null)));
       return "program " + invoked + " not found";
     }
+    String stepName = stepName(invoked, file.get());
     byte[] bytes;
     try {
-      bytes = Files.readAllBytes(file.get());
+      bytes = read(file.get());
     } catch (IOException e) {
-      steps.add(ExecStep.named(name));
+      steps.add(ExecStep.named(stepName));
       return "cannot read " + invoked + ": " + e.getMessage();
     }
     String hash = Blake3.hex(bytes);
+    binaries.add(new Binary(invoked, depth, false, hash, bytes));
     Optional<List<String>> shebang = shebang(bytes);
     if (shebang.isPresent()) {
       // the kernel runs: interpreter [arg] script args...
       List<String> interp = new ArrayList<>(shebang.get());
       interp.add(invoked);
       interp.addAll(argv.subList(1, argv.size()));
-      ExecStep script = ExecStep.hashed(name, hash);
-      String why = chain(interp, steps, depth + 1);
+      ExecStep script = ExecStep.hashed(stepName, hash);
+      String why = chain(interp, steps, binaries, depth + 1);
       if (!steps.contains(script)) {
         steps.add(script);
       }
       return why;
     }
-    steps.add(ExecStep.hashed(name, hash));
+    steps.add(ExecStep.hashed(stepName, hash));
     String realName = baseName(file.get().getFileName().toString());
     String rule;
     List<String> ruleArgv = argv;
@@ -123,19 +169,24 @@ public final class ProgramResolver {
     }
     WrapperRule.Next next = WrapperRule.next(rule, ruleArgv);
     if (next instanceof WrapperRule.Run r) {
-      return chain(r.argv(), steps, depth + 1);
+      return chain(r.argv(), steps, binaries, depth + 1);
     }
     if (next instanceof WrapperRule.Script s) {
-      Optional<Path> scriptFile = locateFile(s.path());
+      // the shell opens its operand as a path, relative to its working directory
+      String operand = s.path().indexOf('/') >= 0 ? s.path() : "./" + s.path();
+      Optional<Path> scriptFile = locateFile(operand);
       if (scriptFile.isEmpty()) {
-        steps.add(ExecStep.named(baseName(s.path())));
+        steps.add(ExecStep.named(stepName(s.path(), null)));
         return "script " + s.path() + " not found";
       }
+      String scriptName = stepName(s.path(), scriptFile.get());
       try {
-        steps.add(
-            ExecStep.hashed(baseName(s.path()), Blake3.hex(Files.readAllBytes(scriptFile.get()))));
+        byte[] text = read(scriptFile.get());
+        String h = Blake3.hex(text);
+        binaries.add(new Binary(s.path(), depth, true, h, text));
+        steps.add(ExecStep.hashed(scriptName, h));
       } catch (IOException e) {
-        steps.add(ExecStep.named(baseName(s.path())));
+        steps.add(ExecStep.named(scriptName));
         return "cannot read " + s.path() + ": " + e.getMessage();
       }
       return null;
@@ -182,7 +233,36 @@ public final class ProgramResolver {
     return -1;
   }
 
-  /** The executable file for a command word: a path if it has a '/', else a search-path hit. */
+  /**
+   * The name a step is decided by: the file name for a program found through the search path or an
+   * absolute path outside the work directory; the whole path (which no name entry can match, so
+   * only its hash can allow it) for a relative path or a file inside the work directory.
+   */
+  private String stepName(String word, Path file) {
+    if (word.indexOf('/') < 0) {
+      return word;
+    }
+    boolean relative = !word.startsWith("/");
+    boolean inWorkDir = file != null && workDir.isPresent() && file.startsWith(workDir.get());
+    return relative || inWorkDir ? word : baseName(word);
+  }
+
+  /** The file's bytes, refused past {@link #MAX_BINARY_BYTES}. */
+  private static byte[] read(Path file) throws IOException {
+    try (InputStream in = Files.newInputStream(file)) {
+      byte[] bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, MAX_BINARY_BYTES + 1));
+      if (bytes.length > MAX_BINARY_BYTES) {
+        throw new IOException("larger than " + MAX_BINARY_BYTES + " bytes");
+      }
+      return bytes;
+    }
+  }
+
+  /**
+   * The executable file for a command word: a search-path hit for a bare name, never the daemon's
+   * own PATH or working directory; an absolute path inside the root; a relative path under the work
+   * directory.
+   */
   private Optional<Path> locate(String command) {
     if (command.indexOf('/') >= 0) {
       return locateFile(command);
@@ -216,6 +296,14 @@ public final class ProgramResolver {
   }
 
   private Path inRoot(String path) {
+    if (!path.startsWith("/")) {
+      // a relative path is opened in the program's working directory, and nowhere else
+      return workDir
+          .map(w -> w.resolve(path).normalize())
+          .filter(p -> p.startsWith(workDir.get()))
+          .map(this::checked)
+          .orElse(null);
+    }
     String rel = path;
     while (rel.startsWith("/")) {
       rel = rel.substring(1);

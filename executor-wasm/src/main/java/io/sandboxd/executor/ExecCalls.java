@@ -6,12 +6,15 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.ExecRequest;
 import io.sandboxd.enforcer.FlowSource;
+import io.sandboxd.enforcer.ProgramResolver;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -57,10 +60,14 @@ final class ExecCalls {
     // Resolving reads and hashes every binary on the chain: do it only when exec could be allowed.
     // Without it the Enforcer denies the bare name all the same.
     boolean execGranted = ctx.enforcer.grants().process().map(p -> p.exec()).orElse(false);
+    ProgramResolver.Resolution resolution =
+        execGranted && !ctx.replaying() ? ctx.programResolver().resolveWithBinaries(argv) : null;
     ExecRequest resolved =
-        execGranted
-            ? ctx.programResolver().resolve(argv)
-            : ExecRequest.named(argv.get(0).substring(argv.get(0).lastIndexOf('/') + 1));
+        resolution != null
+            ? resolution.request()
+            : execGranted
+                ? ctx.programResolver().resolve(argv)
+                : ExecRequest.named(argv.get(0).substring(argv.get(0).lastIndexOf('/') + 1));
     HostAnswer a =
         ctx.journaled(
             "exec",
@@ -70,7 +77,7 @@ final class ExecCalls {
               if (!d.allowed()) {
                 return SandboxImports.refusal(d);
               }
-              return run(ctx, argv, stdin);
+              return run(ctx, argv, resolution, stdin);
             },
             new FlowSource.ExecOutput(resolved));
     return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
@@ -86,7 +93,9 @@ final class ExecCalls {
         throw new IllegalArgumentException("request." + f + ": unknown field");
       }
     }
-    if (!json.path("program").isTextual() || json.get("program").textValue().isEmpty()) {
+    if (!json.path("program").isTextual()
+        || json.get("program").textValue().isEmpty()
+        || json.get("program").textValue().indexOf('\0') >= 0) {
       throw new IllegalArgumentException("request.program: expected a program name");
     }
     List<String> argv = new ArrayList<>();
@@ -106,27 +115,40 @@ final class ExecCalls {
     return argv;
   }
 
-  private static HostAnswer run(RunContext ctx, List<String> argv, byte[] stdin) {
+  /**
+   * Runs exactly the bytes that were hashed (copies in a private {@link ExecImage}), confined in a
+   * {@link ProcessTree} whose CPU counts toward the run and which is killed, descendants and all,
+   * when the program exits, times out, or the run is stopped.
+   */
+  private static HostAnswer run(
+      RunContext ctx, List<String> argv, ProgramResolver.Resolution resolution, byte[] stdin) {
+    if (resolution == null) {
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+    }
     ctx.runningChildren.incrementAndGet();
-    Process p = null;
+    ExecImage image = null;
+    ProcessTree tree = null;
     try {
-      ProcessBuilder pb = new ProcessBuilder(argv);
-      pb.environment().clear();
-      pb.environment().put("PATH", String.join(":", ctx.services.execSearchPath()));
-      ctx.storage.ifPresent(s -> pb.directory(s.root().toFile()));
-      p = pb.start();
-      Process proc = p;
+      image = ExecImage.of(resolution);
+      List<String> command = new ArrayList<>(argv);
+      command.set(0, image.program().toString());
+      Path cwd = ctx.storage.map(StorageRoot::root).orElse(image.emptyWorkDir());
+      tree = ProcessTree.start(command, cwd, Map.of("PATH", image.bin().toString()));
+      ctx.childStarted(tree);
+      Process p = tree.process();
       CompletableFuture<byte[]> out =
-          CompletableFuture.supplyAsync(() -> drain(proc.getInputStream()));
+          CompletableFuture.supplyAsync(() -> drain(p.getInputStream()));
       CompletableFuture<byte[]> err =
-          CompletableFuture.supplyAsync(() -> drain(proc.getErrorStream()));
+          CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()));
       try (var in = p.getOutputStream()) {
         in.write(stdin);
       } catch (IOException e) {
         // the child closed stdin early; its output still counts
       }
-      if (!p.waitFor(ctx.services.execTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
+      boolean exited = p.waitFor(ctx.services.execTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      // Whatever the program left running (setsid, background jobs) ends with it; the pipes close.
+      tree.close();
+      if (!exited) {
         return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
       }
       ObjectNode result = CanonicalJson.mapper().createObjectNode();
@@ -137,12 +159,16 @@ final class ExecCalls {
     } catch (IOException e) {
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     } catch (InterruptedException e) {
-      if (p != null) {
-        p.destroyForcibly();
-      }
       Thread.currentThread().interrupt();
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     } finally {
+      if (tree != null) {
+        tree.close();
+        ctx.childEnded(tree);
+      }
+      if (image != null) {
+        image.close();
+      }
       ctx.runningChildren.decrementAndGet();
     }
   }

@@ -306,18 +306,19 @@ public final class Executor implements AutoCloseable {
       return thread.get();
     }
 
+    /** The guest thread's CPU time plus that of every process its exec calls started. */
     long cpuNanos() {
-      return cpuNanos;
+      return cpuNanos + ctx.childCpuNanos();
     }
 
-    /** CPU time of this task so far: live while it runs, final once it ended. */
+    /** CPU time of this task so far (exec children included): live while it runs, final after. */
     long cpuSoFar() {
       Thread t = thread.get();
       if (t == null) {
-        return cpuNanos;
+        return cpuNanos();
       }
       long now = threads.getThreadCpuTime(t.getId()) - cpuStart;
-      return Math.max(now, 0);
+      return Math.max(now, 0) + ctx.childCpuNanos();
     }
 
     long memoryPeakBytes() {

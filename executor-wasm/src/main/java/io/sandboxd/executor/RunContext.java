@@ -68,9 +68,31 @@ final class RunContext {
     if (programResolver == null) {
       programResolver =
           new io.sandboxd.enforcer.ProgramResolver(
-              java.nio.file.Path.of("/"), services.execSearchPath());
+              java.nio.file.Path.of("/"),
+              services.execSearchPath(),
+              storage.map(StorageRoot::root));
     }
     return programResolver;
+  }
+
+  private long childCpuDone;
+  private ProcessTree liveChild;
+
+  /** CPU time of every process the run's exec calls started, live ones included. */
+  synchronized long childCpuNanos() {
+    return childCpuDone + (liveChild == null ? 0 : liveChild.cpuNanos());
+  }
+
+  synchronized void childStarted(ProcessTree tree) {
+    liveChild = tree;
+  }
+
+  /** Moves an ended (closed) tree's final CPU time into the run's total. */
+  synchronized void childEnded(ProcessTree tree) {
+    if (liveChild == tree) {
+      liveChild = null;
+    }
+    childCpuDone += tree.cpuNanos();
   }
 
   boolean replaying() {

@@ -1,0 +1,107 @@
+package io.sandboxd.executor;
+
+import io.sandboxd.enforcer.ProgramResolver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+/**
+ * A private, daemon-owned directory holding the exact bytes the resolver hashed for one exec: each
+ * binary at {@code b3/<hash>/<name>} (read-only), and {@code bin/}, the child's only PATH, linking
+ * every program the chain runs by bare name to its copy. The program is executed from its copy by
+ * absolute path, so no file can be swapped between the hash and the exec.
+ */
+final class ExecImage implements AutoCloseable {
+  private final Path dir;
+  private final Path top;
+
+  private ExecImage(Path dir, Path top) {
+    this.dir = dir;
+    this.top = top;
+  }
+
+  /** Writes the copies; the resolution must have read the program the caller named. */
+  static ExecImage of(ProgramResolver.Resolution resolution) throws IOException {
+    ProgramResolver.Binary topBinary =
+        resolution.top().orElseThrow(() -> new IOException("the program was not read"));
+    Path dir =
+        Files.createTempDirectory(
+            "sandboxd-exec-",
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    try {
+      Path bin = Files.createDirectory(dir.resolve("bin"));
+      Files.createDirectory(dir.resolve("work"));
+      Path top = null;
+      for (ProgramResolver.Binary b : resolution.binaries()) {
+        if (b.script() && b.depth() > 0) {
+          continue; // a shell's script operand is read by the shell, not executed
+        }
+        Path copy = copy(dir, b);
+        if (b == topBinary) {
+          top = copy;
+        }
+        if (b.depth() > 0 && b.word().indexOf('/') < 0) {
+          Path link = bin.resolve(b.word());
+          Files.deleteIfExists(link);
+          Files.createSymbolicLink(link, copy);
+        }
+      }
+      return new ExecImage(dir, top);
+    } catch (IOException | RuntimeException e) {
+      delete(dir);
+      throw e;
+    }
+  }
+
+  private static Path copy(Path dir, ProgramResolver.Binary b) throws IOException {
+    String base = b.word().substring(b.word().lastIndexOf('/') + 1);
+    // keeps the invoked file name, so programs that act on argv[0] (busybox applets) still can
+    Path copy = dir.resolve("b3").resolve(b.b3Hex()).resolve(base.isEmpty() ? "program" : base);
+    if (!Files.exists(copy)) {
+      Files.createDirectories(copy.getParent());
+      Files.write(copy, b.bytes());
+      Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("r-x------"));
+    }
+    return copy;
+  }
+
+  /** The absolute path of the copy of the program the caller named. */
+  Path program() {
+    return top;
+  }
+
+  /** The child's PATH: the copies of the programs the chain runs by name, and nothing else. */
+  Path bin() {
+    return dir.resolve("bin");
+  }
+
+  /** An empty working directory, for a run without storage. */
+  Path emptyWorkDir() {
+    return dir.resolve("work");
+  }
+
+  @Override
+  public void close() {
+    delete(dir);
+  }
+
+  private static void delete(Path dir) {
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.sorted(Comparator.reverseOrder())
+          .forEach(
+              p -> {
+                try {
+                  Files.deleteIfExists(p);
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                }
+              });
+    } catch (IOException | UncheckedIOException e) {
+      // a leftover private temp directory holds only copies of allowed binaries
+    }
+  }
+}

@@ -1,0 +1,291 @@
+package io.sandboxd.executor;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Every process an exec starts, confined so that none outlives the call: started inside a fresh
+ * cgroup v2 (CPU read from its {@code cpu.stat}, which counts every descendant, live or exited;
+ * ended through {@code cgroup.kill}) when the daemon's own cgroup accepts children, otherwise as
+ * the init of a fresh PID namespace (the kernel kills the whole namespace when its init dies; CPU
+ * is sampled from {@code /proc} of the tree, a lower bound for what ran between two samples).
+ */
+final class ProcessTree implements AutoCloseable {
+  /** Forces the PID-namespace confinement (tests of the fallback). */
+  static final String FORCE_PIDNS_PROPERTY = "sandboxd.exec.pidns";
+
+  private static final String CGROUP_PREFIX = "sandboxd-exec-";
+  private static final AtomicLong COUNTER = new AtomicLong();
+  private static final long CLOCK_TICK_NANOS = 10_000_000L; // USER_HZ is 100 on Linux
+  private static volatile Optional<Optional<Path>> cgroupParent = Optional.empty();
+
+  private final Process process;
+  private final Optional<Path> cgroup;
+  private volatile long cpuSeen;
+  private volatile boolean closed;
+
+  private ProcessTree(Process process, Optional<Path> cgroup) {
+    this.process = process;
+    this.cgroup = cgroup;
+  }
+
+  /**
+   * Starts {@code argv} (its first word an absolute path) in {@code cwd} with exactly {@code env},
+   * confined. Throws when neither confinement is available: an unconfined child is never started.
+   */
+  static ProcessTree start(List<String> argv, Path cwd, Map<String, String> env)
+      throws IOException {
+    Optional<Path> parent = cgroupParent();
+    List<String> command = new ArrayList<>();
+    Optional<Path> cg = Optional.empty();
+    if (parent.isPresent()) {
+      Path dir =
+          parent
+              .get()
+              .resolve(
+                  CGROUP_PREFIX + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet());
+      Files.createDirectory(dir);
+      cg = Optional.of(dir);
+      // The shell joins the cgroup before it becomes the program, so no descendant starts outside.
+      command.add("/bin/sh");
+      command.add("-c");
+      command.add("echo $$ > \"$0\" && exec \"$@\"");
+      command.add(dir.resolve("cgroup.procs").toString());
+    } else {
+      command.add(unshare());
+      if (!isRoot()) {
+        command.add("--user");
+        command.add("--map-root-user");
+      }
+      command.addAll(List.of("--fork", "--pid", "--kill-child", "--mount-proc", "--"));
+    }
+    command.addAll(argv);
+    ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile());
+    pb.environment().clear();
+    pb.environment().putAll(env);
+    try {
+      return new ProcessTree(pb.start(), cg);
+    } catch (IOException e) {
+      cg.ifPresent(ProcessTree::removeQuietly);
+      throw e;
+    }
+  }
+
+  Process process() {
+    return process;
+  }
+
+  /** CPU time of the whole tree so far (never decreasing). */
+  long cpuNanos() {
+    if (closed) {
+      return cpuSeen;
+    }
+    long now = cgroup.isPresent() ? cgroupCpu(cgroup.get()) : namespaceCpu();
+    synchronized (this) {
+      if (now > cpuSeen) {
+        cpuSeen = now;
+      }
+      return cpuSeen;
+    }
+  }
+
+  /** Kills every process of the tree and waits until they are gone; the CPU reading is final. */
+  @Override
+  public void close() {
+    synchronized (process) {
+      closeOnce();
+    }
+  }
+
+  private void closeOnce() {
+    if (closed) {
+      return;
+    }
+    if (cgroup.isPresent()) {
+      Path cg = cgroup.get();
+      killCgroup(cg);
+      long end = cgroupCpu(cg);
+      synchronized (this) {
+        if (end > cpuSeen) {
+          cpuSeen = end;
+        }
+      }
+      process.destroyForcibly();
+      removeQuietly(cg);
+    } else {
+      cpuNanos();
+      // SIGKILL to unshare: --kill-child takes its child, the namespace's init, and with it the
+      // rest.
+      process.destroyForcibly();
+    }
+    try {
+      process.waitFor(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    closed = true;
+  }
+
+  private static void killCgroup(Path cg) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    boolean hasKill = Files.exists(cg.resolve("cgroup.kill"));
+    while (System.nanoTime() < deadline) {
+      List<Long> pids = pids(cg);
+      if (pids.isEmpty()) {
+        return;
+      }
+      if (hasKill) {
+        try {
+          Files.writeString(cg.resolve("cgroup.kill"), "1");
+        } catch (IOException e) {
+          hasKill = false;
+        }
+      }
+      if (!hasKill) {
+        for (long pid : pids) {
+          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+      }
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        // keep killing: an interrupted run must still leave nothing behind
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static List<Long> pids(Path cg) {
+    List<Long> out = new ArrayList<>();
+    try {
+      for (String line : Files.readAllLines(cg.resolve("cgroup.procs"))) {
+        if (!line.isBlank()) {
+          out.add(Long.parseLong(line.trim()));
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // an unreadable or vanished cgroup holds nothing we can list
+    }
+    return out;
+  }
+
+  private static long cgroupCpu(Path cg) {
+    try {
+      for (String line : Files.readAllLines(cg.resolve("cpu.stat"))) {
+        if (line.startsWith("usage_usec ")) {
+          return Long.parseLong(line.substring("usage_usec ".length()).trim()) * 1000L;
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // gone already: the last reading stands
+    }
+    return 0;
+  }
+
+  /** Own and reaped-children CPU of unshare and of every live process below it. */
+  private long namespaceCpu() {
+    long ticks = statTicks(process.pid());
+    for (ProcessHandle h : (Iterable<ProcessHandle>) process.descendants()::iterator) {
+      ticks += statTicks(h.pid());
+    }
+    return ticks * CLOCK_TICK_NANOS;
+  }
+
+  private static long statTicks(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"), StandardCharsets.UTF_8);
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      // after "pid (comm) ": state is field 0, utime 11, stime 12, cutime 13, cstime 14
+      return Long.parseLong(f[11])
+          + Long.parseLong(f[12])
+          + Long.parseLong(f[13])
+          + Long.parseLong(f[14]);
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  private static void removeQuietly(Path cg) {
+    for (int i = 0; i < 100; i++) {
+      try {
+        Files.deleteIfExists(cg);
+        return;
+      } catch (IOException e) {
+        try {
+          Thread.sleep(2);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  /** The daemon's own cgroup v2 directory when it accepts child cgroups, probed once. */
+  static Optional<Path> cgroupParent() {
+    Optional<Optional<Path>> known = cgroupParent;
+    if (known.isPresent()) {
+      return known.get();
+    }
+    Optional<Path> found =
+        Boolean.getBoolean(FORCE_PIDNS_PROPERTY) ? Optional.empty() : probeCgroup();
+    cgroupParent = Optional.of(found);
+    return found;
+  }
+
+  private static Optional<Path> probeCgroup() {
+    try {
+      String own = null;
+      for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+        if (line.startsWith("0::")) {
+          own = line.substring(3);
+        }
+      }
+      String mount = null;
+      for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+        int dash = line.indexOf(" - ");
+        if (dash > 0 && line.substring(dash + 3).startsWith("cgroup2 ")) {
+          mount = line.split(" ")[4];
+        }
+      }
+      if (own == null || mount == null) {
+        return Optional.empty();
+      }
+      Path parent = Path.of(mount, own.startsWith("/") ? own.substring(1) : own).normalize();
+      Path probe = parent.resolve(CGROUP_PREFIX + "probe-" + ProcessHandle.current().pid());
+      Files.createDirectory(probe);
+      boolean usable =
+          Files.isRegularFile(probe.resolve("cpu.stat"))
+              && Files.isWritable(probe.resolve("cgroup.procs"));
+      Files.delete(probe);
+      return usable ? Optional.of(parent) : Optional.empty();
+    } catch (IOException | RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static String unshare() throws IOException {
+    for (String p : List.of("/usr/bin/unshare", "/bin/unshare")) {
+      if (Files.isExecutable(Path.of(p))) {
+        return p;
+      }
+    }
+    throw new IOException("no cgroup v2 to confine exec children in, and no unshare(1)");
+  }
+
+  private static boolean isRoot() {
+    try {
+      return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+}
