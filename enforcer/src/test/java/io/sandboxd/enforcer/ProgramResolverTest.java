@@ -81,4 +81,23 @@ class ProgramResolverTest {
     Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-r--r--"));
     assertTrue(resolver.resolve(List.of("plain")).unresolved().isPresent());
   }
+
+  @Test
+  void aRelativePathIsFoundInTheWorkDirectoryAndNamedByItsPath() throws IOException {
+    file("/work/bin/target", "COPY");
+    ProgramResolver inWork =
+        new ProgramResolver(root, List.of("/bin"), java.util.Optional.of(root.resolve("work")));
+    ExecRequest rel = inWork.resolve(List.of("bin/target"));
+    assertEquals(List.of("bin/target"), names(rel), "a path name no name entry can match");
+    assertEquals(b3("COPY"), rel.target().b3Hex().orElseThrow());
+    ExecRequest abs = inWork.resolve(List.of("/work/bin/target"));
+    assertEquals(List.of("/work/bin/target"), names(abs));
+    ExecRequest bare = inWork.resolve(List.of("target"));
+    assertEquals(b3("TARGET"), bare.target().b3Hex().orElseThrow(), "bare: the search path");
+    assertTrue(resolver.resolve(List.of("bin/target")).unresolved().isPresent(), "no work dir");
+    assertTrue(inWork.resolve(List.of("../bin/target")).unresolved().isPresent(), "escape");
+    ProgramResolver.Resolution r = inWork.resolveWithBinaries(List.of("env", "bin/target"));
+    assertEquals(List.of("env", "bin/target"), names(r.request()));
+    assertEquals("COPY", new String(r.binaries().get(1).bytes(), StandardCharsets.UTF_8));
+  }
 }

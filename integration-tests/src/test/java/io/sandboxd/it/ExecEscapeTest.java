@@ -1,0 +1,258 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import com.google.protobuf.ByteString;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.daemon.rpc.SubmitRequest;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 8 items 1 and 12, against the running daemon: exec runs exactly the file it hashed, found
+ * only through the node's search path, and every process it starts is confined to the run.
+ */
+class ExecEscapeTest {
+  @TempDir static Path dir;
+  static Process daemon;
+  static Path daemonLog;
+  static DaemonClient client;
+  static Path fakeTrueMarker;
+
+  /** The daemon runs with a PATH whose first directory holds a different {@code true}. */
+  @BeforeAll
+  static void start() throws Exception {
+    Path fakeBin = Files.createDirectories(dir.resolve("fake-bin"));
+    fakeTrueMarker = dir.resolve("fake-true-ran");
+    Path fakeTrue = fakeBin.resolve("true");
+    Files.writeString(fakeTrue, "#!/bin/sh\necho FAKE-TRUE\ntouch " + fakeTrueMarker + "\n");
+    Files.setPosixFilePermissions(fakeTrue, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Path cfg = dir.resolve("sandboxd.json");
+    Files.writeString(
+        cfg,
+        "{\"max_wall_ms\":5000,\"exec\":{\"search_path\":[\"/usr/bin\",\"/bin\"],"
+            + "\"timeout_ms\":100000,\"denylist\":[\"b3:"
+            + hash("id")
+            + "\"]}}");
+    Path state = dir.resolve("state");
+    Files.createDirectories(state);
+    daemonLog = dir.resolve("daemon.log");
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                DaemonProcess.java(
+                    "io.sandboxd.daemon.SandboxdMain",
+                    "serve",
+                    "--state",
+                    state.toString(),
+                    "--socket",
+                    dir.resolve("run/sandboxd.sock").toString(),
+                    "--config",
+                    cfg.toString()))
+            .redirectErrorStream(true)
+            .redirectOutput(daemonLog.toFile());
+    pb.environment().put("PATH", fakeBin + ":" + System.getenv().getOrDefault("PATH", "/usr/bin"));
+    daemon = pb.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!Files.exists(daemonLog)
+        || !Files.readString(daemonLog).contains("sandboxd serving on")) {
+      assertTrue(daemon.isAlive(), "daemon exited: " + Files.readString(daemonLog));
+      assertTrue(System.nanoTime() < deadline, "daemon did not start");
+      Thread.sleep(50);
+    }
+    client = new DaemonClient(dir.resolve("run/sandboxd.sock"));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (client != null) {
+      client.close();
+    }
+    if (daemon != null) {
+      daemon.destroy();
+      if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
+        daemon.destroyForcibly();
+      }
+    }
+  }
+
+  static String hash(String program) throws IOException {
+    return Blake3.hex(Files.readAllBytes(Path.of("/usr/bin", program).toRealPath()));
+  }
+
+  static String grants(long cpuMs, String... programs) throws IOException {
+    List<String> refs = new ArrayList<>();
+    for (String p : programs) {
+      refs.add("\"b3:" + hash(p) + "\"");
+    }
+    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":600000000,\"cpu_time_ms\":"
+        + cpuMs
+        + ",\"memory_bytes\":131072},"
+        + "\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
+        + "\"network\":{\"outbound\":[],\"inbound\":false},"
+        + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
+        + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false},"
+        + "\"process\":{\"exec\":true,\"programs\":["
+        + String.join(",", refs)
+        + "],\"max_processes\":1}}";
+  }
+
+  /**
+   * A unit making one exec call per request in order; it logs {@code s=N} (N the negated status, so
+   * {@code s=0} is OK and {@code s=1} DENIED) and, when allowed, the call's JSON answer.
+   */
+  static byte[] execUnit(String... requests) {
+    StringBuilder data = new StringBuilder();
+    StringBuilder body = new StringBuilder();
+    for (int i = 0; i < requests.length; i++) {
+      String req = requests[i];
+      int off = 8192 + i * 1024;
+      data.append("(data (i32.const ")
+          .append(off)
+          .append(") \"")
+          .append(req.replace("\\", "\\\\").replace("\"", "\\\""))
+          .append("\")\n");
+      body.append(
+              "(local.set $s (call $e (i32.const "
+                  + off
+                  + ") (i32.const "
+                  + req.getBytes(StandardCharsets.UTF_8).length
+                  + ") (i32.const 32768) (i32.const 60000) (i32.const 4000)))\n")
+          .append("(i32.store8 (i32.const 4010) (i32.sub (i32.const 48) (local.get $s)))\n")
+          .append("(drop (call $log (i32.const 4008) (i32.const 3)))\n")
+          .append(
+              "(if (i32.eqz (local.get $s)) (then (drop (call $log (i32.const 32768)"
+                  + " (i32.load (i32.const 4000))))))\n");
+    }
+    String wat =
+        "(module\n"
+            + "(import \"sandbox\" \"exec\" (func $e (param i32 i32 i32 i32 i32) (result i32)))\n"
+            + "(import \"sandbox\" \"log\" (func $log (param i32 i32) (result i32)))\n"
+            + "(memory 2)\n"
+            + "(data (i32.const 4008) \"s=\")\n"
+            + data
+            + "(func (export \"run\") (result i32) (local $s i32)\n"
+            + body
+            + "(i32.const 0)))";
+    return Wat2Wasm.parse(wat);
+  }
+
+  static SubmitReply submit(byte[] module, String grants) {
+    return client
+        .stub()
+        .withDeadlineAfter(120, TimeUnit.SECONDS)
+        .submit(
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(module))
+                .setGrantsJson(grants)
+                .setEntry("run")
+                .build());
+  }
+
+  static Receipt receipt(SubmitReply r) {
+    return Receipt.fromCore(Envelope.fromJson(CanonicalJson.parse(r.getReceipt())).core());
+  }
+
+  /** Live processes whose command line is exactly {@code words}. */
+  static List<Long> processes(String... words) throws IOException {
+    String wanted = String.join("\0", words);
+    List<Long> found = new ArrayList<>();
+    try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+      for (Path p : (Iterable<Path>) procs::iterator) {
+        String name = p.getFileName().toString();
+        if (!name.chars().allMatch(Character::isDigit)) {
+          continue;
+        }
+        try {
+          String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8);
+          if (cmd.equals(wanted) || cmd.equals(wanted + "\0")) {
+            found.add(Long.parseLong(name));
+          }
+        } catch (IOException e) {
+          // the process ended while we looked
+        }
+      }
+    }
+    return found;
+  }
+
+  @Test
+  void aBinaryCopiedIntoStorageUnderAGrantedNameDoesNotRun() throws Exception {
+    SubmitReply r =
+        submit(
+            execUnit(
+                "{\"program\":\"mkdir\",\"args\":[\"-p\",\"bin\"]}",
+                "{\"program\":\"cp\",\"args\":[\"/usr/bin/id\",\"bin/true\"]}",
+                "{\"program\":\"bin/true\"}",
+                "{\"program\":\"./bin/true\"}",
+                "{\"program\":\"true\"}"),
+            grants(10_000, "mkdir", "cp", "true"));
+    String log = r.getLog();
+    List<String> statuses = log.lines().filter(l -> l.startsWith("s=")).toList();
+    assertEquals(List.of("s=0", "s=0", "s=1", "s=1", "s=0"), statuses, log);
+    assertFalse(log.contains("uid="), log);
+  }
+
+  @Test
+  void aBareNameIsFoundOnlyThroughTheSearchPathNeverTheDaemonsPath() throws Exception {
+    SubmitReply r = submit(execUnit("{\"program\":\"true\"}"), grants(10_000, "true"));
+    assertTrue(r.getLog().startsWith("s=0"), r.getLog());
+    assertTrue(r.getLog().contains("\"exit\":0"), r.getLog());
+    assertFalse(Files.exists(fakeTrueMarker), "the true first on the daemon's PATH ran");
+  }
+
+  @Test
+  void aChildsCpuTimeCountsAgainstTheRunsBudget() throws Exception {
+    SubmitReply r =
+        submit(
+            execUnit("{\"program\":\"timeout\",\"args\":[\"1.5\",\"sha256sum\",\"/dev/zero\"]}"),
+            grants(50, "timeout", "sha256sum"));
+    assertEquals("{\"Terminated\":{\"breach\":\"CpuTime\"}}", r.getOutcomeJson(), r.getLog());
+    assertTrue(receipt(r).cpuTimeMs() >= 50, "receipt cpu " + receipt(r).cpuTimeMs());
+    assertEquals(List.of(), processes("sha256sum", "/dev/zero"));
+  }
+
+  @Test
+  void aDetachedGrandchildCannotHoldTheRunPastItsWallLimit() throws Exception {
+    String secs = "25.7" + (System.nanoTime() % 1000);
+    long t0 = System.nanoTime();
+    SubmitReply r =
+        submit(
+            execUnit("{\"program\":\"setsid\",\"args\":[\"-f\",\"sleep\",\"" + secs + "\"]}"),
+            grants(10_000, "setsid", "sleep"));
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0);
+    assertTrue(seconds < 15, "the run took " + seconds + " s against a 5 s wall limit");
+    assertTrue(r.getLog().startsWith("s="), r.getLog());
+    assertEquals(List.of(), processes("sleep", secs), "the detached sleep outlived the run");
+  }
+
+  @Test
+  void nothingAnExecStartedOutlivesTheRun() throws Exception {
+    String secs = "61.3" + (System.nanoTime() % 1000);
+    SubmitReply r =
+        submit(
+            execUnit("{\"program\":\"timeout\",\"args\":[\"100\",\"sleep\",\"" + secs + "\"]}"),
+            grants(10_000, "timeout", "sleep"));
+    assertTrue(r.getOutcomeJson().contains("wall-clock"), r.getOutcomeJson());
+    assertEquals(List.of(), processes("sleep", secs), "an orphan sleep outlived the run");
+    assertEquals(List.of(), processes("timeout", "100", "sleep", secs));
+  }
+}
