@@ -226,12 +226,36 @@ public final class RunStore implements AutoCloseable {
   private void pruneRun(String runId, long nowMs, String reason) throws SQLException {
     // Blobs only this run's journal references, then the journal, the log, and the module
     // bytes no other unpruned run needs.
-    exec(
-        "DELETE FROM blobs WHERE address IN"
-            + " (SELECT json_extract(entry, '$.response') FROM journal WHERE run_id = ?1)"
-            + " AND NOT EXISTS (SELECT 1 FROM journal j"
-            + " WHERE json_extract(j.entry, '$.response') = blobs.address AND j.run_id <> ?1)",
-        runId);
+    List<String> responses = new ArrayList<>();
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT DISTINCT json_extract(entry, '$.response') FROM journal WHERE run_id = ?")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          responses.add(rs.getString(1));
+        }
+      }
+    }
+    // One indexed probe per blob (a correlated subquery would not use the expression index).
+    try (PreparedStatement used =
+            db.prepareStatement(
+                "SELECT 1 FROM journal WHERE json_extract(entry, '$.response') = ?"
+                    + " AND run_id <> ? LIMIT 1");
+        PreparedStatement delete = db.prepareStatement("DELETE FROM blobs WHERE address = ?")) {
+      for (String address : responses) {
+        used.setString(1, address);
+        used.setString(2, runId);
+        boolean shared;
+        try (ResultSet rs = used.executeQuery()) {
+          shared = rs.next();
+        }
+        if (!shared) {
+          delete.setString(1, address);
+          delete.executeUpdate();
+        }
+      }
+    }
     exec("DELETE FROM journal WHERE run_id = ?1", runId);
     exec("UPDATE runs SET log = '' WHERE run_id = ?1", runId);
     exec(
