@@ -77,7 +77,8 @@ final class ConnectionLimits extends ChannelInboundHandlerAdapter {
       refuse(child, "the daemon's " + maxTotal + " connections are in use");
       return;
     }
-    AtomicInteger mine = uid.isPresent() ? perPeer.computeIfAbsent(uid.getAsInt(), u -> new AtomicInteger()) : null;
+    AtomicInteger mine =
+        uid.isPresent() ? perPeer.computeIfAbsent(uid.getAsInt(), u -> new AtomicInteger()) : null;
     if (mine != null && mine.incrementAndGet() > maxPerPeer) {
       mine.decrementAndGet();
       open.decrementAndGet();

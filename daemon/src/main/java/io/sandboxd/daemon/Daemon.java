@@ -175,8 +175,7 @@ public final class Daemon implements AutoCloseable {
       store = RunStore.open(paths.storeFile());
       DaemonConfig.Store retention = config.limits().store();
       store.retain(
-          new RunStore.Retention(
-              retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
+          new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
       Map<String, String> bad = store.verifyAll(Optional.empty());
       LOG.info(
           "run store "

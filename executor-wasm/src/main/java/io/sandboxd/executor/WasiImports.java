@@ -10,7 +10,6 @@ import com.dylibso.chicory.wasm.WasmModule;
 import com.dylibso.chicory.wasm.types.FunctionType;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.HostService;
 import io.sandboxd.enforcer.PathMode;
 import java.io.IOException;

@@ -21,8 +21,8 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -80,7 +80,8 @@ class ResourceBoundsTest {
             + STORE_MAX_BYTES
             + "}}");
     List<String> cmd =
-        new ArrayList<>(List.of("prlimit", "--nofile=" + DAEMON_NOFILE + ":" + DAEMON_NOFILE, "--"));
+        new ArrayList<>(
+            List.of("prlimit", "--nofile=" + DAEMON_NOFILE + ":" + DAEMON_NOFILE, "--"));
     cmd.addAll(
         DaemonProcess.java(
             "io.sandboxd.daemon.SandboxdMain",
@@ -92,8 +93,7 @@ class ResourceBoundsTest {
             "--config",
             config.toString()));
     log = dir.resolve("daemon.log");
-    daemon =
-        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    daemon = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!log().contains("sandboxd serving on")) {
       assertTrue(daemon.isAlive(), "daemon exited:\n" + log());
@@ -243,8 +243,7 @@ class ResourceBoundsTest {
     }
     // The daemon kept descriptors for its own work: a run is stored and answered.
     byte[] hello = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
-    String helloGrants =
-        Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
+    String helloGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
     assertEquals("\"Completed\"", submit(client, hello, helloGrants).getOutcomeJson());
     assertTrue(!log().contains("Too many open files"), log());
   }
@@ -291,8 +290,7 @@ class ResourceBoundsTest {
     RunInfo info = client.stub().getRun(GetRunRequest.newBuilder().setRunId(oldest).build());
     assertTrue(info.getPruned().contains("store.max_bytes"), info.toString());
     assertEquals(
-        "",
-        client.stub().getRun(GetRunRequest.newBuilder().setRunId(newest).build()).getPruned());
+        "", client.stub().getRun(GetRunRequest.newBuilder().setRunId(newest).build()).getPruned());
 
     StatusRuntimeException e =
         assertThrows(

@@ -173,8 +173,8 @@ public final class RunStore implements AutoCloseable {
 
   /**
    * Prunes the bulky data of the oldest runs until {@code r} holds (never {@code keep}'s, the run
-   * just stored); returns how many runs were pruned. Signed records and the run rows stay, so
-   * every chain still verifies and a pruned run is shown as pruned, not as missing.
+   * just stored); returns how many runs were pruned. Signed records and the run rows stay, so every
+   * chain still verifies and a pruned run is shown as pruned, not as missing.
    */
   public synchronized int prune(Retention r, long nowMs, String keep) {
     int n = 0;
@@ -259,9 +259,7 @@ public final class RunStore implements AutoCloseable {
     exec("DELETE FROM journal WHERE run_id = ?1", runId);
     exec("UPDATE runs SET log = '' WHERE run_id = ?1", runId);
     exec(
-        "INSERT OR REPLACE INTO pruned (run_id, pruned_ms, reason) VALUES (?1, "
-            + nowMs
-            + ", ?2)",
+        "INSERT OR REPLACE INTO pruned (run_id, pruned_ms, reason) VALUES (?1, " + nowMs + ", ?2)",
         runId,
         reason);
     exec(
@@ -314,7 +312,8 @@ public final class RunStore implements AutoCloseable {
       st.setString(1, runId);
       Optional<Pruned> out;
       try (ResultSet rs = st.executeQuery()) {
-        out = rs.next() ? Optional.of(new Pruned(rs.getLong(1), rs.getString(2))) : Optional.empty();
+        out =
+            rs.next() ? Optional.of(new Pruned(rs.getLong(1), rs.getString(2))) : Optional.empty();
       }
       db.commit();
       return out;
