@@ -27,7 +27,8 @@ public record DaemonConfig(
     Exec exec,
     long egressTimeoutMs,
     Optional<Inference> inference,
-    Metering metering) {
+    Metering metering,
+    Limits limits) {
 
   /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
   public record Exec(Set<String> denylist, List<String> searchPath, long timeoutMs) {
@@ -47,6 +48,37 @@ public record DaemonConfig(
       long estimatorCpuMilliwatts,
       long samplingIntervalMs) {}
 
+  /**
+   * What a socket client or a unit can make the daemon hold: connections, one run's journal, and
+   * the run store's bulky data (journals, blobs, logs, module bytes of old runs).
+   */
+  public record Limits(Connections connections, Journal journal, Store store) {
+    public static Limits defaults() {
+      return new Limits(
+          new Connections(1024, 64, 60_000, 10_000, 3_600_000),
+          new Journal(250_000, 64L << 20),
+          new Store(1L << 30, 0, 0));
+    }
+  }
+
+  /**
+   * Socket connections: at most {@code maxTotal} open, {@code maxPerPeer} per peer uid; a
+   * connection with no call in flight for {@code idleTimeoutMs}, or that has not finished its
+   * HTTP/2 handshake in {@code handshakeTimeoutMs}, is closed; none lives past {@code maxAgeMs}.
+   */
+  public record Connections(
+      int maxTotal, int maxPerPeer, long idleTimeoutMs, long handshakeTimeoutMs, long maxAgeMs) {}
+
+  /** One run's replay journal: entries and bytes (entries' canonical JSON plus response blobs). */
+  public record Journal(int maxEntries, long maxBytes) {}
+
+  /**
+   * Retention of the run store's bulky data: past {@code maxBytes} (and, when not 0, past the
+   * newest {@code maxRuns} runs or older than {@code maxAgeMs}) the oldest runs' journals, blobs,
+   * logs and module bytes are pruned; their signed records stay.
+   */
+  public record Store(long maxBytes, long maxRuns, long maxAgeMs) {}
+
   private static final Set<String> TOP =
       Set.of(
           "max_concurrent_units",
@@ -55,7 +87,10 @@ public record DaemonConfig(
           "exec",
           "egress",
           "inference",
-          "metering");
+          "metering",
+          "connections",
+          "journal",
+          "store");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -66,7 +101,8 @@ public record DaemonConfig(
         new Exec(Set.of(), List.of("/usr/local/bin", "/usr/bin", "/bin"), 10_000),
         30_000,
         Optional.empty(),
-        new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000));
+        new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000),
+        Limits.defaults());
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -157,7 +193,38 @@ public record DaemonConfig(
             Optional.ofNullable(m.string("powercap_root", null)).map(Path::of),
             Optional.ofNullable(m.string("nvml_library", null)),
             m.positive("estimator_cpu_mw", 10_000, 10_000_000),
-            m.positive("sampling_interval_ms", 1_000, 60_000)));
+            m.positive("sampling_interval_ms", 1_000, 60_000)),
+        limits(f, d.limits()));
+  }
+
+  private static Limits limits(Fields f, Limits d) {
+    Fields c =
+        f.object(
+            "connections",
+            Set.of(
+                "max_total",
+                "max_per_peer",
+                "idle_timeout_ms",
+                "handshake_timeout_ms",
+                "max_age_ms"));
+    Fields j = f.object("journal", Set.of("max_entries", "max_bytes"));
+    Fields s = f.object("store", Set.of("max_bytes", "max_runs", "max_age_ms"));
+    Connections dc = d.connections();
+    long day = 24L * 3600 * 1000;
+    return new Limits(
+        new Connections(
+            (int) c.positive("max_total", dc.maxTotal(), 1 << 20),
+            (int) c.positive("max_per_peer", dc.maxPerPeer(), 1 << 20),
+            c.positive("idle_timeout_ms", dc.idleTimeoutMs(), day),
+            c.positive("handshake_timeout_ms", dc.handshakeTimeoutMs(), 3_600_000),
+            c.positive("max_age_ms", dc.maxAgeMs(), 365 * day)),
+        new Journal(
+            (int) j.positive("max_entries", d.journal().maxEntries(), 10_000_000),
+            j.positive("max_bytes", d.journal().maxBytes(), 4L << 30)),
+        new Store(
+            s.positive("max_bytes", d.store().maxBytes(), 1L << 50),
+            s.positive("max_runs", d.store().maxRuns(), 1L << 40),
+            s.positive("max_age_ms", d.store().maxAgeMs(), 100 * 365 * day)));
   }
 
   /** Strict reads of one JSON object's fields, errors naming the path. */

@@ -68,7 +68,8 @@ public final class Daemon implements AutoCloseable {
               d.metering().powercapRoot(),
               d.metering().nvmlLibrary(),
               cpuMilliwattsEstimate,
-              d.metering().samplingIntervalMs()));
+              d.metering().samplingIntervalMs()),
+          d.limits());
     }
   }
 
@@ -103,7 +104,10 @@ public final class Daemon implements AutoCloseable {
             .execDenylist(config.exec().denylist())
             .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
             .egressTimeout(java.time.Duration.ofMillis(config.egressTimeoutMs()))
-            .maxUnitMemoryBytes(config.maxUnitMemoryBytes());
+            .maxUnitMemoryBytes(config.maxUnitMemoryBytes())
+            .journalLimits(
+                new io.sandboxd.executor.Journal.Limits(
+                    config.limits().journal().maxEntries(), config.limits().journal().maxBytes()));
     config
         .inference()
         .ifPresent(
@@ -169,6 +173,9 @@ public final class Daemon implements AutoCloseable {
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
       store = RunStore.open(paths.storeFile());
+      DaemonConfig.Store retention = config.limits().store();
+      store.retain(
+          new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
       Map<String, String> bad = store.verifyAll(Optional.empty());
       LOG.info(
           "run store "
@@ -200,10 +207,7 @@ public final class Daemon implements AutoCloseable {
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       Server server =
-          NettyServerBuilder.forAddress(new DomainSocketAddress(paths.socket().toString()))
-              .channelType(EpollServerDomainSocketChannel.class)
-              .bossEventLoopGroup(boss)
-              .workerEventLoopGroup(workers)
+          serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(new SandboxdService(supervisor, store))
               .build()
@@ -236,6 +240,48 @@ public final class Daemon implements AutoCloseable {
       lock.close();
       throw e;
     }
+  }
+
+  /**
+   * The server on the Unix socket with its connection bounds: a limiter on the listening channel
+   * closes connections past the total or per-peer limit at once, and gRPC closes connections that
+   * stay idle (no call in flight), never finish their handshake, or outlive their maximum age.
+   */
+  static NettyServerBuilder serverBuilder(
+      DaemonPaths paths, DaemonConfig config, EventLoopGroup boss, EventLoopGroup workers) {
+    DaemonConfig.Connections limits = config.limits().connections();
+    long maxFds = ConnectionLimits.processMaxFds();
+    int total = ConnectionLimits.effectiveTotal(limits.maxTotal(), maxFds);
+    if (total < limits.maxTotal()) {
+      LOG.warning(
+          "connections.max_total "
+              + limits.maxTotal()
+              + " lowered to "
+              + total
+              + ": the process may open "
+              + maxFds
+              + " files and keeps "
+              + ConnectionLimits.RESERVED_FDS
+              + " for its own work");
+    }
+    ConnectionLimits limiter = new ConnectionLimits(total, limits.maxPerPeer());
+    return NettyServerBuilder.forAddress(new DomainSocketAddress(paths.socket().toString()))
+        .channelFactory(
+            () -> {
+              EpollServerDomainSocketChannel ch = new EpollServerDomainSocketChannel();
+              // Ahead of the acceptor the server bootstrap adds: sees each child first.
+              ch.pipeline().addLast("connection-limits", limiter);
+              return ch;
+            })
+        .bossEventLoopGroup(boss)
+        .workerEventLoopGroup(workers)
+        .maxConnectionIdle(limits.idleTimeoutMs(), TimeUnit.MILLISECONDS)
+        .maxConnectionAge(limits.maxAgeMs(), TimeUnit.MILLISECONDS)
+        // A call in flight at max age gets as long as a unit may run to finish.
+        .maxConnectionAgeGrace(config.maxWallMs() + 60_000, TimeUnit.MILLISECONDS)
+        .handshakeTimeout(limits.handshakeTimeoutMs(), TimeUnit.MILLISECONDS)
+        .permitKeepAliveTime(30, TimeUnit.SECONDS)
+        .permitKeepAliveWithoutCalls(false);
   }
 
   private static void closeQuietly(KvStore kv) {

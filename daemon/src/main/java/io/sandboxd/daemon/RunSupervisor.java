@@ -241,6 +241,17 @@ public final class RunSupervisor {
     if (sub.isEmpty()) {
       return Optional.empty();
     }
+    Optional<RunStore.Pruned> pruned = store.pruned(runId);
+    if (pruned.isPresent()) {
+      throw new AdmissionException(
+          "run "
+              + runId
+              + ": journal pruned by "
+              + pruned.get().reason()
+              + " at "
+              + java.time.Instant.ofEpochMilli(pruned.get().prunedMs())
+              + "; it cannot be replayed (its signed records are kept)");
+    }
     RunStore.Submission s = sub.get();
     if (s.grantsJson().isEmpty()) {
       throw new AdmissionException("run " + runId + ": recorded without its grants; cannot replay");

@@ -78,7 +78,18 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                 .asRuntimeException());
         return;
       }
-      out.onNext(info(run.get()));
+      RunInfo.Builder info = info(run.get()).toBuilder();
+      store
+          .pruned(req.getRunId())
+          .ifPresent(
+              p ->
+                  info.setPruned(
+                      "journal, blobs, log and module bytes pruned at "
+                          + java.time.Instant.ofEpochMilli(p.prunedMs())
+                          + " by "
+                          + p.reason()
+                          + " (signed records kept)"));
+      out.onNext(info.build());
       out.onCompleted();
     } catch (StoreException e) {
       out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());

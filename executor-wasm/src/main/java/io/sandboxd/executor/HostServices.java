@@ -23,7 +23,8 @@ public record HostServices(
     Optional<URI> inferenceEndpoint,
     String inferenceClass,
     long maxUnitMemoryBytes,
-    LongSupplier inferenceEnergyUj) {
+    LongSupplier inferenceEnergyUj,
+    Journal.Limits journalLimits) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
   public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
@@ -88,6 +89,7 @@ public record HostServices(
     private String inferenceClass = "Cpu";
     private long maxUnitMemoryBytes = DEFAULT_MAX_UNIT_MEMORY;
     private LongSupplier inferenceEnergyUj = () -> -1;
+    private Journal.Limits journalLimits = Journal.Limits.DEFAULT;
 
     public Builder() {}
 
@@ -102,6 +104,7 @@ public record HostServices(
       inferenceClass = s.inferenceClass;
       maxUnitMemoryBytes = s.maxUnitMemoryBytes;
       inferenceEnergyUj = s.inferenceEnergyUj;
+      journalLimits = s.journalLimits;
     }
 
     public Builder kv(KvStore store) {
@@ -150,6 +153,12 @@ public record HostServices(
       return this;
     }
 
+    /** How much one run may journal (entries and bytes). */
+    public Builder journalLimits(Journal.Limits limits) {
+      journalLimits = limits;
+      return this;
+    }
+
     public HostServices build() {
       return new HostServices(
           kv,
@@ -161,7 +170,8 @@ public record HostServices(
           inferenceEndpoint,
           inferenceClass,
           maxUnitMemoryBytes,
-          inferenceEnergyUj);
+          inferenceEnergyUj,
+          journalLimits);
     }
   }
 }

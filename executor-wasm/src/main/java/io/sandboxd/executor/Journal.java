@@ -42,11 +42,25 @@ public final class Journal {
     }
   }
 
-  /** Entries one run may record: a host-call flood must not exhaust the daemon's heap. */
+  /** Entries one run may record by default: a host-call flood must not exhaust the heap. */
   public static final int MAX_ENTRIES = 250_000;
 
-  /** Distinct response bytes one run may keep for replay. */
-  public static final long MAX_BLOB_BYTES = 256L << 20;
+  /**
+   * Bytes one run's journal may hold by default: its entries' canonical JSON plus its distinct
+   * response blobs, which is what the run store keeps for it.
+   */
+  public static final long MAX_BYTES = 64L << 20;
+
+  /** How much one run may journal; past either bound the run ends as Failed. */
+  public record Limits(int maxEntries, long maxBytes) {
+    public static final Limits DEFAULT = new Limits(MAX_ENTRIES, MAX_BYTES);
+
+    public Limits {
+      if (maxEntries < 1 || maxBytes < 1) {
+        throw new IllegalArgumentException("journal limits must be positive");
+      }
+    }
+  }
 
   /** Thrown when a run's journal is full; the run ends as Failed, the daemon keeps serving. */
   public static final class FullException extends RuntimeException {
@@ -57,27 +71,31 @@ public final class Journal {
     }
   }
 
+  private final Limits limits;
   private final List<Entry> entries = new ArrayList<>();
-  private long blobBytes;
+  private long bytes;
   private final List<byte[]> leafData = new ArrayList<>();
   private final Map<String, byte[]> blobs = new LinkedHashMap<>();
+
+  public Journal() {
+    this(Limits.DEFAULT);
+  }
+
+  public Journal(Limits limits) {
+    this.limits = limits;
+  }
 
   /** Appends one entry; {@code request} is the request arguments, {@code response} raw bytes. */
   public synchronized void record(
       String call, JsonNode request, byte[] response, String decision, SortedSet<String> taint) {
-    if (entries.size() >= MAX_ENTRIES) {
+    if (entries.size() >= limits.maxEntries()) {
       throw new FullException(
-          "replay journal full: " + MAX_ENTRIES + " entries (a host-call flood); run stopped");
+          "replay journal full: "
+              + limits.maxEntries()
+              + " entries (a host-call flood); run stopped");
     }
     String responseAddress = Blake3.hex(response);
-    if (!blobs.containsKey(responseAddress)) {
-      if (blobBytes + response.length > MAX_BLOB_BYTES) {
-        throw new FullException(
-            "replay journal full: responses exceed " + MAX_BLOB_BYTES + " bytes; run stopped");
-      }
-      blobBytes += response.length;
-      blobs.put(responseAddress, response.clone());
-    }
+    boolean newBlob = !blobs.containsKey(responseAddress);
     String requestAddress =
         request.isObject() && request.isEmpty()
             ? EMPTY_REQUEST
@@ -90,8 +108,25 @@ public final class Journal {
             responseAddress,
             decision,
             taint.isEmpty() ? List.of() : List.copyOf(taint));
+    byte[] canonical = CanonicalJson.canonicalize(e.toJson());
+    long added = canonical.length + (newBlob ? response.length : 0L);
+    if (bytes + added > limits.maxBytes()) {
+      throw new FullException(
+          "replay journal full: more than "
+              + limits.maxBytes()
+              + " bytes of entries and responses; run stopped");
+    }
+    bytes += added;
+    if (newBlob) {
+      blobs.put(responseAddress, response.clone());
+    }
     entries.add(e);
-    leafData.add(Blake3.hash(CanonicalJson.canonicalize(e.toJson())));
+    leafData.add(Blake3.hash(canonical));
+  }
+
+  /** Bytes held: the entries' canonical JSON plus the distinct response blobs. */
+  public synchronized long bytes() {
+    return bytes;
   }
 
   public synchronized List<ObjectNode> entries() {

@@ -33,7 +33,9 @@ final class KvCalls {
     }
     ObjectNode request = CanonicalJson.mapper().createObjectNode().put("key", Hex.encode(key));
     HostAnswer a =
-        ctx.journaled(
+        ctx.journaledIfAllowed(
+            ctx.enforcer.mayKv(KvDirection.READ, key),
+            SandboxImports::refusal,
             "kv_get",
             request,
             () -> {

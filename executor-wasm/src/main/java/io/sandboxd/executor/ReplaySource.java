@@ -52,6 +52,17 @@ public final class ReplaySource {
     return HostAnswer.fromBytes(e.get("decision").textValue(), blob);
   }
 
+  /** Whether the next recorded entry is this call and request with this decision. */
+  synchronized boolean nextIs(String call, JsonNode request, String decision) {
+    if (next >= entries.size()) {
+      return false;
+    }
+    JsonNode e = entries.get(next);
+    return e.get("call").textValue().equals(call)
+        && e.get("decision").textValue().equals(decision)
+        && e.get("request").textValue().equals(Blake3.hex(CanonicalJson.canonicalize(request)));
+  }
+
   public synchronized Divergence divergence() {
     return divergence;
   }

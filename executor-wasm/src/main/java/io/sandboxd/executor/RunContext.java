@@ -1,6 +1,7 @@
 package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.Enforcer;
 import io.sandboxd.enforcer.FlowSource;
 import io.sandboxd.enforcer.RunTaint;
@@ -8,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -20,7 +22,7 @@ final class RunContext {
   static final int MAX_LOG_BYTES = 64 * 1024;
 
   final Enforcer enforcer;
-  final Journal journal = new Journal();
+  final Journal journal;
   final LongSupplier clockNanos;
   final long clockConstantMs;
   final SecureRandom random;
@@ -58,6 +60,7 @@ final class RunContext {
     this.services = services;
     this.storage = storage;
     this.replay = replay;
+    this.journal = new Journal(services.journalLimits());
     this.ioCeiling = new IoCeiling(enforcer);
   }
 
@@ -119,6 +122,33 @@ final class RunContext {
       taint.add(enforcer.taints(source));
     }
     journal.record(call, request, answer.toBytes(), answer.decision(), taint.labels());
+    return answer;
+  }
+
+  /**
+   * A journaled input whose grant is decided first. A refusal by the grant is not journaled: it
+   * follows from the grants (bound by grants_id) and the run's taint (which follows from the
+   * journal), so a replay recomputes it, and a flood of denied calls adds nothing to the store.
+   * Only an allowed call reaches {@code live} and the journal.
+   */
+  HostAnswer journaledIfAllowed(
+      Decision grant,
+      Function<Decision, HostAnswer> refusal,
+      String call,
+      JsonNode request,
+      Supplier<HostAnswer> live,
+      FlowSource source) {
+    if (grant.allowed()) {
+      return journaled(call, request, live, source);
+    }
+    countCall();
+    HostAnswer answer = refusal.apply(grant);
+    if (replay.isPresent() && replay.get().nextIs(call, request, answer.decision())) {
+      // A journal recorded when refusals were still journaled: follow it, so its root matches.
+      HostAnswer recorded = replay.get().next(call, request);
+      journal.record(call, request, recorded.toBytes(), recorded.decision(), taint.labels());
+      return recorded;
+    }
     return answer;
   }
 

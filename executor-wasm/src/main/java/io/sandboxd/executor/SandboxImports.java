@@ -210,16 +210,14 @@ final class SandboxImports {
       return AbiStatus.FAULT;
     }
     HostAnswer a =
-        ctx.journaled(
+        ctx.journaledIfAllowed(
+            ctx.enforcer.mayHost(HostService.CLOCK),
+            // Not granted: the normalized constant, never an error and never the wall clock.
+            d -> new HostAnswer(d.name(), AbiStatus.OK, le64(ctx.clockConstantMs * 1_000_000L)),
             "clock_now",
             CanonicalJson.mapper().createObjectNode(),
-            () -> {
-              Decision d = ctx.enforcer.mayHost(HostService.CLOCK);
-              // Not granted: the normalized constant, never an error and never the wall clock.
-              long nanos =
-                  d.allowed() ? ctx.clockNanos.getAsLong() : ctx.clockConstantMs * 1_000_000L;
-              return new HostAnswer(d.name(), AbiStatus.OK, le64(nanos));
-            });
+            () -> HostAnswer.allow(le64(ctx.clockNanos.getAsLong())),
+            null);
     mem.write(outPtr, a.payload());
     return a.status();
   }
@@ -230,13 +228,13 @@ final class SandboxImports {
       return AbiStatus.FAULT;
     }
     HostAnswer a =
-        ctx.journaled(
+        ctx.journaledIfAllowed(
+            ctx.enforcer.mayHost(HostService.RANDOM),
+            SandboxImports::refusal,
             "random_u64",
             CanonicalJson.mapper().createObjectNode(),
-            () -> {
-              Decision d = ctx.enforcer.mayHost(HostService.RANDOM);
-              return d.allowed() ? HostAnswer.allow(le64(ctx.random.nextLong())) : refusal(d);
-            });
+            () -> HostAnswer.allow(le64(ctx.random.nextLong())),
+            null);
     if (a.status() == AbiStatus.OK) {
       mem.write(outPtr, a.payload());
     }

@@ -74,7 +74,9 @@ final class StorageCalls {
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("path", p.text()).put("offset", offset);
     HostAnswer a =
-        ctx.journaled(
+        ctx.journaledIfAllowed(
+            ctx.enforcer.mayPath(PathMode.READ, p),
+            SandboxImports::refusal,
             "storage_read",
             request,
             () -> {

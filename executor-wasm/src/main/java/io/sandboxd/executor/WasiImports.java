@@ -10,7 +10,6 @@ import com.dylibso.chicory.wasm.WasmModule;
 import com.dylibso.chicory.wasm.types.FunctionType;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.HostService;
 import io.sandboxd.enforcer.PathMode;
 import java.io.IOException;
@@ -240,18 +239,18 @@ final class WasiImports implements AutoCloseable {
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "clock_time_get").put("clock_id", id);
     HostAnswer ans =
-        ctx.journaled(
+        ctx.journaledIfAllowed(
+            ctx.enforcer.mayHost(HostService.CLOCK),
+            // Not granted: the normalized constant for both clocks, never an error (§7.5).
+            d -> new HostAnswer(d.name(), Errno.SUCCESS, le64(ctx.clockConstantMs * 1_000_000L)),
             "clock_now",
             request,
-            () -> {
-              Decision d = ctx.enforcer.mayHost(HostService.CLOCK);
-              // Not granted: the normalized constant for both clocks, never an error (§7.5).
-              long nanos =
-                  !d.allowed()
-                      ? ctx.clockConstantMs * 1_000_000L
-                      : id == CLOCK_REALTIME ? ctx.clockNanos.getAsLong() : System.nanoTime();
-              return new HostAnswer(d.name(), Errno.SUCCESS, le64(nanos));
-            });
+            () ->
+                new HostAnswer(
+                    "Allow",
+                    Errno.SUCCESS,
+                    le64(id == CLOCK_REALTIME ? ctx.clockNanos.getAsLong() : System.nanoTime())),
+            null);
     if (ans.status() == Errno.SUCCESS) {
       mem.write(ptr, ans.payload());
     }
@@ -269,18 +268,17 @@ final class WasiImports implements AutoCloseable {
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "random_get").put("len", len);
     HostAnswer ans =
-        ctx.journaled(
+        ctx.journaledIfAllowed(
+            ctx.enforcer.mayHost(HostService.RANDOM),
+            d -> HostAnswer.refused(d.name(), Errno.ACCES),
             "random_u64",
             request,
             () -> {
-              Decision d = ctx.enforcer.mayHost(HostService.RANDOM);
-              if (!d.allowed()) {
-                return HostAnswer.refused(d.name(), Errno.ACCES);
-              }
               byte[] bytes = new byte[(int) len];
               ctx.random.nextBytes(bytes);
               return HostAnswer.allow(bytes);
-            });
+            },
+            null);
     if (ans.status() == Errno.SUCCESS) {
       mem.write(ptr, ans.payload());
     }

@@ -94,6 +94,9 @@ final class RunsCommand implements Runnable {
         System.out.println("grants_id  " + r.getGrantsId());
         System.out.println("outcome    " + r.getOutcomeJson());
         System.out.println("segments   " + r.getSegments() + " (head " + r.getHead() + ")");
+        if (!r.getPruned().isEmpty()) {
+          System.out.println("pruned     " + r.getPruned());
+        }
         if (!r.getLog().isEmpty()) {
           System.out.print("log:\n" + r.getLog().indent(2));
         }

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.logging.Logger;
 
 /**
  * The node's durable run store: SQLite in WAL mode with {@code synchronous=FULL}, so a commit is
@@ -36,7 +37,11 @@ public final class RunStore implements AutoCloseable {
         + " entry TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
     "CREATE TABLE IF NOT EXISTS blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS modules (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_ms)"
+    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_ms)",
+    // Retention: which runs' bulky data was pruned, and the index that finds a blob's other users.
+    "CREATE TABLE IF NOT EXISTS pruned (run_id TEXT PRIMARY KEY, pruned_ms INTEGER NOT NULL,"
+        + " reason TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS journal_by_response ON journal (json_extract(entry, '$.response'))"
   };
 
   private final Connection db;
@@ -132,6 +137,188 @@ public final class RunStore implements AutoCloseable {
         e.addSuppressed(suppressed);
       }
       throw new StoreException("run " + r.runId() + ": not stored: " + e.getMessage(), e);
+    }
+    applyRetention(r.runId());
+  }
+
+  /**
+   * How much bulky run data (journals, blobs, logs, module bytes) the store keeps: past {@code
+   * maxBytes} of used store pages, beyond the newest {@code maxRuns} runs, or older than {@code
+   * maxAgeMs}, the oldest runs' bulky data is pruned. 0 means no bound for runs and age.
+   */
+  public record Retention(long maxBytes, long maxRuns, long maxAgeMs) {
+    public static final Retention NONE = new Retention(Long.MAX_VALUE, 0, 0);
+  }
+
+  /** A run whose bulky data retention removed: when, and why. */
+  public record Pruned(long prunedMs, String reason) {}
+
+  private static final Logger LOG = Logger.getLogger(RunStore.class.getName());
+  private Retention retention = Retention.NONE;
+
+  /** Sets the retention and applies it now; later appends apply it too. */
+  public synchronized void retain(Retention r) {
+    retention = r;
+    applyRetention(null);
+  }
+
+  // After the run is durable: a failure here never takes back an acknowledged run.
+  private void applyRetention(String newest) {
+    try {
+      prune(retention, System.currentTimeMillis(), newest);
+    } catch (StoreException e) {
+      LOG.warning("run store: retention not applied: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Prunes the bulky data of the oldest runs until {@code r} holds (never {@code keep}'s, the run
+   * just stored); returns how many runs were pruned. Signed records and the run rows stay, so every
+   * chain still verifies and a pruned run is shown as pruned, not as missing.
+   */
+  public synchronized int prune(Retention r, long nowMs, String keep) {
+    int n = 0;
+    try {
+      List<String> due = new ArrayList<>();
+      if (r.maxRuns() > 0) {
+        due.addAll(
+            ids(
+                "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
+                    + " ORDER BY created_ms DESC, run_id DESC LIMIT -1 OFFSET "
+                    + r.maxRuns()));
+      }
+      if (r.maxAgeMs() > 0) {
+        due.addAll(
+            ids(
+                "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
+                    + " AND created_ms < "
+                    + Math.max(0, nowMs - r.maxAgeMs())));
+      }
+      for (String id : new java.util.LinkedHashSet<>(due)) {
+        if (!id.equals(keep)) {
+          pruneRun(id, nowMs, r.maxRuns() > 0 ? "store.max_runs" : "store.max_age_ms");
+          n++;
+        }
+      }
+      while (usedBytes() > r.maxBytes()) {
+        List<String> oldest =
+            ids(
+                "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
+                    + " ORDER BY created_ms, run_id LIMIT 2");
+        oldest.remove(keep);
+        if (oldest.isEmpty()) {
+          break;
+        }
+        pruneRun(oldest.get(0), nowMs, "store.max_bytes");
+        n++;
+      }
+      return n;
+    } catch (SQLException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new StoreException("run store: pruning failed: " + e.getMessage(), e);
+    }
+  }
+
+  private void pruneRun(String runId, long nowMs, String reason) throws SQLException {
+    // Blobs only this run's journal references, then the journal, the log, and the module
+    // bytes no other unpruned run needs.
+    List<String> responses = new ArrayList<>();
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT DISTINCT json_extract(entry, '$.response') FROM journal WHERE run_id = ?")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          responses.add(rs.getString(1));
+        }
+      }
+    }
+    // One indexed probe per blob (a correlated subquery would not use the expression index).
+    try (PreparedStatement used =
+            db.prepareStatement(
+                "SELECT 1 FROM journal WHERE json_extract(entry, '$.response') = ?"
+                    + " AND run_id <> ? LIMIT 1");
+        PreparedStatement delete = db.prepareStatement("DELETE FROM blobs WHERE address = ?")) {
+      for (String address : responses) {
+        used.setString(1, address);
+        used.setString(2, runId);
+        boolean shared;
+        try (ResultSet rs = used.executeQuery()) {
+          shared = rs.next();
+        }
+        if (!shared) {
+          delete.setString(1, address);
+          delete.executeUpdate();
+        }
+      }
+    }
+    exec("DELETE FROM journal WHERE run_id = ?1", runId);
+    exec("UPDATE runs SET log = '' WHERE run_id = ?1", runId);
+    exec(
+        "INSERT OR REPLACE INTO pruned (run_id, pruned_ms, reason) VALUES (?1, " + nowMs + ", ?2)",
+        runId,
+        reason);
+    exec(
+        "DELETE FROM modules WHERE address = (SELECT unit FROM runs WHERE run_id = ?1)"
+            + " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.unit = modules.address"
+            + " AND r.run_id NOT IN (SELECT run_id FROM pruned))",
+        runId);
+    db.commit();
+  }
+
+  private void exec(String sql, String... args) throws SQLException {
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        st.setString(i + 1, args[i]);
+      }
+      st.executeUpdate();
+    }
+  }
+
+  private List<String> ids(String sql) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+
+  /** Bytes of store pages in use (freed pages are reused before the file grows). */
+  private long usedBytes() throws SQLException {
+    try (Statement st = db.createStatement()) {
+      long pages = longPragma(st, "page_count");
+      long free = longPragma(st, "freelist_count");
+      return (pages - free) * longPragma(st, "page_size");
+    }
+  }
+
+  private static long longPragma(Statement st, String name) throws SQLException {
+    try (ResultSet rs = st.executeQuery("PRAGMA " + name)) {
+      return rs.next() ? rs.getLong(1) : 0;
+    }
+  }
+
+  /** Whether, when and why retention pruned this run's bulky data. */
+  public synchronized Optional<Pruned> pruned(String runId) {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT pruned_ms, reason FROM pruned WHERE run_id = ?")) {
+      st.setString(1, runId);
+      Optional<Pruned> out;
+      try (ResultSet rs = st.executeQuery()) {
+        out =
+            rs.next() ? Optional.of(new Pruned(rs.getLong(1), rs.getString(2))) : Optional.empty();
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run " + runId + ": cannot read pruning: " + e.getMessage(), e);
     }
   }
 
