@@ -56,17 +56,11 @@ final class EgressCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    int[] status = {0};
-    JsonNode json =
-        SandboxImports.jsonRequest(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut, status);
-    if (json == null) {
-      return status[0];
-    }
+    JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
     Request req;
     try {
       req = parse(json);
     } catch (IllegalArgumentException e) {
-      ctx.countCall();
       return AbiStatus.INVALID;
     }
     HostAnswer a =

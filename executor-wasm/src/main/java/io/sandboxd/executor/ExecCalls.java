@@ -39,12 +39,7 @@ final class ExecCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    int[] status = {0};
-    JsonNode json =
-        SandboxImports.jsonRequest(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut, status);
-    if (json == null) {
-      return status[0];
-    }
+    JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
     List<String> argv;
     byte[] stdin;
     try {
@@ -54,7 +49,6 @@ final class ExecCalls {
               ? Base64.getDecoder().decode(json.get("stdin").asText())
               : new byte[0];
     } catch (IllegalArgumentException e) {
-      ctx.countCall();
       return AbiStatus.INVALID;
     }
     // Resolving reads and hashes every binary on the chain: do it only when exec could be allowed.

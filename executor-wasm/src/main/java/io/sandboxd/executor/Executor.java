@@ -345,6 +345,8 @@ public final class Executor implements AutoCloseable {
       thread.set(me);
       Instance instance = null;
       WasiImports wasi = null;
+      // Instantiated unbound, then bound to this run: the seam a pre-instantiated instance uses.
+      RunBinding binding = new RunBinding();
       try {
         CompiledUnit unit = req.unit();
         if (unit.initialPages() > limitPages) {
@@ -359,9 +361,7 @@ public final class Executor implements AutoCloseable {
             Instance.builder(unit.module())
                 .withImportValues(
                     ImportValues.builder()
-                        .addFunction(
-                            SandboxImports.functions(ctx)
-                                .toArray(new com.dylibso.chicory.runtime.HostFunction[0]))
+                        .addFunction(SandboxImports.functions(binding))
                         .addFunction(
                             wasi == null
                                 ? new com.dylibso.chicory.runtime.HostFunction[0]
@@ -375,6 +375,7 @@ public final class Executor implements AutoCloseable {
           b.withMemoryLimits(new MemoryLimits(unit.initialPages(), limitPages));
         }
         instance = b.build();
+        binding.bind(ctx);
         long[] ret = instance.export(req.entry()).apply();
         exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
         return exitCode;
@@ -405,6 +406,7 @@ public final class Executor implements AutoCloseable {
         failure = "host error: " + e;
         return -1;
       } finally {
+        binding.release();
         if (wasi != null) {
           wasi.close();
         }

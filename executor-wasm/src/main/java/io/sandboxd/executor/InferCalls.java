@@ -27,12 +27,7 @@ final class InferCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    int[] status = {0};
-    JsonNode json =
-        SandboxImports.jsonRequest(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut, status);
-    if (json == null) {
-      return status[0];
-    }
+    JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
     byte[] body = CanonicalJson.canonicalize(json);
     HostAnswer a =
         ctx.journaled(

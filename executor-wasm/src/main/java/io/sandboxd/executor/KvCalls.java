@@ -23,12 +23,10 @@ final class KvCalls {
       long cap,
       long lenOut) {
     if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES) {
-      ctx.countCall();
       return AbiStatus.INVALID;
     }
     byte[] key = mem.readChecked(keyPtr, keyLen);
     if (key == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      ctx.countCall();
       return AbiStatus.FAULT;
     }
     ObjectNode request = CanonicalJson.mapper().createObjectNode().put("key", Hex.encode(key));
@@ -61,7 +59,6 @@ final class KvCalls {
 
   static int put(
       RunContext ctx, GuestMemory mem, long keyPtr, long keyLen, long valPtr, long valLen) {
-    ctx.countCall();
     if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES
         || (valLen & 0xffffffffL) > KvStore.MAX_VALUE_BYTES) {
       return AbiStatus.INVALID;

@@ -1,9 +1,10 @@
 package io.sandboxd.executor;
 
+import com.dylibso.chicory.annotations.HostModule;
+import com.dylibso.chicory.annotations.WasmExport;
 import com.dylibso.chicory.runtime.HostFunction;
-import com.dylibso.chicory.runtime.Instance;
+import com.dylibso.chicory.runtime.Memory;
 import com.dylibso.chicory.wasm.types.FunctionType;
-import com.dylibso.chicory.wasm.types.ValType;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
@@ -14,46 +15,44 @@ import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The `sandbox` import namespace (ABI.md): each function asks the Enforcer first, answers a denial
- * with a status code, never a trap, and journals every nondeterministic input it hands the guest.
- * The capability-specific bodies live in {@link KvCalls}, {@link StorageCalls}, {@link
- * EgressCalls}, {@link ExecCalls} and {@link InferCalls}.
+ * The `sandbox` import namespace (ABI.md): one method per import, whose Java signature is the
+ * import's wasm signature (Chicory's annotation processor generates {@code
+ * SandboxImports_ModuleFactory}, the host functions, from it). Each function asks the Enforcer
+ * first, answers a denial with a status code, never a trap, and journals every nondeterministic
+ * input it hands the guest. The capability-specific bodies live in {@link KvCalls}, {@link
+ * StorageCalls}, {@link EgressCalls}, {@link ExecCalls} and {@link InferCalls}; every body runs
+ * through {@link #call}, which finds the bound run, counts the call once and turns an early {@link
+ * CallEnded} into its status.
  */
+@HostModule(SandboxImports.NAMESPACE)
 final class SandboxImports {
   static final String NAMESPACE = "sandbox";
 
-  private static final ValType I32 = ValType.I32;
-  private static final ValType I64 = ValType.I64;
-  private static final Map<String, FunctionType> SIGNATURES;
+  /** The signature of every import, derived from the annotated methods below. */
+  private static final Map<String, FunctionType> SIGNATURES = signatures();
 
-  static {
-    Map<String, FunctionType> s = new TreeMap<>();
-    s.put("log", sig(I32, I32));
-    s.put("clock_now", sig(I32));
-    s.put("random_u64", sig(I32));
-    s.put("kv_get", sig(I32, I32, I32, I32, I32));
-    s.put("kv_put", sig(I32, I32, I32, I32));
-    s.put("storage_read", sig(I32, I32, I64, I32, I32, I32));
-    s.put("storage_write", sig(I32, I32, I64, I32, I32));
-    s.put("storage_delete", sig(I32, I32));
-    s.put("egress", sig(I32, I32, I32, I32, I32));
-    s.put("exec", sig(I32, I32, I32, I32, I32));
-    s.put("infer", sig(I32, I32, I32, I32, I32));
-    s.put("yield_point", sig());
-    SIGNATURES = Collections.unmodifiableMap(s);
+  private final RunBinding binding;
+
+  private SandboxImports(RunBinding binding) {
+    this.binding = binding;
   }
 
-  private SandboxImports() {}
+  /** The host functions of one instance, serving whichever run {@code binding} holds. */
+  static HostFunction[] functions(RunBinding binding) {
+    return SandboxImports_ModuleFactory.toHostFunctions(new SandboxImports(binding));
+  }
 
-  private static FunctionType sig(ValType... params) {
-    return FunctionType.of(List.of(params), List.of(ValType.I32));
+  private static Map<String, FunctionType> signatures() {
+    Map<String, FunctionType> s = new TreeMap<>();
+    for (HostFunction f : functions(new RunBinding())) {
+      s.put(f.name(), f.functionType());
+    }
+    return Collections.unmodifiableMap(s);
   }
 
   static FunctionType signature(String name) {
@@ -64,41 +63,116 @@ final class SandboxImports {
     return String.join(", ", SIGNATURES.keySet());
   }
 
-  static List<HostFunction> functions(RunContext ctx) {
-    List<HostFunction> fns = new ArrayList<>();
-    fns.add(fn("log", (mem, a) -> log(ctx, mem, a[0], a[1])));
-    fns.add(fn("clock_now", (mem, a) -> clockNow(ctx, mem, a[0])));
-    fns.add(fn("random_u64", (mem, a) -> randomU64(ctx, mem, a[0])));
-    fns.add(fn("kv_get", (mem, a) -> KvCalls.get(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
-    fns.add(fn("kv_put", (mem, a) -> KvCalls.put(ctx, mem, a[0], a[1], a[2], a[3])));
-    fns.add(
-        fn(
-            "storage_read",
-            (mem, a) -> StorageCalls.read(ctx, mem, a[0], a[1], a[2], a[3], a[4], a[5])));
-    fns.add(
-        fn(
-            "storage_write",
-            (mem, a) -> StorageCalls.write(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
-    fns.add(fn("storage_delete", (mem, a) -> StorageCalls.delete(ctx, mem, a[0], a[1])));
-    fns.add(fn("egress", (mem, a) -> EgressCalls.egress(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
-    fns.add(fn("exec", (mem, a) -> ExecCalls.exec(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
-    fns.add(fn("infer", (mem, a) -> InferCalls.infer(ctx, mem, a[0], a[1], a[2], a[3], a[4])));
-    fns.add(fn("yield_point", (mem, a) -> yieldPoint(ctx)));
-    return fns;
+  // ---- the imports: one method each, its parameters the wasm parameters ----
+
+  @WasmExport("log")
+  public int log(Memory memory, int ptr, int len) {
+    return call(memory, (ctx, mem) -> log(ctx, mem, ptr, len));
   }
 
-  /** The body of one import, given the guest's memory and its arguments. */
+  @WasmExport("clock_now")
+  public int clockNow(Memory memory, int outPtr) {
+    return call(memory, (ctx, mem) -> clockNow(ctx, mem, outPtr));
+  }
+
+  @WasmExport("random_u64")
+  public int randomU64(Memory memory, int outPtr) {
+    return call(memory, (ctx, mem) -> randomU64(ctx, mem, outPtr));
+  }
+
+  @WasmExport("kv_get")
+  public int kvGet(Memory memory, int keyPtr, int keyLen, int outPtr, int cap, int lenOut) {
+    return call(memory, (ctx, mem) -> KvCalls.get(ctx, mem, keyPtr, keyLen, outPtr, cap, lenOut));
+  }
+
+  @WasmExport("kv_put")
+  public int kvPut(Memory memory, int keyPtr, int keyLen, int valPtr, int valLen) {
+    return call(memory, (ctx, mem) -> KvCalls.put(ctx, mem, keyPtr, keyLen, valPtr, valLen));
+  }
+
+  @WasmExport("storage_read")
+  public int storageRead(
+      Memory memory, int pathPtr, int pathLen, long offset, int outPtr, int cap, int lenOut) {
+    return call(
+        memory,
+        (ctx, mem) -> StorageCalls.read(ctx, mem, pathPtr, pathLen, offset, outPtr, cap, lenOut));
+  }
+
+  @WasmExport("storage_write")
+  public int storageWrite(
+      Memory memory, int pathPtr, int pathLen, long offset, int dataPtr, int dataLen) {
+    return call(
+        memory,
+        (ctx, mem) -> StorageCalls.write(ctx, mem, pathPtr, pathLen, offset, dataPtr, dataLen));
+  }
+
+  @WasmExport("storage_delete")
+  public int storageDelete(Memory memory, int pathPtr, int pathLen) {
+    return call(memory, (ctx, mem) -> StorageCalls.delete(ctx, mem, pathPtr, pathLen));
+  }
+
+  @WasmExport("egress")
+  public int egress(Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut) {
+    return call(
+        memory, (ctx, mem) -> EgressCalls.egress(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut));
+  }
+
+  @WasmExport("exec")
+  public int exec(Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut) {
+    return call(
+        memory, (ctx, mem) -> ExecCalls.exec(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut));
+  }
+
+  @WasmExport("infer")
+  public int infer(Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut) {
+    return call(
+        memory, (ctx, mem) -> InferCalls.infer(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut));
+  }
+
+  @WasmExport("yield_point")
+  public int yieldPoint() {
+    return call(null, (ctx, mem) -> yieldPoint(ctx));
+  }
+
+  // ---- the one wrapper every import runs through ----
+
+  /** The body of one import, given its run and the guest's memory; returns the ABI status. */
+  @FunctionalInterface
   interface Body {
-    int call(GuestMemory memory, long[] args);
+    int call(RunContext ctx, GuestMemory mem);
   }
 
-  private static HostFunction fn(String name, Body body) {
-    return new HostFunction(
-        NAMESPACE,
-        name,
-        SIGNATURES.get(name),
-        (Instance inst, long... args) ->
-            new long[] {body.call(new GuestMemory(inst.memory()), args)});
+  /**
+   * Runs one import's body for the bound run (a trap when none is bound) and counts it exactly
+   * once: a journaled answer counts its own call (the WASI layer shares that path), every other
+   * outcome is counted here.
+   */
+  private int call(Memory memory, Body body) {
+    RunContext ctx = binding.context();
+    long counted = ctx.hostCalls();
+    try {
+      return body.call(ctx, new GuestMemory(memory));
+    } catch (CallEnded e) {
+      return e.status;
+    } finally {
+      if (ctx.hostCalls() == counted) {
+        ctx.countCall();
+      }
+    }
+  }
+
+  /**
+   * Ends a call at once with a status (FAULT for a bad guest range, INVALID for bad input) from
+   * wherever in its body the fault is found; {@link #call} returns the status to the guest.
+   */
+  static final class CallEnded extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final int status;
+
+    CallEnded(int status) {
+      super(null, null, false, false);
+      this.status = status;
+    }
   }
 
   static int status(Decision d) {
@@ -114,30 +188,19 @@ final class SandboxImports {
   }
 
   /**
-   * Reads the JSON request of a {@code (req, len, out, cap, len_out)} call. Returns null when the
-   * call must end at once with {@code status[0]}: FAULT for a bad range, INVALID for bad JSON.
+   * Reads the JSON request of a {@code (req, len, out, cap, len_out)} call; ends the call with
+   * FAULT for a bad range, INVALID for bad JSON.
    */
   static JsonNode jsonRequest(
-      RunContext ctx,
-      GuestMemory mem,
-      long reqPtr,
-      long reqLen,
-      long outPtr,
-      long cap,
-      long lenOut,
-      int[] status) {
+      GuestMemory mem, long reqPtr, long reqLen, long outPtr, long cap, long lenOut) {
     byte[] raw = mem.readChecked(reqPtr, reqLen);
     if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      ctx.countCall();
-      status[0] = AbiStatus.FAULT;
-      return null;
+      throw new CallEnded(AbiStatus.FAULT);
     }
     try {
       return CanonicalJson.parse(raw);
     } catch (AttestException e) {
-      ctx.countCall();
-      status[0] = AbiStatus.INVALID;
-      return null;
+      throw new CallEnded(AbiStatus.INVALID);
     }
   }
 
@@ -161,7 +224,6 @@ final class SandboxImports {
   }
 
   private static int log(RunContext ctx, GuestMemory mem, long ptr, long len) {
-    ctx.countCall();
     Decision d = ctx.enforcer.mayHost(HostService.LOGGING);
     if (!d.allowed()) {
       return status(d);
@@ -206,7 +268,6 @@ final class SandboxImports {
 
   private static int clockNow(RunContext ctx, GuestMemory mem, long outPtr) {
     if (!mem.inBounds(outPtr, 8)) {
-      ctx.countCall();
       return AbiStatus.FAULT;
     }
     HostAnswer a =
@@ -224,7 +285,6 @@ final class SandboxImports {
 
   private static int randomU64(RunContext ctx, GuestMemory mem, long outPtr) {
     if (!mem.inBounds(outPtr, 8)) {
-      ctx.countCall();
       return AbiStatus.FAULT;
     }
     HostAnswer a =

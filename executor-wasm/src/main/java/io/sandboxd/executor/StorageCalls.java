@@ -27,24 +27,21 @@ final class StorageCalls {
 
   private StorageCalls() {}
 
-  /** The normalized path, or null when the guest's bytes are not a valid path. */
-  private static StoragePath path(GuestMemory mem, long ptr, long len, int[] status) {
+  /** The normalized path; ends the call when the guest's bytes are not a valid path. */
+  private static StoragePath path(GuestMemory mem, long ptr, long len) {
     byte[] raw = mem.readChecked(ptr, len);
     if (raw == null) {
-      status[0] = AbiStatus.FAULT;
-      return null;
+      throw new SandboxImports.CallEnded(AbiStatus.FAULT);
     }
     String text = SandboxImports.utf8(raw);
     if (text == null) {
-      status[0] = AbiStatus.INVALID;
-      return null;
+      throw new SandboxImports.CallEnded(AbiStatus.INVALID);
     }
     try {
       return StoragePath.parse(text);
     } catch (RuntimeException e) {
       // `..`, `.`, empty segments and NUL are refused at normalization: a denial, not a crash.
-      status[0] = AbiStatus.DENIED;
-      return null;
+      throw new SandboxImports.CallEnded(AbiStatus.DENIED);
     }
   }
 
@@ -57,18 +54,11 @@ final class StorageCalls {
       long outPtr,
       long cap,
       long lenOut) {
-    int[] st = {0};
-    StoragePath p = path(mem, pathPtr, pathLen, st);
-    if (p == null) {
-      ctx.countCall();
-      return st[0];
-    }
+    StoragePath p = path(mem, pathPtr, pathLen);
     if (!mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      ctx.countCall();
       return AbiStatus.FAULT;
     }
     if (offset < 0) {
-      ctx.countCall();
       return AbiStatus.INVALID;
     }
     ObjectNode request =
@@ -139,12 +129,7 @@ final class StorageCalls {
       long offset,
       long dataPtr,
       long dataLen) {
-    ctx.countCall();
-    int[] st = {0};
-    StoragePath p = path(mem, pathPtr, pathLen, st);
-    if (p == null) {
-      return st[0];
-    }
+    StoragePath p = path(mem, pathPtr, pathLen);
     byte[] data = mem.readChecked(dataPtr, dataLen);
     if (data == null) {
       return AbiStatus.FAULT;
@@ -191,12 +176,7 @@ final class StorageCalls {
   }
 
   static int delete(RunContext ctx, GuestMemory mem, long pathPtr, long pathLen) {
-    ctx.countCall();
-    int[] st = {0};
-    StoragePath p = path(mem, pathPtr, pathLen, st);
-    if (p == null) {
-      return st[0];
-    }
+    StoragePath p = path(mem, pathPtr, pathLen);
     Decision d = ctx.enforcer.mayPath(PathMode.DELETE, p);
     if (!d.allowed()) {
       return SandboxImports.status(d);
