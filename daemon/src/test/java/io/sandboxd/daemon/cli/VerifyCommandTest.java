@@ -293,7 +293,8 @@ class VerifyCommandTest {
     List<Envelope> c = run(2, 0, receipts);
     // A receipt of the run that no segment names (a substituted receipt).
     Envelope stray = receipt("run-1", 55, key);
-    Console.Result r1 = verify(List.of(c.get(0), c.get(1), receipts.get(0), receipts.get(1), stray));
+    Console.Result r1 =
+        verify(List.of(c.get(0), c.get(1), receipts.get(0), receipts.get(1), stray));
     assertEquals(1, r1.exit());
     assertTrue(r1.stderr().contains("no segment of its chain names it"), r1.stderr());
     // A segment's receipt missing while the run's other receipt is given.
