@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
@@ -20,8 +21,10 @@ public final class KeyFile {
   /** Writes a new key file (refuses to overwrite), created 0600 before any byte is written. */
   public static void write(Path file, SigningKey key) throws IOException {
     Path parent = file.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
+    if (parent != null && !Files.isDirectory(parent)) {
+      Files.createDirectories(
+          parent,
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
     Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-------");
     try {
@@ -38,9 +41,27 @@ public final class KeyFile {
     }
   }
 
-  /** Loads a key file, refusing one readable or writable by group or others. */
+  /**
+   * Loads a key file, refusing a symbolic link, one this process's user does not own (another user
+   * could know or swap the key), and one readable or writable by group or others.
+   */
   public static SigningKey read(Path file) throws IOException {
-    Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
+    if (Files.isSymbolicLink(file) || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+      throw new AttestException(file + ": private key is not a regular file; refusing it");
+    }
+    long owner =
+        ((Number) Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS)).longValue();
+    long me = new com.sun.security.auth.module.UnixSystem().getUid();
+    if (owner != me) {
+      throw new AttestException(
+          file
+              + ": private key is owned by uid "
+              + owner
+              + ", not by this process's uid "
+              + me
+              + "; refusing a key another user controls (chown it, or make a new one)");
+    }
+    Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS);
     for (PosixFilePermission p : perms) {
       switch (p) {
         case GROUP_READ, GROUP_WRITE, GROUP_EXECUTE, OTHERS_READ, OTHERS_WRITE, OTHERS_EXECUTE ->

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -154,5 +155,21 @@ class KeyFileTest {
     Path p = keyFileWith("loose.key", Hex.encode(key.seed()) + "\n", "rw-r--r--");
     assertThrows(AttestException.class, () -> KeyFile.loadOrCreate(p));
     assertEquals(Hex.encode(key.seed()) + "\n", Files.readString(p));
+  }
+
+  @Test
+  void aKeyFileAnotherUserOwnsOrALinkIsRefused() throws IOException {
+    Path key = dir.resolve("node.ed25519");
+    KeyFile.write(key, SigningKey.generate());
+    Path link = Files.createSymbolicLink(dir.resolve("link.ed25519"), key);
+    AttestException viaLink = assertThrows(AttestException.class, () -> KeyFile.read(link));
+    assertTrue(viaLink.getMessage().contains("not a regular file"), viaLink.getMessage());
+
+    long me = new com.sun.security.auth.module.UnixSystem().getUid();
+    Assumptions.assumeTrue(me == 0, "only root can give a file to another user");
+    Files.setOwner(
+        key, dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+    AttestException foreign = assertThrows(AttestException.class, () -> KeyFile.read(key));
+    assertTrue(foreign.getMessage().contains("owned by uid 65534"), foreign.getMessage());
   }
 }

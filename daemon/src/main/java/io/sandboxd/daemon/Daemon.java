@@ -9,6 +9,8 @@ import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.daemon.store.StoreDamage;
+import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
@@ -27,8 +29,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
@@ -156,14 +158,28 @@ public final class Daemon implements AutoCloseable {
     this.node = node;
   }
 
-  /** Starts the daemon with {@code config}; returns once it serves on its socket. */
+  /**
+   * Starts the daemon with {@code config}; returns once it serves on its socket. Refuses a run
+   * store that does not match the node's signed records.
+   */
   public static Daemon start(DaemonPaths paths, DaemonConfig config) throws IOException {
+    return start(paths, config, false);
+  }
+
+  /**
+   * As {@link #start(DaemonPaths, DaemonConfig)}; with {@code serveDamagedStore} a damaged store is
+   * served, its damaged runs listed as tampered and never with their stored values.
+   */
+  public static Daemon start(DaemonPaths paths, DaemonConfig config, boolean serveDamagedStore)
+      throws IOException {
     DaemonClient.quietNettyBootstrap();
     createPrivateDir(paths.stateDir());
+    PrivatePath.requireDirectory(paths.stateDir(), "state directory");
     Path socketDir = paths.socket().getParent();
     if (!Files.isDirectory(socketDir)) {
       createPrivateDir(socketDir);
     }
+    PrivatePath.requireSocketDirectory(socketDir);
     SocketLock lock = SocketLock.acquire(paths.socket());
     RunStore store = null;
     Executor executor = null;
@@ -172,19 +188,11 @@ public final class Daemon implements AutoCloseable {
     KvStore kv = null;
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
-      store = RunStore.open(paths.storeFile());
+      store = RunStore.open(paths.storeFile(), node.key());
+      verifyStore(store, paths.storeFile(), serveDamagedStore);
       DaemonConfig.Store retention = config.limits().store();
       store.retain(
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
-      Map<String, String> bad = store.verifyAll(Optional.empty());
-      LOG.info(
-          "run store "
-              + paths.storeFile()
-              + ": "
-              + store.count()
-              + " runs, "
-              + (bad.isEmpty() ? "all chains verify" : bad.size() + " FAIL verification"));
-      bad.forEach((run, why) -> LOG.severe("run " + run + " does not verify: " + why));
       MeteringConfig meteringConfig = meteringConfig(config);
       meters = MeterDiscovery.discover(meteringConfig);
       LOG.info("energy meters: " + meters.summaryLine());
@@ -212,7 +220,9 @@ public final class Daemon implements AutoCloseable {
               .addService(new SandboxdService(supervisor, store))
               .build()
               .start();
-      // Bound under the process umask: set the mode explicitly (owner and group only).
+      // Bound under the process umask: set the mode explicitly (owner and group only), on the
+      // socket we bound, never through a link planted in its place.
+      PrivatePath.requireOwnFile(paths.socket(), "socket", true);
       Files.setPosixFilePermissions(paths.socket(), PosixFilePermissions.fromString("rw-rw----"));
       LOG.info(
           "sandboxd serving on "
@@ -282,6 +292,42 @@ public final class Daemon implements AutoCloseable {
         .handshakeTimeout(limits.handshakeTimeoutMs(), TimeUnit.MILLISECONDS)
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(false);
+  }
+
+  /**
+   * Start-up verification of every record kind and every shown column; a damaged store is refused
+   * (naming each run and column) unless the operator asked to serve it anyway.
+   */
+  private static void verifyStore(RunStore store, Path file, boolean serveDamaged) {
+    List<StoreDamage> damage = store.verifyAll();
+    if (damage.isEmpty()) {
+      LOG.info(
+          "run store "
+              + file
+              + ": "
+              + store.count()
+              + " runs, all chains verify, every record"
+              + " and column checks against the signed ledger; "
+              + store.headLine());
+      return;
+    }
+    StringBuilder msg =
+        new StringBuilder("run store " + file + " does not match the node's signed records:");
+    for (StoreDamage d : damage) {
+      msg.append("\n  ").append(d);
+    }
+    if (!serveDamaged) {
+      throw new StoreException(
+          msg.append(
+                  "\nrefusing to serve it (start with --serve-damaged-store to serve it, its"
+                      + " damaged runs marked tampered)")
+              .toString());
+    }
+    LOG.severe(
+        msg.append(
+                "\nserving it anyway (--serve-damaged-store): damaged runs are listed"
+                    + " as Tampered")
+            .toString());
   }
 
   private static void closeQuietly(KvStore kv) {

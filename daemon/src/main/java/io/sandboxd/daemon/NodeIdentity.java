@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 
@@ -23,8 +24,20 @@ public final class NodeIdentity {
     this.host = host;
   }
 
-  /** Loads (or creates on first start) the key and host id under {@code stateDir}. */
+  /**
+   * Loads (or creates on first start) the key and host id under {@code stateDir}; refuses a state
+   * or key directory another user can write and a key file the daemon's user does not own.
+   */
   public static NodeIdentity load(Path stateDir, Path keyFile) throws IOException {
+    // Another user who can write these could swap in a key they know: refuse them, as sshd does.
+    PrivatePath.requireDirectory(stateDir, "state directory");
+    Path keyDir = keyFile.toAbsolutePath().getParent();
+    if (!Files.isDirectory(keyDir)) {
+      Files.createDirectories(
+          keyDir,
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    }
+    PrivatePath.requireDirectory(keyDir, "key directory");
     SigningKey key = KeyFile.loadOrCreate(keyFile);
     Path idFile = stateDir.resolve("host-id");
     String id;

@@ -50,6 +50,13 @@ public final class SandboxdMain implements Runnable {
                 + " $XDG_CONFIG_HOME/sandboxd/sandboxd.json, if it exists; else built-in defaults).")
     Path config;
 
+    @Option(
+        names = "--serve-damaged-store",
+        description =
+            "Serve a run store that fails start-up verification (default: refuse to start);"
+                + " its damaged runs are listed as Tampered, never with their stored values.")
+    boolean serveDamagedStore;
+
     @Override
     public Integer call() throws Exception {
       DaemonPaths paths = DaemonPaths.resolve(dev, state, socket);
@@ -59,7 +66,7 @@ public final class SandboxdMain implements Runnable {
         DaemonConfig cfg = DaemonConfig.load(file);
         java.util.logging.Logger.getLogger(SandboxdMain.class.getName())
             .info("configuration: " + file.map(Path::toString).orElse("built-in defaults"));
-        daemon = Daemon.start(paths, cfg);
+        daemon = Daemon.start(paths, cfg, serveDamagedStore);
       } catch (java.io.IOException | RuntimeException e) {
         System.err.println("sandboxd: " + e.getMessage());
         return 1;

@@ -18,6 +18,7 @@ import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.RunSummary;
 import io.sandboxd.daemon.store.StoreException;
+import io.sandboxd.daemon.store.TamperedRunException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -133,6 +134,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
       }
       out.onNext(b.build());
       out.onCompleted();
+    } catch (TamperedRunException e) {
+      out.onError(Status.DATA_LOSS.withDescription(e.getMessage()).asRuntimeException());
     } catch (StoreException e) {
       out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
     }
@@ -163,6 +166,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
       out.onCompleted();
     } catch (AdmissionException e) {
       out.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
+    } catch (TamperedRunException e) {
+      out.onError(Status.DATA_LOSS.withDescription(e.getMessage()).asRuntimeException());
     } catch (StoreException e) {
       out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
     } catch (RuntimeException e) {
@@ -172,6 +177,15 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   }
 
   private static RunInfo info(RunSummary s) {
+    if (s.tampered().isPresent()) {
+      // Nothing the store holds for this run is shown: only its id and why it is not valid.
+      var reason = io.sandboxd.attest.CanonicalJson.mapper().createObjectNode();
+      reason.putObject("Tampered").put("reason", s.tampered().get());
+      return RunInfo.newBuilder()
+          .setRunId(s.runId())
+          .setOutcomeJson(io.sandboxd.attest.CanonicalJson.canonicalString(reason))
+          .build();
+    }
     return RunInfo.newBuilder()
         .setRunId(s.runId())
         .setUnit(s.unit())

@@ -4,8 +4,13 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 /**
  * A single-instance guard: an exclusive lock on {@code <socket>.lock}. Netty unlinks whatever sits
@@ -23,8 +28,28 @@ public final class SocketLock implements AutoCloseable {
   /** Takes the lock or throws, naming the socket a live daemon already serves. */
   public static SocketLock acquire(Path socket) throws IOException {
     Path lockFile = socket.resolveSibling(socket.getFileName() + ".lock");
-    FileChannel ch =
-        FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    FileChannel ch;
+    try {
+      // O_NOFOLLOW: a link planted at the lock path must not make us create or open its target.
+      ch =
+          FileChannel.open(
+              lockFile,
+              Set.of(
+                  StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    } catch (FileSystemException e) {
+      if (Files.isSymbolicLink(lockFile)) {
+        throw new IOException(
+            "lock file " + lockFile + ": is a symbolic link; refusing to follow it", e);
+      }
+      throw e;
+    }
+    try {
+      PrivatePath.requireOwnFile(lockFile, "lock file", false);
+    } catch (IOException e) {
+      ch.close();
+      throw e;
+    }
     FileLock l;
     try {
       l = ch.tryLock();

@@ -76,8 +76,8 @@ class RunSupervisorTest {
 
   @BeforeEach
   void wire() throws Exception {
-    store = RunStore.open(tmp.resolve("runs.db"));
     node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"));
+    store = RunStore.open(tmp.resolve("runs.db"), node.key());
     supervisor =
         new RunSupervisor(
             new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),

@@ -34,6 +34,23 @@ class SocketLockTest {
   }
 
   @Test
+  void aPlantedLinkOrHardLinkIsRefusedAndNotFollowed() throws IOException {
+    Path socket = tmp.resolve("sandboxd.sock");
+    Path target = tmp.resolve("target");
+    Files.createSymbolicLink(tmp.resolve("sandboxd.sock.lock"), target);
+    IOException e = assertThrows(IOException.class, () -> SocketLock.acquire(socket));
+    assertTrue(e.getMessage().contains("symbolic link"), e.getMessage());
+    assertTrue(Files.notExists(target), "the link's target was created");
+
+    Files.delete(tmp.resolve("sandboxd.sock.lock"));
+    Files.writeString(target, "precious");
+    Files.createLink(tmp.resolve("sandboxd.sock.lock"), target);
+    IOException hard = assertThrows(IOException.class, () -> SocketLock.acquire(socket));
+    assertTrue(hard.getMessage().contains("2 hard links"), hard.getMessage());
+    assertEquals("precious", Files.readString(target));
+  }
+
+  @Test
   void differentSocketsDoNotContend() throws IOException {
     try (SocketLock a = SocketLock.acquire(tmp.resolve("a.sock"));
         SocketLock b = SocketLock.acquire(tmp.resolve("b.sock"))) {

@@ -26,6 +26,9 @@ final class RunsCommand implements Runnable {
     picocli.CommandLine.usage(this, System.err);
   }
 
+  /** How the daemon lists a run whose stored values do not match its signed records. */
+  static final String TAMPERED = "{\"Tampered\":";
+
   static Path socketOrDefault(Path socket) {
     return socket != null ? socket : DaemonPaths.defaultClientSocket();
   }
@@ -81,13 +84,22 @@ final class RunsCommand implements Runnable {
     public Integer call() {
       Path sock = socketOrDefault(socket);
       try (DaemonClient c = new DaemonClient(sock)) {
+        RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
+        if (r.getOutcomeJson().startsWith(TAMPERED)) {
+          System.out.println("run        " + r.getRunId());
+          System.out.println("outcome    " + r.getOutcomeJson());
+          System.err.println(
+              "sandboxctl runs show: run "
+                  + runId
+                  + " is TAMPERED: the node's store does not match its signed records");
+          return 1;
+        }
         RecordsReply rec =
             c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
         if (export) {
           rec.getSegmentsList().forEach(System.out::println);
           return 0;
         }
-        RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
         System.out.println("run        " + r.getRunId());
         System.out.println("started    " + Instant.ofEpochMilli(r.getStartedMs()));
         System.out.println("unit       " + r.getUnit());

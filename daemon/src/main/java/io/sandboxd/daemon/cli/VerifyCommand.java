@@ -4,78 +4,82 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.EvidenceBundle;
 import io.sandboxd.attest.PublicKey;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SegmentChain;
-import io.sandboxd.attest.Verification;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * `sandboxctl verify`: one envelope, or segment envelopes (a JSON array or JSON lines) as one
- * chain. Exit 0 valid, 1 invalid (reason and failing seq on stderr), 2 unusable input.
+ * `sandboxctl verify`: one envelope, or any mix of envelopes (a JSON array or JSON lines): every
+ * signature, every run's segment chain, and the references between segments, receipts and
+ * attestations. Prints the signer key it verified against. Exit 0 valid, 1 invalid (where and why
+ * on stderr), 2 unusable input.
  */
 @Command(
     name = "verify",
-    description = "Verify a signed envelope, or a run's segment envelopes as one chain.")
+    description =
+        "Verify signed envelopes: each signature, every run's segment chain, and how segments,"
+            + " receipts and attestations reference each other.")
 final class VerifyCommand implements Callable<Integer> {
   @Parameters(arity = "0..1", paramLabel = "FILE|-", description = "Input (default: stdin).")
   String file;
 
-  @Option(names = "--signer", paramLabel = "HEX", description = "Expected signer public key.")
-  String signer;
+  @Option(
+      names = "--signer",
+      paramLabel = "HEX",
+      description = "Expected signer public key (repeat for a chain resumed on another host).")
+  List<String> signer = new ArrayList<>();
 
   @Override
   public Integer call() {
     List<Envelope> envelopes;
-    Optional<PublicKey> expected;
+    Set<PublicKey> expected = new LinkedHashSet<>();
     try {
-      expected =
-          signer == null ? Optional.empty() : Optional.of(PublicKey.ofHex(signer, "--signer"));
+      for (String s : signer) {
+        expected.add(PublicKey.ofHex(s, "--signer"));
+      }
       envelopes = read(Input.read(file));
     } catch (AttestException | IOException e) {
       System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
-    boolean allSegments =
-        envelopes.stream().allMatch(e -> e.schema().filter(RunSegment.SCHEMA::equals).isPresent());
-    if (allSegments) {
-      SegmentChain.Verdict v = SegmentChain.verify(envelopes, expected);
-      if (v instanceof SegmentChain.Verdict.Invalid inv) {
-        System.err.println("invalid at seq " + inv.seq() + ": " + inv.reason());
-        return 1;
-      }
-      SegmentChain.Verdict.Valid ok = (SegmentChain.Verdict.Valid) v;
+    EvidenceBundle.Verdict verdict = EvidenceBundle.verify(envelopes, expected);
+    String how = expected.isEmpty() ? "taken from the input; pin it with --signer" : "--signer";
+    if (verdict instanceof EvidenceBundle.Verdict.Invalid inv) {
+      System.err.println("invalid at " + inv.where() + ": " + inv.reason());
+      System.out.println("signer " + String.join(", ", inv.signers()) + " (" + how + ")");
+      return 1;
+    }
+    EvidenceBundle.Verdict.Valid ok = (EvidenceBundle.Verdict.Valid) verdict;
+    if (envelopes.size() == 1 && ok.chains().isEmpty()) {
+      Envelope only = envelopes.get(0);
+      System.out.println("valid: " + only.schema().orElse("envelope") + " " + only.address());
+    }
+    for (SegmentChain.Verdict.Valid c : ok.chains()) {
       System.out.println(
-          "valid: chain of "
-              + ok.length()
-              + " segment(s), run "
-              + ok.runId()
-              + ", head "
-              + ok.head());
-      return 0;
+          "valid: chain of " + c.length() + " segment(s), run " + c.runId() + ", head " + c.head());
     }
-    for (int i = 0; i < envelopes.size(); i++) {
-      Verification v = envelopes.get(i).verify(expected);
-      if (v instanceof Verification.Invalid inv) {
-        System.err.println("invalid at item " + i + ": " + inv.reason());
-        return 1;
-      }
+    int loose = ok.receipts() + ok.attestations() + ok.others();
+    if (envelopes.size() > 1 && loose > 0) {
+      System.out.println(
+          "valid: "
+              + ok.receipts()
+              + " receipt(s), "
+              + ok.attestations()
+              + " attestation(s) cross-checked, "
+              + ok.others()
+              + " other envelope(s)");
     }
-    System.out.println(
-        envelopes.size() == 1
-            ? "valid: "
-                + envelopes.get(0).schema().orElse("envelope")
-                + " "
-                + envelopes.get(0).address()
-            : "valid: " + envelopes.size() + " envelopes");
+    System.out.println("signer " + String.join(", ", ok.signers()) + " (" + how + ")");
     return 0;
   }
 

@@ -1,9 +1,13 @@
 package io.sandboxd.daemon.store;
 
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.PublicKey;
-import io.sandboxd.attest.SegmentChain;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.StoreHead;
+import io.sandboxd.attest.StoredRun;
+import io.sandboxd.attest.Verification;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,19 +45,31 @@ public final class RunStore implements AutoCloseable {
     // Retention: which runs' bulky data was pruned, and the index that finds a blob's other users.
     "CREATE TABLE IF NOT EXISTS pruned (run_id TEXT PRIMARY KEY, pruned_ms INTEGER NOT NULL,"
         + " reason TEXT NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS journal_by_response ON journal (json_extract(entry, '$.response'))"
+    "CREATE INDEX IF NOT EXISTS journal_by_response ON journal (json_extract(entry, '$.response'))",
+    // One signed sandbox.store-run/1 record per run, in append order: what the listing may show.
+    "CREATE TABLE IF NOT EXISTS ledger (position INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,"
+        + " envelope TEXT NOT NULL)",
+    // The signed sandbox.store-head/1: run count and hash chain over the ledger.
+    "CREATE TABLE IF NOT EXISTS store_head (id INTEGER PRIMARY KEY CHECK (id = 1),"
+        + " envelope TEXT NOT NULL)"
   };
 
   private final Connection db;
   private final Path file;
+  private final SigningKey key;
+  private final Map<String, String> damaged = new LinkedHashMap<>();
 
-  private RunStore(Path file, Connection db) {
+  private RunStore(Path file, Connection db, SigningKey key) {
     this.file = file;
     this.db = db;
+    this.key = key;
   }
 
-  /** Opens (creating if needed) the store at {@code file}, mode 0600. */
-  public static RunStore open(Path file) {
+  /**
+   * Opens (creating if needed) the store at {@code file}, mode 0600. {@code key} signs each run's
+   * store record and the store head as they are appended, and is the key they are checked against.
+   */
+  public static RunStore open(Path file, SigningKey key) {
     try {
       Files.createDirectories(file.toAbsolutePath().getParent());
       if (!Files.exists(file)) {
@@ -73,7 +89,7 @@ public final class RunStore implements AutoCloseable {
       }
       db.setAutoCommit(false);
       db.commit();
-      return new RunStore(file, db);
+      return new RunStore(file, db, key);
     } catch (SQLException | IOException e) {
       throw new StoreException("run store " + file + ": cannot open: " + e.getMessage(), e);
     }
@@ -129,8 +145,9 @@ public final class RunStore implements AutoCloseable {
         m.setBytes(2, r.module());
         m.executeUpdate();
       }
+      appendToLedger(r);
       db.commit();
-    } catch (SQLException e) {
+    } catch (SQLException | RuntimeException e) {
       try {
         db.rollback();
       } catch (SQLException suppressed) {
@@ -322,6 +339,60 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Signs the run's store record and the new store head, in the append's transaction: a run is
+   * stored with both or not at all.
+   */
+  private void appendToLedger(RunRecord r) throws SQLException {
+    long position;
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COALESCE(MAX(position) + 1, 0) FROM ledger")) {
+      rs.next();
+      position = rs.getLong(1);
+    }
+    String chain = StoreHead.EMPTY_CHAIN;
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      if (rs.next()) {
+        chain = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core")).chain();
+      }
+    }
+    StoredRun stored =
+        new StoredRun(
+            position,
+            r.runId(),
+            r.createdMs(),
+            r.unit(),
+            r.grantsId(),
+            Attestation.fromCore(r.attestation().core()).outcome(),
+            r.entry(),
+            StoredRun.textAddress(r.grantsJson()),
+            StoredRun.textAddress(r.log()),
+            StoredRun.textBytes(r.log()),
+            r.segment().address(),
+            r.receipt().address(),
+            r.attestation().address());
+    if (!CanonicalJson.canonicalString(stored.outcome().toJson()).equals(r.outcomeJson())) {
+      throw new StoreException("run " + r.runId() + ": outcome differs from its attestation's");
+    }
+    Envelope env = Envelope.sign(stored.toCore(), key);
+    try (PreparedStatement st =
+        db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)")) {
+      st.setLong(1, position);
+      st.setString(2, r.runId());
+      st.setString(3, env.toJsonLine());
+      st.executeUpdate();
+    }
+    StoreHead head =
+        new StoreHead(
+            position + 1, StoreHead.extend(chain, env.address()), System.currentTimeMillis());
+    try (PreparedStatement st =
+        db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)")) {
+      st.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
+      st.executeUpdate();
+    }
+  }
+
   private void insertRecord(String runId, String kind, long seq, Envelope env) throws SQLException {
     try (PreparedStatement st =
         db.prepareStatement(
@@ -335,23 +406,23 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** The run as its signed records say, or marked tampered; empty for an unknown run. */
   public synchronized Optional<RunSummary> run(String runId) {
     List<RunSummary> l = query("WHERE r.run_id = ?", runId, 1);
     return l.isEmpty() ? Optional.empty() : Optional.of(l.get(0));
   }
 
-  /** The newest {@code limit} runs, newest first. */
+  /** The newest {@code limit} runs, newest first, each checked as {@link #run} does. */
   public synchronized List<RunSummary> list(int limit) {
     return query("", null, limit);
   }
 
   private List<RunSummary> query(String where, String arg, int limit) {
     String sql =
-        "SELECT r.run_id, r.created_ms, r.unit, r.grants_id, r.outcome, r.log,"
-            + " (SELECT COUNT(*) FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'),"
-            + " (SELECT s.address FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'"
-            + " ORDER BY s.seq DESC LIMIT 1)"
-            + " FROM runs r "
+        "SELECT "
+            + StoreAudit.ROW_COLUMNS
+            + ", l.envelope"
+            + " FROM runs r LEFT JOIN ledger l ON l.run_id = r.run_id "
             + where
             + " ORDER BY r.created_ms DESC, r.run_id DESC LIMIT ?";
     try (PreparedStatement st = db.prepareStatement(sql)) {
@@ -363,16 +434,21 @@ public final class RunStore implements AutoCloseable {
       List<RunSummary> out = new ArrayList<>();
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
+          StoreAudit.RunRow row = StoreAudit.row(rs, 1);
+          Optional<String> why = damage(row, rs.getString(12));
           out.add(
-              new RunSummary(
-                  rs.getString(1),
-                  rs.getLong(2),
-                  rs.getString(3),
-                  rs.getString(4),
-                  rs.getString(5),
-                  rs.getInt(7),
-                  rs.getString(8),
-                  rs.getString(6)));
+              why.isPresent()
+                  ? RunSummary.tampered(row.runId(), why.get())
+                  : new RunSummary(
+                      row.runId(),
+                      row.createdMs(),
+                      row.unit(),
+                      row.grantsId(),
+                      row.outcome(),
+                      row.segments(),
+                      row.head(),
+                      row.log(),
+                      Optional.empty()));
         }
       }
       db.commit();
@@ -383,7 +459,40 @@ public final class RunStore implements AutoCloseable {
   }
 
   /**
-   * A run's envelopes of one kind ({@code segment}, {@code receipt}, {@code attestation}), by seq.
+   * Why a row must not be shown: damage found at start-up, or a column its record does not sign.
+   */
+  private Optional<String> damage(StoreAudit.RunRow row, String ledgerEnvelope) {
+    String known = damaged.get(row.runId());
+    if (known != null) {
+      return Optional.of(known);
+    }
+    return StoreAudit.checkRow(row, ledgerEnvelope, key.publicKey()).map(StoreDamage::toString);
+  }
+
+  /** Throws {@link TamperedRunException} unless the run's row checks against its signed record. */
+  private void requireIntact(String runId) throws SQLException {
+    String ledgerEnvelope = null;
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT envelope FROM ledger WHERE run_id = ?")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          ledgerEnvelope = rs.getString(1);
+        }
+      }
+    }
+    for (StoreAudit.RunRow row : StoreAudit.rows(db, runId)) {
+      Optional<String> why = damage(row, ledgerEnvelope);
+      if (why.isPresent()) {
+        db.commit();
+        throw new TamperedRunException(runId, why.get());
+      }
+    }
+  }
+
+  /**
+   * A run's envelopes of one kind ({@code segment}, {@code receipt}, {@code attestation}), by seq;
+   * throws {@link TamperedRunException} if one does not verify or the run does not check.
    */
   public synchronized List<Envelope> records(String runId, String kind) {
     try (PreparedStatement st =
@@ -397,9 +506,16 @@ public final class RunStore implements AutoCloseable {
           out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));
         }
       }
+      for (Envelope e : out) {
+        if (e.verify(Optional.of(key.publicKey())) instanceof Verification.Invalid inv) {
+          db.commit();
+          throw new TamperedRunException(runId, kind + " " + e.address() + ": " + inv.reason());
+        }
+      }
+      requireIntact(runId);
       db.commit();
       return out;
-    } catch (SQLException e) {
+    } catch (SQLException | AttestException e) {
       throw new StoreException("run " + runId + ": cannot read records: " + e.getMessage(), e);
     }
   }
@@ -416,6 +532,7 @@ public final class RunStore implements AutoCloseable {
   /** The run's submission and journal, or empty for an unknown run. */
   public synchronized Optional<Submission> submission(String runId) {
     try {
+      requireIntact(runId);
       String grants;
       String entry;
       String unit;
@@ -483,32 +600,41 @@ public final class RunStore implements AutoCloseable {
   }
 
   /**
-   * Verifies every run's segment chain; returns the runs that fail and why. Called at start so a
-   * damaged store is reported, never silently repaired by dropping records.
+   * Checks the whole store against the node's signed records (see {@link StoreAudit}) and remembers
+   * the damaged runs, so that they are listed as tampered and never with their stored values.
+   * Called at start: a damaged store is reported, never repaired by dropping records.
    */
-  public synchronized Map<String, String> verifyAll(Optional<PublicKey> signer) {
-    Map<String, String> bad = new LinkedHashMap<>();
-    List<String> ids = new ArrayList<>();
+  public synchronized List<StoreDamage> verifyAll() {
+    try {
+      List<StoreDamage> found = StoreAudit.audit(db, key.publicKey());
+      db.commit();
+      damaged.clear();
+      for (StoreDamage d : found) {
+        if (!d.runId().equals(StoreDamage.STORE)) {
+          damaged.putIfAbsent(d.runId(), d.toString());
+        }
+      }
+      return found;
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot verify: " + e.getMessage(), e);
+    }
+  }
+
+  /** The signed store head's line for the log: run count and chain, or none for an empty store. */
+  public synchronized String headLine() {
     try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT run_id FROM runs ORDER BY created_ms")) {
-      while (rs.next()) {
-        ids.add(rs.getString(1));
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      String line = "no signed head (empty store)";
+      if (rs.next()) {
+        Envelope env = Envelope.fromJson(CanonicalJson.parse(rs.getString(1)));
+        StoreHead h = StoreHead.fromCore(env.core());
+        line = "head " + env.address() + " (" + h.runs() + " runs, chain " + h.chain() + ")";
       }
       db.commit();
-    } catch (SQLException e) {
-      throw new StoreException("run store: cannot list runs: " + e.getMessage(), e);
+      return line;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run store: cannot read its head: " + e.getMessage(), e);
     }
-    for (String id : ids) {
-      try {
-        SegmentChain.Verdict v = SegmentChain.verify(records(id, "segment"), signer);
-        if (v instanceof SegmentChain.Verdict.Invalid inv) {
-          bad.put(id, "seq " + inv.seq() + ": " + inv.reason());
-        }
-      } catch (RuntimeException e) {
-        bad.put(id, e.getMessage());
-      }
-    }
-    return bad;
   }
 
   public synchronized int count() {

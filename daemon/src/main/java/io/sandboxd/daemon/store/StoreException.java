@@ -1,7 +1,7 @@
 package io.sandboxd.daemon.store;
 
 /** The run store could not read or durably write; nothing was acknowledged. */
-public final class StoreException extends RuntimeException {
+public class StoreException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   public StoreException(String message, Throwable cause) {

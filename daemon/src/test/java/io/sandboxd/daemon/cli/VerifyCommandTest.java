@@ -3,9 +3,14 @@ package io.sandboxd.daemon.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import java.io.IOException;
@@ -13,7 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -107,7 +115,13 @@ class VerifyCommandTest {
           Console.run(
               "verify", write("c.json", input).toString(), "--signer", key.publicKey().hex());
       assertEquals(0, r.exit(), r.stderr());
-      assertEquals("valid: chain of 3 segment(s), run run-1, head " + head + "\n", r.out());
+      assertEquals(
+          "valid: chain of 3 segment(s), run run-1, head "
+              + head
+              + "\nsigner "
+              + key.publicKey().hex()
+              + " (--signer)\n",
+          r.out());
     }
     Console.Result stdin =
         Console.runWithStdin(lines(c).getBytes(StandardCharsets.UTF_8), "verify", "-");
@@ -145,6 +159,177 @@ class VerifyCommandTest {
             key.publicKey().hex());
     assertEquals(1, foreign.exit());
     assertTrue(foreign.stderr().contains("seq 0"), foreign.stderr());
+  }
+
+  private Envelope receipt(String runId, int salt, SigningKey signer) {
+    Receipt r =
+        new Receipt(
+            runId,
+            Blake3.hex(new byte[] {2}),
+            Blake3.hex(new byte[] {1}),
+            "S2",
+            Map.of("Cpu", new Receipt.ClassEnergy(salt, Provenance.Estimator, "estimator", 1, 0)),
+            0,
+            List.of(),
+            salt,
+            0,
+            1,
+            Receipt.IoUse.NONE,
+            Receipt.NetUse.NONE,
+            1_000,
+            1_001);
+    return Envelope.sign(r.toCore(), signer);
+  }
+
+  private Envelope attestation(Envelope receipt, Outcome outcome, SigningKey signer) {
+    Attestation a =
+        new Attestation(
+            new HostIdentity("host-1", signer.publicKey().hex(), "test"),
+            "S2",
+            Blake3.hex(new byte[] {1}),
+            receipt.address(),
+            Blake3.hex(new byte[] {2}),
+            null,
+            Blake3.hex(new byte[0]),
+            outcome,
+            false,
+            0L,
+            false,
+            false,
+            null,
+            1_002);
+    return Envelope.sign(a.toCore(), signer);
+  }
+
+  /** A run of {@code n} execute segments, each naming its own receipt; receipts in the list. */
+  private List<Envelope> run(int n, int salt, List<Envelope> receipts) {
+    List<Envelope> out = new ArrayList<>();
+    String prev = null;
+    for (int i = 0; i < n; i++) {
+      Envelope r = receipt("run-1", salt * 100 + i, key);
+      receipts.add(r);
+      RunSegment seg =
+          new RunSegment(
+              "run-1",
+              i,
+              RunSegment.Kind.execute,
+              prev,
+              "host-1",
+              key.publicKey().hex(),
+              "S2",
+              Blake3.hex(new byte[] {1}),
+              r.address(),
+              null,
+              0,
+              Provenance.Estimator,
+              1_000 + i);
+      Envelope e = Envelope.sign(seg.toCore(), key);
+      out.add(e);
+      prev = e.address();
+    }
+    return out;
+  }
+
+  private Console.Result verify(List<Envelope> input, String... extra) throws IOException {
+    List<String> args =
+        new ArrayList<>(List.of("verify", write("m.jsonl", lines(input)).toString()));
+    args.addAll(List.of(extra));
+    return Console.run(args.toArray(new String[0]));
+  }
+
+  @Test
+  void mixedInputNeverSkipsTheChainChecks() throws IOException {
+    Random random = new Random(8L);
+    List<Envelope> receipts = new ArrayList<>();
+    List<Envelope> c = run(3, 0, receipts);
+    List<Envelope> other = run(3, 7, new ArrayList<>());
+    Envelope att = attestation(receipts.get(0), new Outcome.Completed(), key);
+    List<List<Envelope>> broken =
+        List.of(
+            List.of(c.get(0), c.get(1), other.get(2)), // spliced
+            List.of(c.get(0), c.get(2)), // seq gap
+            List.of(c.get(1), c.get(2)), // no seq 0
+            List.of(c.get(0), c.get(1), c.get(1), c.get(2))); // a seq twice
+    for (List<Envelope> chain : broken) {
+      for (int extra = 0; extra < 3; extra++) {
+        List<Envelope> input = new ArrayList<>(chain);
+        input.add(receipts.get(0));
+        if (extra > 0) {
+          input.add(att);
+        }
+        if (extra > 1) {
+          input.add(Envelope.sign(CanonicalJson.parse("{\"hello\":1}"), key));
+        }
+        Collections.shuffle(input, random);
+        for (String[] signer :
+            List.of(new String[0], new String[] {"--signer", key.publicKey().hex()})) {
+          Console.Result r = verify(input, signer);
+          assertEquals(1, r.exit(), "seed 8: " + lines(input) + r.out() + r.stderr());
+          assertTrue(r.out().contains("signer " + key.publicKey().hex()), r.out());
+        }
+      }
+    }
+    // The whole run, in any order, with its receipts and attestation: valid.
+    List<Envelope> whole = new ArrayList<>(c);
+    whole.addAll(receipts);
+    whole.add(att);
+    Collections.shuffle(whole, random);
+    Console.Result ok = verify(whole);
+    assertEquals(0, ok.exit(), ok.stderr());
+    assertTrue(ok.out().contains("chain of 3 segment(s)"), ok.out());
+    assertTrue(ok.out().contains("3 receipt(s), 1 attestation(s)"), ok.out());
+    assertTrue(
+        ok.out()
+            .endsWith(
+                "signer "
+                    + key.publicKey().hex()
+                    + " (taken from the input; pin it with --signer)\n"),
+        ok.out());
+  }
+
+  @Test
+  void referencesBetweenSegmentsReceiptsAndAttestationsMustMatch() throws IOException {
+    List<Envelope> receipts = new ArrayList<>();
+    List<Envelope> c = run(2, 0, receipts);
+    // A receipt of the run that no segment names (a substituted receipt).
+    Envelope stray = receipt("run-1", 55, key);
+    Console.Result r1 =
+        verify(List.of(c.get(0), c.get(1), receipts.get(0), receipts.get(1), stray));
+    assertEquals(1, r1.exit());
+    assertTrue(r1.stderr().contains("no segment of its chain names it"), r1.stderr());
+    // A segment's receipt missing while the run's other receipt is given.
+    Console.Result r2 = verify(List.of(c.get(0), c.get(1), receipts.get(1)));
+    assertEquals(1, r2.exit());
+    assertTrue(r2.stderr().contains("not given"), r2.stderr());
+    // An attestation of a receipt that is not in the input.
+    Console.Result r3 = verify(List.of(c.get(0), attestation(stray, new Outcome.Completed(), key)));
+    assertEquals(1, r3.exit());
+    assertTrue(r3.stderr().contains("neither among the given receipts"), r3.stderr());
+    // Two attestations of one receipt that disagree (a rewritten outcome, re-signed elsewhere).
+    Console.Result r4 =
+        verify(
+            List.of(
+                receipts.get(0),
+                attestation(receipts.get(0), new Outcome.Completed(), key),
+                attestation(receipts.get(0), new Outcome.Failed("x"), key)));
+    assertEquals(1, r4.exit());
+    // Signed by two keys with no --signer: refused, both named.
+    SigningKey other = SigningKey.generate();
+    Console.Result r5 =
+        verify(
+            List.of(receipts.get(0), attestation(receipts.get(0), new Outcome.Completed(), other)));
+    assertEquals(1, r5.exit());
+    assertTrue(r5.stderr().contains("2 different keys"), r5.stderr());
+    // A single envelope names the key it verified against, with and without --signer.
+    Console.Result one = verify(List.of(receipts.get(0)));
+    assertEquals(0, one.exit(), one.stderr());
+    assertTrue(
+        one.out().contains("signer " + key.publicKey().hex() + " (taken from the input"),
+        one.out());
+    Console.Result pinned = verify(List.of(receipts.get(0)), "--signer", key.publicKey().hex());
+    assertEquals(0, pinned.exit(), pinned.stderr());
+    assertTrue(
+        pinned.out().contains("signer " + key.publicKey().hex() + " (--signer)"), pinned.out());
   }
 
   @Test

@@ -6,11 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.MerkleTree;
+import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.Verification;
@@ -22,6 +27,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -43,19 +49,47 @@ class RunStoreTest {
       byte[] module) {
     String unit = Blake3.hex(module);
     String grantsId = Blake3.hex(("grants of " + runId).getBytes(StandardCharsets.UTF_8));
-    ObjectNode receiptCore =
-        CanonicalJson.mapper()
-            .createObjectNode()
-            .put("schema", "test.receipt/1")
-            .put("run_id", runId)
-            .put("cpu_time_ms", 7);
-    Envelope receipt = Envelope.sign(receiptCore, key);
-    ObjectNode attestationCore =
-        CanonicalJson.mapper()
-            .createObjectNode()
-            .put("schema", "test.attestation/1")
-            .put("receipt", receipt.address());
-    Envelope attestation = Envelope.sign(attestationCore, key);
+    Receipt receiptRecord =
+        new Receipt(
+            runId,
+            unit,
+            grantsId,
+            "S2",
+            Map.of("Cpu", new Receipt.ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
+            0,
+            List.of(),
+            7,
+            0,
+            1,
+            Receipt.IoUse.NONE,
+            Receipt.NetUse.NONE,
+            createdMs,
+            createdMs + 1);
+    Envelope receipt = Envelope.sign(receiptRecord.toCore(), key);
+    List<byte[]> leaves = new ArrayList<>();
+    for (String e : journal) {
+      leaves.add(
+          e == null
+              ? new byte[0]
+              : Blake3.hash(CanonicalJson.canonicalize(CanonicalJson.parse(e))));
+    }
+    Attestation attestationRecord =
+        new Attestation(
+            new HostIdentity("host-1", key.publicKey().hex(), "test"),
+            "S2",
+            grantsId,
+            receipt.address(),
+            unit,
+            null,
+            Hex.encode(MerkleTree.blake3(leaves).root()),
+            new Outcome.Completed(),
+            false,
+            0L,
+            false,
+            false,
+            null,
+            createdMs + 2);
+    Envelope attestation = Envelope.sign(attestationRecord.toCore(), key);
     RunSegment seg =
         new RunSegment(
             runId,
@@ -94,7 +128,9 @@ class RunStoreTest {
         runId,
         createdMs,
         List.of("{\"n\":1,\"run\":\"" + runId + "\"}", "{\"n\":2}"),
-        Map.of(Blake3.hex(runId.getBytes(StandardCharsets.UTF_8)), new byte[] {1, 2, 3}),
+        Map.of(
+            Blake3.hex(runId.getBytes(StandardCharsets.UTF_8)),
+            runId.getBytes(StandardCharsets.UTF_8)),
         ("module " + runId).getBytes(StandardCharsets.UTF_8));
   }
 
@@ -123,11 +159,11 @@ class RunStoreTest {
   void appendedRunsReadBackTheSameAfterReopen() throws Exception {
     RunRecord a = simple("run-a", 1_000);
     RunRecord b = simple("run-b", 2_000);
-    try (RunStore store = RunStore.open(tmp.resolve("runs.db"))) {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       store.append(a);
       store.append(b);
     }
-    try (RunStore store = RunStore.open(tmp.resolve("runs.db"))) {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       assertEquals(2, store.count());
       assertEquals(
           List.of("run-b", "run-a"), store.list(10).stream().map(RunSummary::runId).toList());
@@ -144,7 +180,8 @@ class RunStoreTest {
               "\"Completed\"",
               1,
               a.segment().address(),
-              "log of run-a\n"),
+              "log of run-a\n",
+              Optional.empty()),
           s);
 
       assertSameEnvelopes(List.of(a.segment()), store.records("run-a", "segment"));
@@ -158,7 +195,7 @@ class RunStoreTest {
       }
       assertEquals(a.journalEntries(), store.journal("run-a"));
       assertEquals(b.journalEntries(), store.journal("run-b"));
-      assertEquals(Map.of(), store.verifyAll(Optional.of(key.publicKey())));
+      assertEquals(List.of(), store.verifyAll());
     }
     try (Connection c = raw();
         PreparedStatement st = c.prepareStatement("SELECT bytes FROM modules WHERE address = ?")) {
@@ -181,7 +218,7 @@ class RunStoreTest {
             List.of("{\"n\":99}"),
             Map.of(otherBlob, new byte[] {9}),
             "another module".getBytes(StandardCharsets.UTF_8));
-    try (RunStore store = RunStore.open(tmp.resolve("runs.db"))) {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       store.append(first);
       StoreException e = assertThrows(StoreException.class, () -> store.append(dup));
       assertTrue(e.getMessage().contains("run-1"), e.getMessage());
@@ -210,7 +247,7 @@ class RunStoreTest {
             Arrays.asList("{\"n\":1}", null),
             Map.of(),
             "m".getBytes(StandardCharsets.UTF_8));
-    try (RunStore store = RunStore.open(tmp.resolve("runs.db"))) {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       store.append(simple("run-ok", 1_000));
       assertThrows(StoreException.class, () -> store.append(broken));
       assertEquals(1, store.count());
@@ -222,52 +259,140 @@ class RunStoreTest {
     assertEquals(0, countWhere("SELECT COUNT(*) FROM journal WHERE run_id = ?", "run-broken"));
   }
 
+  private void sql(String statement, Object... args) throws Exception {
+    try (Connection c = raw();
+        PreparedStatement st = c.prepareStatement(statement)) {
+      for (int i = 0; i < args.length; i++) {
+        st.setObject(i + 1, args[i]);
+      }
+      assertTrue(st.executeUpdate() > 0, "changed nothing: " + statement);
+    }
+  }
+
+  private List<StoreDamage> tamperAndReopen(String statement, Object... args) throws Exception {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
+      store.append(simple("run-good", 1_000));
+      store.append(simple("run-bad", 2_000));
+      store.append(simple("run-last", 3_000));
+      assertEquals(List.of(), store.verifyAll());
+    }
+    sql(statement, args);
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
+      return store.verifyAll();
+    }
+  }
+
   @Test
   void verifyAllReportsATamperedSegmentAndKeepsTheRun() throws Exception {
-    try (RunStore store = RunStore.open(tmp.resolve("runs.db"))) {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       store.append(simple("run-good", 1_000));
       store.append(simple("run-bad", 2_000));
     }
-    try (Connection c = raw()) {
-      String envelope;
-      try (PreparedStatement st =
-          c.prepareStatement(
-              "SELECT envelope FROM records WHERE run_id = 'run-bad' AND kind = 'segment'")) {
-        try (ResultSet rs = st.executeQuery()) {
-          assertTrue(rs.next());
-          envelope = rs.getString(1);
-        }
-      }
-      String tampered = envelope.replace("\"at_ms\":2000", "\"at_ms\":2001");
-      assertTrue(!tampered.equals(envelope), "tamper found nothing to change");
-      try (PreparedStatement up =
-          c.prepareStatement(
-              "UPDATE records SET envelope = ? WHERE run_id = 'run-bad' AND kind = 'segment'")) {
-        up.setString(1, tampered);
-        assertEquals(1, up.executeUpdate());
-      }
-    }
-    try (RunStore store = RunStore.open(tmp.resolve("runs.db"))) {
-      Map<String, String> bad = store.verifyAll(Optional.of(key.publicKey()));
-      assertEquals(List.of("run-bad"), List.copyOf(bad.keySet()));
-      assertTrue(bad.get("run-bad").startsWith("seq 0: "), bad.get("run-bad"));
-      assertTrue(bad.get("run-bad").contains("address mismatch"), bad.get("run-bad"));
-      // Reported, never dropped.
+    sql(
+        "UPDATE records SET envelope = replace(envelope, '\"at_ms\":2000', '\"at_ms\":2001')"
+            + " WHERE run_id = 'run-bad' AND kind = 'segment'");
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
+      List<StoreDamage> bad = store.verifyAll();
+      assertEquals(List.of("run-bad"), bad.stream().map(StoreDamage::runId).toList());
+      assertTrue(bad.get(0).reason().contains("address mismatch"), bad.toString());
+      // Reported, never dropped; listed as tampered, never with its stored values.
       assertEquals(2, store.count());
-      assertTrue(store.run("run-bad").isPresent());
-      assertEquals(1, store.records("run-bad", "segment").size());
-
-      // Another node's key: every run fails the signer check.
-      Map<String, String> foreign = store.verifyAll(Optional.of(SigningKey.generate().publicKey()));
-      assertEquals(2, foreign.size());
-      assertTrue(foreign.get("run-good").contains("expected signer"), foreign.get("run-good"));
+      RunSummary s = store.run("run-bad").orElseThrow();
+      assertTrue(s.tampered().isPresent());
+      assertEquals("", s.outcomeJson());
+      assertEquals("", s.log());
+      assertThrows(TamperedRunException.class, () -> store.records("run-bad", "segment"));
+      assertEquals(Optional.empty(), store.run("run-good").orElseThrow().tampered());
     }
+    // Another node's key: every run and the head fail.
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), SigningKey.generate())) {
+      List<StoreDamage> foreign = store.verifyAll();
+      assertEquals(3, foreign.size(), foreign.toString());
+      assertTrue(foreign.get(0).reason().contains("expected signer"), foreign.toString());
+    }
+  }
+
+  @Test
+  void aRewrittenOutcomeColumnIsNamedAndNeverShown() throws Exception {
+    List<StoreDamage> bad =
+        tamperAndReopen("UPDATE runs SET outcome = '\"Failed\"' WHERE run_id = 'run-bad'");
+    assertEquals(List.of(new StoreDamage("run-bad", "outcome", bad.get(0).reason())), bad);
+  }
+
+  @Test
+  void aRewrittenLogIsDetected() throws Exception {
+    List<StoreDamage> bad =
+        tamperAndReopen("UPDATE runs SET log = 'all good' WHERE run_id = 'run-bad'");
+    assertEquals(
+        List.of("run-bad/log"), bad.stream().map(d -> d.runId() + "/" + d.column()).toList());
+  }
+
+  @Test
+  void aLiveRewriteIsCaughtOnRead() throws Exception {
+    try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
+      store.append(simple("run-1", 1_000));
+      assertEquals(List.of(), store.verifyAll());
+      sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-1'");
+      RunSummary s = store.list(10).get(0);
+      assertTrue(s.tampered().orElseThrow().contains("log"), s.toString());
+      assertEquals("", s.log());
+      assertThrows(TamperedRunException.class, () -> store.submission("run-1"));
+    }
+  }
+
+  @Test
+  void aDeletedRunIsDetectedWhereverItWasDeletedFrom() throws Exception {
+    String[][] deletions = {
+      {"DELETE FROM runs WHERE run_id = 'run-bad'"},
+      {
+        "DELETE FROM runs WHERE run_id = 'run-last'", "DELETE FROM ledger WHERE run_id = 'run-last'"
+      },
+      {
+        "DELETE FROM runs WHERE run_id = 'run-bad'",
+        "DELETE FROM ledger WHERE run_id = 'run-bad'",
+        "DELETE FROM records WHERE run_id = 'run-bad'"
+      },
+    };
+    for (String[] deletion : deletions) {
+      Files.deleteIfExists(tmp.resolve("runs.db"));
+      Files.deleteIfExists(tmp.resolve("runs.db-wal"));
+      Files.deleteIfExists(tmp.resolve("runs.db-shm"));
+      List<StoreDamage> bad = tamperAndReopen(deletion[0]);
+      for (int i = 1; i < deletion.length; i++) {
+        sql(deletion[i]);
+      }
+      try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
+        bad = store.verifyAll();
+      }
+      assertTrue(
+          bad.stream().anyMatch(d -> d.column().equals("runs") || d.column().equals("ledger")),
+          List.of(deletion) + " -> " + bad);
+    }
+  }
+
+  @Test
+  void aSwappedReceiptOrJournalIsDetected() throws Exception {
+    List<StoreDamage> receipt =
+        tamperAndReopen(
+            "UPDATE records SET envelope = (SELECT envelope FROM records WHERE run_id = 'run-good'"
+                + " AND kind = 'receipt'), address = (SELECT address FROM records WHERE run_id ="
+                + " 'run-good' AND kind = 'receipt') WHERE run_id = 'run-bad' AND kind = 'receipt'");
+    assertEquals(List.of("run-bad"), receipt.stream().map(StoreDamage::runId).toList());
+    Files.delete(tmp.resolve("runs.db"));
+    Files.deleteIfExists(tmp.resolve("runs.db-wal"));
+    Files.deleteIfExists(tmp.resolve("runs.db-shm"));
+    List<StoreDamage> journal =
+        tamperAndReopen(
+            "UPDATE journal SET entry = '{\"n\":3}' WHERE run_id = 'run-bad' AND seq = 1");
+    assertEquals(
+        List.of("run-bad/journal"),
+        journal.stream().map(d -> d.runId() + "/" + d.column()).toList());
   }
 
   @Test
   void storeFileIsPrivateAndUsesWalWithFullSync() throws Exception {
     Path file = tmp.resolve("state/runs.db");
-    try (RunStore store = RunStore.open(file)) {
+    try (RunStore store = RunStore.open(file, key)) {
       store.append(simple("run-1", 1_000));
       assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
       // SQLite gives the WAL the database file's mode.

@@ -1,0 +1,43 @@
+package io.sandboxd.attest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Set;
+
+/**
+ * The node's signed head of its run store ({@code sandbox.store-head/1}): how many runs it holds
+ * and the hash chain over their {@link StoredRun} addresses in store order, so a deleted, inserted
+ * or reordered run is detected.
+ */
+public record StoreHead(long runs, String chain, long atMs) {
+  public static final String SCHEMA = "sandbox.store-head/1";
+
+  /** The chain of an empty store: BLAKE3 of empty input. */
+  public static final String EMPTY_CHAIN = Blake3.hex(new byte[0]);
+
+  private static final Set<String> FIELDS = Set.of("schema", "runs", "chain", "at_ms");
+
+  /** {@code BLAKE3(raw(chain) ‖ raw(address))}: the chain after appending one stored run. */
+  public static String extend(String chain, String storedRunAddress) {
+    byte[] c = Hex.decode(chain, 32, "store-head.chain");
+    byte[] a = Hex.decode(storedRunAddress, 32, "store-run address");
+    byte[] both = new byte[64];
+    System.arraycopy(c, 0, both, 0, 32);
+    System.arraycopy(a, 0, both, 32, 32);
+    return Blake3.hex(both);
+  }
+
+  public ObjectNode toCore() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("schema", SCHEMA);
+    o.put("runs", runs);
+    o.put("chain", chain);
+    o.put("at_ms", atMs);
+    return o;
+  }
+
+  public static StoreHead fromCore(JsonNode core) {
+    CoreReader r = new CoreReader(core, "store-head").only(FIELDS).schema(SCHEMA);
+    return new StoreHead(r.u64("runs"), r.hex32("chain"), r.u64("at_ms"));
+  }
+}

@@ -1,0 +1,416 @@
+package io.sandboxd.daemon.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.EvidenceBundle;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.MerkleTree;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.StoreHead;
+import io.sandboxd.attest.StoredRun;
+import io.sandboxd.attest.Verification;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Checks the whole run store against what the node signed: the store head (run count and hash chain
+ * over every run's signed store record), each run's row (every column a listing shows), its
+ * segments, receipts and attestations and how they reference each other, its journal (against the
+ * attestation's journal_root), and every content-addressed blob and module.
+ */
+final class StoreAudit {
+  private StoreAudit() {}
+
+  /** The columns of one {@code runs} row and what the records table says about its chain. */
+  record RunRow(
+      String runId,
+      long createdMs,
+      String unit,
+      String grantsId,
+      String outcome,
+      String log,
+      String grants,
+      String entry,
+      int segments,
+      String head,
+      boolean pruned) {}
+
+  /**
+   * The signed store record of a row, or the first column that does not match it. Cheap enough to
+   * run on every read: one signature and one hash of the log.
+   */
+  static Optional<StoreDamage> checkRow(RunRow row, String ledgerEnvelope, PublicKey signer) {
+    String id = row.runId();
+    if (ledgerEnvelope == null) {
+      return damage(id, "ledger", "the run is not in the node's signed ledger");
+    }
+    StoredRun s;
+    try {
+      Envelope env = Envelope.fromJson(CanonicalJson.parse(ledgerEnvelope));
+      if (env.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
+        return damage(id, "ledger", "its signed store record does not verify: " + inv.reason());
+      }
+      s = StoredRun.fromCore(env.core());
+    } catch (AttestException e) {
+      return damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage());
+    }
+    if (!s.runId().equals(id)) {
+      return damage(id, "run_id", "the signed store record is for run " + s.runId());
+    }
+    if (s.createdMs() != row.createdMs()) {
+      return mismatch(id, "created_ms", row.createdMs(), s.createdMs());
+    }
+    if (!s.unit().equals(row.unit())) {
+      return mismatch(id, "unit", row.unit(), s.unit());
+    }
+    if (!s.grantsId().equals(row.grantsId())) {
+      return mismatch(id, "grants_id", row.grantsId(), s.grantsId());
+    }
+    String signedOutcome = CanonicalJson.canonicalString(s.outcome().toJson());
+    if (!signedOutcome.equals(row.outcome())) {
+      return mismatch(id, "outcome", row.outcome(), signedOutcome);
+    }
+    // Retention empties a pruned run's log; its signed address still names what it was.
+    boolean logPruned = row.pruned() && row.log().isEmpty();
+    if (!logPruned
+        && (!StoredRun.textAddress(row.log()).equals(s.log())
+            || StoredRun.textBytes(row.log()) != s.logBytes())) {
+      return damage(
+          id, "log", "the log does not hash to the signed log address " + s.log() + "; not shown");
+    }
+    if (!StoredRun.textAddress(row.grants()).equals(s.grants())) {
+      return damage(id, "grants", "the grants do not hash to the signed address " + s.grants());
+    }
+    if (!row.entry().equals(s.entry())) {
+      return mismatch(id, "entry", row.entry(), s.entry());
+    }
+    if (row.segments() != 1 || !s.segment().equals(row.head())) {
+      return damage(
+          id,
+          "records",
+          "its segments ("
+              + row.segments()
+              + ", head "
+              + row.head()
+              + ") are not the signed "
+              + s.segment());
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<StoreDamage> mismatch(String id, String column, Object got, Object want) {
+    return damage(id, column, "stored " + got + " does not match the signed " + want);
+  }
+
+  private static Optional<StoreDamage> damage(String id, String column, String reason) {
+    return Optional.of(new StoreDamage(id, column, reason));
+  }
+
+  /** Every damage found, store-wide first; at most one per run (the first found). */
+  static List<StoreDamage> audit(Connection db, PublicKey signer) throws SQLException {
+    List<StoreDamage> out = new ArrayList<>();
+    Map<String, String> ledger = new LinkedHashMap<>();
+    Map<String, StoredRun> signedRuns = new LinkedHashMap<>();
+    String chain = StoreHead.EMPTY_CHAIN;
+    long expectPosition = 0;
+    boolean positionsDense = true;
+    try (Statement st = db.createStatement();
+        ResultSet rs =
+            st.executeQuery("SELECT position, run_id, envelope FROM ledger ORDER BY position")) {
+      while (rs.next()) {
+        long pos = rs.getLong(1);
+        String runId = rs.getString(2);
+        String text = rs.getString(3);
+        positionsDense &= pos == expectPosition++;
+        ledger.put(runId, text);
+        try {
+          Envelope env = Envelope.fromJson(CanonicalJson.parse(text));
+          chain = StoreHead.extend(chain, env.address());
+          if (env.verify(Optional.of(signer)).isValid()) {
+            StoredRun s = StoredRun.fromCore(env.core());
+            if (s.position() != pos) {
+              positionsDense = false;
+            }
+            signedRuns.put(runId, s);
+          }
+        } catch (AttestException e) {
+          // Reported per run below (checkRow reads the same text).
+          chain =
+              StoreHead.extend(
+                  chain, Blake3.hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        }
+      }
+    }
+    headDamage(db, signer, ledger.size(), chain, positionsDense).ifPresent(out::add);
+
+    List<RunRow> rows = rows(db, null);
+    Set<String> present = new HashSet<>();
+    for (RunRow row : rows) {
+      present.add(row.runId());
+      Optional<StoreDamage> d = checkRow(row, ledger.get(row.runId()), signer);
+      if (d.isEmpty()) {
+        d = recordsDamage(db, row, signedRuns.get(row.runId()), signer);
+      }
+      d.ifPresent(out::add);
+    }
+    for (String runId : ledger.keySet()) {
+      if (!present.contains(runId)) {
+        out.add(
+            new StoreDamage(
+                runId, "runs", "the run is in the signed ledger but its row was deleted"));
+      }
+    }
+    out.addAll(contentDamage(db, "blobs"));
+    out.addAll(contentDamage(db, "modules"));
+    return out;
+  }
+
+  private static Optional<StoreDamage> headDamage(
+      Connection db, PublicKey signer, int ledgerSize, String chain, boolean dense)
+      throws SQLException {
+    String headText = null;
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      if (rs.next()) {
+        headText = rs.getString(1);
+      }
+    }
+    long runRows;
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM runs")) {
+      rs.next();
+      runRows = rs.getLong(1);
+    }
+    String store = StoreDamage.STORE;
+    if (headText == null) {
+      return ledgerSize == 0 && runRows == 0
+          ? Optional.empty()
+          : damage(
+              store,
+              "store_head",
+              "the store holds "
+                  + runRows
+                  + " run(s) but no signed store head (deleted, or written by an older sandboxd)");
+    }
+    StoreHead head;
+    try {
+      Envelope env = Envelope.fromJson(CanonicalJson.parse(headText));
+      if (env.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
+        return damage(
+            store, "store_head", "the signed store head does not verify: " + inv.reason());
+      }
+      head = StoreHead.fromCore(env.core());
+    } catch (AttestException e) {
+      return damage(store, "store_head", "the signed store head is unreadable: " + e.getMessage());
+    }
+    if (head.runs() != ledgerSize || head.runs() != runRows) {
+      return damage(
+          store,
+          "runs",
+          "the signed store head counts "
+              + head.runs()
+              + " run(s); the store holds "
+              + runRows
+              + " run row(s) and "
+              + ledgerSize
+              + " ledger record(s): a run was deleted or inserted");
+    }
+    if (!dense) {
+      return damage(store, "ledger", "ledger positions are not dense from 0: reordered");
+    }
+    if (!head.chain().equals(chain)) {
+      return damage(
+          store,
+          "ledger",
+          "the hash chain over the ledger is "
+              + chain
+              + ", the signed head says "
+              + head.chain()
+              + ": a run was replaced, deleted or reordered");
+    }
+    return Optional.empty();
+  }
+
+  /** The run's signed records, their links, and its journal against journal_root. */
+  private static Optional<StoreDamage> recordsDamage(
+      Connection db, RunRow row, StoredRun s, PublicKey signer) throws SQLException {
+    String runId = row.runId();
+    if (s == null) {
+      return damage(runId, "ledger", "its signed store record does not verify");
+    }
+    List<Envelope> all = new ArrayList<>();
+    Map<String, List<Envelope>> byKind = new LinkedHashMap<>();
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          String kind = rs.getString(1);
+          Envelope env;
+          try {
+            env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
+          } catch (AttestException e) {
+            return damage(runId, kind, "unreadable envelope: " + e.getMessage());
+          }
+          if (!env.address().equals(rs.getString(2))) {
+            return damage(runId, kind, "the address column differs from the envelope's address");
+          }
+          all.add(env);
+          byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(env);
+        }
+      }
+    }
+    EvidenceBundle.Verdict v = EvidenceBundle.verify(all, Set.of(signer));
+    if (v instanceof EvidenceBundle.Verdict.Invalid inv) {
+      return damage(runId, "records", inv.where() + ": " + inv.reason());
+    }
+    Optional<StoreDamage> named = named(runId, byKind, "segment", s.segment(), RunSegment.SCHEMA);
+    if (named.isEmpty()) {
+      named = named(runId, byKind, "receipt", s.receipt(), io.sandboxd.attest.Receipt.SCHEMA);
+    }
+    if (named.isEmpty()) {
+      named = named(runId, byKind, "attestation", s.attestation(), Attestation.SCHEMA);
+    }
+    if (named.isPresent()) {
+      return named;
+    }
+    Attestation a = Attestation.fromCore(byKind.get("attestation").get(0).core());
+    if (!a.receipt().equals(s.receipt())) {
+      return damage(runId, "attestation", "names receipt " + a.receipt() + ", not the run's");
+    }
+    if (!a.outcome().equals(s.outcome())) {
+      return damage(runId, "outcome", "the signed store record and the attestation disagree");
+    }
+    if (!a.unit().equals(s.unit()) || !a.grantsId().equals(s.grantsId())) {
+      return damage(runId, "attestation", "unit or grants_id differ from the store record");
+    }
+    // A pruned run's journal is gone on purpose; its root stays attested.
+    return row.pruned() ? Optional.empty() : journalDamage(db, runId, a.journalRoot());
+  }
+
+  /** Exactly one record of {@code kind}, with the address the store record signed. */
+  private static Optional<StoreDamage> named(
+      String runId,
+      Map<String, List<Envelope>> byKind,
+      String kind,
+      String address,
+      String schema) {
+    List<Envelope> l = byKind.getOrDefault(kind, List.of());
+    if (l.size() != 1) {
+      return damage(runId, kind, l.size() + " " + kind + " record(s); the store record signs one");
+    }
+    Envelope e = l.get(0);
+    if (!e.address().equals(address) || e.schema().filter(schema::equals).isEmpty()) {
+      return damage(
+          runId, kind, "the record is " + e.address() + ", the store record signs " + address);
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<StoreDamage> journalDamage(Connection db, String runId, String root)
+      throws SQLException {
+    List<byte[]> leaves = new ArrayList<>();
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT seq, entry FROM journal WHERE run_id = ? ORDER BY seq")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          if (rs.getLong(1) != leaves.size()) {
+            return damage(runId, "journal", "entry seq " + rs.getLong(1) + " is not dense");
+          }
+          try {
+            JsonNode entry = CanonicalJson.parse(rs.getString(2));
+            leaves.add(Blake3.hash(CanonicalJson.canonicalize(entry)));
+          } catch (AttestException e) {
+            return damage(runId, "journal", "entry " + leaves.size() + ": " + e.getMessage());
+          }
+        }
+      }
+    }
+    String computed = Hex.encode(MerkleTree.blake3(leaves).root());
+    if (root == null ? !leaves.isEmpty() : !root.equals(computed)) {
+      return damage(
+          runId, "journal", "the journal's root " + computed + " is not the attested " + root);
+    }
+    return Optional.empty();
+  }
+
+  /** Content-addressed rows whose bytes do not hash to their address. */
+  private static List<StoreDamage> contentDamage(Connection db, String table) throws SQLException {
+    List<StoreDamage> out = new ArrayList<>();
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT address, bytes FROM " + table)) {
+      while (rs.next()) {
+        String address = rs.getString(1);
+        if (!Blake3.hex(rs.getBytes(2)).equals(address)) {
+          out.add(
+              new StoreDamage(
+                  StoreDamage.STORE, table, address + ": the bytes do not hash to their address"));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The {@code runs} rows (all, or one), each with its chain's length and head address. */
+  static List<RunRow> rows(Connection db, String onlyRunId) throws SQLException {
+    String sql =
+        "SELECT "
+            + ROW_COLUMNS
+            + " FROM runs r"
+            + (onlyRunId == null ? "" : " WHERE r.run_id = ?")
+            + " ORDER BY r.created_ms";
+    List<RunRow> out = new ArrayList<>();
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      if (onlyRunId != null) {
+        st.setString(1, onlyRunId);
+      }
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(row(rs, 1));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The columns {@link #row} reads, over {@code runs r}. */
+  static final String ROW_COLUMNS =
+      "r.run_id, r.created_ms, r.unit, r.grants_id, r.outcome, r.log, r.grants, r.entry,"
+          + " (SELECT COUNT(*) FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'),"
+          + " (SELECT s.address FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'"
+          + " ORDER BY s.seq DESC LIMIT 1),"
+          + " EXISTS (SELECT 1 FROM pruned p WHERE p.run_id = r.run_id)";
+
+  /** Reads a {@link RunRow} from the 11 {@link #ROW_COLUMNS} starting at {@code first}. */
+  static RunRow row(ResultSet rs, int first) throws SQLException {
+    return new RunRow(
+        rs.getString(first),
+        rs.getLong(first + 1),
+        rs.getString(first + 2),
+        rs.getString(first + 3),
+        rs.getString(first + 4),
+        rs.getString(first + 5),
+        rs.getString(first + 6),
+        rs.getString(first + 7),
+        rs.getInt(first + 8),
+        rs.getString(first + 9),
+        rs.getBoolean(first + 10));
+  }
+}

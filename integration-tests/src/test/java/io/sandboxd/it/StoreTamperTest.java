@@ -1,0 +1,366 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.KeyFile;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.daemon.rpc.SubmitRequest;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 8 items 4, 9, 10 and 14 against the running daemon: a run store changed behind its back (a
+ * rewritten outcome or log, a changed receipt, a deleted run) is refused at start naming the run
+ * and column, and with --serve-damaged-store is listed as tampered, never with its values;
+ * `sandboxctl verify` fails a broken chain whatever else is in its input and names its signer; key
+ * and state directories other users can write, a key file another user owns, and a planted
+ * lock-file link are refused.
+ */
+class StoreTamperTest {
+  @TempDir static Path dir;
+
+  /** A stopped daemon's state: two Completed hello runs and one Terminated spin run. */
+  static Path pristine;
+
+  static SubmitReply hello1;
+  static SubmitReply hello2;
+  static SubmitReply spin;
+
+  @BeforeAll
+  static void recordRuns() throws Exception {
+    pristine = dir.resolve("pristine");
+    byte[] hello = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
+    String helloGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
+    byte[] spinWasm = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/spin.wasm"));
+    String spinGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
+    try (DaemonProcess d = DaemonProcess.start(pristine, dir.resolve("p/sandboxd.sock"));
+        DaemonClient c = new DaemonClient(d.socket)) {
+      hello1 = submit(c, hello, helloGrants);
+      spin = submit(c, spinWasm, spinGrants);
+      hello2 = submit(c, hello, helloGrants);
+    }
+    assertEquals("\"Completed\"", hello1.getOutcomeJson());
+    assertEquals("{\"Terminated\":{\"breach\":\"CpuTime\"}}", spin.getOutcomeJson());
+  }
+
+  static SubmitReply submit(DaemonClient c, byte[] module, String grants) {
+    return c.stub()
+        .withDeadlineAfter(120, TimeUnit.SECONDS)
+        .submit(
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(module))
+                .setGrantsJson(grants)
+                .setEntry("run")
+                .build());
+  }
+
+  /** A copy of the pristine state (key, host id, store), to tamper with. */
+  static Path copyOfPristine(String name) throws Exception {
+    Path target = dir.resolve(name);
+    try (Stream<Path> walk = Files.walk(pristine)) {
+      for (Path p : walk.toList()) {
+        Path t = target.resolve(pristine.relativize(p).toString());
+        if (Files.isDirectory(p)) {
+          Files.createDirectories(t);
+          Files.setPosixFilePermissions(t, Files.getPosixFilePermissions(p));
+        } else {
+          Files.copy(p, t, StandardCopyOption.COPY_ATTRIBUTES);
+        }
+      }
+    }
+    return target;
+  }
+
+  static void sql(Path state, String... statements) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"))) {
+      for (String s : statements) {
+        try (PreparedStatement st = c.prepareStatement(s)) {
+          assertTrue(st.executeUpdate() > 0, "changed nothing: " + s);
+        }
+      }
+    }
+  }
+
+  /** Starting on {@code state} fails; returns what the daemon said. */
+  static String refusedStart(Path state, String... extra) {
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                DaemonProcess.start(
+                    state, state.resolveSibling(state.getFileName() + ".sock"), extra));
+    return e.getMessage();
+  }
+
+  @Test
+  void theUntouchedStoreVerifiesEveryRecordKindAtStart() throws Exception {
+    Path state = copyOfPristine("untouched");
+    try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("untouched.sock"))) {
+      assertTrue(d.log().contains("all chains verify, every record and column checks"), d.log());
+      assertTrue(d.log().contains("(3 runs, chain "), d.log());
+      DaemonProcess.Result list =
+          DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());
+      assertEquals(0, list.exit(), list.err());
+      assertTrue(list.out().contains(spin.getRunId()), list.out());
+      assertFalse(list.out().contains("Tampered"), list.out());
+    }
+  }
+
+  @Test
+  void anOutcomeRewrittenToCompletedIsRefusedNamingTheRunAndColumn() throws Exception {
+    Path state = copyOfPristine("outcome");
+    sql(
+        state,
+        "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
+    String said = refusedStart(state);
+    assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
+    assertTrue(said.contains("refusing to serve it"), said);
+
+    // Told to serve it anyway: listed as Tampered, never as Completed.
+    try (DaemonProcess d =
+        DaemonProcess.start(state, dir.resolve("outcome2.sock"), "--serve-damaged-store")) {
+      DaemonProcess.Result list =
+          DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());
+      assertEquals(0, list.exit(), list.err());
+      String line =
+          list.out().lines().filter(l -> l.startsWith(spin.getRunId())).findFirst().orElseThrow();
+      assertTrue(line.contains("{\"Tampered\":"), line);
+      assertFalse(line.contains("\"Completed\""), line);
+      DaemonProcess.Result show =
+          DaemonProcess.sandboxctl(
+              null, "runs", "show", spin.getRunId(), "--socket", d.socket.toString());
+      assertEquals(1, show.exit(), show.out());
+      assertTrue(show.err().contains("TAMPERED"), show.err());
+      assertFalse(show.out().contains("\"Completed\""), show.out());
+      // The runs that were not touched still show what they signed.
+      DaemonProcess.Result good =
+          DaemonProcess.sandboxctl(
+              null, "runs", "show", hello1.getRunId(), "--socket", d.socket.toString());
+      assertEquals(0, good.exit(), good.err());
+      assertTrue(good.out().contains("outcome    \"Completed\""), good.out());
+    }
+  }
+
+  @Test
+  void aRewrittenLogIsRefused() throws Exception {
+    Path state = copyOfPristine("log");
+    sql(
+        state,
+        "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '" + hello2.getRunId() + "'");
+    String said = refusedStart(state);
+    assertTrue(said.contains("run " + hello2.getRunId() + ", log:"), said);
+  }
+
+  @Test
+  void aChangedOrSwappedReceiptEnvelopeIsRefused() throws Exception {
+    Path changed = copyOfPristine("receipt");
+    sql(
+        changed,
+        "UPDATE records SET envelope = replace(envelope, '\"tier\":\"S2\"', '\"tier\":\"S3\"')"
+            + " WHERE kind = 'receipt' AND run_id = '"
+            + hello1.getRunId()
+            + "'");
+    String said = refusedStart(changed);
+    assertTrue(said.contains("run " + hello1.getRunId() + ", "), said);
+
+    // A validly signed receipt of another run put in its place.
+    Path swapped = copyOfPristine("swapped");
+    sql(
+        swapped,
+        "UPDATE records SET (envelope, address) = (SELECT envelope, address FROM records WHERE"
+            + " kind = 'receipt' AND run_id = '"
+            + hello2.getRunId()
+            + "') WHERE kind = 'receipt'"
+            + " AND run_id = '"
+            + hello1.getRunId()
+            + "'");
+    String said2 = refusedStart(swapped);
+    assertTrue(said2.contains("run " + hello1.getRunId() + ", "), said2);
+  }
+
+  @Test
+  void aDeletedRunIsDetected() throws Exception {
+    for (String how : List.of("row", "everything", "last")) {
+      Path state = copyOfPristine("deleted-" + how);
+      String id = how.equals("last") ? hello2.getRunId() : spin.getRunId();
+      List<String> statements = new ArrayList<>();
+      statements.add("DELETE FROM runs WHERE run_id = '" + id + "'");
+      if (!how.equals("row")) {
+        statements.add("DELETE FROM records WHERE run_id = '" + id + "'");
+        statements.add("DELETE FROM ledger WHERE run_id = '" + id + "'");
+      }
+      sql(state, statements.toArray(new String[0]));
+      String said = refusedStart(state);
+      assertTrue(
+          said.contains("was deleted") || said.contains("a run was deleted"), how + ": " + said);
+    }
+  }
+
+  /** The node's own key (the test runs as the daemon's user): chains it could sign. */
+  static SigningKey nodeKey() throws Exception {
+    return KeyFile.read(pristine.resolve("keys/node.ed25519"));
+  }
+
+  static Envelope env(String line) {
+    return Envelope.fromJson(CanonicalJson.parse(line));
+  }
+
+  static Envelope segment(SigningKey key, Envelope receipt, long seq, String prev) {
+    RunSegment seg =
+        new RunSegment(
+            hello1.getRunId(),
+            seq,
+            RunSegment.Kind.execute,
+            prev,
+            "host",
+            key.publicKey().hex(),
+            "S2",
+            RunSegment.fromCore(env(hello1.getSegment()).core()).grantsId(),
+            receipt.address(),
+            null,
+            0,
+            Provenance.Estimator,
+            1_000 + seq);
+    return Envelope.sign(seg.toCore(), key);
+  }
+
+  static DaemonProcess.Result verify(List<Envelope> input, String... extra) throws Exception {
+    Path f = Files.createTempFile(dir, "verify", ".jsonl");
+    Files.writeString(
+        f, String.join("\n", input.stream().map(Envelope::toJsonLine).toList()) + "\n");
+    List<String> args = new ArrayList<>(List.of("verify", f.toString()));
+    args.addAll(List.of(extra));
+    return DaemonProcess.sandboxctl(null, args.toArray(new String[0]));
+  }
+
+  @Test
+  void verifyFailsABrokenChainWhateverElseIsInTheInputAndNamesItsSigner() throws Exception {
+    SigningKey key = nodeKey();
+    String hex = key.publicKey().hex();
+    Envelope seg0 = env(hello1.getSegment());
+    Envelope receipt = env(hello1.getReceipt());
+    Envelope attestation = env(hello1.getAttestation());
+    assertEquals(hex, seg0.publicKey());
+    Envelope seg1 = segment(key, receipt, 1, seg0.address());
+    Envelope seg2 = segment(key, receipt, 2, seg1.address());
+    Envelope spliced2 = segment(key, receipt, 2, Blake3.hex(new byte[] {7}));
+
+    List<List<Envelope>> broken =
+        List.of(
+            List.of(seg0, seg1, spliced2, receipt), // spliced + a receipt
+            List.of(receipt, seg0, seg2), // seq gap + a receipt
+            List.of(attestation, seg2, seg0, seg1, receipt, spliced2),
+            List.of(seg0, env(hello2.getReceipt()))); // a receipt of another run
+    for (List<Envelope> input : broken) {
+      for (String[] signer : List.of(new String[0], new String[] {"--signer", hex})) {
+        DaemonProcess.Result r = verify(input, signer);
+        assertEquals(1, r.exit(), r.out() + r.err());
+        assertTrue(r.err().startsWith("invalid at "), r.err());
+        assertTrue(r.out().contains("signer " + hex), r.out());
+      }
+    }
+    // The real run's evidence, in any order: valid, and the signer is named with and without
+    // --signer.
+    DaemonProcess.Result ok = verify(List.of(attestation, receipt, seg0));
+    assertEquals(0, ok.exit(), ok.err());
+    assertTrue(ok.out().contains("chain of 1 segment(s), run " + hello1.getRunId()), ok.out());
+    assertTrue(ok.out().contains("signer " + hex + " (taken from the input"), ok.out());
+    DaemonProcess.Result pinned = verify(List.of(attestation, receipt, seg0), "--signer", hex);
+    assertEquals(0, pinned.exit(), pinned.err());
+    assertTrue(pinned.out().contains("signer " + hex + " (--signer)"), pinned.out());
+  }
+
+  static UserPrincipal nobody() throws Exception {
+    return dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+  }
+
+  @Test
+  void keyAndStateDirectoriesOthersCanWriteAndForeignKeysAreRefused() throws Exception {
+    Path open = copyOfPristine("keys-0777");
+    Files.setPosixFilePermissions(
+        open.resolve("keys"), PosixFilePermissions.fromString("rwxrwxrwx"));
+    String said = refusedStart(open);
+    assertTrue(said.contains("key directory") && said.contains("0777"), said);
+
+    Path foreign = copyOfPristine("key-nobody");
+    Files.setOwner(foreign.resolve("keys/node.ed25519"), nobody());
+    String said2 = refusedStart(foreign);
+    assertTrue(said2.contains("owned by uid 65534"), said2);
+
+    Path stateOpen = copyOfPristine("state-0777");
+    Files.setPosixFilePermissions(stateOpen, PosixFilePermissions.fromString("rwxrwxrwx"));
+    assertTrue(refusedStart(stateOpen).contains("state directory"));
+
+    Path stateForeign = copyOfPristine("state-nobody");
+    Files.setOwner(stateForeign, nobody());
+    assertTrue(refusedStart(stateForeign).contains("owned by uid 65534"));
+
+    Path keysForeign = copyOfPristine("keys-nobody");
+    Files.setOwner(keysForeign.resolve("keys"), nobody());
+    assertTrue(refusedStart(keysForeign).contains("owned by uid 65534"));
+
+    // Put right, the same state starts with the same key.
+    Files.setPosixFilePermissions(
+        open.resolve("keys"), PosixFilePermissions.fromString("rwx------"));
+    try (DaemonProcess d = DaemonProcess.start(open, dir.resolve("keys-fixed.sock"))) {
+      assertTrue(d.log().contains("key " + nodeKey().publicKey().hex()), d.log());
+    }
+  }
+
+  @Test
+  void aPlantedLockFileLinkIsNotFollowed() throws Exception {
+    Path sockDir = Files.createDirectories(dir.resolve("lockdir"));
+    Path socket = sockDir.resolve("sandboxd.sock");
+    Path target = dir.resolve("created-through-the-link");
+    Files.createSymbolicLink(sockDir.resolve("sandboxd.sock.lock"), target);
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> DaemonProcess.start(dir.resolve("lockstate"), socket));
+    assertTrue(e.getMessage().contains("symbolic link"), e.getMessage());
+    assertFalse(Files.exists(target, LinkOption.NOFOLLOW_LINKS), "the link's target was created");
+
+    // A lock file another user planted there is refused too.
+    Files.delete(sockDir.resolve("sandboxd.sock.lock"));
+    Path planted = Files.createFile(sockDir.resolve("sandboxd.sock.lock"));
+    Files.setOwner(planted, nobody());
+    IllegalStateException e2 =
+        assertThrows(
+            IllegalStateException.class,
+            () -> DaemonProcess.start(dir.resolve("lockstate"), socket));
+    assertTrue(e2.getMessage().contains("owned by uid 65534"), e2.getMessage());
+
+    // Removed, the daemon starts and makes its own lock file.
+    Files.delete(planted);
+    try (DaemonProcess d = DaemonProcess.start(dir.resolve("lockstate"), socket)) {
+      assertTrue(
+          Files.isRegularFile(sockDir.resolve("sandboxd.sock.lock"), LinkOption.NOFOLLOW_LINKS));
+    }
+    assertFalse(Files.exists(target, LinkOption.NOFOLLOW_LINKS));
+  }
+}
