@@ -68,7 +68,8 @@ public final class Daemon implements AutoCloseable {
               d.metering().powercapRoot(),
               d.metering().nvmlLibrary(),
               cpuMilliwattsEstimate,
-              d.metering().samplingIntervalMs()));
+              d.metering().samplingIntervalMs()),
+          d.quotas());
     }
   }
 
@@ -103,7 +104,9 @@ public final class Daemon implements AutoCloseable {
             .execDenylist(config.exec().denylist())
             .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
             .egressTimeout(java.time.Duration.ofMillis(config.egressTimeoutMs()))
-            .maxUnitMemoryBytes(config.maxUnitMemoryBytes());
+            .maxUnitMemoryBytes(config.maxUnitMemoryBytes())
+            .quotas(
+                config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule());
     config
         .inference()
         .ifPresent(

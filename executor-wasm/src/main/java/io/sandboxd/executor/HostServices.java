@@ -23,10 +23,18 @@ public record HostServices(
     Optional<URI> inferenceEndpoint,
     String inferenceClass,
     long maxUnitMemoryBytes,
-    LongSupplier inferenceEnergyUj) {
+    LongSupplier inferenceEnergyUj,
+    long storageQuotaBytes,
+    long kvQuotaBytes) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
   public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
+
+  /** The node's default cap on the bytes one module keeps in its storage directory. */
+  public static final long DEFAULT_STORAGE_QUOTA = 1L << 30;
+
+  /** The node's default cap on the kv bytes (keys, values, a small per-entry cost) of one module. */
+  public static final long DEFAULT_KV_QUOTA = 64L << 20;
 
   public HostServices {
     execSearchPath = List.copyOf(execSearchPath);
@@ -88,6 +96,8 @@ public record HostServices(
     private String inferenceClass = "Cpu";
     private long maxUnitMemoryBytes = DEFAULT_MAX_UNIT_MEMORY;
     private LongSupplier inferenceEnergyUj = () -> -1;
+    private long storageQuotaBytes = DEFAULT_STORAGE_QUOTA;
+    private long kvQuotaBytes = DEFAULT_KV_QUOTA;
 
     public Builder() {}
 
@@ -102,6 +112,8 @@ public record HostServices(
       inferenceClass = s.inferenceClass;
       maxUnitMemoryBytes = s.maxUnitMemoryBytes;
       inferenceEnergyUj = s.inferenceEnergyUj;
+      storageQuotaBytes = s.storageQuotaBytes;
+      kvQuotaBytes = s.kvQuotaBytes;
     }
 
     public Builder kv(KvStore store) {
@@ -150,6 +162,13 @@ public record HostServices(
       return this;
     }
 
+    /** Per-module quotas: storage bytes and kv bytes; past them a write gets QUOTA / EDQUOT. */
+    public Builder quotas(long storageBytes, long kvBytes) {
+      storageQuotaBytes = storageBytes;
+      kvQuotaBytes = kvBytes;
+      return this;
+    }
+
     public HostServices build() {
       return new HostServices(
           kv,
@@ -161,7 +180,9 @@ public record HostServices(
           inferenceEndpoint,
           inferenceClass,
           maxUnitMemoryBytes,
-          inferenceEnergyUj);
+          inferenceEnergyUj,
+          storageQuotaBytes,
+          kvQuotaBytes);
     }
   }
 }
