@@ -169,8 +169,7 @@ public record DaemonConfig(
             m.positive("estimator_cpu_mw", 10_000, 10_000_000),
             m.positive("sampling_interval_ms", 1_000, 60_000)),
         new Quotas(
-            q.positive(
-                "storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1L << 50),
+            q.positive("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1L << 50),
             q.positive("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1L << 40)));
   }
 

@@ -105,8 +105,7 @@ public final class Daemon implements AutoCloseable {
             .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
             .egressTimeout(java.time.Duration.ofMillis(config.egressTimeoutMs()))
             .maxUnitMemoryBytes(config.maxUnitMemoryBytes())
-            .quotas(
-                config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule());
+            .quotas(config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule());
     config
         .inference()
         .ifPresent(

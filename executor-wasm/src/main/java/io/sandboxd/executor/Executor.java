@@ -358,9 +358,7 @@ public final class Executor implements AutoCloseable {
               "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
           return -1;
         }
-        wasi =
-            WasiImports.forRun(
-                unit.module(), ctx, unit.address(), req.env(), ctx.storage);
+        wasi = WasiImports.forRun(unit.module(), ctx, unit.address(), req.env(), ctx.storage);
         Instance.Builder b =
             Instance.builder(unit.module())
                 .withImportValues(

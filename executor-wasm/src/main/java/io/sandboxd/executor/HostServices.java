@@ -33,7 +33,9 @@ public record HostServices(
   /** The node's default cap on the bytes one module keeps in its storage directory. */
   public static final long DEFAULT_STORAGE_QUOTA = 1L << 30;
 
-  /** The node's default cap on the kv bytes (keys, values, a small per-entry cost) of one module. */
+  /**
+   * The node's default cap on the kv bytes (keys, values, a small per-entry cost) of one module.
+   */
   public static final long DEFAULT_KV_QUOTA = 64L << 20;
 
   public HostServices {

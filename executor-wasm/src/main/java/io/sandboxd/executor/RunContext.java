@@ -28,8 +28,10 @@ final class RunContext {
   final HostServices services;
   final Optional<StorageRoot> storage;
   final Optional<ReplaySource> replay;
+
   /** The unit's address: the owner its kv bytes are counted against. */
   final String unitAddress;
+
   final IoCeiling ioCeiling;
   final AtomicLong readOps = new AtomicLong();
   final AtomicLong readBytes = new AtomicLong();

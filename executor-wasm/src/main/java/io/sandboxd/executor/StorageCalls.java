@@ -167,8 +167,7 @@ final class StorageCalls {
             .put("offset", offset)
             .put("len", data.length)
             .put("data", io.sandboxd.attest.Blake3.hex(data));
-    return ctx.journaled("storage_write", request, () -> writeLive(ctx, p, offset, data))
-        .status();
+    return ctx.journaled("storage_write", request, () -> writeLive(ctx, p, offset, data)).status();
   }
 
   private static HostAnswer writeLive(RunContext ctx, StoragePath p, long offset, byte[] data) {

@@ -71,7 +71,9 @@ final class StorageLedger {
     return used;
   }
 
-  /** Reserves {@code bytes} (0 or more); false, reserving nothing, when the quota would be passed. */
+  /**
+   * Reserves {@code bytes} (0 or more); false, reserving nothing, when the quota would be passed.
+   */
   synchronized boolean reserve(long bytes) {
     if (this == NONE || bytes <= 0) {
       return true;

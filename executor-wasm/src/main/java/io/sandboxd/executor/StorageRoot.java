@@ -14,8 +14,8 @@ import java.util.stream.Stream;
  * A unit's storage directory on the host. Guest paths are resolved beneath it one segment at a time
  * without following symlinks, so `..`, absolute paths and planted links cannot leave it, whatever
  * the globs say. (openat2 with RESOLVE_BENEATH would do this in the kernel; the JDK has no binding
- * for it, so we refuse every symlink on the way instead.) Its bytes count against the module's
- * node quota through a {@link StorageLedger} shared by every run of the module.
+ * for it, so we refuse every symlink on the way instead.) Its bytes count against the module's node
+ * quota through a {@link StorageLedger} shared by every run of the module.
  */
 public final class StorageRoot implements AutoCloseable {
   private final Path root;

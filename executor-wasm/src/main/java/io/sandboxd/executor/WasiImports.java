@@ -598,8 +598,7 @@ final class WasiImports implements AutoCloseable {
         }
         String oldRel = from.rel() + "/" + tail;
         String newRel = to.rel().isEmpty() ? tail : to.rel() + "/" + tail;
-        if (broker.decide(oldRel, PathMode.READ, PathMode.WRITE, PathMode.DELETE)
-                != Errno.SUCCESS
+        if (broker.decide(oldRel, PathMode.READ, PathMode.WRITE, PathMode.DELETE) != Errno.SUCCESS
             || broker.decide(newRel, PathMode.WRITE) != Errno.SUCCESS) {
           return Errno.ACCES;
         }
@@ -793,10 +792,7 @@ final class WasiImports implements AutoCloseable {
   private int fdFilestatSetTimes(Instance inst, long[] a) {
     int fd = (int) a[0];
     return grown(
-        inst,
-        fd,
-        (o, size) -> 0,
-        () -> wasi.fdFilestatSetTimes(fd, a[1], a[2], (int) a[3]));
+        inst, fd, (o, size) -> 0, () -> wasi.fdFilestatSetTimes(fd, a[1], a[2], (int) a[3]));
   }
 
   /** Where a write through a descriptor would end, from its open state and the file's size. */
@@ -1014,8 +1010,7 @@ final class WasiImports implements AutoCloseable {
           if (!mem.inBounds(a[1] + i * 8, 8)) {
             break;
           }
-          ByteBuffer b =
-              ByteBuffer.wrap(mem.read(a[1] + i * 8, 8)).order(ByteOrder.LITTLE_ENDIAN);
+          ByteBuffer b = ByteBuffer.wrap(mem.read(a[1] + i * 8, 8)).order(ByteOrder.LITTLE_ENDIAN);
           long ptr = b.getInt() & 0xffffffffL;
           long len = Math.min(b.getInt() & 0xffffffffL, left);
           region(out, mem, ptr, len);
@@ -1058,7 +1053,8 @@ final class WasiImports implements AutoCloseable {
     return ByteBuffer.wrap(mem.read(ptr, 4)).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
   }
 
-  private static void region(java.io.ByteArrayOutputStream out, GuestMemory mem, long ptr, long len) {
+  private static void region(
+      java.io.ByteArrayOutputStream out, GuestMemory mem, long ptr, long len) {
     if (len <= 0 || !mem.inBounds(ptr, len)) {
       return;
     }
@@ -1068,7 +1064,10 @@ final class WasiImports implements AutoCloseable {
     out.writeBytes(mem.read(ptr, len));
   }
 
-  /** Writes recorded {@code (ptr, len, bytes)} runs back into guest memory; false when one does not fit. */
+  /**
+   * Writes recorded {@code (ptr, len, bytes)} runs back into guest memory; false when one does not
+   * fit.
+   */
   private static boolean writeBack(GuestMemory mem, byte[] runs) {
     ByteBuffer b = ByteBuffer.wrap(runs).order(ByteOrder.LITTLE_ENDIAN);
     while (b.remaining() >= 8) {

@@ -33,7 +33,8 @@ class WasiPathBrokerTest {
     Files.createSymbolicLink(root.resolve("data/dangling"), outside.resolve("nothing"));
     String json = "{\"storage\":{\"read\":[\"data/**\"],\"write\":[\"data/in/*\"],\"delete\":[]}}";
     broker =
-        new WasiPathBroker(new Enforcer(Grants.parse(json.getBytes(StandardCharsets.UTF_8))),
+        new WasiPathBroker(
+            new Enforcer(Grants.parse(json.getBytes(StandardCharsets.UTF_8))),
             root,
             StorageLedger.NONE);
   }
