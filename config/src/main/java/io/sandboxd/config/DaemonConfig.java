@@ -28,7 +28,8 @@ public record DaemonConfig(
     long egressTimeoutMs,
     Optional<Inference> inference,
     Metering metering,
-    Limits limits) {
+    Limits limits,
+    Quotas quotas) {
 
   /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
   public record Exec(Set<String> denylist, List<String> searchPath, long timeoutMs) {
@@ -40,6 +41,12 @@ public record DaemonConfig(
 
   /** The on-host OpenAI-compatible endpoint `infer` forwards to, and the class that serves it. */
   public record Inference(URI endpoint, DeviceClass servingClass) {}
+
+  /**
+   * Per-module node quotas: the bytes a module may keep in its storage directory (each entry also
+   * costs 4 KiB, holes count) and in the kv store (keys, values and 64 bytes per entry).
+   */
+  public record Quotas(long storageBytesPerModule, long kvBytesPerModule) {}
 
   /** Where the meters are and what the estimator assumes. */
   public record Metering(
@@ -90,7 +97,8 @@ public record DaemonConfig(
           "metering",
           "connections",
           "journal",
-          "store");
+          "store",
+          "quotas");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -102,7 +110,8 @@ public record DaemonConfig(
         30_000,
         Optional.empty(),
         new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000),
-        Limits.defaults());
+        Limits.defaults(),
+        new Quotas(1L << 30, 64L << 20));
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -182,6 +191,7 @@ public record DaemonConfig(
         f.object(
             "metering",
             Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
+    Fields q = f.object("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
     return new DaemonConfig(
         (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024),
         f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),
@@ -194,7 +204,10 @@ public record DaemonConfig(
             Optional.ofNullable(m.string("nvml_library", null)),
             m.positive("estimator_cpu_mw", 10_000, 10_000_000),
             m.positive("sampling_interval_ms", 1_000, 60_000)),
-        limits(f, d.limits()));
+        limits(f, d.limits()),
+        new Quotas(
+            q.positive("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1L << 50),
+            q.positive("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1L << 40)));
   }
 
   private static Limits limits(Fields f, Limits d) {

@@ -52,6 +52,22 @@ class DaemonConfigTest {
   }
 
   @Test
+  void quotasHaveSafeDefaultsAndAreReadStrictly() {
+    DaemonConfig.Quotas d = DaemonConfig.defaults().quotas();
+    // 200 x 1 MiB of kv (issue 8 item 11) must not fit the default.
+    assertTrue(d.kvBytesPerModule() < 200L << 20, "default kv quota " + d.kvBytesPerModule());
+    assertTrue(d.storageBytesPerModule() < 1L << 40, "default storage quota");
+    DaemonConfig.Quotas q =
+        parse("{\"quotas\":{\"storage_bytes_per_module\":4096,\"kv_bytes_per_module\":100}}")
+            .quotas();
+    assertEquals(new DaemonConfig.Quotas(4096, 100), q);
+    assertTrue(
+        refusal("{\"quotas\":{\"kv_bytes_per_module\":0}}")
+            .startsWith("$.quotas.kv_bytes_per_module"));
+    assertTrue(refusal("{\"quotas\":{\"disk\":1}}").startsWith("$.quotas.disk"));
+  }
+
+  @Test
   void badFieldsAreRefusedNamingThePath() {
     assertTrue(refusal("{\"max_wal_ms\":1}").startsWith("$.max_wal_ms: unknown field"));
     assertTrue(refusal("{\"exec\":{\"denylist\":[\"ls\"]}}").startsWith("$.exec.denylist[0]"));

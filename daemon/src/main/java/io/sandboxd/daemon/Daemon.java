@@ -71,7 +71,8 @@ public final class Daemon implements AutoCloseable {
               d.metering().nvmlLibrary(),
               cpuMilliwattsEstimate,
               d.metering().samplingIntervalMs()),
-          d.limits());
+          d.limits(),
+          d.quotas());
     }
   }
 
@@ -109,7 +110,8 @@ public final class Daemon implements AutoCloseable {
             .maxUnitMemoryBytes(config.maxUnitMemoryBytes())
             .journalLimits(
                 new io.sandboxd.executor.Journal.Limits(
-                    config.limits().journal().maxEntries(), config.limits().journal().maxBytes()));
+                    config.limits().journal().maxEntries(), config.limits().journal().maxBytes()))
+            .quotas(config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule());
     config
         .inference()
         .ifPresent(

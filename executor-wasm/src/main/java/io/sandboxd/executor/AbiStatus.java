@@ -11,6 +11,10 @@ public final class AbiStatus {
   public static final int INVALID = -6;
   public static final int RATE = -7;
   public static final int UNAVAILABLE = -8;
+
+  /** The write would take the module past the node's storage or kv quota. */
+  public static final int QUOTA = -9;
+
   public static final int PARK = 1;
 
   private AbiStatus() {}

@@ -5,6 +5,7 @@ final class Errno {
   static final int SUCCESS = 0;
   static final int ACCES = 2;
   static final int BADF = 8;
+  static final int DQUOT = 19;
   static final int EXIST = 20;
   static final int FAULT = 21;
   static final int ILSEQ = 25;
@@ -15,6 +16,7 @@ final class Errno {
   static final int NOENT = 44;
   static final int NOTDIR = 54;
   static final int NOTSUP = 58;
+  static final int PERM = 63;
   static final int NOTCAPABLE = 76;
 
   private Errno() {}

@@ -97,10 +97,14 @@ public final class Executor implements AutoCloseable {
     boolean clockGranted = enforcer.mayHost(HostService.CLOCK).allowed();
     Optional<StorageRoot> storage;
     try {
+      // A replay answers every storage input from the journal: it never creates or reads the root.
       storage =
-          req.storageRoot().isPresent()
-              ? Optional.of(new StorageRoot(req.storageRoot().get()))
-              : Optional.empty();
+          req.storageRoot().isEmpty()
+              ? Optional.empty()
+              : req.replay().isPresent()
+                  ? Optional.of(StorageRoot.forReplay(req.storageRoot().get()))
+                  : Optional.of(
+                      StorageRoot.open(req.storageRoot().get(), services.storageQuotaBytes()));
     } catch (IOException e) {
       // The node's own storage failed: a host error, not the unit's fault.
       throw new java.io.UncheckedIOException(
@@ -114,7 +118,8 @@ public final class Executor implements AutoCloseable {
             random,
             services,
             storage,
-            req.replay());
+            req.replay(),
+            req.unit().address());
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
@@ -127,10 +132,12 @@ public final class Executor implements AutoCloseable {
       future = guests.submit(task);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       meter.end();
+      storage.ifPresent(StorageRoot::close);
       throw new ExecutorBusyException(
           "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
     }
     Outcome.Breach breach = watch(task, future, compute, meter);
+    storage.ifPresent(StorageRoot::close);
 
     long wall = System.nanoTime() - t0;
     long cpu = task.cpuNanos();
@@ -354,9 +361,7 @@ public final class Executor implements AutoCloseable {
               "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
           return -1;
         }
-        wasi =
-            WasiImports.forRun(
-                unit.module(), ctx, unit.address(), req.env(), ctx.storage.map(StorageRoot::root));
+        wasi = WasiImports.forRun(unit.module(), ctx, unit.address(), req.env(), ctx.storage);
         Instance.Builder b =
             Instance.builder(unit.module())
                 .withImportValues(

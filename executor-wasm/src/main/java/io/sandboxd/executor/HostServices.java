@@ -24,10 +24,20 @@ public record HostServices(
     String inferenceClass,
     long maxUnitMemoryBytes,
     LongSupplier inferenceEnergyUj,
-    Journal.Limits journalLimits) {
+    Journal.Limits journalLimits,
+    long storageQuotaBytes,
+    long kvQuotaBytes) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
   public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
+
+  /** The node's default cap on the bytes one module keeps in its storage directory. */
+  public static final long DEFAULT_STORAGE_QUOTA = 1L << 30;
+
+  /**
+   * The node's default cap on the kv bytes (keys, values, a small per-entry cost) of one module.
+   */
+  public static final long DEFAULT_KV_QUOTA = 64L << 20;
 
   public HostServices {
     execSearchPath = List.copyOf(execSearchPath);
@@ -90,6 +100,8 @@ public record HostServices(
     private long maxUnitMemoryBytes = DEFAULT_MAX_UNIT_MEMORY;
     private LongSupplier inferenceEnergyUj = () -> -1;
     private Journal.Limits journalLimits = Journal.Limits.DEFAULT;
+    private long storageQuotaBytes = DEFAULT_STORAGE_QUOTA;
+    private long kvQuotaBytes = DEFAULT_KV_QUOTA;
 
     public Builder() {}
 
@@ -105,6 +117,8 @@ public record HostServices(
       maxUnitMemoryBytes = s.maxUnitMemoryBytes;
       inferenceEnergyUj = s.inferenceEnergyUj;
       journalLimits = s.journalLimits;
+      storageQuotaBytes = s.storageQuotaBytes;
+      kvQuotaBytes = s.kvQuotaBytes;
     }
 
     public Builder kv(KvStore store) {
@@ -159,6 +173,13 @@ public record HostServices(
       return this;
     }
 
+    /** Per-module quotas: storage bytes and kv bytes; past them a write gets QUOTA / EDQUOT. */
+    public Builder quotas(long storageBytes, long kvBytes) {
+      storageQuotaBytes = storageBytes;
+      kvQuotaBytes = kvBytes;
+      return this;
+    }
+
     public HostServices build() {
       return new HostServices(
           kv,
@@ -171,7 +192,9 @@ public record HostServices(
           inferenceClass,
           maxUnitMemoryBytes,
           inferenceEnergyUj,
-          journalLimits);
+          journalLimits,
+          storageQuotaBytes,
+          kvQuotaBytes);
     }
   }
 }

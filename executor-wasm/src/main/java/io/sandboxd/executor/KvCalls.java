@@ -57,33 +57,53 @@ final class KvCalls {
     return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
 
+  /**
+   * Stores a value. The answer is journaled (with a hash of the value), so a replay answers it as
+   * recorded and writes nothing; past the module's kv quota the guest gets QUOTA.
+   */
   static int put(
       RunContext ctx, GuestMemory mem, long keyPtr, long keyLen, long valPtr, long valLen) {
     if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES
         || (valLen & 0xffffffffL) > KvStore.MAX_VALUE_BYTES) {
+      ctx.countCall();
       return AbiStatus.INVALID;
     }
     byte[] key = mem.readChecked(keyPtr, keyLen);
     byte[] value = mem.readChecked(valPtr, valLen);
     if (key == null || value == null) {
+      ctx.countCall();
       return AbiStatus.FAULT;
     }
-    Decision d = ctx.enforcer.mayKv(KvDirection.WRITE, key);
-    if (!d.allowed()) {
-      return SandboxImports.status(d);
-    }
-    if (ctx.replaying()) {
-      // A replay re-derives decisions but does not write the world again.
-      return AbiStatus.OK;
-    }
-    if (ctx.services.kv().isEmpty()) {
-      return AbiStatus.UNAVAILABLE;
-    }
-    try {
-      ctx.services.kv().get().put(key, value);
-      return AbiStatus.OK;
-    } catch (SQLException e) {
-      return AbiStatus.UNAVAILABLE;
-    }
+    ObjectNode request =
+        CanonicalJson.mapper()
+            .createObjectNode()
+            .put("key", Hex.encode(key))
+            .put("len", value.length)
+            .put("value", io.sandboxd.attest.Blake3.hex(value));
+    return ctx.journaled(
+            "kv_put",
+            request,
+            () -> {
+              Decision d = ctx.enforcer.mayKv(KvDirection.WRITE, key);
+              if (!d.allowed()) {
+                return SandboxImports.refusal(d);
+              }
+              if (ctx.services.kv().isEmpty()) {
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              }
+              try {
+                KvStore.Put put =
+                    ctx.services
+                        .kv()
+                        .get()
+                        .put(key, value, ctx.unitAddress, ctx.services.kvQuotaBytes());
+                return put == KvStore.Put.STORED
+                    ? HostAnswer.allow(new byte[0])
+                    : HostAnswer.refused("Allow", AbiStatus.QUOTA);
+              } catch (SQLException e) {
+                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+              }
+            })
+        .status();
   }
 }

@@ -13,7 +13,8 @@ import java.util.Optional;
 
 /**
  * The node's key-value store behind `kv_get`/`kv_put`: SQLite (WAL, synchronous=FULL), shared by
- * every run on this node; the grant's prefixes scope what each run may touch.
+ * every run on this node; the grant's prefixes scope what each run may touch. Each entry is owned
+ * by the module that last wrote it, and a module's entries are bounded by a node quota.
  */
 public final class KvStore implements AutoCloseable {
   /** Largest value a unit may store (one kv_put). */
@@ -21,6 +22,15 @@ public final class KvStore implements AutoCloseable {
 
   /** Largest key a unit may use. */
   public static final int MAX_KEY_BYTES = 4096;
+
+  /** What an entry costs besides its key and value bytes: bounds the number of entries too. */
+  public static final long ENTRY_BYTES = 64;
+
+  /** The answer of a quota-bounded put. */
+  public enum Put {
+    STORED,
+    OVER_QUOTA
+  }
 
   private final Connection db;
 
@@ -36,6 +46,18 @@ public final class KvStore implements AutoCloseable {
         st.execute("PRAGMA journal_mode=WAL");
         st.execute("PRAGMA synchronous=FULL");
         st.execute("CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, value BLOB NOT NULL)");
+        boolean owned = false;
+        try (ResultSet cols = st.executeQuery("PRAGMA table_info(kv)")) {
+          while (cols.next()) {
+            owned |= "owner".equals(cols.getString("name"));
+          }
+        }
+        if (!owned) {
+          // Entries written before quotas have no owner and count against no module.
+          st.execute("ALTER TABLE kv ADD COLUMN owner TEXT");
+        }
+        st.execute(
+            "CREATE TABLE IF NOT EXISTS kv_usage (owner TEXT PRIMARY KEY, bytes INTEGER NOT NULL)");
       }
       return new KvStore(db);
     } catch (SQLException | IOException e) {
@@ -52,11 +74,84 @@ public final class KvStore implements AutoCloseable {
     }
   }
 
+  /** Stores {@code value} under {@code key} with no owner and no quota (operator tools, tests). */
   public synchronized void put(byte[] key, byte[] value) throws SQLException {
+    put(key, value, null, Long.MAX_VALUE);
+  }
+
+  /**
+   * Stores {@code value} under {@code key} for {@code owner}, unless that would take the owner's
+   * entries (keys, values and {@link #ENTRY_BYTES} each) past {@code quota}. The check, the write
+   * and the usage count change in one transaction.
+   */
+  public synchronized Put put(byte[] key, byte[] value, String owner, long quota)
+      throws SQLException {
+    boolean auto = db.getAutoCommit();
+    db.setAutoCommit(false);
+    try {
+      String oldOwner = null;
+      long oldCost = 0;
+      boolean present = false;
+      try (PreparedStatement st =
+          db.prepareStatement("SELECT owner, length(key) + length(value) FROM kv WHERE key = ?")) {
+        st.setBytes(1, key);
+        try (ResultSet rs = st.executeQuery()) {
+          if (rs.next()) {
+            present = true;
+            oldOwner = rs.getString(1);
+            oldCost = rs.getLong(2) + ENTRY_BYTES;
+          }
+        }
+      }
+      long newCost = (long) key.length + value.length + ENTRY_BYTES;
+      if (owner != null) {
+        long used = usage(owner) - (present && owner.equals(oldOwner) ? oldCost : 0);
+        if (newCost > quota - used) {
+          db.rollback();
+          return Put.OVER_QUOTA;
+        }
+      }
+      if (present && oldOwner != null) {
+        addUsage(oldOwner, -oldCost);
+      }
+      if (owner != null) {
+        addUsage(owner, newCost);
+      }
+      try (PreparedStatement st =
+          db.prepareStatement("INSERT OR REPLACE INTO kv (key, value, owner) VALUES (?, ?, ?)")) {
+        st.setBytes(1, key);
+        st.setBytes(2, value);
+        st.setString(3, owner);
+        st.executeUpdate();
+      }
+      db.commit();
+      return Put.STORED;
+    } catch (SQLException | RuntimeException e) {
+      db.rollback();
+      throw e;
+    } finally {
+      db.setAutoCommit(auto);
+    }
+  }
+
+  /** The kv bytes {@code owner}'s entries cost now. */
+  public synchronized long usage(String owner) throws SQLException {
+    try (PreparedStatement st = db.prepareStatement("SELECT bytes FROM kv_usage WHERE owner = ?")) {
+      st.setString(1, owner);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
+  }
+
+  private void addUsage(String owner, long delta) throws SQLException {
     try (PreparedStatement st =
-        db.prepareStatement("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)")) {
-      st.setBytes(1, key);
-      st.setBytes(2, value);
+        db.prepareStatement(
+            "INSERT INTO kv_usage (owner, bytes) VALUES (?, max(0, ?)) ON CONFLICT(owner)"
+                + " DO UPDATE SET bytes = max(0, bytes + ?)")) {
+      st.setString(1, owner);
+      st.setLong(2, delta);
+      st.setLong(3, delta);
       st.executeUpdate();
     }
   }

@@ -30,6 +30,10 @@ final class RunContext {
   final HostServices services;
   final Optional<StorageRoot> storage;
   final Optional<ReplaySource> replay;
+
+  /** The unit's address: the owner its kv bytes are counted against. */
+  final String unitAddress;
+
   final IoCeiling ioCeiling;
   final AtomicLong readOps = new AtomicLong();
   final AtomicLong readBytes = new AtomicLong();
@@ -52,8 +56,10 @@ final class RunContext {
       SecureRandom random,
       HostServices services,
       Optional<StorageRoot> storage,
-      Optional<ReplaySource> replay) {
+      Optional<ReplaySource> replay,
+      String unitAddress) {
     this.enforcer = enforcer;
+    this.unitAddress = unitAddress;
     this.clockNanos = clockNanos;
     this.clockConstantMs = clockConstantMs;
     this.random = random;

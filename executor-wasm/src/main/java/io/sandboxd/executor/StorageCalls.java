@@ -91,6 +91,10 @@ final class StorageCalls {
     if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
       return HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
     }
+    if (StorageRoot.multiplyLinked(file)) {
+      // Its other name may be one the grant hides: a hard link never widens a grant.
+      return HostAnswer.refused("Denied", AbiStatus.DENIED);
+    }
     try (FileChannel ch =
         FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
       long remaining = Math.max(0, ch.size() - offset);
@@ -121,6 +125,10 @@ final class StorageCalls {
     }
   }
 
+  /**
+   * Writes at {@code offset}. The answer is journaled (with a hash of the bytes written), so a
+   * replay answers it as recorded, never writes, and notices a guest that writes differently.
+   */
   static int write(
       RunContext ctx,
       GuestMemory mem,
@@ -132,25 +140,49 @@ final class StorageCalls {
     StoragePath p = path(mem, pathPtr, pathLen);
     byte[] data = mem.readChecked(dataPtr, dataLen);
     if (data == null) {
+      ctx.countCall();
       return AbiStatus.FAULT;
     }
     if (offset < 0) {
+      ctx.countCall();
       return AbiStatus.INVALID;
     }
+    ObjectNode request =
+        CanonicalJson.mapper()
+            .createObjectNode()
+            .put("path", p.text())
+            .put("offset", offset)
+            .put("len", data.length)
+            .put("data", io.sandboxd.attest.Blake3.hex(data));
+    return ctx.journaled("storage_write", request, () -> writeLive(ctx, p, offset, data)).status();
+  }
+
+  private static HostAnswer writeLive(RunContext ctx, StoragePath p, long offset, byte[] data) {
     Decision d = ctx.enforcer.mayPath(PathMode.WRITE, p);
     if (!d.allowed()) {
-      return SandboxImports.status(d);
+      return SandboxImports.refusal(d);
     }
     Optional<Path> file = ctx.storage.flatMap(r -> r.resolve(p));
     if (file.isEmpty()) {
-      return AbiStatus.DENIED;
+      return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
-    if (ctx.replaying()) {
-      return AbiStatus.OK;
+    if (StorageRoot.multiplyLinked(file.get())) {
+      return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
     if (!ctx.ioCeiling.admit(0)) {
-      return AbiStatus.RATE;
+      return HostAnswer.refused("Allow", AbiStatus.RATE);
     }
+    StorageLedger ledger = ctx.storage.get().ledger();
+    long before = StorageRoot.size(file.get());
+    boolean exists = Files.exists(file.get(), LinkOption.NOFOLLOW_LINKS);
+    // Holes count: a write at 2^40 would otherwise make a 1 TiB sparse file.
+    long end = offset > Long.MAX_VALUE - data.length ? Long.MAX_VALUE : offset + data.length;
+    long entries = exists ? 0 : StorageLedger.ENTRY_BYTES * missingEntries(ctx, file.get());
+    long growth = Math.max(0, end - before) + entries;
+    if (!ledger.reserve(growth)) {
+      return HostAnswer.refused("Allow", AbiStatus.QUOTA);
+    }
+    boolean written = false;
     try {
       Path parent = file.get().getParent();
       if (parent != null) {
@@ -169,29 +201,54 @@ final class StorageCalls {
         }
       }
       ctx.writeBytes.addAndGet(data.length);
-      return AbiStatus.OK;
+      written = true;
+      return HostAnswer.allow(new byte[0]);
     } catch (IOException e) {
-      return AbiStatus.UNAVAILABLE;
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+    } finally {
+      // Settled to what the disk shows (the names made count only when the write went through).
+      ledger.settle(StorageRoot.size(file.get()) - before + (written ? entries : 0) - growth);
     }
   }
 
+  /** How many of {@code file} and its parents below the root do not exist yet. */
+  private static long missingEntries(RunContext ctx, Path file) {
+    Path root = ctx.storage.get().root();
+    long n = 0;
+    for (Path p = file; p != null && !p.equals(root); p = p.getParent()) {
+      if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+        break;
+      }
+      n++;
+    }
+    return n;
+  }
+
+  /** Deletes a file; journaled like a write, so a replay deletes nothing. */
   static int delete(RunContext ctx, GuestMemory mem, long pathPtr, long pathLen) {
     StoragePath p = path(mem, pathPtr, pathLen);
+    ObjectNode request = CanonicalJson.mapper().createObjectNode().put("path", p.text());
+    return ctx.journaled("storage_delete", request, () -> deleteLive(ctx, p)).status();
+  }
+
+  private static HostAnswer deleteLive(RunContext ctx, StoragePath p) {
     Decision d = ctx.enforcer.mayPath(PathMode.DELETE, p);
     if (!d.allowed()) {
-      return SandboxImports.status(d);
+      return SandboxImports.refusal(d);
     }
     Optional<Path> file = ctx.storage.flatMap(r -> r.resolve(p));
     if (file.isEmpty()) {
-      return AbiStatus.DENIED;
+      return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
-    if (ctx.replaying()) {
-      return AbiStatus.OK;
-    }
+    long cost = StorageRoot.cost(file.get());
     try {
-      return Files.deleteIfExists(file.get()) ? AbiStatus.OK : AbiStatus.NOT_FOUND;
+      if (!Files.deleteIfExists(file.get())) {
+        return HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
+      }
+      ctx.storage.get().ledger().settle(-cost);
+      return HostAnswer.allow(new byte[0]);
     } catch (IOException e) {
-      return AbiStatus.UNAVAILABLE;
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     }
   }
 }

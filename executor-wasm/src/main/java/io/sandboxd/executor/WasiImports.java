@@ -80,8 +80,9 @@ final class WasiImports implements AutoCloseable {
             .withArguments(args);
     // Sorted, so the guest sees the same environment in the same order on every node and replay.
     new TreeMap<>(env).forEach(opts::withEnvironment);
-    if (broker != null) {
-      // Preopened as "/": wasi-libc then maps "/x", "x" and "./x" alike beneath the root.
+    if (broker != null && !ctx.replaying()) {
+      // Preopened as "/": wasi-libc then maps "/x", "x" and "./x" alike beneath the root. A replay
+      // preopens nothing: every descriptor call is answered from the journal, never from the disk.
       opts.withDirectory("/", broker.root());
     }
     this.wasi = WasiPreview1.builder().withOptions(opts.build()).build();
@@ -89,19 +90,21 @@ final class WasiImports implements AutoCloseable {
 
   /**
    * The WASI imports of one run, or null when the module imports nothing from this namespace.
-   * {@code storageRoot} (a real path) is preopened as "/" when present; {@code name} is argv[0].
+   * {@code storageRoot} is preopened as "/" when present; {@code name} is argv[0].
    */
   static WasiImports forRun(
       WasmModule module,
       RunContext ctx,
       String name,
       Map<String, String> env,
-      Optional<Path> storageRoot) {
+      Optional<StorageRoot> storageRoot) {
     if (!imports(module)) {
       return null;
     }
     WasiPathBroker broker =
-        storageRoot.map(root -> new WasiPathBroker(ctx.enforcer, root)).orElse(null);
+        storageRoot
+            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
+            .orElse(null);
     return new WasiImports(ctx, List.of(name), env, broker);
   }
 
@@ -158,13 +161,23 @@ final class WasiImports implements AutoCloseable {
         continue;
       }
       Call c = brokered.get(f.name());
-      if (c != null) {
+      if (broker != null && touchesStorage(f.name())) {
+        Call live = c != null ? c : chicory(f);
         out.add(
             new HostFunction(
                 NAMESPACE,
                 f.name(),
                 f.functionType(),
-                (inst, args) -> new long[] {c.apply(inst, args)}));
+                (inst, args) -> new long[] {journaledFs(f.name(), live, inst, args)}));
+      } else if (c != null) {
+        // clock and random count themselves through the journal.
+        Call cc = JOURNALED_ALWAYS.contains(f.name()) ? c : counted(c);
+        out.add(
+            new HostFunction(
+                NAMESPACE,
+                f.name(),
+                f.functionType(),
+                (inst, args) -> new long[] {cc.apply(inst, args)}));
       } else {
         out.add(new HostFunction(NAMESPACE, f.name(), f.functionType(), guarded(f)));
       }
@@ -187,29 +200,47 @@ final class WasiImports implements AutoCloseable {
     };
   }
 
+  /** Chicory's own function as a {@link Call}, channel-mode misuse answered as an errno. */
+  private static Call chicory(HostFunction f) {
+    var handle = f.handle();
+    return (inst, args) -> {
+      try {
+        long[] r = handle.apply(inst, args);
+        return r == null || r.length == 0 ? Errno.SUCCESS : (int) r[0];
+      } catch (NonReadableChannelException | NonWritableChannelException e) {
+        return Errno.NOTCAPABLE;
+      }
+    };
+  }
+
   private Map<String, Call> brokeredCalls() {
     Map<String, Call> m = new HashMap<>();
     m.put("clock_time_get", this::clockTimeGet);
     m.put("random_get", this::randomGet);
-    m.put("path_open", counted(this::pathOpen));
-    m.put("path_create_directory", counted(this::pathCreateDirectory));
-    m.put("path_filestat_get", counted(this::pathFilestatGet));
-    m.put("path_filestat_set_times", counted(this::pathFilestatSetTimes));
-    m.put("path_link", counted(this::pathLink));
-    m.put("path_readlink", counted(this::pathReadlink));
-    m.put("path_remove_directory", counted(this::pathRemoveDirectory));
-    m.put("path_rename", counted(this::pathRename));
-    m.put("path_symlink", counted(this::pathSymlink));
-    m.put("path_unlink_file", counted(this::pathUnlinkFile));
-    m.put("fd_readdir", counted(this::fdReaddir));
-    m.put("fd_filestat_get", counted(this::fdFilestatGet));
-    m.put("fd_close", counted(this::fdClose));
-    m.put("fd_renumber", counted(this::fdRenumber));
+    m.put("path_open", this::pathOpen);
+    m.put("path_create_directory", this::pathCreateDirectory);
+    m.put("path_filestat_get", this::pathFilestatGet);
+    m.put("path_filestat_set_times", this::pathFilestatSetTimes);
+    m.put("path_link", this::pathLink);
+    m.put("path_readlink", this::pathReadlink);
+    m.put("path_remove_directory", this::pathRemoveDirectory);
+    m.put("path_rename", this::pathRename);
+    m.put("path_symlink", this::pathSymlink);
+    m.put("path_unlink_file", this::pathUnlinkFile);
+    m.put("fd_readdir", this::fdReaddir);
+    m.put("fd_filestat_get", this::fdFilestatGet);
+    m.put("fd_close", this::fdClose);
+    m.put("fd_renumber", this::fdRenumber);
+    m.put("fd_write", this::fdWrite);
+    m.put("fd_pwrite", this::fdPwrite);
+    m.put("fd_allocate", this::fdAllocate);
+    m.put("fd_filestat_set_size", this::fdFilestatSetSize);
+    m.put("fd_filestat_set_times", this::fdFilestatSetTimes);
     // Chicory traps on this one; a guest gets an errno instead.
-    m.put("fd_fdstat_set_rights", counted((inst, a) -> Errno.NOTSUP));
+    m.put("fd_fdstat_set_rights", (inst, a) -> Errno.NOTSUP);
     // No socket is ever handed to a unit: the network is the `sandbox.egress` import's business.
     for (String s : List.of("sock_accept", "sock_recv", "sock_send", "sock_shutdown")) {
-      m.put(s, counted((inst, a) -> Errno.NOTSUP));
+      m.put(s, (inst, a) -> Errno.NOTSUP);
     }
     return m;
   }
@@ -315,20 +346,54 @@ final class WasiImports implements AutoCloseable {
     if (!b.ok()) {
       return b.errno();
     }
-    int errno =
-        wasi.pathOpen(
-            inst.memory(),
-            WasiPathBroker.ROOT_FD,
-            lookup & ~LOOKUP_SYMLINK_FOLLOW,
-            b.forChicory(),
-            oflags,
-            rights,
-            a[6],
-            fdflags,
-            (int) fdPtr);
+    boolean exists = Files.exists(b.host(), LinkOption.NOFOLLOW_LINKS);
+    if (b.dirOnly() && !exists) {
+      // "new/" with O_CREAT would make a file under a directory's name.
+      return (oflags & O_CREAT) != 0 ? Errno.ISDIR : Errno.NOENT;
+    }
+    if (StorageRoot.multiplyLinked(b.host())) {
+      // Another name of these bytes may be one the grant keeps read-only or hidden.
+      return Errno.PERM;
+    }
+    StorageLedger ledger = broker.ledger();
+    long before = exists ? StorageRoot.cost(b.host()) : 0;
+    long reserve = exists ? 0 : StorageLedger.ENTRY_BYTES;
+    if ((oflags & O_CREAT) != 0 && !ledger.reserve(reserve)) {
+      return Errno.DQUOT;
+    }
+    if ((oflags & O_CREAT) == 0) {
+      reserve = 0;
+    }
+    int errno;
+    try {
+      errno =
+          wasi.pathOpen(
+              inst.memory(),
+              WasiPathBroker.ROOT_FD,
+              lookup & ~LOOKUP_SYMLINK_FOLLOW,
+              b.forChicory(),
+              oflags,
+              rights,
+              a[6],
+              fdflags,
+              (int) fdPtr);
+    } finally {
+      ledger.settle(StorageRoot.cost(b.host()) - before - reserve);
+    }
     if (errno == Errno.SUCCESS) {
       int fd = inst.memory().readInt((int) fdPtr);
-      broker.opened(fd, b.rel(), Files.isDirectory(b.host(), LinkOption.NOFOLLOW_LINKS));
+      if (StorageRoot.multiplyLinked(b.host())) {
+        // Linked between the check and the open (by another process): do not hand it out.
+        wasi.fdClose(fd);
+        return Errno.PERM;
+      }
+      broker.opened(
+          fd,
+          new WasiPathBroker.Opened(
+              b.rel(),
+              Files.isDirectory(b.host(), LinkOption.NOFOLLOW_LINKS),
+              write,
+              (fdflags & FDFLAG_APPEND) != 0));
     }
     return errno;
   }
@@ -340,7 +405,17 @@ final class WasiImports implements AutoCloseable {
         a[1],
         a[2],
         false,
-        b -> wasi.pathCreateDirectory(WasiPathBroker.ROOT_FD, b.forChicory()),
+        b -> {
+          StorageLedger ledger = broker.ledger();
+          if (!ledger.reserve(StorageLedger.ENTRY_BYTES)) {
+            return Errno.DQUOT;
+          }
+          int errno = wasi.pathCreateDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          if (errno != Errno.SUCCESS) {
+            ledger.settle(-StorageLedger.ENTRY_BYTES);
+          }
+          return errno;
+        },
         PathMode.WRITE);
   }
 
@@ -380,34 +455,24 @@ final class WasiImports implements AutoCloseable {
         a[3],
         follows(lookup),
         b ->
-            wasi.pathFilestatSetTimes(
-                WasiPathBroker.ROOT_FD,
-                lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                b.forChicory(),
-                a[4],
-                a[5],
-                (int) a[6]),
+            StorageRoot.multiplyLinked(b.host())
+                ? Errno.PERM
+                : wasi.pathFilestatSetTimes(
+                    WasiPathBroker.ROOT_FD,
+                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
+                    b.forChicory(),
+                    a[4],
+                    a[5],
+                    (int) a[6]),
         PathMode.WRITE);
   }
 
+  /**
+   * Hard links are refused outright: a second name for the same bytes would let a grant's write
+   * globs reach bytes its read-only (or hidden) globs cover, in this run or a later one.
+   */
   private int pathLink(Instance inst, long[] a) {
-    GuestMemory mem = new GuestMemory(inst.memory());
-    String oldRaw = string(mem, a[2], a[3]);
-    String newRaw = string(mem, a[5], a[6]);
-    if (oldRaw == null || newRaw == null) {
-      return oldRaw == null ? stringErrno(mem, a[2], a[3]) : stringErrno(mem, a[5], a[6]);
-    }
-    // A new name for a file gives no more than its old name did: read the old, write the new.
-    WasiPathBroker.Brokered from = resolve((int) a[0], oldRaw, follows((int) a[1]), PathMode.READ);
-    if (!from.ok()) {
-      return from.errno();
-    }
-    WasiPathBroker.Brokered to = resolve((int) a[4], newRaw, false, PathMode.WRITE);
-    if (!to.ok()) {
-      return to.errno();
-    }
-    return wasi.pathLink(
-        WasiPathBroker.ROOT_FD, 0, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
+    return broker == null ? Errno.BADF : Errno.PERM;
   }
 
   private int pathReadlink(Instance inst, long[] a) {
@@ -442,7 +507,13 @@ final class WasiImports implements AutoCloseable {
         a[1],
         a[2],
         false,
-        b -> wasi.pathRemoveDirectory(WasiPathBroker.ROOT_FD, b.forChicory()),
+        b -> {
+          int errno = wasi.pathRemoveDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          if (errno == Errno.SUCCESS) {
+            broker.ledger().settle(-StorageLedger.ENTRY_BYTES);
+          }
+          return errno;
+        },
         PathMode.DELETE);
   }
 
@@ -453,7 +524,14 @@ final class WasiImports implements AutoCloseable {
         a[1],
         a[2],
         false,
-        b -> wasi.pathUnlinkFile(WasiPathBroker.ROOT_FD, b.forChicory()),
+        b -> {
+          long cost = StorageRoot.cost(b.host());
+          int errno = wasi.pathUnlinkFile(WasiPathBroker.ROOT_FD, b.forChicory());
+          if (errno == Errno.SUCCESS) {
+            broker.ledger().settle(-cost);
+          }
+          return errno;
+        },
         PathMode.DELETE);
   }
 
@@ -464,10 +542,11 @@ final class WasiImports implements AutoCloseable {
     if (oldRaw == null || newRaw == null) {
       return oldRaw == null ? stringErrno(mem, a[1], a[2]) : stringErrno(mem, a[4], a[5]);
     }
-    // Moving a file takes it from its old name (read + delete) and gives it a new one (write), so
-    // a rename can never make readable what was not.
+    // Moving bytes changes them under both names: the old name must be readable, writable and
+    // deletable, the new one writable (and deletable when something is there to be replaced), so a
+    // rename can never make readable or writable what was not.
     WasiPathBroker.Brokered from =
-        resolve((int) a[0], oldRaw, false, PathMode.READ, PathMode.DELETE);
+        resolve((int) a[0], oldRaw, false, PathMode.READ, PathMode.WRITE, PathMode.DELETE);
     if (!from.ok()) {
       return from.errno();
     }
@@ -475,12 +554,33 @@ final class WasiImports implements AutoCloseable {
     if (!to.ok()) {
       return to.errno();
     }
+    boolean replaces = Files.exists(to.host(), LinkOption.NOFOLLOW_LINKS);
+    if (replaces && broker.decide(to.rel(), PathMode.DELETE) != Errno.SUCCESS) {
+      return Errno.ACCES;
+    }
+    if (from.rel().isEmpty() || to.rel().isEmpty()) {
+      return Errno.ACCES;
+    }
+    if ((from.dirOnly() || to.dirOnly())
+        && !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
+      return Errno.NOTDIR;
+    }
+    if (StorageRoot.multiplyLinked(from.host())
+        || (replaces && StorageRoot.multiplyLinked(to.host()))) {
+      return Errno.PERM;
+    }
     int beneath = renameBeneath(from, to);
     if (beneath != Errno.SUCCESS) {
       return beneath;
     }
-    return wasi.pathRename(
-        WasiPathBroker.ROOT_FD, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
+    long replaced = replaces ? StorageRoot.cost(to.host()) : 0;
+    int errno =
+        wasi.pathRename(
+            WasiPathBroker.ROOT_FD, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
+    if (errno == Errno.SUCCESS) {
+      broker.ledger().settle(-replaced);
+    }
+    return errno;
   }
 
   /** A directory moves everything beneath it: each entry is decided as if renamed alone. */
@@ -496,9 +596,12 @@ final class WasiImports implements AutoCloseable {
         }
         String oldRel = from.rel() + "/" + tail;
         String newRel = to.rel().isEmpty() ? tail : to.rel() + "/" + tail;
-        if (broker.decide(oldRel, PathMode.READ, PathMode.DELETE) != Errno.SUCCESS
+        if (broker.decide(oldRel, PathMode.READ, PathMode.WRITE, PathMode.DELETE) != Errno.SUCCESS
             || broker.decide(newRel, PathMode.WRITE) != Errno.SUCCESS) {
           return Errno.ACCES;
+        }
+        if (StorageRoot.multiplyLinked(p)) {
+          return Errno.PERM;
         }
       }
     } catch (IOException | java.io.UncheckedIOException e) {
@@ -507,26 +610,12 @@ final class WasiImports implements AutoCloseable {
     return Errno.SUCCESS;
   }
 
+  /**
+   * Symlinks are refused: a link is a path the grant never decided, and a later run (or an exec'd
+   * program) could follow it from a writable name into a read-only one.
+   */
   private int pathSymlink(Instance inst, long[] a) {
-    GuestMemory mem = new GuestMemory(inst.memory());
-    String target = string(mem, a[0], a[1]);
-    String newRaw = string(mem, a[3], a[4]);
-    if (target == null || newRaw == null) {
-      return target == null ? stringErrno(mem, a[0], a[1]) : stringErrno(mem, a[3], a[4]);
-    }
-    if (broker == null) {
-      return Errno.BADF;
-    }
-    // The target is kept beneath the root; reading through the link is decided for both names.
-    WasiPathBroker.Brokered t = broker.lexical((int) a[2], target);
-    if (!t.ok()) {
-      return t.errno();
-    }
-    WasiPathBroker.Brokered link = resolve((int) a[2], newRaw, false, PathMode.WRITE);
-    if (!link.ok()) {
-      return link.errno();
-    }
-    return wasi.pathSymlink(t.forChicory(), WasiPathBroker.ROOT_FD, link.forChicory());
+    return broker == null ? Errno.BADF : Errno.PERM;
   }
 
   private interface Act {
@@ -628,8 +717,9 @@ final class WasiImports implements AutoCloseable {
 
   private int fdClose(Instance inst, long[] a) {
     int fd = (int) a[0];
-    if (broker != null && fd == WasiPathBroker.ROOT_FD) {
-      // Every brokered path is acted on through this descriptor: it stays open for the run.
+    if (fd <= WasiPathBroker.ROOT_FD && fd >= 0) {
+      // Every brokered path is acted on through the root descriptor, and stdio stays stdio (so
+      // which calls are journaled never depends on what the guest closed): they stay open.
       return Errno.NOTSUP;
     }
     int errno = wasi.fdClose(fd);
@@ -642,7 +732,7 @@ final class WasiImports implements AutoCloseable {
   private int fdRenumber(Instance inst, long[] a) {
     int from = (int) a[0];
     int to = (int) a[1];
-    if (broker != null && (from == WasiPathBroker.ROOT_FD || to == WasiPathBroker.ROOT_FD)) {
+    if (isReserved(from) || isReserved(to)) {
       return Errno.NOTSUP;
     }
     int errno = wasi.fdRenumber(from, to);
@@ -650,6 +740,345 @@ final class WasiImports implements AutoCloseable {
       broker.renumbered(from, to);
     }
     return errno;
+  }
+
+  private static boolean isReserved(int fd) {
+    return fd >= 0 && fd <= WasiPathBroker.ROOT_FD;
+  }
+
+  // ---- writes through descriptors: bounded by the module's storage quota ----
+
+  private int fdWrite(Instance inst, long[] a) {
+    int fd = (int) a[0];
+    return grown(
+        inst,
+        fd,
+        (o, size) -> {
+          long len = iovecBytes(new GuestMemory(inst.memory()), a[1], a[2]);
+          return len < 0 ? -1 : saturatingAdd(o.append() ? size : position(inst, fd), len);
+        },
+        () -> wasi.fdWrite(inst.memory(), fd, (int) a[1], (int) a[2], (int) a[3]));
+  }
+
+  private int fdPwrite(Instance inst, long[] a) {
+    int fd = (int) a[0];
+    return grown(
+        inst,
+        fd,
+        (o, size) -> {
+          long len = iovecBytes(new GuestMemory(inst.memory()), a[1], a[2]);
+          return len < 0 || a[3] < 0 ? -1 : saturatingAdd(a[3], len);
+        },
+        () -> wasi.fdPwrite(inst.memory(), fd, (int) a[1], (int) a[2], a[3], (int) a[4]));
+  }
+
+  private int fdAllocate(Instance inst, long[] a) {
+    int fd = (int) a[0];
+    return grown(
+        inst,
+        fd,
+        (o, size) -> a[1] < 0 || a[2] < 0 ? -1 : saturatingAdd(a[1], a[2]),
+        () -> wasi.fdAllocate(fd, a[1], a[2]));
+  }
+
+  private int fdFilestatSetSize(Instance inst, long[] a) {
+    int fd = (int) a[0];
+    return grown(
+        inst, fd, (o, size) -> a[1] < 0 ? -1 : a[1], () -> wasi.fdFilestatSetSize(fd, a[1]));
+  }
+
+  private int fdFilestatSetTimes(Instance inst, long[] a) {
+    int fd = (int) a[0];
+    return grown(
+        inst, fd, (o, size) -> 0, () -> wasi.fdFilestatSetTimes(fd, a[1], a[2], (int) a[3]));
+  }
+
+  /** Where a write through a descriptor would end, from its open state and the file's size. */
+  private interface End {
+    long of(WasiPathBroker.Opened o, long size);
+  }
+
+  private interface Act0 {
+    int run();
+  }
+
+  /**
+   * A change through a storage descriptor: only through one opened for writing, never to a file
+   * that has gained a second name, and only when the growth it may cause (holes included: a write
+   * at 2^40 would otherwise make a 1 TiB sparse file) fits the module's quota; the ledger is then
+   * settled to the size the disk shows. Stdio and unknown descriptors go to Chicory unchanged.
+   */
+  private int grown(Instance inst, int fd, End end, Act0 act) {
+    WasiPathBroker.Opened o = broker == null ? null : broker.opened(fd);
+    if (o == null || o.directory() || fd == WasiPathBroker.ROOT_FD) {
+      return act.run();
+    }
+    if (!o.writable()) {
+      return Errno.NOTCAPABLE;
+    }
+    Path host = broker.root().resolve(o.rel());
+    if (StorageRoot.multiplyLinked(host)) {
+      return Errno.PERM;
+    }
+    long size = StorageRoot.size(host);
+    long newEnd = end.of(o, size);
+    if (newEnd < 0) {
+      return Errno.INVAL;
+    }
+    long growth = Math.max(0, newEnd - size);
+    StorageLedger ledger = broker.ledger();
+    if (!ledger.reserve(growth)) {
+      return Errno.DQUOT;
+    }
+    try {
+      return act.run();
+    } finally {
+      ledger.settle(StorageRoot.size(host) - size - growth);
+    }
+  }
+
+  private static long saturatingAdd(long x, long y) {
+    long r = x + y;
+    return ((x ^ r) & (y ^ r)) < 0 ? Long.MAX_VALUE : r;
+  }
+
+  /** The descriptor's current offset, read through a scratch word that is put back after. */
+  private long position(Instance inst, int fd) {
+    GuestMemory mem = new GuestMemory(inst.memory());
+    if (!mem.inBounds(0, 8)) {
+      return Long.MAX_VALUE;
+    }
+    byte[] saved = mem.read(0, 8);
+    try {
+      int errno = wasi.fdTell(inst.memory(), fd, 0);
+      return errno == Errno.SUCCESS ? inst.memory().readLong(0) : Long.MAX_VALUE;
+    } finally {
+      mem.write(0, saved);
+    }
+  }
+
+  /** The total length of an iovec array, or -1 when it lies outside memory. */
+  private static long iovecBytes(GuestMemory mem, long iovs, long count) {
+    long n = count & 0xffffffffL;
+    if (!mem.inBounds(iovs, n * 8)) {
+      return -1;
+    }
+    long total = 0;
+    for (long i = 0; i < n; i++) {
+      byte[] iov = mem.read(iovs + i * 8, 8);
+      ByteBuffer b = ByteBuffer.wrap(iov).order(ByteOrder.LITTLE_ENDIAN);
+      long ptr = b.getInt() & 0xffffffffL;
+      long len = b.getInt() & 0xffffffffL;
+      if (!mem.inBounds(ptr, len)) {
+        return -1;
+      }
+      total += len;
+    }
+    return total;
+  }
+
+  // ---- the journal: every storage input a guest sees, and every storage change's answer ----
+
+  private static final java.util.Set<String> JOURNALED_ALWAYS =
+      java.util.Set.of("clock_time_get", "random_get");
+
+  private static final java.util.Set<String> DELETES =
+      java.util.Set.of("path_unlink_file", "path_remove_directory");
+
+  private static final java.util.Set<String> WRITES =
+      java.util.Set.of(
+          "fd_write",
+          "fd_pwrite",
+          "fd_allocate",
+          "fd_filestat_set_size",
+          "fd_filestat_set_times",
+          "path_create_directory",
+          "path_filestat_set_times",
+          "path_link",
+          "path_symlink",
+          "path_rename");
+
+  /** Where each path-taking call keeps its (ptr, len) string arguments. */
+  private static final Map<String, int[]> PATH_ARGS =
+      Map.of(
+          "path_create_directory", new int[] {1, 2},
+          "path_filestat_get", new int[] {2, 3},
+          "path_filestat_set_times", new int[] {2, 3},
+          "path_link", new int[] {2, 3, 5, 6},
+          "path_open", new int[] {2, 3},
+          "path_readlink", new int[] {1, 2},
+          "path_remove_directory", new int[] {1, 2},
+          "path_rename", new int[] {1, 2, 4, 5},
+          "path_symlink", new int[] {0, 1, 3, 4},
+          "path_unlink_file", new int[] {1, 2});
+
+  /** Calls that reach the storage through a descriptor or a path (and poll, which reads them). */
+  static boolean touchesStorage(String name) {
+    return name.startsWith("fd_") || name.startsWith("path_") || name.equals("poll_oneoff");
+  }
+
+  /**
+   * A storage-touching WASI call, journaled: live, the call acts and what it handed the guest (its
+   * errno and every byte it wrote into guest memory) is recorded; in a replay that record is
+   * written back and the disk is never touched. Writes are journaled too (with a hash of the bytes
+   * written), so a replay answers them as recorded and notices a guest that writes differently.
+   * Stdio descriptors (0, 1, 2) stay live: they are the run log and an empty stdin.
+   */
+  private int journaledFs(String name, Call live, Instance inst, long[] args) {
+    if (name.startsWith("fd_") && args[0] >= 0 && args[0] < WasiPathBroker.ROOT_FD) {
+      ctx.countCall();
+      return live.apply(inst, args);
+    }
+    GuestMemory mem = new GuestMemory(inst.memory());
+    ObjectNode request = fsRequest(name, mem, args);
+    String call =
+        DELETES.contains(name)
+            ? "storage_delete"
+            : WRITES.contains(name) ? "storage_write" : "storage_read";
+    HostAnswer ans =
+        ctx.journaled(
+            call,
+            request,
+            () -> {
+              int errno;
+              try {
+                errno = live.apply(inst, args);
+              } catch (com.dylibso.chicory.runtime.ChicoryInterruptedException e) {
+                throw e;
+              } catch (com.dylibso.chicory.wasm.ChicoryException e) {
+                // A guest pointer outside memory: an errno the replay can give back too.
+                errno = Errno.FAULT;
+              }
+              byte[] writes = errno == Errno.SUCCESS ? captured(name, mem, args) : new byte[0];
+              String decision =
+                  errno == Errno.ACCES || errno == Errno.NOTCAPABLE ? "Denied" : "Allow";
+              return new HostAnswer(decision, errno, writes);
+            });
+    if (ctx.replaying() && !writeBack(mem, ans.payload())) {
+      return Errno.FAULT;
+    }
+    return ans.status();
+  }
+
+  /** The request of a journaled storage call: its name, its arguments, its paths and data. */
+  private static ObjectNode fsRequest(String name, GuestMemory mem, long[] args) {
+    ObjectNode r = CanonicalJson.mapper().createObjectNode().put("wasi", name);
+    com.fasterxml.jackson.databind.node.ArrayNode a = r.putArray("args");
+    for (long v : args) {
+      a.add(v);
+    }
+    int[] paths = PATH_ARGS.get(name);
+    if (paths != null) {
+      com.fasterxml.jackson.databind.node.ArrayNode p = r.putArray("paths");
+      for (int i = 0; i < paths.length; i += 2) {
+        byte[] raw = mem.readChecked(args[paths[i]], args[paths[i + 1]]);
+        p.add(raw == null ? "fault" : io.sandboxd.attest.Blake3.hex(raw));
+      }
+    }
+    if (name.equals("fd_write") || name.equals("fd_pwrite")) {
+      com.fasterxml.jackson.databind.node.ArrayNode d = r.putArray("data");
+      if (iovecBytes(mem, args[1], args[2]) < 0) {
+        d.add("fault");
+      } else {
+        for (long i = 0; i < (args[2] & 0xffffffffL); i++) {
+          ByteBuffer b =
+              ByteBuffer.wrap(mem.read(args[1] + i * 8, 8)).order(ByteOrder.LITTLE_ENDIAN);
+          long ptr = b.getInt() & 0xffffffffL;
+          long len = b.getInt() & 0xffffffffL;
+          d.add(io.sandboxd.attest.Blake3.hex(mem.read(ptr, len)));
+        }
+      }
+    }
+    return r;
+  }
+
+  /**
+   * What a successful call wrote into guest memory, as {@code (ptr u32, len u32, bytes)} runs: only
+   * the bytes it filled (a read's {@code nread}, a listing's {@code used}), not whole buffers.
+   */
+  private static byte[] captured(String name, GuestMemory mem, long[] a) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    switch (name) {
+      case "fd_read", "fd_pread" -> {
+        long nreadPtr = name.equals("fd_read") ? a[3] : a[4];
+        long n = readU32(mem, nreadPtr);
+        region(out, mem, nreadPtr, 4);
+        long left = n;
+        for (long i = 0; left > 0 && i < (a[2] & 0xffffffffL); i++) {
+          if (!mem.inBounds(a[1] + i * 8, 8)) {
+            break;
+          }
+          ByteBuffer b = ByteBuffer.wrap(mem.read(a[1] + i * 8, 8)).order(ByteOrder.LITTLE_ENDIAN);
+          long ptr = b.getInt() & 0xffffffffL;
+          long len = Math.min(b.getInt() & 0xffffffffL, left);
+          region(out, mem, ptr, len);
+          left -= len;
+        }
+      }
+      case "fd_write" -> region(out, mem, a[3], 4);
+      case "fd_pwrite" -> region(out, mem, a[4], 4);
+      case "fd_readdir" -> {
+        region(out, mem, a[1], readU32(mem, a[4]));
+        region(out, mem, a[4], 4);
+      }
+      case "fd_filestat_get" -> region(out, mem, a[1], FILESTAT_BYTES);
+      case "fd_fdstat_get" -> region(out, mem, a[1], FDSTAT_BYTES);
+      case "fd_prestat_get" -> region(out, mem, a[1], 8);
+      case "fd_prestat_dir_name" -> region(out, mem, a[1], a[2]);
+      case "fd_seek" -> region(out, mem, a[3], 8);
+      case "fd_tell" -> region(out, mem, a[1], 8);
+      case "path_open" -> region(out, mem, a[8], 4);
+      case "path_filestat_get" -> region(out, mem, a[4], FILESTAT_BYTES);
+      case "path_readlink" -> {
+        region(out, mem, a[3], readU32(mem, a[5]));
+        region(out, mem, a[5], 4);
+      }
+      case "poll_oneoff" -> {
+        region(out, mem, a[1], readU32(mem, a[3]) * 32);
+        region(out, mem, a[3], 4);
+      }
+      default -> {}
+    }
+    return out.toByteArray();
+  }
+
+  private static final int FDSTAT_BYTES = 24;
+
+  private static long readU32(GuestMemory mem, long ptr) {
+    if (!mem.inBounds(ptr, 4)) {
+      return 0;
+    }
+    return ByteBuffer.wrap(mem.read(ptr, 4)).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
+  }
+
+  private static void region(
+      java.io.ByteArrayOutputStream out, GuestMemory mem, long ptr, long len) {
+    if (len <= 0 || !mem.inBounds(ptr, len)) {
+      return;
+    }
+    ByteBuffer h = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    h.putInt((int) ptr).putInt((int) len);
+    out.writeBytes(h.array());
+    out.writeBytes(mem.read(ptr, len));
+  }
+
+  /**
+   * Writes recorded {@code (ptr, len, bytes)} runs back into guest memory; false when one does not
+   * fit.
+   */
+  private static boolean writeBack(GuestMemory mem, byte[] runs) {
+    ByteBuffer b = ByteBuffer.wrap(runs).order(ByteOrder.LITTLE_ENDIAN);
+    while (b.remaining() >= 8) {
+      long ptr = b.getInt() & 0xffffffffL;
+      long len = b.getInt() & 0xffffffffL;
+      if (len > b.remaining() || !mem.inBounds(ptr, len)) {
+        return false;
+      }
+      byte[] bytes = new byte[(int) len];
+      b.get(bytes);
+      mem.write(ptr, bytes);
+    }
+    return !b.hasRemaining();
   }
 
   // ---- guest strings ----

@@ -27,13 +27,20 @@ final class WasiPathBroker {
   /** The preopened storage root: Chicory allocates stdin, stdout and stderr before it. */
   static final int ROOT_FD = 3;
 
-  /** What a guest descriptor refers to: a root-relative real path, directory or file. */
-  record Opened(String rel, boolean directory) {}
+  /**
+   * What a guest descriptor refers to: a root-relative real path, directory or file, and whether it
+   * was opened for writing (and in append mode).
+   */
+  record Opened(String rel, boolean directory, boolean writable, boolean append) {}
 
-  /** A brokered path: an errno, or the root-relative real path ({@code ""} is the root). */
-  record Brokered(int errno, String rel, Path host) {
+  /**
+   * A brokered path: an errno, or the root-relative real path ({@code ""} is the root); {@code
+   * dirOnly} when the guest named it with a trailing {@code /} (or {@code /.}), so only a directory
+   * may answer to it.
+   */
+  record Brokered(int errno, String rel, Path host, boolean dirOnly) {
     static Brokered refused(int errno) {
-      return new Brokered(errno, null, null);
+      return new Brokered(errno, null, null, false);
     }
 
     boolean ok() {
@@ -57,17 +64,23 @@ final class WasiPathBroker {
 
   private final Enforcer enforcer;
   private final Path root;
+  private final StorageLedger ledger;
   private final Map<Integer, Opened> open = new HashMap<>();
 
   /** A broker for {@code realRoot}, which must already be a real (symlink-free) path. */
-  WasiPathBroker(Enforcer enforcer, Path realRoot) {
+  WasiPathBroker(Enforcer enforcer, Path realRoot, StorageLedger ledger) {
     this.enforcer = enforcer;
     this.root = realRoot;
-    open.put(ROOT_FD, new Opened("", true));
+    this.ledger = ledger;
+    open.put(ROOT_FD, new Opened("", true, false, false));
   }
 
   Path root() {
     return root;
+  }
+
+  StorageLedger ledger() {
+    return ledger;
   }
 
   /**
@@ -85,7 +98,18 @@ final class WasiPathBroker {
       return Brokered.refused(denied);
     }
     Brokered real = contain(named.rel(), followFinal);
-    if (!real.ok() || real.rel().equals(named.rel())) {
+    if (!real.ok()) {
+      return real;
+    }
+    if (named.dirOnly()) {
+      // "file/" names a directory: a file answering to it is NOTDIR, as on POSIX.
+      if (Files.exists(real.host(), LinkOption.NOFOLLOW_LINKS)
+          && !Files.isDirectory(real.host(), LinkOption.NOFOLLOW_LINKS)) {
+        return Brokered.refused(Errno.NOTDIR);
+      }
+      real = new Brokered(Errno.SUCCESS, real.rel(), real.host(), true);
+    }
+    if (real.rel().equals(named.rel())) {
       return real;
     }
     denied = decide(real.rel(), modes);
@@ -117,7 +141,8 @@ final class WasiPathBroker {
     if (!dir.rel().isEmpty()) {
       segments.addAll(List.of(dir.rel().split("/")));
     }
-    for (String seg : raw.split("/")) {
+    boolean dirOnly = raw.endsWith("/") || raw.endsWith("/.") || raw.equals(".");
+    for (String seg : raw.split("/", -1)) {
       if (seg.isEmpty() || seg.equals(".")) {
         continue;
       }
@@ -128,7 +153,7 @@ final class WasiPathBroker {
       segments.add(seg);
     }
     String rel = String.join("/", segments);
-    return new Brokered(Errno.SUCCESS, rel, root.resolve(rel));
+    return new Brokered(Errno.SUCCESS, rel, root.resolve(rel), dirOnly);
   }
 
   /** ACCES unless every mode is granted for {@code rel}; the root itself may only be read. */
@@ -157,7 +182,7 @@ final class WasiPathBroker {
    */
   private Brokered contain(String rel, boolean followFinal) {
     if (rel.isEmpty()) {
-      return new Brokered(Errno.SUCCESS, "", root);
+      return new Brokered(Errno.SUCCESS, "", root, false);
     }
     Path named = root.resolve(rel);
     Path parent;
@@ -188,7 +213,7 @@ final class WasiPathBroker {
         return Brokered.refused(Errno.NOTCAPABLE);
       }
     }
-    return new Brokered(Errno.SUCCESS, root.relativize(target).toString(), target);
+    return new Brokered(Errno.SUCCESS, root.relativize(target).toString(), target, false);
   }
 
   private boolean pointsInside(Path link) {
@@ -214,8 +239,8 @@ final class WasiPathBroker {
     return open.get(fd);
   }
 
-  synchronized void opened(int fd, String rel, boolean directory) {
-    open.put(fd, new Opened(rel, directory));
+  synchronized void opened(int fd, Opened o) {
+    open.put(fd, o);
   }
 
   synchronized void closed(int fd) {

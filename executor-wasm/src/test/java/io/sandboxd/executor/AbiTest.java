@@ -114,7 +114,9 @@ class AbiTest {
     ExecutionResult ok = run(kvRoundTrip("user/1"), grants(NO_STORAGE, rw, NO_NET, LOG), null);
     assertEquals(0, returned(ok));
     assertEquals("value-1\n", ok.log());
-    assertEquals("kv_get", ok.journal().get(0).get("call").textValue());
+    // The put's answer is journaled too, so a replay answers it without writing.
+    assertEquals("kv_put", ok.journal().get(0).get("call").textValue());
+    assertEquals("kv_get", ok.journal().get(1).get("call").textValue());
 
     ExecutionResult outside = run(kvRoundTrip("adm/1"), grants(NO_STORAGE, rw, NO_NET, LOG), null);
     assertEquals(100 + AbiStatus.DENIED, returned(outside));

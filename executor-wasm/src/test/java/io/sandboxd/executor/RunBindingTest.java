@@ -50,7 +50,8 @@ class RunBindingTest {
         new SecureRandom(),
         services,
         Optional.empty(),
-        Optional.empty());
+        Optional.empty(),
+        "0".repeat(64));
   }
 
   static Instance instantiate(CompiledUnit unit, RunBinding binding) {

@@ -33,7 +33,10 @@ class WasiPathBrokerTest {
     Files.createSymbolicLink(root.resolve("data/dangling"), outside.resolve("nothing"));
     String json = "{\"storage\":{\"read\":[\"data/**\"],\"write\":[\"data/in/*\"],\"delete\":[]}}";
     broker =
-        new WasiPathBroker(new Enforcer(Grants.parse(json.getBytes(StandardCharsets.UTF_8))), root);
+        new WasiPathBroker(
+            new Enforcer(Grants.parse(json.getBytes(StandardCharsets.UTF_8))),
+            root,
+            StorageLedger.NONE);
   }
 
   int errno(String path, boolean follow, PathMode... modes) {
@@ -85,11 +88,13 @@ class WasiPathBrokerTest {
 
   @Test
   void descriptorsCarryTheirDirectory() throws Exception {
-    broker.opened(5, "data/in", true);
-    broker.opened(6, "data/in/a.txt", false);
+    broker.opened(5, new WasiPathBroker.Opened("data/in", true, false, false));
+    broker.opened(6, new WasiPathBroker.Opened("data/in/a.txt", false, false, false));
     assertEquals("data/in/a.txt", broker.resolve(5, "a.txt", true, PathMode.READ).rel());
     assertEquals(Errno.NOTDIR, broker.resolve(6, "x", true, PathMode.READ).errno());
     assertEquals(Errno.BADF, broker.resolve(9, "x", true, PathMode.READ).errno());
+    // The subdirectory's path is part of every decision made through it.
+    assertEquals(Errno.ACCES, broker.resolve(5, "a.txt", true, PathMode.DELETE).errno());
     assertEquals(Errno.NOTCAPABLE, broker.resolve(5, "../../private.txt", true).errno());
     broker.renumbered(5, 7);
     assertEquals(Errno.BADF, broker.resolve(5, "a.txt", true, PathMode.READ).errno());
@@ -100,5 +105,13 @@ class WasiPathBrokerTest {
             .toList();
     assertEquals(java.util.List.of("data"), names);
     assertTrue(broker.listing(broker.opened(7)).stream().anyMatch(e -> e.name().equals("a.txt")));
+  }
+
+  @Test
+  void aTrailingSlashNamesOnlyADirectory() {
+    assertEquals(Errno.NOTDIR, errno("data/in/a.txt/", true, PathMode.READ));
+    assertEquals(Errno.NOTDIR, errno("data/in/a.txt/.", true, PathMode.READ));
+    assertEquals(Errno.SUCCESS, errno("data/in/", true, PathMode.READ));
+    assertEquals(Errno.SUCCESS, errno("data/in/a.txt", true, PathMode.READ));
   }
 }

@@ -1,0 +1,280 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.google.protobuf.ByteString;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.daemon.rpc.SubmitRequest;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 8 items 2, 3 and 11 (storage, kv) against the running daemon: links, renames, trailing
+ * slashes and subdirectory descriptors never give write access to read-only bytes; a replay leaves
+ * storage byte-identical; holes and quotas bound what a module keeps on the node's disk.
+ */
+class StorageEscapeTest {
+  @TempDir static Path dir;
+  static DaemonProcess daemon;
+  static DaemonClient client;
+
+  // WASI errno values as wasi-libc reports them.
+  static final int EACCES = 2;
+  static final int EDQUOT = 19;
+  static final int ENOTDIR = 54;
+  static final int EPERM = 63;
+  static final int ENOTCAPABLE = 76;
+  static final int QUOTA = -9;
+
+  static final String SECRET = "read-only secret\n";
+
+  @BeforeAll
+  static void start() throws Exception {
+    Path cfg =
+        Files.writeString(
+            dir.resolve("quota.json"),
+            "{\"quotas\":{\"storage_bytes_per_module\":4194304,\"kv_bytes_per_module\":8388608}}");
+    daemon =
+        DaemonProcess.start(
+            dir.resolve("state"), dir.resolve("run/sandboxd.sock"), "--config", cfg.toString());
+    client = new DaemonClient(daemon.socket);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (client != null) {
+      client.close();
+    }
+    if (daemon != null) {
+      daemon.close();
+    }
+  }
+
+  /** {@code src/test/c/storage_attack.c} built for one scenario with clang-16 for wasm32-wasi. */
+  static byte[] guest(String scenario) throws Exception {
+    Path out = Files.createDirectories(Path.of("target", "storage-guests"));
+    Path wasm = out.resolve(scenario + ".wasm");
+    Process p =
+        new ProcessBuilder(
+                List.of(
+                    tool("clang-16"),
+                    "--target=wasm32-wasi",
+                    "-O2",
+                    "-fuse-ld=" + tool("wasm-ld-16"),
+                    "-DSCENARIO_" + scenario,
+                    Path.of("src", "test", "c", "storage_attack.c").toString(),
+                    "-o",
+                    wasm.toString()))
+            .redirectErrorStream(true)
+            .start();
+    String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      fail("clang-16 could not build storage_attack.c for " + scenario + ":\n" + log);
+    }
+    return Files.readAllBytes(wasm);
+  }
+
+  static String tool(String name) {
+    for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      Path p = Path.of(d, name);
+      if (Files.isExecutable(p)) {
+        return p.toString();
+      }
+    }
+    return fail(name + " is not on PATH: install clang-16 lld-16 wasi-libc");
+  }
+
+  /** The storage directory the daemon gives {@code module}. */
+  static Path storageOf(byte[] module) throws Exception {
+    return Files.createDirectories(dir.resolve("state/storage").resolve(Blake3.hex(module)));
+  }
+
+  static String grants(String storage, String kv) {
+    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000000,\"cpu_time_ms\":20000,"
+        + "\"memory_bytes\":67108864},\"storage\":"
+        + storage
+        + ",\"network\":{\"outbound\":[],\"inbound\":false},\"kv\":"
+        + kv
+        + ",\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}}";
+  }
+
+  static final String NO_KV = "{\"read\":false,\"write\":false,\"prefixes\":[]}";
+
+  static SubmitReply submit(byte[] module, String grants) {
+    return client
+        .stub()
+        .withDeadlineAfter(120, TimeUnit.SECONDS)
+        .submit(
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(module))
+                .setGrantsJson(grants)
+                .setEntry("_start")
+                .build());
+  }
+
+  /** Every file beneath {@code root} with its bytes (links as their target), for comparing. */
+  static Map<String, String> snapshot(Path root) throws Exception {
+    Map<String, String> out = new TreeMap<>();
+    try (Stream<Path> walk = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) walk::iterator) {
+        String rel = root.relativize(p).toString();
+        if (Files.isSymbolicLink(p)) {
+          out.put(rel, "-> " + Files.readSymbolicLink(p));
+        } else if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+          out.put(rel, Blake3.hex(Files.readAllBytes(p)) + " " + Files.size(p));
+        } else {
+          out.put(rel, "dir");
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void linksRenamesTrailingSlashesAndSubdirectoriesNeverReachReadOnlyBytes() throws Exception {
+    byte[] module = guest("ATTACK");
+    Path root = storageOf(module);
+    Path secret = Files.createDirectories(root.resolve("ro")).resolve("secret");
+    Files.writeString(secret, SECRET);
+    Path rw = Files.createDirectories(root.resolve("rw"));
+    Files.writeString(rw.resolve("mine"), "mine\n");
+    // Planted by an earlier run or process: a second name, and a link, for the read-only bytes.
+    Files.createLink(rw.resolve("prelink"), secret);
+    Files.createSymbolicLink(rw.resolve("presymlink"), Path.of("../ro/secret"));
+
+    String storage =
+        "{\"read\":[\"ro/**\",\"rw/**\"],\"write\":[\"rw/**\"],\"delete\":[\"rw/**\"]}";
+    SubmitReply r = submit(module, grants(storage, NO_KV));
+    String log = r.getLog();
+    assertEquals("\"Completed\"", r.getOutcomeJson(), log);
+
+    assertTrue(log.contains("link: wasi=" + EPERM + "\n"), log);
+    assertTrue(log.contains("write-hl: open errno="), log);
+    assertTrue(log.contains("write-prelink: open errno=" + EPERM + "\n"), log);
+    assertTrue(log.contains("read-prelink: refused errno=" + EPERM + "\n"), log);
+    assertTrue(log.contains("write-presymlink: open errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("trailing-slash: wasi=" + ENOTDIR + "\n"), log);
+    assertTrue(log.contains("trailing-slash-dot: wasi=" + ENOTDIR + "\n"), log);
+    assertTrue(log.contains("rename-file: -1 errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("rename-dir: -1 errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("rename-over: -1 errno=" + EACCES + "\n"), log);
+    assertTrue(log.contains("symlink: -1 errno=" + EPERM + "\n"), log);
+    assertTrue(log.contains("subdir: wasi=0\n"), log);
+    assertTrue(log.contains("subdir-dotdot: wasi=" + ENOTCAPABLE + "\n"), log);
+    assertTrue(log.contains("subdir-link: wasi=" + EPERM + "\n"), log);
+
+    assertEquals(SECRET, Files.readString(secret));
+    assertFalse(Files.exists(rw.resolve("hl"), LinkOption.NOFOLLOW_LINKS));
+    assertFalse(Files.exists(rw.resolve("moved"), LinkOption.NOFOLLOW_LINKS));
+    assertFalse(Files.exists(rw.resolve("sl"), LinkOption.NOFOLLOW_LINKS));
+    assertEquals("mine\n", Files.readString(rw.resolve("mine")));
+  }
+
+  @Test
+  void aReplayAnswersStorageFromTheJournalAndLeavesItByteIdentical() throws Exception {
+    byte[] module = guest("REPLAY");
+    Path root = storageOf(module);
+    Path data = Files.createDirectories(root.resolve("data"));
+    Files.writeString(data.resolve("counter"), "41\n");
+    Files.writeString(data.resolve("log"), "start\n");
+    Files.writeString(data.resolve("gone"), "delete me\n");
+    String storage = "{\"read\":[\"data/**\"],\"write\":[\"data/**\"],\"delete\":[\"data/**\"]}";
+    SubmitReply r = submit(module, grants(storage, NO_KV));
+    String log = r.getLog();
+    assertEquals("\"Completed\"", r.getOutcomeJson(), log);
+    assertTrue(log.contains("counter read: 41\n"), log);
+    assertTrue(log.contains("unlink gone: 0 errno=0\n"), log);
+    assertEquals("42\n", Files.readString(data.resolve("counter")));
+    assertEquals("start\nrun saw 41\n", Files.readString(data.resolve("log")));
+    assertFalse(Files.exists(data.resolve("gone")));
+
+    Map<String, String> before = snapshot(root);
+    for (int i = 0; i < 2; i++) {
+      DaemonProcess.Result replay =
+          DaemonProcess.sandboxctl(
+              null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+      assertEquals(0, replay.exit(), replay.out() + replay.err());
+      assertTrue(replay.out().contains("replay matches"), replay.out() + replay.err());
+      assertEquals(before, snapshot(root), "replay " + i + " changed the unit's storage");
+    }
+    // The replay did not even need the storage: it answers from the journal alone.
+    Path moved = root.resolveSibling(root.getFileName() + ".away");
+    Files.move(root, moved);
+    try {
+      DaemonProcess.Result replay =
+          DaemonProcess.sandboxctl(
+              null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+      assertEquals(0, replay.exit(), replay.out() + replay.err());
+      assertFalse(Files.exists(root), "a replay created the storage root");
+    } finally {
+      Files.move(moved, root);
+    }
+  }
+
+  @Test
+  void aWriteFarPastTheEndIsRefusedNotASparseFile() throws Exception {
+    byte[] module = guest("SPARSE");
+    Path root = storageOf(module);
+    SubmitReply r =
+        submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", NO_KV));
+    String log = r.getLog();
+    assertEquals("\"Completed\"", r.getOutcomeJson(), log);
+    assertTrue(log.contains("open: wasi=0\n"), log);
+    assertTrue(log.contains("pwrite: wasi=" + EDQUOT + "\n"), log);
+    assertTrue(log.contains("seek-write: wasi=" + EDQUOT + "\n"), log);
+    assertTrue(log.contains("set-size: wasi=" + EDQUOT + "\n"), log);
+    assertTrue(log.contains("allocate: wasi=" + EDQUOT + "\n"), log);
+    assertTrue(log.contains("storage_write: " + QUOTA + "\n"), log);
+    assertEquals(0, Files.size(root.resolve("data/big")));
+    assertFalse(Files.exists(root.resolve("data/big2")));
+  }
+
+  @Test
+  void kvAndStorageStopAtTheModulesQuota() throws Exception {
+    byte[] module = guest("QUOTA");
+    Path root = storageOf(module);
+    String kv = "{\"read\":false,\"write\":true,\"prefixes\":[[113,47]]}";
+    SubmitReply r =
+        submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", kv));
+    String log = r.getLog();
+    assertEquals("\"Completed\"", r.getOutcomeJson(), log);
+    // 8 MiB of kv quota holds seven 1 MiB values (keys and entries cost a little more).
+    assertTrue(log.contains("kv stopped at 7 status=" + QUOTA + "\n"), log);
+    // 4 MiB of storage: three 1 MiB files and their names fit, the fourth file does not.
+    assertTrue(log.contains("storage stopped at 3 errno=" + EDQUOT + "\n"), log);
+    assertTrue(log.contains("storage_write stopped at 0 status=" + QUOTA + "\n"), log);
+    long bytes;
+    try (Stream<Path> walk = Files.walk(root)) {
+      bytes =
+          walk.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
+              .mapToLong(p -> p.toFile().length())
+              .sum();
+    }
+    assertTrue(bytes <= 4L << 20, "storage holds " + bytes + " bytes past its 4 MiB quota");
+
+    // Quotas count the bytes actually stored: a second run overwriting the same keys and files
+    // gets exactly as far again, neither less (double counting) nor more (a reset).
+    SubmitReply again =
+        submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", kv));
+    String log2 = again.getLog();
+    assertTrue(log2.contains("kv stopped at 7 status=" + QUOTA + "\n"), log2);
+    assertTrue(log2.contains("storage stopped at 3 errno=" + EDQUOT + "\n"), log2);
+  }
+}
