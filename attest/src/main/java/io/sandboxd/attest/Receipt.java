@@ -19,7 +19,7 @@ public record Receipt(
     String unit,
     String grantsId,
     String tier,
-    Map<String, ClassEnergy> energy,
+    Map<DeviceClass, ClassEnergy> energy,
     long idleUj,
     List<InferenceUse> inference,
     long cpuTimeMs,
@@ -54,12 +54,8 @@ public record Receipt(
           "ended_ms",
           "meter");
 
-  /** Energy of one device class and the meter it came from. */
-  public record ClassEnergy(
-      long uj, Provenance provenance, String source, long resolutionUj, long minWindowNs) {}
-
   /** Inference energy attributed to the class that served the calls. */
-  public record InferenceUse(String deviceClass, long uj, long calls) {}
+  public record InferenceUse(DeviceClass deviceClass, long uj, long calls) {}
 
   /** Storage I/O performed through the broker. */
   public record IoUse(long readOps, long readBytes, long writeBytes) {
@@ -74,7 +70,7 @@ public record Receipt(
   public Receipt {
     energy = Map.copyOf(new TreeMap<>(energy));
     inference = List.copyOf(inference);
-    if (!energy.containsKey("Cpu")) {
+    if (!energy.containsKey(DeviceClass.Cpu)) {
       throw new AttestException("receipt.energy_uj: Cpu is always dispatchable and must appear");
     }
   }
@@ -106,11 +102,12 @@ public record Receipt(
     ObjectNode uj = o.putObject("energy_uj");
     ObjectNode prov = o.putObject("provenance");
     ObjectNode meter = o.putObject("meter");
-    for (Map.Entry<String, ClassEnergy> e : energy.entrySet()) {
+    for (Map.Entry<DeviceClass, ClassEnergy> e : energy.entrySet()) {
       ClassEnergy c = e.getValue();
-      uj.put(e.getKey(), c.uj());
-      prov.put(e.getKey(), c.provenance().name());
-      ObjectNode m = meter.putObject(e.getKey());
+      String cls = e.getKey().jsonName();
+      uj.put(cls, c.uj());
+      prov.put(cls, c.provenance().name());
+      ObjectNode m = meter.putObject(cls);
       m.put("source", c.source());
       m.put("resolution_uj", c.resolutionUj());
       m.put("min_window_ns", c.minWindowNs());
@@ -120,7 +117,10 @@ public record Receipt(
     o.put("idle_uj", idleUj);
     ArrayNode inf = o.putArray("inference");
     for (InferenceUse i : inference) {
-      inf.addObject().put("class", i.deviceClass()).put("uj", i.uj()).put("calls", i.calls());
+      inf.addObject()
+          .put("class", i.deviceClass().jsonName())
+          .put("uj", i.uj())
+          .put("calls", i.calls());
     }
     o.put("cpu_time_ms", cpuTimeMs);
     o.put("memory_peak_bytes", memoryPeakBytes);
@@ -143,12 +143,13 @@ public record Receipt(
     CoreReader uj = r.object("energy_uj");
     CoreReader prov = r.object("provenance");
     CoreReader meter = r.object("meter");
-    Map<String, ClassEnergy> energy = new TreeMap<>();
+    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
     for (Iterator<String> it = uj.node().fieldNames(); it.hasNext(); ) {
-      String cls = DeviceClassName.check(it.next(), "receipt.energy_uj");
+      String cls = it.next();
+      DeviceClass deviceClass = DeviceClass.parse(cls, "receipt.energy_uj");
       CoreReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
       energy.put(
-          cls,
+          deviceClass,
           new ClassEnergy(
               uj.u64(cls),
               Provenance.parse(prov.string(cls), "receipt.provenance." + cls),
@@ -170,7 +171,7 @@ public record Receipt(
               .only(Set.of("class", "uj", "calls"));
       inference.add(
           new InferenceUse(
-              DeviceClassName.check(e.string("class"), e.path() + ".class"),
+              DeviceClass.parse(e.string("class"), e.path() + ".class"),
               e.u64("uj"),
               e.u64("calls")));
     }
