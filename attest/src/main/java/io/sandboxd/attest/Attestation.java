@@ -71,9 +71,10 @@ public record Attestation(
   }
 
   public static Attestation fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "attestation").only(FIELDS).schema(SCHEMA);
-    CoreReader h = r.object("host").only(Set.of("id", "public_key", "platform"));
-    CoreReader clock = r.object("clock").only(Set.of("granted", "constant_ms"));
+    JsonReader r =
+        JsonReader.of(core, "attestation", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
+    JsonReader h = r.object("host").only(Set.of("id", "public_key", "platform"));
+    JsonReader clock = r.object("clock").only(Set.of("granted", "constant_ms"));
     return new Attestation(
         new HostIdentity(h.string("id"), h.hex32("public_key"), h.string("platform")),
         r.string("tier"),

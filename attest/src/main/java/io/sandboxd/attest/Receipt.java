@@ -139,15 +139,15 @@ public record Receipt(
 
   /** Reads a receipt core strictly; derived fields (totals, worst provenance) must agree. */
   public static Receipt fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "receipt").only(FIELDS).schema(SCHEMA);
-    CoreReader uj = r.object("energy_uj");
-    CoreReader prov = r.object("provenance");
-    CoreReader meter = r.object("meter");
+    JsonReader r = JsonReader.of(core, "receipt", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
+    JsonReader uj = r.object("energy_uj");
+    JsonReader prov = r.object("provenance");
+    JsonReader meter = r.object("meter");
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
     for (Iterator<String> it = uj.node().fieldNames(); it.hasNext(); ) {
       String cls = it.next();
       DeviceClass deviceClass = DeviceClass.parse(cls, "receipt.energy_uj");
-      CoreReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
+      JsonReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
       energy.put(
           deviceClass,
           new ClassEnergy(
@@ -166,8 +166,8 @@ public record Receipt(
       throw new AttestException("receipt.inference: expected an array");
     }
     for (int i = 0; i < inf.size(); i++) {
-      CoreReader e =
-          new CoreReader(inf.get(i), "receipt.inference[" + i + "]")
+      JsonReader e =
+          JsonReader.of(inf.get(i), "receipt.inference[" + i + "]", JsonReader.RECORD)
               .only(Set.of("class", "uj", "calls"));
       inference.add(
           new InferenceUse(
@@ -175,8 +175,8 @@ public record Receipt(
               e.u64("uj"),
               e.u64("calls")));
     }
-    CoreReader io = r.object("io").only(Set.of("read_ops", "read_bytes", "write_bytes"));
-    CoreReader net = r.object("net").only(Set.of("egress_bytes", "ingress_bytes"));
+    JsonReader io = r.object("io").only(Set.of("read_ops", "read_bytes", "write_bytes"));
+    JsonReader net = r.object("net").only(Set.of("egress_bytes", "ingress_bytes"));
     Receipt receipt =
         new Receipt(
             r.string("run_id"),

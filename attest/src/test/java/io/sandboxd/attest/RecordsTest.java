@@ -623,7 +623,7 @@ class RecordsTest {
         receiptRefusal(c -> c.put("schema", "sandbox.receipt/2")));
     assertStarts("receipt.schema:", receiptRefusal(c -> c.put("schema", Attestation.SCHEMA)));
     assertEquals("receipt.schema: missing", receiptRefusal(c -> c.remove("schema")));
-    assertEquals("receipt.schema: expected a string", receiptRefusal(c -> c.put("schema", 1)));
+    assertEquals("receipt.schema: expected a string, got a number", receiptRefusal(c -> c.put("schema", 1)));
   }
 
   @ParameterizedTest
@@ -767,7 +767,7 @@ class RecordsTest {
         receiptRefusal(c -> c.put("grants_id", "blake3:" + B64.substring(7))));
     assertEquals(
         "receipt.inference: expected an array", receiptRefusal(c -> c.putObject("inference")));
-    assertEquals("receipt.io: expected a JSON object", receiptRefusal(c -> c.putArray("io")));
+    assertEquals("receipt.io: expected an object, got an array", receiptRefusal(c -> c.putArray("io")));
     assertEquals("receipt.ended_ms: missing", receiptRefusal(c -> c.remove("ended_ms")));
     assertEquals("receipt.run_id: expected a string", receiptRefusal(c -> c.put("run_id", 7)));
     assertEquals(
@@ -836,7 +836,7 @@ class RecordsTest {
         attestationRefusal(c -> obj(c, "host").put("public_key", D64.toUpperCase(Locale.ROOT))));
     assertStarts("attestation.receipt:", attestationRefusal(c -> c.putNull("receipt")));
     assertEquals(
-        "attestation.probing_detected: expected true or false",
+        "attestation.probing_detected: expected a boolean, got a string",
         attestationRefusal(c -> c.put("probing_detected", "true")));
     assertStarts("attestation.outcome", attestationRefusal(c -> c.put("outcome", "Terminated")));
     assertStarts(
@@ -891,7 +891,7 @@ class RecordsTest {
         "segment.snapshot.taint: expected an array",
         segmentRefusal(c -> obj(c, "snapshot").put("taint", "kv:75")));
     assertEquals(
-        "segment.snapshot: expected a JSON object", segmentRefusal(c -> c.put("snapshot", "x")));
+        "segment.snapshot: expected an object, got a string", segmentRefusal(c -> c.put("snapshot", "x")));
   }
 
   @ParameterizedTest
