@@ -769,7 +769,7 @@ class RecordsTest {
         "receipt.inference: expected an array", receiptRefusal(c -> c.putObject("inference")));
     assertEquals("receipt.io: expected an object, got an array", receiptRefusal(c -> c.putArray("io")));
     assertEquals("receipt.ended_ms: missing", receiptRefusal(c -> c.remove("ended_ms")));
-    assertEquals("receipt.run_id: expected a string", receiptRefusal(c -> c.put("run_id", 7)));
+    assertEquals("receipt.run_id: expected a string, got a number", receiptRefusal(c -> c.put("run_id", 7)));
     assertEquals(
         "receipt: expected a JSON object",
         assertThrows(
