@@ -623,7 +623,8 @@ class RecordsTest {
         receiptRefusal(c -> c.put("schema", "sandbox.receipt/2")));
     assertStarts("receipt.schema:", receiptRefusal(c -> c.put("schema", Attestation.SCHEMA)));
     assertEquals("receipt.schema: missing", receiptRefusal(c -> c.remove("schema")));
-    assertEquals("receipt.schema: expected a string, got a number", receiptRefusal(c -> c.put("schema", 1)));
+    assertEquals(
+        "receipt.schema: expected a string, got a number", receiptRefusal(c -> c.put("schema", 1)));
   }
 
   @ParameterizedTest
@@ -767,11 +768,13 @@ class RecordsTest {
         receiptRefusal(c -> c.put("grants_id", "blake3:" + B64.substring(7))));
     assertEquals(
         "receipt.inference: expected an array", receiptRefusal(c -> c.putObject("inference")));
-    assertEquals("receipt.io: expected an object, got an array", receiptRefusal(c -> c.putArray("io")));
-    assertEquals("receipt.ended_ms: missing", receiptRefusal(c -> c.remove("ended_ms")));
-    assertEquals("receipt.run_id: expected a string, got a number", receiptRefusal(c -> c.put("run_id", 7)));
     assertEquals(
-        "receipt: expected a JSON object",
+        "receipt.io: expected an object, got an array", receiptRefusal(c -> c.putArray("io")));
+    assertEquals("receipt.ended_ms: missing", receiptRefusal(c -> c.remove("ended_ms")));
+    assertEquals(
+        "receipt.run_id: expected a string, got a number", receiptRefusal(c -> c.put("run_id", 7)));
+    assertEquals(
+        "receipt: expected an object, got an array",
         assertThrows(
                 AttestException.class, () -> Receipt.fromCore(JsonNodeFactory.instance.arrayNode()))
             .getMessage());
@@ -891,7 +894,8 @@ class RecordsTest {
         "segment.snapshot.taint: expected an array",
         segmentRefusal(c -> obj(c, "snapshot").put("taint", "kv:75")));
     assertEquals(
-        "segment.snapshot: expected an object, got a string", segmentRefusal(c -> c.put("snapshot", "x")));
+        "segment.snapshot: expected an object, got a string",
+        segmentRefusal(c -> c.put("snapshot", "x")));
   }
 
   @ParameterizedTest
