@@ -201,4 +201,117 @@ public record Receipt(
     }
     return receipt;
   }
+
+  /** Starts a Receipt built field by field; unset numbers are 0, unset references null. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds a {@link Receipt} by field name instead of position. */
+  public static final class Builder {
+    private String runId;
+    private String unit;
+    private String grantsId;
+    private String tier;
+    private Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
+    private long idleUj;
+    private List<InferenceUse> inference = List.of();
+    private long cpuTimeMs;
+    private long memoryPeakBytes;
+    private long wallMs;
+    private IoUse io = IoUse.NONE;
+    private NetUse net = NetUse.NONE;
+    private long startedMs;
+    private long endedMs;
+
+    private Builder() {}
+
+    public Builder runId(String runId) {
+      this.runId = runId;
+      return this;
+    }
+
+    public Builder unit(String unit) {
+      this.unit = unit;
+      return this;
+    }
+
+    public Builder grantsId(String grantsId) {
+      this.grantsId = grantsId;
+      return this;
+    }
+
+    public Builder tier(String tier) {
+      this.tier = tier;
+      return this;
+    }
+
+    public Builder energy(Map<DeviceClass, ClassEnergy> energy) {
+      this.energy = energy;
+      return this;
+    }
+
+    public Builder idleUj(long idleUj) {
+      this.idleUj = idleUj;
+      return this;
+    }
+
+    public Builder inference(List<InferenceUse> inference) {
+      this.inference = inference;
+      return this;
+    }
+
+    public Builder cpuTimeMs(long cpuTimeMs) {
+      this.cpuTimeMs = cpuTimeMs;
+      return this;
+    }
+
+    public Builder memoryPeakBytes(long memoryPeakBytes) {
+      this.memoryPeakBytes = memoryPeakBytes;
+      return this;
+    }
+
+    public Builder wallMs(long wallMs) {
+      this.wallMs = wallMs;
+      return this;
+    }
+
+    public Builder io(IoUse io) {
+      this.io = io;
+      return this;
+    }
+
+    public Builder net(NetUse net) {
+      this.net = net;
+      return this;
+    }
+
+    public Builder startedMs(long startedMs) {
+      this.startedMs = startedMs;
+      return this;
+    }
+
+    public Builder endedMs(long endedMs) {
+      this.endedMs = endedMs;
+      return this;
+    }
+
+    public Receipt build() {
+      return new Receipt(
+          runId,
+          unit,
+          grantsId,
+          tier,
+          energy,
+          idleUj,
+          inference,
+          cpuTimeMs,
+          memoryPeakBytes,
+          wallMs,
+          io,
+          net,
+          startedMs,
+          endedMs);
+    }
+  }
 }
