@@ -2,6 +2,8 @@ package io.sandboxd.daemon;
 
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
@@ -9,7 +11,6 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.executor.ClassEnergyReading;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.Journal;
@@ -86,9 +87,9 @@ public final class RunSupervisor {
 
   private ExecutionResult declined(Admission.Admitted a, String reason) {
     long now = System.currentTimeMillis();
-    Map<String, ClassEnergyReading> zero = new TreeMap<>();
-    for (String c : Executor.dispatchableClasses(a.grants().compute())) {
-      zero.put(c, new ClassEnergyReading(0, Provenance.Estimator, "none", 1, 0));
+    Map<DeviceClass, ClassEnergy> zero = new TreeMap<>();
+    for (DeviceClass c : Executor.dispatchableClasses(a.grants().compute())) {
+      zero.put(c, new ClassEnergy(0, Provenance.Estimator, "none", 1, 0));
     }
     return new ExecutionResult(
         new Outcome.Declined(reason),
@@ -113,14 +114,7 @@ public final class RunSupervisor {
   private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
-    Map<String, Receipt.ClassEnergy> energy = new TreeMap<>();
-    for (Map.Entry<String, ClassEnergyReading> e : r.energy().entrySet()) {
-      ClassEnergyReading c = e.getValue();
-      energy.put(
-          e.getKey(),
-          new Receipt.ClassEnergy(
-              c.uj(), c.provenance(), c.source(), c.resolutionUj(), c.minWindowNs()));
-    }
+    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
     List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
     Receipt receipt =
         new Receipt(
@@ -197,17 +191,17 @@ public final class RunSupervisor {
    * an apportionment), and listed per class with the number of calls.
    */
   private static List<Receipt.InferenceUse> inferenceRows(
-      ExecutionResult r, Map<String, Receipt.ClassEnergy> energy) {
+      ExecutionResult r, Map<DeviceClass, ClassEnergy> energy) {
     ExecutionResult.IoCounts io = r.io();
     if (io.inferenceCalls() == 0) {
       return List.of();
     }
-    String cls = io.inferenceClass();
-    Receipt.ClassEnergy c = energy.get(cls);
+    DeviceClass cls = io.inferenceClass();
+    ClassEnergy c = energy.get(cls);
     if (c != null && io.inferenceUj() > 0) {
       energy.put(
           cls,
-          new Receipt.ClassEnergy(
+          new ClassEnergy(
               Math.addExact(c.uj(), io.inferenceUj()),
               c.provenance().worst(Provenance.ModelBased),
               c.source(),

@@ -1,6 +1,8 @@
 package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +18,7 @@ public record ExecutionResult(
     long startedMs,
     long endedMs,
     long memoryPeakBytes,
-    Map<String, ClassEnergyReading> energy,
+    Map<DeviceClass, ClassEnergy> energy,
     String log,
     List<ObjectNode> journal,
     Map<String, byte[]> journalBlobs,
@@ -36,9 +38,9 @@ public record ExecutionResult(
       long egressBytes,
       long ingressBytes,
       long inferenceCalls,
-      String inferenceClass,
+      DeviceClass inferenceClass,
       long inferenceUj) {
-    public static final IoCounts NONE = new IoCounts(0, 0, 0, 0, 0, 0, "Cpu", 0);
+    public static final IoCounts NONE = new IoCounts(0, 0, 0, 0, 0, 0, DeviceClass.Cpu, 0);
   }
 
   public ExecutionResult {
