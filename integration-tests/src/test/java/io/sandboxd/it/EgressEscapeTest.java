@@ -227,8 +227,7 @@ class EgressEscapeTest {
         SECRET.replace("/", "\\/"),
         URLEncoder.encode(SECRET, StandardCharsets.UTF_8),
         Base64.getEncoder().encodeToString(SECRET.getBytes(StandardCharsets.UTF_8)),
-        Base64.getEncoder()
-            .encodeToString(("Bearer " + SECRET).getBytes(StandardCharsets.UTF_8)));
+        Base64.getEncoder().encodeToString(("Bearer " + SECRET).getBytes(StandardCharsets.UTF_8)));
   }
 
   static void assertNoSecret(String where, String text) {
@@ -319,8 +318,7 @@ class EgressEscapeTest {
 
     // Bound host:port, but outside the bound path prefix: the call is denied, nothing is sent.
     echoedAuth.set(null);
-    SubmitReply outside =
-        submit(egressUnit("/apix/echo"), grants(endpoint, HANDLE, HEADER));
+    SubmitReply outside = submit(egressUnit("/apix/echo"), grants(endpoint, HANDLE, HEADER));
     assertTrue(outside.getOutcomeJson().contains("entry returned -1"), outside.getOutcomeJson());
     assertEquals(null, echoedAuth.get());
   }
@@ -348,8 +346,7 @@ class EgressEscapeTest {
       SubmitReply r = f.get(180, TimeUnit.SECONDS);
       assertTrue(r.getOutcomeJson().contains("entry returned -9"), r.getOutcomeJson());
     }
-    assertTrue(
-        hugeBytesSent.get() < (2L << 30), "both GiB went through: " + hugeBytesSent.get());
+    assertTrue(hugeBytesSent.get() < (2L << 30), "both GiB went through: " + hugeBytesSent.get());
     SubmitReply declared = submit(egressUnit("/api/declared"), grants(endpoint, HANDLE, HEADER));
     assertTrue(declared.getOutcomeJson().contains("entry returned -9"), declared.getOutcomeJson());
 
