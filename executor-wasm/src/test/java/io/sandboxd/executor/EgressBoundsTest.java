@@ -76,6 +76,21 @@ class EgressBoundsTest {
           }
         });
     server.createContext(
+        "/api/drip",
+        ex -> {
+          // Headers at once, then a byte now and then: only a deadline on the whole body helps.
+          ex.sendResponseHeaders(200, 0);
+          try (OutputStream out = ex.getResponseBody()) {
+            for (int i = 0; i < 600; i++) {
+              out.write('x');
+              out.flush();
+              Thread.sleep(100);
+            }
+          } catch (IOException | InterruptedException dropped) {
+            // the client gave up
+          }
+        });
+    server.createContext(
         "/api/declared",
         ex -> {
           ex.sendResponseHeaders(200, 1L << 30);
@@ -177,6 +192,23 @@ class EgressBoundsTest {
         "the server could send the whole GiB: " + hugeBytesSent.get());
     ExecutionResult d = egress("/api/declared", HEADER);
     assertEquals(AbiStatus.TOO_LARGE, AbiTest.returned(d), d.log());
+  }
+
+  @Test
+  void aDrippingBodyEndsAtTheEgressDeadline() {
+    HostServices quick =
+        HostServices.none().toBuilder().egressTimeout(java.time.Duration.ofMillis(700)).build();
+    try (Executor ex = new Executor(1, EnergyModel.estimate(10_000), 120_000, quick)) {
+      String req = "{\"url\":\"http://" + endpoint + "/api/drip\"}";
+      String net = "{\"outbound\":[\"" + endpoint + "\"],\"inbound\":false}";
+      ExecutionResult r =
+          AbiTest.run(
+              ex,
+              AbiTest.egressUnit(req),
+              AbiTest.grants(AbiTest.NO_STORAGE, AbiTest.NO_KV, net, AbiTest.LOG),
+              null);
+      assertEquals(AbiStatus.UNAVAILABLE, AbiTest.returned(r));
+    }
   }
 
   @Test
