@@ -10,6 +10,8 @@ import com.sun.net.httpserver.HttpServer;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
+import io.sandboxd.enforcer.SecretBindings;
+import io.sandboxd.enforcer.SecretTarget;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -36,13 +38,7 @@ class AbiTest {
   static void start() {
     kv = KvStore.open(dir.resolve("kv.db"));
     executor =
-        new Executor(
-            2,
-            EnergyModel.estimate(10_000),
-            60_000,
-            HostServices.none()
-                .withKv(kv)
-                .withSecrets(SecretStore.of(Map.of("vault:token", "s3cr3t"))));
+        new Executor(2, EnergyModel.estimate(10_000), 60_000, HostServices.none().withKv(kv));
   }
 
   @AfterAll
@@ -71,6 +67,10 @@ class AbiTest {
       "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}";
 
   ExecutionResult run(String wat, String grantsJson, Path storage) {
+    return run(executor, wat, grantsJson, storage);
+  }
+
+  static ExecutionResult run(Executor executor, String wat, String grantsJson, Path storage) {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
     UnitRequest req =
         new UnitRequest(
@@ -285,7 +285,20 @@ class AbiTest {
               + "\",\"secret_ref\":\"vault:token\",\"inject\":{\"Header\":{\"name\":"
               + "\"Authorization\",\"prefix\":\"Bearer \"}}}]}";
       String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + "/ping\"}";
-      ExecutionResult ok = run(egressUnit(req), grants(NO_STORAGE, NO_KV, net, LOG), null);
+      SecretBindings bound =
+          new SecretBindings(
+              Map.of("vault:token", List.of(SecretTarget.parse("http://" + endpoint + "/"))));
+      Executor withSecret =
+          new Executor(
+              1,
+              EnergyModel.estimate(10_000),
+              60_000,
+              HostServices.none()
+                  .withSecrets(SecretStore.of(bound, Map.of("vault:token", "s3cr3t"))));
+      ExecutionResult ok;
+      try (withSecret) {
+        ok = run(withSecret, egressUnit(req), grants(NO_STORAGE, NO_KV, net, LOG), null);
+      }
       assertEquals(0, returned(ok));
       assertTrue(ok.log().contains("\"status\":200"), ok.log());
       assertTrue(ok.log().contains("cG9uZw=="), ok.log()); // base64("pong")
