@@ -27,7 +27,38 @@ public record DaemonConfig(
     Exec exec,
     long egressTimeoutMs,
     Optional<Inference> inference,
-    Metering metering) {
+    Metering metering,
+    Compile compile) {
+
+  /** A configuration with the default compile limits. */
+  public DaemonConfig(
+      int maxConcurrentUnits,
+      long maxUnitMemoryBytes,
+      long maxWallMs,
+      Exec exec,
+      long egressTimeoutMs,
+      Optional<Inference> inference,
+      Metering metering) {
+    this(
+        maxConcurrentUnits,
+        maxUnitMemoryBytes,
+        maxWallMs,
+        exec,
+        egressTimeoutMs,
+        inference,
+        metering,
+        Compile.defaults(maxConcurrentUnits));
+  }
+
+  /**
+   * Module compilation: how many run at once (never more than units may run) and the wall time
+   * one may take before its submission is refused.
+   */
+  public record Compile(int maxConcurrent, long timeoutMs) {
+    static Compile defaults(int maxConcurrentUnits) {
+      return new Compile(Math.min(2, maxConcurrentUnits), 60_000);
+    }
+  }
 
   /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
   public record Exec(Set<String> denylist, List<String> searchPath, long timeoutMs) {
@@ -55,7 +86,8 @@ public record DaemonConfig(
           "exec",
           "egress",
           "inference",
-          "metering");
+          "metering",
+          "compile");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -146,8 +178,13 @@ public record DaemonConfig(
         f.object(
             "metering",
             Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
+    int units = (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024);
+    Fields compile = f.object("compile", Set.of("max_concurrent", "timeout_ms"));
+    Compile compileDefaults = Compile.defaults(units);
+    long compileSlots =
+        compile.positive("max_concurrent", compileDefaults.maxConcurrent(), units);
     return new DaemonConfig(
-        (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024),
+        units,
         f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),
         f.positive("max_wall_ms", d.maxWallMs(), 7L * 24 * 3600 * 1000),
         new Exec(Set.copyOf(deny), search, exec.positive("timeout_ms", 10_000, 3_600_000)),
@@ -157,7 +194,10 @@ public record DaemonConfig(
             Optional.ofNullable(m.string("powercap_root", null)).map(Path::of),
             Optional.ofNullable(m.string("nvml_library", null)),
             m.positive("estimator_cpu_mw", 10_000, 10_000_000),
-            m.positive("sampling_interval_ms", 1_000, 60_000)));
+            m.positive("sampling_interval_ms", 1_000, 60_000)),
+        new Compile(
+            (int) compileSlots,
+            compile.positive("timeout_ms", compileDefaults.timeoutMs(), 3_600_000)));
   }
 
   /** Strict reads of one JSON object's fields, errors naming the path. */

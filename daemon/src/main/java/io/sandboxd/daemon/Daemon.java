@@ -194,7 +194,15 @@ public final class Daemon implements AutoCloseable {
               EnergyModel.attributed(attribution),
               config.maxWallMs(),
               services);
-      Admission admission = new Admission(new UnitCompiler(256), meterable);
+      Admission admission =
+          new Admission(
+              new UnitCompiler(
+                  256,
+                  io.sandboxd.executor.CompileLimits.defaults()
+                      .withBudget(
+                          config.compile().maxConcurrent(),
+                          java.time.Duration.ofMillis(config.compile().timeoutMs()))),
+              meterable);
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());

@@ -131,7 +131,8 @@ public final class RunSupervisor {
             energy,
             0,
             inference,
-            TimeUnit.NANOSECONDS.toMillis(r.cpuTimeNanos()),
+            // Compiling for this run is work done for this run.
+            TimeUnit.NANOSECONDS.toMillis(r.cpuTimeNanos() + a.compileCpuNanos()),
             r.memoryPeakBytes(),
             TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
             new Receipt.IoUse(r.io().readOps(), r.io().readBytes(), r.io().writeBytes()),
