@@ -255,7 +255,8 @@ public final class CanonicalJson {
   private static void checkSurrogates(String s, String path) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (Character.isHighSurrogate(c) && i + 1 < s.length()
+      if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
           && Character.isLowSurrogate(s.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {

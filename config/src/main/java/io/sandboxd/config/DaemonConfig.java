@@ -51,8 +51,8 @@ public record DaemonConfig(
   }
 
   /**
-   * Module compilation: how many run at once (never more than units may run) and the wall time
-   * one may take before its submission is refused.
+   * Module compilation: how many run at once (never more than units may run) and the wall time one
+   * may take before its submission is refused.
    */
   public record Compile(int maxConcurrent, long timeoutMs) {
     static Compile defaults(int maxConcurrentUnits) {
@@ -181,8 +181,7 @@ public record DaemonConfig(
     int units = (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024);
     Fields compile = f.object("compile", Set.of("max_concurrent", "timeout_ms"));
     Compile compileDefaults = Compile.defaults(units);
-    long compileSlots =
-        compile.positive("max_concurrent", compileDefaults.maxConcurrent(), units);
+    long compileSlots = compile.positive("max_concurrent", compileDefaults.maxConcurrent(), units);
     return new DaemonConfig(
         units,
         f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),

@@ -7,8 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Flips, truncates and inserts bytes (escaped lone surrogates and invalid UTF-8 among them) in
- * valid grant documents: each either parses to grants whose canonical bytes and id can be made,
- * or is refused with a {@link GrantsException}; nothing else escapes.
+ * valid grant documents: each either parses to grants whose canonical bytes and id can be made, or
+ * is refused with a {@link GrantsException}; nothing else escapes.
  */
 class GrantsFuzzTest {
   static final List<String> SEEDS =
@@ -23,8 +23,24 @@ class GrantsFuzzTest {
           "{\"storage\":{\"read\":[\"x\"]},\"host\":{\"logging\":true}}");
 
   static final String[] INSERTS = {
-    "\\ud800", "\\udc00", "\\ud83d\\ude00", "\"", "\\", "{", "[", "]", "}", ",", ":", "null", "-1",
-    "1e400", "0.5", "\\u0000", "\u00e9", "\ud83d\ude00"
+    "\\ud800",
+    "\\udc00",
+    "\\ud83d\\ude00",
+    "\"",
+    "\\",
+    "{",
+    "[",
+    "]",
+    "}",
+    ",",
+    ":",
+    "null",
+    "-1",
+    "1e400",
+    "0.5",
+    "\\u0000",
+    "\u00e9",
+    "\ud83d\ude00"
   };
 
   static byte[] mutate(byte[] in, Random r) {

@@ -3,10 +3,10 @@ package io.sandboxd.executor;
 import java.time.Duration;
 
 /**
- * What the daemon will parse and compile, and how much of itself compiling may take. The
- * validation limits follow the ones browsers apply to WebAssembly (V8's and SpiderMonkey's JS-API
- * limits), so that any module a browser compiles compiles here too, while a small module cannot
- * declare work that grows faster than its own size.
+ * What the daemon will parse and compile, and how much of itself compiling may take. The validation
+ * limits follow the ones browsers apply to WebAssembly (V8's and SpiderMonkey's JS-API limits), so
+ * that any module a browser compiles compiles here too, while a small module cannot declare work
+ * that grows faster than its own size.
  *
  * @param maxTypes entries in the type section
  * @param maxImports entries in the import section

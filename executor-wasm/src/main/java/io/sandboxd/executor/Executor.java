@@ -382,8 +382,7 @@ public final class Executor implements AutoCloseable {
         AtomicLong tableBudget =
             new AtomicLong(
                 Math.max(
-                    0,
-                    capBytes - footprint.staticBytes() - (long) limitPages * Memory.PAGE_SIZE));
+                    0, capBytes - footprint.staticBytes() - (long) limitPages * Memory.PAGE_SIZE));
         AtomicInteger tableIndex = new AtomicInteger();
         wasi =
             WasiImports.forRun(

@@ -3,9 +3,9 @@ package io.sandboxd.executor;
 import java.util.List;
 
 /**
- * What one instance of a module holds on the daemon's heap besides its linear memory, read from
- * the module's declarations when it is compiled (Chicory's own table limits change as tables grow,
- * so instances are sized from these, never from the shared parsed module).
+ * What one instance of a module holds on the daemon's heap besides its linear memory, read from the
+ * module's declarations when it is compiled (Chicory's own table limits change as tables grow, so
+ * instances are sized from these, never from the shared parsed module).
  *
  * @param tableMins each table's declared initial size, in entries
  * @param tableMaxes each table's declared maximum, in entries

@@ -160,7 +160,8 @@ final class ModuleScan {
 
   private static UnitException malformed(int at, String why) {
     return new UnitException(
-        UnitException.Part.MODULE, "module: byte " + at + ": not a valid WebAssembly module: " + why);
+        UnitException.Part.MODULE,
+        "module: byte " + at + ": not a valid WebAssembly module: " + why);
   }
 
   private static UnitException limit(int at, String why) {

@@ -9,9 +9,9 @@ import com.dylibso.chicory.wasm.types.FunctionImport;
 import com.dylibso.chicory.wasm.types.FunctionType;
 import com.dylibso.chicory.wasm.types.Import;
 import com.dylibso.chicory.wasm.types.MemoryLimits;
-import com.dylibso.chicory.wasm.types.ValType;
 import com.dylibso.chicory.wasm.types.OpCode;
 import com.dylibso.chicory.wasm.types.TableLimits;
+import com.dylibso.chicory.wasm.types.ValType;
 import io.sandboxd.attest.Blake3;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -190,7 +190,7 @@ public final class UnitCompiler {
       checkImports(module);
       checkExports(module);
       InstanceFootprint footprint = footprint(module, limits);
-      checkBranchTables(module, limits);
+      checkBranchTables(module, wasm, limits);
       int declaredMax = MemoryLimits.MAX_PAGES;
       int initial = 0;
       if (module.memorySection().isPresent() && module.memorySection().get().memoryCount() > 0) {
@@ -199,12 +199,7 @@ public final class UnitCompiler {
         initial = memory.initialPages();
       }
       return new CompiledUnit(
-          address,
-          module,
-          MachineFactoryCompiler.compile(module),
-          declaredMax,
-          initial,
-          footprint);
+          address, module, MachineFactoryCompiler.compile(module), declaredMax, initial, footprint);
     } catch (UnitException e) {
       throw e;
     } catch (RuntimeException | StackOverflowError e) {
@@ -239,11 +234,31 @@ public final class UnitCompiler {
     return new InstanceFootprint(mins, maxes, module.globalSection().globalCount());
   }
 
-  private static void checkBranchTables(WasmModule module, CompileLimits limits) {
+  /**
+   * One br_table may have {@code maxBrTableEntries} targets, a module four times that or a quarter
+   * of its size in bytes: compiling br_tables costs far more per byte than other code.
+   */
+  private static void checkBranchTables(WasmModule module, byte[] wasm, CompileLimits limits) {
     var code = module.codeSection();
+    long total = 0;
+    long maxTotal = Math.max(4L * limits.maxBrTableEntries(), wasm.length / 4);
     for (int f = 0; f < code.functionBodyCount(); f++) {
       for (var ins : code.getFunctionBody(f).instructions()) {
-        if (ins.opcode() == OpCode.BR_TABLE && ins.operandCount() - 1 > limits.maxBrTableEntries()) {
+        if (ins.opcode() != OpCode.BR_TABLE) {
+          continue;
+        }
+        total += ins.operandCount() - 1;
+        if (total > maxTotal) {
+          throw new UnitException(
+              UnitException.Part.LIMIT,
+              "module: br_tables up to function "
+                  + f
+                  + " have "
+                  + total
+                  + " targets; a module may have at most "
+                  + maxTotal);
+        }
+        if (ins.operandCount() - 1 > limits.maxBrTableEntries()) {
           throw new UnitException(
               UnitException.Part.LIMIT,
               "module: function "

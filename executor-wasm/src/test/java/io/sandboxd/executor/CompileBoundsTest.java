@@ -33,18 +33,23 @@ class CompileBoundsTest {
   void fortyLargeTablesAreRefusedAtInstantiationWithoutAllocating() {
     // 40 tables of 10M entries: ~4.8 GB of heap were they allocated; the grant allows 64 KiB.
     CompiledUnit unit = compiler().compile(WasmWriter.tables(40, 10_000_000));
-    assertEquals(40 * 10_000_000L * InstanceFootprint.TABLE_SLOT_BYTES, unit.footprint().tableBytes());
+    assertEquals(
+        40 * 10_000_000L * InstanceFootprint.TABLE_SLOT_BYTES, unit.footprint().tableBytes());
     ExecutionResult r =
         EXECUTOR.execute(
             new UnitRequest(
-                "t", unit, "run", ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
+                "t",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
     assertEquals(new Outcome.Terminated(Outcome.Breach.Memory), r.outcome());
   }
 
   @Test
   void aTableLargerThanTheTableLimitIsRefusedAtCompile() {
     UnitException e =
-        assertThrows(UnitException.class, () -> compiler().compile(WasmWriter.tables(1, 10_000_001)));
+        assertThrows(
+            UnitException.class, () -> compiler().compile(WasmWriter.tables(1, 10_000_001)));
     assertTrue(e.getMessage().contains("table"), e.getMessage());
   }
 
@@ -54,7 +59,10 @@ class CompileBoundsTest {
     ExecutionResult r =
         EXECUTOR.execute(
             new UnitRequest(
-                "t", unit, "run", ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+                "t",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
     assertEquals(new Outcome.Completed(), r.outcome());
   }
 
@@ -72,11 +80,13 @@ class CompileBoundsTest {
     ExecutionResult r =
         EXECUTOR.execute(
             new UnitRequest(
-                "g", unit, "run", ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+                "g",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
     // table.grow returned -1: refused, not allocated.
     assertEquals(new Outcome.Failed("entry returned -1"), r.outcome());
-    String small =
-        wat.replace("10000000", "1000");
+    String small = wat.replace("10000000", "1000");
     ExecutionResult ok =
         EXECUTOR.execute(
             new UnitRequest(
@@ -125,6 +135,32 @@ class CompileBoundsTest {
   }
 
   @Test
+  void manyBrTablesWithinThePerTableLimitAreRefusedPastTheModuleLimit() {
+    int n = 5;
+    byte[] code =
+        concat(
+            bytes(0x02, 0x40, 0x41, 0x00, 0x0e),
+            u32(60_000),
+            new byte[60_000],
+            bytes(0x00, 0x0b, 0x41, 0x00, 0x0b));
+    byte[][] fs = new byte[n][];
+    byte[][] bodies = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      fs[i] = u32(0);
+      bodies[i] = body(vec(), code);
+    }
+    byte[] wasm =
+        new WasmWriter()
+            .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
+            .section(WasmWriter.FUNCTION, vec(fs))
+            .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(0))))
+            .section(WasmWriter.CODE, vec(bodies))
+            .bytes();
+    UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
+    assertTrue(e.getMessage().contains("a module may have at most"), e.getMessage());
+  }
+
+  @Test
   void exportIndicesOutOfRangeAreModuleErrors() {
     for (long index : new long[] {1, 0xFFFF_FFFFL, 0x7FFF_FFFFL}) {
       byte[] wasm =
@@ -149,8 +185,7 @@ class CompileBoundsTest {
           (func (export "other") (result i32) (i32.const 0)))
         """;
     CompiledUnit unit = compiler().compile(Wat2Wasm.parse(wat));
-    UnitException e =
-        assertThrows(UnitException.class, () -> UnitCompiler.checkEntry(unit, "run"));
+    UnitException e = assertThrows(UnitException.class, () -> UnitCompiler.checkEntry(unit, "run"));
     assertEquals(UnitException.Part.ENTRY, e.part());
   }
 
@@ -177,8 +212,7 @@ class CompileBoundsTest {
     RuntimeException next =
         assertThrows(RuntimeException.class, () -> c.compileMetered(WasmWriter.minimal()));
     assertTrue(
-        next instanceof ExecutorBusyException || next instanceof UnitException,
-        next.toString());
+        next instanceof ExecutorBusyException || next instanceof UnitException, next.toString());
   }
 
   @Test
@@ -187,7 +221,10 @@ class CompileBoundsTest {
     ExecutionResult r =
         EXECUTOR.execute(
             new UnitRequest(
-                "m", unit, "run", ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
+                "m",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
     assertInstanceOf(Outcome.Completed.class, r.outcome());
   }
 }
