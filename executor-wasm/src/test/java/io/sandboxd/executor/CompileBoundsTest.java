@@ -47,10 +47,8 @@ class CompileBoundsTest {
 
   @Test
   void aTableLargerThanTheTableLimitIsRefusedAtCompile() {
-    UnitException e =
-        assertThrows(
-            UnitException.class, () -> compiler().compile(WasmWriter.tables(1, 10_000_001)));
-    assertTrue(e.getMessage().contains("table"), e.getMessage());
+    // Chicory's own validation or ours: either way a typed refusal, before any instance exists.
+    assertThrows(UnitException.class, () -> compiler().compile(WasmWriter.tables(1, 10_000_001)));
   }
 
   @Test

@@ -182,7 +182,7 @@ class AdmissionBoundsTest {
       StatusRuntimeException busy =
           assertThrows(
               StatusRuntimeException.class,
-              () -> submit(c, WasmWriter.brTables(1, 10, 2), grants(1 << 20)));
+              () -> submit(c, WasmWriter.brTables(1, 11, 0), grants(1 << 20)));
       assertEquals(Status.Code.RESOURCE_EXHAUSTED, busy.getStatus().getCode(), busy.toString());
       // Once it ends, the node compiles again.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
@@ -190,7 +190,7 @@ class AdmissionBoundsTest {
         try {
           assertEquals(
               "\"Completed\"",
-              submit(c, WasmWriter.brTables(1, 10, 3), grants(1 << 20)).getOutcomeJson());
+              submit(c, WasmWriter.brTables(1, 12, 0), grants(1 << 20)).getOutcomeJson());
           break;
         } catch (StatusRuntimeException e) {
           if (System.nanoTime() > deadline) {
