@@ -34,7 +34,8 @@ public record DaemonConfig(
     Metering metering,
     Limits limits,
     Quotas quotas,
-    Map<String, Secret> secrets) {
+    Map<String, Secret> secrets,
+    Compile compile) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -59,7 +60,8 @@ public record DaemonConfig(
         metering,
         Limits.defaults(),
         new Quotas(1L << 30, 64L << 20),
-        Map.of());
+        Map.of(),
+        Compile.defaults(maxConcurrentUnits));
   }
 
   /**
@@ -86,6 +88,16 @@ public record DaemonConfig(
     Map<String, List<SecretTarget>> m = new TreeMap<>();
     secrets.forEach((handle, s) -> m.put(handle, s.endpoints()));
     return new SecretBindings(m);
+  }
+
+  /**
+   * Module compilation: how many run at once (never more than units may run) and the wall time one
+   * may take before its submission is refused.
+   */
+  public record Compile(int maxConcurrent, long timeoutMs) {
+    public static Compile defaults(int maxConcurrentUnits) {
+      return new Compile(Math.min(2, maxConcurrentUnits), 60_000);
+    }
   }
 
   /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
@@ -156,12 +168,14 @@ public record DaemonConfig(
           "journal",
           "store",
           "quotas",
-          "secrets");
+          "secrets",
+          "compile");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
+    int units = Math.max(2, Runtime.getRuntime().availableProcessors());
     return new DaemonConfig(
-        Math.max(2, Runtime.getRuntime().availableProcessors()),
+        units,
         512L << 20,
         600_000,
         new Exec(Set.of(), List.of("/usr/local/bin", "/usr/bin", "/bin"), 10_000),
@@ -170,7 +184,8 @@ public record DaemonConfig(
         new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000),
         Limits.defaults(),
         new Quotas(1L << 30, 64L << 20),
-        Map.of());
+        Map.of(),
+        Compile.defaults(units));
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -252,8 +267,12 @@ public record DaemonConfig(
             Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
     Fields q = f.object("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
     Map<String, Secret> secrets = secrets(root.get("secrets"));
+    int units = (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024);
+    Fields compile = f.object("compile", Set.of("max_concurrent", "timeout_ms"));
+    Compile compileDefaults = Compile.defaults(units);
+    long compileSlots = compile.positive("max_concurrent", compileDefaults.maxConcurrent(), units);
     return new DaemonConfig(
-        (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024),
+        units,
         f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),
         f.positive("max_wall_ms", d.maxWallMs(), 7L * 24 * 3600 * 1000),
         new Exec(Set.copyOf(deny), search, exec.positive("timeout_ms", 10_000, 3_600_000)),
@@ -268,7 +287,10 @@ public record DaemonConfig(
         new Quotas(
             q.positive("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1L << 50),
             q.positive("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1L << 40)),
-        secrets);
+        secrets,
+        new Compile(
+            (int) compileSlots,
+            compile.positive("timeout_ms", compileDefaults.timeoutMs(), 3_600_000)));
   }
 
   private static Limits limits(Fields f, Limits d) {

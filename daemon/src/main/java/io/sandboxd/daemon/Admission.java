@@ -45,8 +45,12 @@ public final class Admission {
     this.host = new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
   }
 
-  /** An admitted submission: parsed grants and a compiled unit. */
-  public record Admitted(Grants grants, CompiledUnit unit, String entry, byte[] module) {}
+  /**
+   * An admitted submission: parsed grants, a compiled unit, and the CPU time compiling it took for
+   * this submission (0 when the node had it compiled already), which this run pays for.
+   */
+  public record Admitted(
+      Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {}
 
   public Admitted admit(byte[] module, String grantsJson, String entry) {
     Grants grants;
@@ -56,13 +60,14 @@ public final class Admission {
     } catch (GrantsException | io.sandboxd.attest.AttestException e) {
       throw new AdmissionException("grants: " + e.getMessage(), e);
     }
-    CompiledUnit unit;
+    UnitCompiler.Compilation compiled;
     try {
-      unit = compiler.compile(module);
+      compiled = compiler.compileMetered(module);
     } catch (UnitException ex) {
       throw new AdmissionException(ex.getMessage(), ex);
     }
-    return new Admitted(grants, unit, defaultEntry(unit, entry), module);
+    CompiledUnit unit = compiled.unit();
+    return new Admitted(grants, unit, defaultEntry(unit, entry), module, compiled.cpuNanos());
   }
 
   /** The entry to call: the one asked for, else `run` (our ABI), else `_start` (a WASI command). */

@@ -73,7 +73,8 @@ public final class Daemon implements AutoCloseable {
               d.metering().samplingIntervalMs()),
           d.limits(),
           d.quotas(),
-          d.secrets());
+          d.secrets(),
+          DaemonConfig.Compile.defaults(maxConcurrentUnits));
     }
   }
 
@@ -231,7 +232,15 @@ public final class Daemon implements AutoCloseable {
               config.maxWallMs(),
               services);
       Admission admission =
-          new Admission(new UnitCompiler(256), meterable, config.secretBindings());
+          new Admission(
+              new UnitCompiler(
+                  256,
+                  io.sandboxd.executor.CompileLimits.defaults()
+                      .withBudget(
+                          config.compile().maxConcurrent(),
+                          java.time.Duration.ofMillis(config.compile().timeoutMs()))),
+              meterable,
+              config.secretBindings());
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());

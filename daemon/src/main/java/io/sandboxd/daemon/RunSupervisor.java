@@ -125,7 +125,10 @@ public final class RunSupervisor {
             energy,
             0,
             inference,
-            TimeUnit.NANOSECONDS.toMillis(r.cpuTimeNanos()),
+            // Compiling for this run is work done for this run (a declined run records none).
+            TimeUnit.NANOSECONDS.toMillis(
+                r.cpuTimeNanos()
+                    + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())),
             r.memoryPeakBytes(),
             TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
             new Receipt.IoUse(r.io().readOps(), r.io().readBytes(), r.io().writeBytes()),

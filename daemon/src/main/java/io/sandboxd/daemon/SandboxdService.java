@@ -55,7 +55,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               .setLog(r.log())
               .build());
       out.onCompleted();
-    } catch (AdmissionException e) {
+    } catch (AdmissionException | io.sandboxd.executor.UnitException e) {
       out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
     } catch (io.sandboxd.executor.ExecutorBusyException e) {
       out.onError(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());

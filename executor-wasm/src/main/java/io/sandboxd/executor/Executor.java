@@ -25,6 +25,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -123,7 +124,10 @@ public final class Executor implements AutoCloseable {
     long t0 = System.nanoTime();
     GuestTask task =
         new GuestTask(
-            req, ctx, memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()));
+            req,
+            ctx,
+            memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()),
+            memoryCapBytes(compute, services.maxUnitMemoryBytes()));
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
     Future<Integer> future;
     try {
@@ -179,9 +183,16 @@ public final class Executor implements AutoCloseable {
    * node's cap (unit memory lives on the daemon's heap, so the node must bound it).
    */
   static int memoryLimitPages(CompiledUnit unit, ComputeGrant compute, long nodeCapBytes) {
-    long grantPages = Math.min(compute.memoryBytes(), nodeCapBytes) / Memory.PAGE_SIZE;
+    // Tables and globals live on the same heap and count against the same cap.
+    long available = memoryCapBytes(compute, nodeCapBytes) - unit.footprint().staticBytes();
+    long grantPages = Math.max(0, available) / Memory.PAGE_SIZE;
     long limit = Math.min(unit.declaredMaxPages(), grantPages);
     return (int) Math.min(limit, Memory.RUNTIME_MAX_PAGES);
+  }
+
+  /** Heap bytes a unit's instance may hold: the smaller of the grant's and the node's cap. */
+  static long memoryCapBytes(ComputeGrant compute, long nodeCapBytes) {
+    return Math.min(compute.memoryBytes(), nodeCapBytes);
   }
 
   /**
@@ -289,6 +300,7 @@ public final class Executor implements AutoCloseable {
     private final UnitRequest req;
     private final RunContext ctx;
     private final int limitPages;
+    private final long capBytes;
     private final AtomicReference<Thread> thread = new AtomicReference<>();
     final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile long cpuNanos;
@@ -301,10 +313,11 @@ public final class Executor implements AutoCloseable {
     // The guest ended through WASI proc_exit rather than by returning from its entry.
     volatile boolean exited;
 
-    GuestTask(UnitRequest req, RunContext ctx, int limitPages) {
+    GuestTask(UnitRequest req, RunContext ctx, int limitPages, long capBytes) {
       this.req = req;
       this.ctx = ctx;
       this.limitPages = limitPages;
+      this.capBytes = capBytes;
     }
 
     Thread thread() {
@@ -359,6 +372,26 @@ public final class Executor implements AutoCloseable {
               "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
           return -1;
         }
+        InstanceFootprint footprint = unit.footprint();
+        long atStart = footprint.staticBytes() + (long) unit.initialPages() * Memory.PAGE_SIZE;
+        if (atStart > capBytes) {
+          memoryBreach =
+              "module needs "
+                  + atStart
+                  + " bytes at start (tables "
+                  + footprint.tableBytes()
+                  + ", memory "
+                  + (long) unit.initialPages() * Memory.PAGE_SIZE
+                  + "); the limit is "
+                  + capBytes;
+          return -1;
+        }
+        // What memory may not grow into is left for tables to grow into, and no more.
+        AtomicLong tableBudget =
+            new AtomicLong(
+                Math.max(
+                    0, capBytes - footprint.staticBytes() - (long) limitPages * Memory.PAGE_SIZE));
+        AtomicInteger tableIndex = new AtomicInteger();
         wasi = WasiImports.forRun(unit.module(), ctx, unit.address(), req.env(), ctx.storage);
         Instance.Builder b =
             Instance.builder(unit.module())
@@ -371,6 +404,15 @@ public final class Executor implements AutoCloseable {
                                 : wasi.functions())
                         .build())
                 .withMachineFactory(unit.machineFactory())
+                .withTableFactory(
+                    (table, initRef) ->
+                        BudgetedTable.of(
+                            table,
+                            initRef,
+                            footprint,
+                            tableIndex.getAndIncrement(),
+                            tableBudget,
+                            Integer.MAX_VALUE))
                 // Chicory would otherwise run an exported `_start` while instantiating; the entry
                 // runs once, below, whichever export it is.
                 .withStart(false);
