@@ -1,6 +1,5 @@
 package io.sandboxd.executor;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Outcome;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +17,7 @@ public record ExecutionResult(
     long memoryPeakBytes,
     Map<String, ClassEnergyReading> energy,
     String log,
-    List<ObjectNode> journal,
+    List<JournalEntry> journal,
     Map<String, byte[]> journalBlobs,
     String journalRoot,
     boolean clockGranted,
