@@ -33,6 +33,13 @@ import java.util.stream.Stream;
  * of the calls {@link WasiImports} brokers. Paths go through the broker (storage grant, containment
  * in the storage root); `clock_time_get` and `random_get` follow host.clock and host.random and are
  * journaled as `clock_now` and `random_u64` with a request naming the WASI call.
+ *
+ * <p>Chicory's preview 1 takes its streams, preopens, argv and environment when it is built and
+ * cannot be re-pointed, so each run builds its own here, at bind time, and the instance's WASI host
+ * functions reach it by name through the binding. What a pre-instantiated instance must not do is
+ * run the guest's own WASI start-up (wasi-libc reads argv, environ and preopens once, at start or
+ * first use) before its run is bound: instantiate with the start function off, as {@link Executor}
+ * does.
  */
 final class WasiRun implements AutoCloseable {
   // WASI preview 1 flag bits (witx), for deciding the modes of path_open.
