@@ -14,6 +14,7 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.Journal;
+import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
 import io.sandboxd.executor.UnitRequest;
 import java.nio.file.Path;
@@ -170,7 +171,7 @@ public final class RunSupervisor {
             Provenance.Estimator,
             now);
     Envelope segmentEnv = Envelope.sign(segment.toCore(), node.key());
-    List<String> journal = r.journal().stream().map(CanonicalJson::canonicalString).toList();
+    List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
     return new RunRecord(
         runId,
         r.startedMs(),
@@ -266,8 +267,7 @@ public final class RunSupervisor {
               Optional.empty()));
     }
     Admission.Admitted a = admission.admit(s.module(), s.grantsJson(), s.entry());
-    List<com.fasterxml.jackson.databind.JsonNode> entries =
-        s.journal().stream().map(CanonicalJson::parse).toList();
+    List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
     ExecutionResult r =
         executor.execute(
@@ -281,7 +281,7 @@ public final class RunSupervisor {
               "journal entry "
                   + (entries.size() - source.remaining())
                   + ": recorded "
-                  + entries.get(entries.size() - source.remaining()).get("call").textValue()
+                  + entries.get(entries.size() - source.remaining()).call()
                   + ", replay ended without asking for it");
     }
     return Optional.of(

@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.Attestation;
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
@@ -23,6 +21,7 @@ import io.sandboxd.enforcer.Grants;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.Journal;
+import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -216,7 +215,7 @@ class RunSupervisorTest {
     // The journal root in the attestation is the root of the stored journal.
     List<String> stored = store.journal(r.runId());
     assertEquals(3, stored.size(), "clock, clock, random: " + stored);
-    List<JsonNode> entries = stored.stream().map(CanonicalJson::parse).toList();
+    List<JournalEntry> entries = stored.stream().map(JournalEntry::parse).toList();
     assertEquals(Journal.rootOf(entries), attestation.journalRoot());
     assertTrue(!Journal.rootOf(List.of()).equals(attestation.journalRoot()));
   }

@@ -1,6 +1,5 @@
 package io.sandboxd.executor;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
@@ -20,7 +19,7 @@ public record ExecutionResult(
     long memoryPeakBytes,
     Map<DeviceClass, ClassEnergy> energy,
     String log,
-    List<ObjectNode> journal,
+    List<JournalEntry> journal,
     Map<String, byte[]> journalBlobs,
     String journalRoot,
     boolean clockGranted,

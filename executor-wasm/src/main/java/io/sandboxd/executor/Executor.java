@@ -362,7 +362,7 @@ public final class Executor implements AutoCloseable {
       cpuStart = cpu0;
       thread.set(me);
       Instance instance = null;
-      WasiImports wasi = null;
+      WasiRun wasi = null;
       // Instantiated unbound, then bound to this run: the seam a pre-instantiated instance uses.
       RunBinding binding = new RunBinding();
       try {
@@ -392,16 +392,16 @@ public final class Executor implements AutoCloseable {
                 Math.max(
                     0, capBytes - footprint.staticBytes() - (long) limitPages * Memory.PAGE_SIZE));
         AtomicInteger tableIndex = new AtomicInteger();
-        wasi = WasiImports.forRun(unit.module(), ctx, unit.address(), req.env(), ctx.storage);
+        boolean usesWasi = WasiImports.imports(unit.module());
         Instance.Builder b =
             Instance.builder(unit.module())
                 .withImportValues(
                     ImportValues.builder()
                         .addFunction(SandboxImports.functions(binding))
                         .addFunction(
-                            wasi == null
-                                ? new com.dylibso.chicory.runtime.HostFunction[0]
-                                : wasi.functions())
+                            usesWasi
+                                ? WasiImports.functions(binding)
+                                : new com.dylibso.chicory.runtime.HostFunction[0])
                         .build())
                 .withMachineFactory(unit.machineFactory())
                 .withTableFactory(
@@ -420,7 +420,9 @@ public final class Executor implements AutoCloseable {
           b.withMemoryLimits(new MemoryLimits(unit.initialPages(), limitPages));
         }
         instance = b.build();
-        binding.bind(ctx);
+        // The run's WASI state (descriptors, argv, env, stdio, preopens) is made at bind time too.
+        wasi = usesWasi ? WasiRun.open(ctx, unit.address(), req.env()) : null;
+        binding.bind(ctx, wasi);
         long[] ret = instance.export(req.entry()).apply();
         exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
         return exitCode;

@@ -116,8 +116,8 @@ class AbiTest {
     assertEquals(0, returned(ok));
     assertEquals("value-1\n", ok.log());
     // The put's answer is journaled too, so a replay answers it without writing.
-    assertEquals("kv_put", ok.journal().get(0).get("call").textValue());
-    assertEquals("kv_get", ok.journal().get(1).get("call").textValue());
+    assertEquals("kv_put", ok.journal().get(0).call());
+    assertEquals("kv_get", ok.journal().get(1).call());
 
     ExecutionResult outside = run(kvRoundTrip("adm/1"), grants(NO_STORAGE, rw, NO_NET, LOG), null);
     assertEquals(100 + AbiStatus.DENIED, returned(outside));
@@ -313,7 +313,7 @@ class AbiTest {
       String denied = "{\"url\":\"http://127.0.0.1:" + (port + 1) + "/\"}";
       ExecutionResult d = run(egressUnit(denied), grants(NO_STORAGE, NO_KV, net, LOG), null);
       assertEquals(AbiStatus.DENIED, returned(d));
-      assertEquals("Denied", d.journal().get(0).get("decision").textValue());
+      assertEquals("Denied", d.journal().get(0).decision());
       assertEquals(null, auth.get());
 
       assertEquals(
@@ -403,7 +403,7 @@ class AbiTest {
       assertEquals(0, returned(ok));
       assertEquals("{\"choices\":[{\"text\":\"hi\"}]}\n", ok.log());
       assertEquals("{\"model\":\"m\",\"prompt\":\"hello\"}", seen.get());
-      assertEquals("inference", ok.journal().get(0).get("call").textValue());
+      assertEquals("inference", ok.journal().get(0).call());
       assertEquals(1, ok.io().inferenceCalls());
 
       seen.set(null);
