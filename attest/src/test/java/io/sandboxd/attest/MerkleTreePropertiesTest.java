@@ -9,21 +9,33 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.GenerationMode;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.Size;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Properties of {@link MerkleTree} and {@link MerkleVerifier} over BLAKE3-256: sizes 1..64 are
  * enumerated exhaustively, leaf contents are also drawn at random.
  */
-class MerkleTreeProperties {
+class MerkleTreePropertiesTest {
   private static final MerkleVerifier VERIFIER = MerkleVerifier.blake3();
 
-  @Property(generation = GenerationMode.EXHAUSTIVE)
-  void everyInclusionProofVerifies(@ForAll @IntRange(min = 1, max = 64) int size) {
+  static IntStream sizes1To64() {
+    return IntStream.rangeClosed(1, 64);
+  }
+
+  static IntStream sizes2To64() {
+    return IntStream.rangeClosed(2, 64);
+  }
+
+  static IntStream sizes0To64() {
+    return IntStream.rangeClosed(0, 64);
+  }
+
+  @ParameterizedTest(name = "size {0}")
+  @MethodSource("sizes1To64")
+  void everyInclusionProofVerifies(int size) {
     MerkleTree tree = tree(size);
     for (int i = 0; i < size; i++) {
       InclusionProof proof = tree.inclusionProof(i);
@@ -31,8 +43,9 @@ class MerkleTreeProperties {
     }
   }
 
-  @Property(generation = GenerationMode.EXHAUSTIVE)
-  void inclusionProofWithWrongTreeSizeFails(@ForAll @IntRange(min = 1, max = 64) int size) {
+  @ParameterizedTest(name = "size {0}")
+  @MethodSource("sizes1To64")
+  void inclusionProofWithWrongTreeSizeFails(int size) {
     MerkleTree big = tree(65);
     MerkleTree tree = tree(size);
     for (int i = 0; i < size; i++) {
@@ -56,8 +69,9 @@ class MerkleTreeProperties {
     }
   }
 
-  @Property(generation = GenerationMode.EXHAUSTIVE)
-  void inclusionProofWithWrongLeafIndexFails(@ForAll @IntRange(min = 1, max = 64) int size) {
+  @ParameterizedTest(name = "size {0}")
+  @MethodSource("sizes1To64")
+  void inclusionProofWithWrongLeafIndexFails(int size) {
     MerkleTree tree = tree(size);
     for (int i = 0; i < size; i++) {
       List<byte[]> path = tree.inclusionProof(i).path();
@@ -76,8 +90,9 @@ class MerkleTreeProperties {
     }
   }
 
-  @Property(generation = GenerationMode.EXHAUSTIVE)
-  void consistencyProofsVerifyForAllOldSizes(@ForAll @IntRange(min = 1, max = 64) int size) {
+  @ParameterizedTest(name = "size {0}")
+  @MethodSource("sizes1To64")
+  void consistencyProofsVerifyForAllOldSizes(int size) {
     MerkleTree tree = tree(size);
     for (int m = 1; m <= size; m++) {
       ConsistencyProof proof = tree.consistencyProof(m);
@@ -88,8 +103,9 @@ class MerkleTreeProperties {
     }
   }
 
-  @Property(generation = GenerationMode.EXHAUSTIVE)
-  void tamperedConsistencyProofsFail(@ForAll @IntRange(min = 2, max = 64) int size) {
+  @ParameterizedTest(name = "size {0}")
+  @MethodSource("sizes2To64")
+  void tamperedConsistencyProofsFail(int size) {
     MerkleTree tree = tree(size);
     for (int m = 1; m < size; m++) {
       ConsistencyProof proof = tree.consistencyProof(m);
@@ -112,27 +128,33 @@ class MerkleTreeProperties {
   }
 
   /** Random leaf contents: proofs still verify and a changed leaf hash is caught. */
-  @Property(tries = 200)
-  void proofsVerifyForArbitraryLeaves(
-      @ForAll @Size(min = 1, max = 64) List<@Size(max = 48) byte[]> leaves,
-      @ForAll @IntRange(min = 0, max = 63) int pick,
-      @ForAll @IntRange(min = 0, max = 63) int oldPick) {
-    MerkleTree tree = MerkleTree.blake3(leaves);
-    int i = pick % leaves.size();
-    int m = 1 + oldPick % leaves.size();
-    byte[] leafHash = tree.leafHash(i);
-    assertArrayEquals(Blake3.hash(prefixed((byte) 0, leaves.get(i))), leafHash);
-    InclusionProof proof = tree.inclusionProof(i);
-    assertValid(VERIFIER.verifyInclusion(proof, leafHash, tree.head()));
-    assertFailure(
-        ProofCheck.Failure.ROOT_MISMATCH,
-        VERIFIER.verifyInclusion(proof, flipped(leafHash, pick), tree.head()));
-    assertValid(VERIFIER.verifyConsistency(tree.consistencyProof(m), tree.head(m), tree.head()));
+  @Test
+  void proofsVerifyForArbitraryLeaves() {
+    Seeded.repeat(
+        200,
+        g -> {
+          List<byte[]> leaves = g.list(1, 64, () -> g.bytes(0, 48));
+          int pick = g.intBetween(0, 63);
+          int oldPick = g.intBetween(0, 63);
+          MerkleTree tree = MerkleTree.blake3(leaves);
+          int i = pick % leaves.size();
+          int m = 1 + oldPick % leaves.size();
+          byte[] leafHash = tree.leafHash(i);
+          assertArrayEquals(Blake3.hash(prefixed((byte) 0, leaves.get(i))), leafHash);
+          InclusionProof proof = tree.inclusionProof(i);
+          assertValid(VERIFIER.verifyInclusion(proof, leafHash, tree.head()));
+          assertFailure(
+              ProofCheck.Failure.ROOT_MISMATCH,
+              VERIFIER.verifyInclusion(proof, flipped(leafHash, pick), tree.head()));
+          assertValid(
+              VERIFIER.verifyConsistency(tree.consistencyProof(m), tree.head(m), tree.head()));
+        });
   }
 
   /** The level-cached roots equal the RFC's recursive definition, for every prefix. */
-  @Property(generation = GenerationMode.EXHAUSTIVE)
-  void rootsMatchTheRecursiveDefinition(@ForAll @IntRange(min = 0, max = 64) int size) {
+  @ParameterizedTest(name = "size {0}")
+  @MethodSource("sizes0To64")
+  void rootsMatchTheRecursiveDefinition(int size) {
     for (MerkleHash h : List.of(MerkleHash.blake3(), MerkleHash.sha256())) {
       List<byte[]> data = leafData(size);
       MerkleTree tree = MerkleTree.of(h, data);
