@@ -9,23 +9,22 @@ import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
-/** Finds the external test vectors under shared/ (read-only, outside the repository). */
-final class SharedVectors {
-  private SharedVectors() {}
+/** Finds the external test vectors checked in under vectors/ at the repository root. */
+final class VectorFiles {
+  private VectorFiles() {}
 
-  /** shared/: the surefire property when Maven runs us, else ../../shared from the module dir. */
-  static Path root() {
-    String prop = System.getProperty("sandboxd.shared");
-    Path p = prop != null && !prop.isBlank() ? Paths.get(prop) : Paths.get("../../shared");
-    Path dir = p.toAbsolutePath().normalize();
-    if (!Files.isDirectory(dir.resolve("vectors"))) {
-      throw new IllegalStateException("no vectors/ under " + dir + " (set -Dsandboxd.shared)");
+  /**
+   * vectors/{@code relative}: under the surefire property {@code sandboxd.root} when Maven runs us,
+   * else beside the module directory (an IDE's working directory).
+   */
+  static Path dir(String relative) {
+    String root = System.getProperty("sandboxd.root");
+    Path base = root != null && !root.isBlank() ? Paths.get(root) : Paths.get("..");
+    Path dir = base.resolve("vectors").resolve(relative).toAbsolutePath().normalize();
+    if (!Files.isDirectory(dir)) {
+      throw new IllegalStateException("no test vectors at " + dir + " (set -Dsandboxd.root)");
     }
     return dir;
-  }
-
-  static Path dir(String relative) {
-    return root().resolve("vectors").resolve(relative);
   }
 
   /** Every regular file under {@code dir} whose name ends in {@code suffix}, in a stable order. */
