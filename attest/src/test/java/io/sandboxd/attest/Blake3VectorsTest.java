@@ -17,8 +17,8 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The official BLAKE3 test vectors (vectors/blake3/test_vectors.json) in all three modes:
- * the full extended output, and its first 32 bytes against the default-length output.
+ * The official BLAKE3 test vectors (vectors/blake3/test_vectors.json) in all three modes: the full
+ * extended output, and its first 32 bytes against the default-length output.
  */
 class Blake3VectorsTest {
   private static final HexFormat HEX = HexFormat.of();

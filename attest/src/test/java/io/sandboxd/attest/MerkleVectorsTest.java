@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Runs the RFC 9162 inclusion and consistency vectors in vectors/merkle (SHA-256, base64
- * fields, {@code wantErr}) through {@link MerkleVerifier}, and checks that {@link MerkleTree}
- * generates the same proofs for the happy paths.
+ * Runs the RFC 9162 inclusion and consistency vectors in vectors/merkle (SHA-256, base64 fields,
+ * {@code wantErr}) through {@link MerkleVerifier}, and checks that {@link MerkleTree} generates the
+ * same proofs for the happy paths.
  */
 class MerkleVectorsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
