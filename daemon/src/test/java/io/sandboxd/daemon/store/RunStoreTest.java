@@ -184,13 +184,14 @@ class RunStoreTest {
               Optional.empty()),
           s);
 
-      assertSameEnvelopes(List.of(a.segment()), store.records("run-a", "segment"));
-      assertSameEnvelopes(List.of(a.receipt()), store.records("run-a", "receipt"));
-      assertSameEnvelopes(List.of(a.attestation()), store.records("run-a", "attestation"));
-      assertSameEnvelopes(List.of(b.segment()), store.records("run-b", "segment"));
-      for (String kind : List.of("segment", "receipt", "attestation")) {
+      assertSameEnvelopes(List.of(a.segment()), store.records("run-a", RecordKind.SEGMENT));
+      assertSameEnvelopes(List.of(a.receipt()), store.records("run-a", RecordKind.RECEIPT));
+      assertSameEnvelopes(List.of(a.attestation()), store.records("run-a", RecordKind.ATTESTATION));
+      assertSameEnvelopes(List.of(b.segment()), store.records("run-b", RecordKind.SEGMENT));
+      for (RecordKind kind : RecordKind.values()) {
         for (Envelope e : store.records("run-a", kind)) {
-          assertInstanceOf(Verification.Valid.class, e.verify(Optional.of(key.publicKey())), kind);
+          assertInstanceOf(
+              Verification.Valid.class, e.verify(Optional.of(key.publicKey())), kind.stored());
         }
       }
       assertEquals(a.journalEntries(), store.journal("run-a"));
@@ -227,8 +228,8 @@ class RunStoreTest {
       assertEquals(1, store.count());
       assertEquals(1_000, store.run("run-1").orElseThrow().createdMs());
       assertEquals(first.journalEntries(), store.journal("run-1"));
-      assertSameEnvelopes(List.of(first.segment()), store.records("run-1", "segment"));
-      assertSameEnvelopes(List.of(first.receipt()), store.records("run-1", "receipt"));
+      assertSameEnvelopes(List.of(first.segment()), store.records("run-1", RecordKind.SEGMENT));
+      assertSameEnvelopes(List.of(first.receipt()), store.records("run-1", RecordKind.RECEIPT));
       // The store is still usable after the failed transaction.
       store.append(simple("run-2", 2_000));
       assertEquals(2, store.count());
@@ -252,7 +253,7 @@ class RunStoreTest {
       assertThrows(StoreException.class, () -> store.append(broken));
       assertEquals(1, store.count());
       assertEquals(Optional.empty(), store.run("run-broken"));
-      assertEquals(List.of(), store.records("run-broken", "segment"));
+      assertEquals(List.of(), store.records("run-broken", RecordKind.SEGMENT));
       assertEquals(List.of(), store.journal("run-broken"));
     }
     assertEquals(0, countWhere("SELECT COUNT(*) FROM records WHERE run_id = ?", "run-broken"));
@@ -301,7 +302,7 @@ class RunStoreTest {
       assertTrue(s.tampered().isPresent());
       assertEquals("", s.outcomeJson());
       assertEquals("", s.log());
-      assertThrows(TamperedRunException.class, () -> store.records("run-bad", "segment"));
+      assertThrows(TamperedRunException.class, () -> store.records("run-bad", RecordKind.SEGMENT));
       assertEquals(Optional.empty(), store.run("run-good").orElseThrow().tampered());
     }
     // Another node's key: every run and the head fail.
