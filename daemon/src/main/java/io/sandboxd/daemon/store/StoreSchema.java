@@ -65,7 +65,9 @@ final class StoreSchema {
    */
   static int migrate(Connection db, SigningKey key, Path file) {
     int found;
+    int stamped;
     try {
+      stamped = userVersion(db);
       found = version(db);
       db.commit();
     } catch (SQLException e) {
@@ -115,7 +117,24 @@ final class StoreSchema {
             e);
       }
     }
+    if (found == LATEST && stamped != LATEST) {
+      // A latest-schema store from before versioning: record what it is.
+      try (Statement st = db.createStatement()) {
+        st.execute("PRAGMA user_version = " + LATEST);
+        db.commit();
+      } catch (SQLException e) {
+        throw new StoreException(
+            "run store " + file + ": cannot record its schema version: " + e.getMessage(), e);
+      }
+    }
     return found;
+  }
+
+  private static int userVersion(Connection db) throws SQLException {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+      return rs.next() ? rs.getInt(1) : 0;
+    }
   }
 
   /**
@@ -123,11 +142,7 @@ final class StoreSchema {
    * a {@code ledger} table is at version 2, one with only {@code runs} at version 1.
    */
   static int version(Connection db) throws SQLException {
-    int v;
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("PRAGMA user_version")) {
-      v = rs.next() ? rs.getInt(1) : 0;
-    }
+    int v = userVersion(db);
     if (v != 0) {
       return v;
     }
