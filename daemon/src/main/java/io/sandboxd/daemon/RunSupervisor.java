@@ -9,6 +9,7 @@ import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
+import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.ExecutionResult;
@@ -254,7 +255,8 @@ public final class RunSupervisor {
     if (s.grantsJson().isEmpty()) {
       throw new AdmissionException("run " + runId + ": recorded without its grants; cannot replay");
     }
-    Attestation recorded = Attestation.fromCore(store.records(runId, "attestation").get(0).core());
+    Attestation recorded =
+        Attestation.fromCore(store.records(runId, RecordKind.ATTESTATION).get(0).core());
     String recordedOutcome = CanonicalJson.canonicalString(recorded.outcome().toJson());
     if (recorded.outcome() instanceof Outcome.Declined) {
       return Optional.of(

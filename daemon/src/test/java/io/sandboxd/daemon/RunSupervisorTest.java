@@ -15,6 +15,7 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.attest.Verification;
+import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.Grants;
@@ -205,12 +206,13 @@ class RunSupervisorTest {
     assertEquals(1, store.count());
     assertEquals(
         List.of(r.segment().toJsonLine()),
-        store.records(r.runId(), "segment").stream().map(Envelope::toJsonLine).toList());
+        store.records(r.runId(), RecordKind.SEGMENT).stream().map(Envelope::toJsonLine).toList());
     assertEquals(
-        r.attestation().toJsonLine(), store.records(r.runId(), "attestation").get(0).toJsonLine());
+        r.attestation().toJsonLine(),
+        store.records(r.runId(), RecordKind.ATTESTATION).get(0).toJsonLine());
     assertInstanceOf(
         SegmentChain.Verdict.Valid.class,
-        SegmentChain.verify(store.records(r.runId(), "segment"), Optional.of(nodeKey())));
+        SegmentChain.verify(store.records(r.runId(), RecordKind.SEGMENT), Optional.of(nodeKey())));
 
     // The journal root in the attestation is the root of the stored journal.
     List<String> stored = store.journal(r.runId());
