@@ -165,12 +165,12 @@ final class EgressCalls {
               ? HttpRequest.BodyPublishers.noBody()
               : HttpRequest.BodyPublishers.ofByteArray(req.body()));
       HttpResponse<byte[]> resp = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-      ctx.egressBytes.addAndGet(req.body().length);
+      ctx.network.countEgress(req.body().length);
       byte[] body = resp.body();
       if (body.length > MAX_RESPONSE_BYTES) {
         return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
       }
-      ctx.ingressBytes.addAndGet(body.length);
+      ctx.network.countIngress(body.length);
       ObjectNode out = CanonicalJson.mapper().createObjectNode();
       out.put("status", resp.statusCode());
       ObjectNode headers = out.putObject("headers");

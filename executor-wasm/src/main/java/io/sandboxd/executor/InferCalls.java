@@ -54,12 +54,12 @@ final class InferCalls {
                             .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                             .build(),
                         HttpResponse.BodyHandlers.ofByteArray());
-                ctx.inferenceCalls.incrementAndGet();
+                ctx.network.countInference();
                 long after = ctx.services.inferenceEnergyUj().getAsLong();
                 if (before >= 0 && after >= 0) {
                   // The serving class's counter over the call's window; an upper bound when other
                   // work shares the device, so the receipt labels it ModelBased at best.
-                  ctx.inferenceUj.addAndGet(Math.max(0, after - before));
+                  ctx.network.countInferenceUj(Math.max(0, after - before));
                 }
                 return resp.statusCode() / 100 == 2
                     ? HostAnswer.allow(resp.body())

@@ -106,21 +106,15 @@ class RunStoreTest {
             Provenance.Estimator,
             createdMs);
     Envelope segment = Envelope.sign(seg.toCore(), key);
-    return new RunRecord(
-        runId,
-        createdMs,
-        unit,
-        grantsId,
-        "\"Completed\"",
-        receipt,
-        attestation,
-        segment,
-        journal,
-        blobs,
-        module,
-        "log of " + runId + "\n",
-        "{\"compute\":{}}",
-        "run");
+    return RunRecord.builder()
+        .run(runId, createdMs)
+        .unit(unit, grantsId)
+        .outcomeJson("\"Completed\"")
+        .signed(receipt, attestation, segment)
+        .journal(journal, blobs)
+        .log("log of " + runId + "\n")
+        .submission(module, "{\"compute\":{}}", "run")
+        .build();
   }
 
   private RunRecord simple(String runId, long createdMs) {
