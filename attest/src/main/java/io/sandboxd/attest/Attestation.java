@@ -71,9 +71,10 @@ public record Attestation(
   }
 
   public static Attestation fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "attestation").only(FIELDS).schema(SCHEMA);
-    CoreReader h = r.object("host").only(Set.of("id", "public_key", "platform"));
-    CoreReader clock = r.object("clock").only(Set.of("granted", "constant_ms"));
+    JsonReader r =
+        JsonReader.of(core, "attestation", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
+    JsonReader h = r.object("host").only(Set.of("id", "public_key", "platform"));
+    JsonReader clock = r.object("clock").only(Set.of("granted", "constant_ms"));
     return new Attestation(
         new HostIdentity(h.string("id"), h.hex32("public_key"), h.string("platform")),
         r.string("tier"),
@@ -89,5 +90,118 @@ public record Attestation(
         r.bool("tampering_detected"),
         r.nullableString("tee_report"),
         r.u64("issued_ms"));
+  }
+
+  /** Starts a Attestation built field by field; unset numbers are 0, unset references null. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds a {@link Attestation} by field name instead of position. */
+  public static final class Builder {
+    private HostIdentity host;
+    private String tier;
+    private String grantsId;
+    private String receipt;
+    private String unit;
+    private String manifest;
+    private String journalRoot;
+    private Outcome outcome;
+    private boolean clockGranted;
+    private Long clockConstantMs;
+    private boolean probingDetected;
+    private boolean tamperingDetected;
+    private String teeReport;
+    private long issuedMs;
+
+    private Builder() {}
+
+    public Builder host(HostIdentity host) {
+      this.host = host;
+      return this;
+    }
+
+    public Builder tier(String tier) {
+      this.tier = tier;
+      return this;
+    }
+
+    public Builder grantsId(String grantsId) {
+      this.grantsId = grantsId;
+      return this;
+    }
+
+    public Builder receipt(String receipt) {
+      this.receipt = receipt;
+      return this;
+    }
+
+    public Builder unit(String unit) {
+      this.unit = unit;
+      return this;
+    }
+
+    public Builder manifest(String manifest) {
+      this.manifest = manifest;
+      return this;
+    }
+
+    public Builder journalRoot(String journalRoot) {
+      this.journalRoot = journalRoot;
+      return this;
+    }
+
+    public Builder outcome(Outcome outcome) {
+      this.outcome = outcome;
+      return this;
+    }
+
+    public Builder clockGranted(boolean clockGranted) {
+      this.clockGranted = clockGranted;
+      return this;
+    }
+
+    public Builder clockConstantMs(Long clockConstantMs) {
+      this.clockConstantMs = clockConstantMs;
+      return this;
+    }
+
+    public Builder probingDetected(boolean probingDetected) {
+      this.probingDetected = probingDetected;
+      return this;
+    }
+
+    public Builder tamperingDetected(boolean tamperingDetected) {
+      this.tamperingDetected = tamperingDetected;
+      return this;
+    }
+
+    public Builder teeReport(String teeReport) {
+      this.teeReport = teeReport;
+      return this;
+    }
+
+    public Builder issuedMs(long issuedMs) {
+      this.issuedMs = issuedMs;
+      return this;
+    }
+
+    public Attestation build() {
+      return new Attestation(
+          host,
+          tier,
+          grantsId,
+          receipt,
+          unit,
+          manifest,
+          journalRoot,
+          outcome,
+          clockGranted,
+          clockConstantMs,
+          probingDetected,
+          tamperingDetected,
+          teeReport,
+          issuedMs);
+    }
   }
 }

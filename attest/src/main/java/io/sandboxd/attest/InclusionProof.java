@@ -63,7 +63,7 @@ public record InclusionProof(long leafIndex, long treeSize, List<byte[]> path) {
 
   /** Reads the §2.10 wire form strictly (32-byte lowercase hex path elements, no other fields). */
   public static InclusionProof fromJson(JsonNode json) {
-    CoreReader r = new CoreReader(json, "proof").only(FIELDS);
+    JsonReader r = JsonReader.of(json, "proof", JsonReader.RECORD).only(FIELDS);
     JsonNode p = r.required("path");
     if (!p.isArray()) {
       throw new AttestException("proof.path: expected an array");

@@ -85,7 +85,7 @@ public sealed interface Outcome {
       throw new AttestException(path + ": expected \"Completed\" or a one-key tagged object");
     }
     String tag = n.fieldNames().next();
-    CoreReader body = new CoreReader(n.get(tag), path + "." + tag);
+    JsonReader body = JsonReader.of(n.get(tag), path + "." + tag, JsonReader.RECORD);
     return switch (tag) {
       case "Terminated" -> {
         body.only(Set.of("breach"));

@@ -11,6 +11,11 @@ public enum Provenance {
     return compareTo(other) >= 0 ? this : other;
   }
 
+  /** The worse of two provenances. */
+  public static Provenance worst(Provenance a, Provenance b) {
+    return a.worst(b);
+  }
+
   public static Provenance parse(String s, String path) {
     for (Provenance p : values()) {
       if (p.name().equals(s)) {

@@ -19,7 +19,7 @@ public record Receipt(
     String unit,
     String grantsId,
     String tier,
-    Map<String, ClassEnergy> energy,
+    Map<DeviceClass, ClassEnergy> energy,
     long idleUj,
     List<InferenceUse> inference,
     long cpuTimeMs,
@@ -54,12 +54,8 @@ public record Receipt(
           "ended_ms",
           "meter");
 
-  /** Energy of one device class and the meter it came from. */
-  public record ClassEnergy(
-      long uj, Provenance provenance, String source, long resolutionUj, long minWindowNs) {}
-
   /** Inference energy attributed to the class that served the calls. */
-  public record InferenceUse(String deviceClass, long uj, long calls) {}
+  public record InferenceUse(DeviceClass deviceClass, long uj, long calls) {}
 
   /** Storage I/O performed through the broker. */
   public record IoUse(long readOps, long readBytes, long writeBytes) {
@@ -74,7 +70,7 @@ public record Receipt(
   public Receipt {
     energy = Map.copyOf(new TreeMap<>(energy));
     inference = List.copyOf(inference);
-    if (!energy.containsKey("Cpu")) {
+    if (!energy.containsKey(DeviceClass.Cpu)) {
       throw new AttestException("receipt.energy_uj: Cpu is always dispatchable and must appear");
     }
   }
@@ -106,11 +102,12 @@ public record Receipt(
     ObjectNode uj = o.putObject("energy_uj");
     ObjectNode prov = o.putObject("provenance");
     ObjectNode meter = o.putObject("meter");
-    for (Map.Entry<String, ClassEnergy> e : energy.entrySet()) {
+    for (Map.Entry<DeviceClass, ClassEnergy> e : energy.entrySet()) {
       ClassEnergy c = e.getValue();
-      uj.put(e.getKey(), c.uj());
-      prov.put(e.getKey(), c.provenance().name());
-      ObjectNode m = meter.putObject(e.getKey());
+      String cls = e.getKey().jsonName();
+      uj.put(cls, c.uj());
+      prov.put(cls, c.provenance().name());
+      ObjectNode m = meter.putObject(cls);
       m.put("source", c.source());
       m.put("resolution_uj", c.resolutionUj());
       m.put("min_window_ns", c.minWindowNs());
@@ -120,7 +117,10 @@ public record Receipt(
     o.put("idle_uj", idleUj);
     ArrayNode inf = o.putArray("inference");
     for (InferenceUse i : inference) {
-      inf.addObject().put("class", i.deviceClass()).put("uj", i.uj()).put("calls", i.calls());
+      inf.addObject()
+          .put("class", i.deviceClass().jsonName())
+          .put("uj", i.uj())
+          .put("calls", i.calls());
     }
     o.put("cpu_time_ms", cpuTimeMs);
     o.put("memory_peak_bytes", memoryPeakBytes);
@@ -139,16 +139,17 @@ public record Receipt(
 
   /** Reads a receipt core strictly; derived fields (totals, worst provenance) must agree. */
   public static Receipt fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "receipt").only(FIELDS).schema(SCHEMA);
-    CoreReader uj = r.object("energy_uj");
-    CoreReader prov = r.object("provenance");
-    CoreReader meter = r.object("meter");
-    Map<String, ClassEnergy> energy = new TreeMap<>();
+    JsonReader r = JsonReader.of(core, "receipt", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
+    JsonReader uj = r.object("energy_uj");
+    JsonReader prov = r.object("provenance");
+    JsonReader meter = r.object("meter");
+    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
     for (Iterator<String> it = uj.node().fieldNames(); it.hasNext(); ) {
-      String cls = DeviceClassName.check(it.next(), "receipt.energy_uj");
-      CoreReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
+      String cls = it.next();
+      DeviceClass deviceClass = DeviceClass.parse(cls, "receipt.energy_uj");
+      JsonReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
       energy.put(
-          cls,
+          deviceClass,
           new ClassEnergy(
               uj.u64(cls),
               Provenance.parse(prov.string(cls), "receipt.provenance." + cls),
@@ -165,17 +166,17 @@ public record Receipt(
       throw new AttestException("receipt.inference: expected an array");
     }
     for (int i = 0; i < inf.size(); i++) {
-      CoreReader e =
-          new CoreReader(inf.get(i), "receipt.inference[" + i + "]")
+      JsonReader e =
+          JsonReader.of(inf.get(i), "receipt.inference[" + i + "]", JsonReader.RECORD)
               .only(Set.of("class", "uj", "calls"));
       inference.add(
           new InferenceUse(
-              DeviceClassName.check(e.string("class"), e.path() + ".class"),
+              DeviceClass.parse(e.string("class"), e.path() + ".class"),
               e.u64("uj"),
               e.u64("calls")));
     }
-    CoreReader io = r.object("io").only(Set.of("read_ops", "read_bytes", "write_bytes"));
-    CoreReader net = r.object("net").only(Set.of("egress_bytes", "ingress_bytes"));
+    JsonReader io = r.object("io").only(Set.of("read_ops", "read_bytes", "write_bytes"));
+    JsonReader net = r.object("net").only(Set.of("egress_bytes", "ingress_bytes"));
     Receipt receipt =
         new Receipt(
             r.string("run_id"),
@@ -199,5 +200,118 @@ public record Receipt(
       throw new AttestException("receipt.energy_provenance: is not the worst of provenance");
     }
     return receipt;
+  }
+
+  /** Starts a Receipt built field by field; unset numbers are 0, unset references null. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds a {@link Receipt} by field name instead of position. */
+  public static final class Builder {
+    private String runId;
+    private String unit;
+    private String grantsId;
+    private String tier;
+    private Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
+    private long idleUj;
+    private List<InferenceUse> inference = List.of();
+    private long cpuTimeMs;
+    private long memoryPeakBytes;
+    private long wallMs;
+    private IoUse io = IoUse.NONE;
+    private NetUse net = NetUse.NONE;
+    private long startedMs;
+    private long endedMs;
+
+    private Builder() {}
+
+    public Builder runId(String runId) {
+      this.runId = runId;
+      return this;
+    }
+
+    public Builder unit(String unit) {
+      this.unit = unit;
+      return this;
+    }
+
+    public Builder grantsId(String grantsId) {
+      this.grantsId = grantsId;
+      return this;
+    }
+
+    public Builder tier(String tier) {
+      this.tier = tier;
+      return this;
+    }
+
+    public Builder energy(Map<DeviceClass, ClassEnergy> energy) {
+      this.energy = energy;
+      return this;
+    }
+
+    public Builder idleUj(long idleUj) {
+      this.idleUj = idleUj;
+      return this;
+    }
+
+    public Builder inference(List<InferenceUse> inference) {
+      this.inference = inference;
+      return this;
+    }
+
+    public Builder cpuTimeMs(long cpuTimeMs) {
+      this.cpuTimeMs = cpuTimeMs;
+      return this;
+    }
+
+    public Builder memoryPeakBytes(long memoryPeakBytes) {
+      this.memoryPeakBytes = memoryPeakBytes;
+      return this;
+    }
+
+    public Builder wallMs(long wallMs) {
+      this.wallMs = wallMs;
+      return this;
+    }
+
+    public Builder io(IoUse io) {
+      this.io = io;
+      return this;
+    }
+
+    public Builder net(NetUse net) {
+      this.net = net;
+      return this;
+    }
+
+    public Builder startedMs(long startedMs) {
+      this.startedMs = startedMs;
+      return this;
+    }
+
+    public Builder endedMs(long endedMs) {
+      this.endedMs = endedMs;
+      return this;
+    }
+
+    public Receipt build() {
+      return new Receipt(
+          runId,
+          unit,
+          grantsId,
+          tier,
+          energy,
+          idleUj,
+          inference,
+          cpuTimeMs,
+          memoryPeakBytes,
+          wallMs,
+          io,
+          net,
+          startedMs,
+          endedMs);
+    }
   }
 }

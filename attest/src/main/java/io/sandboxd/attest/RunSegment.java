@@ -94,7 +94,7 @@ public record RunSegment(
     }
 
     static SnapshotRef fromJson(JsonNode n, String path) {
-      CoreReader r = new CoreReader(n, path).only(FIELDS);
+      JsonReader r = JsonReader.of(n, path, FIELDS, JsonReader.RECORD);
       JsonNode t = r.required("taint");
       if (!t.isArray()) {
         throw new AttestException(path + ".taint: expected an array");
@@ -139,8 +139,8 @@ public record RunSegment(
   }
 
   public static RunSegment fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "segment").only(FIELDS).schema(SCHEMA);
-    CoreReader h = r.object("host").only(Set.of("id", "public_key"));
+    JsonReader r = JsonReader.of(core, "segment", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
+    JsonReader h = r.object("host").only(Set.of("id", "public_key"));
     JsonNode snap = r.required("snapshot");
     return new RunSegment(
         r.string("run_id"),

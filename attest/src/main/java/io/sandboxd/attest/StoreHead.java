@@ -37,7 +37,7 @@ public record StoreHead(long runs, String chain, long atMs) {
   }
 
   public static StoreHead fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "store-head").only(FIELDS).schema(SCHEMA);
+    JsonReader r = JsonReader.of(core, "store-head", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
     return new StoreHead(r.u64("runs"), r.hex32("chain"), r.u64("at_ms"));
   }
 }

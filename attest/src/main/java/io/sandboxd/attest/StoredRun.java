@@ -72,8 +72,8 @@ public record StoredRun(
   }
 
   public static StoredRun fromCore(JsonNode core) {
-    CoreReader r = new CoreReader(core, "store-run").only(FIELDS).schema(SCHEMA);
-    CoreReader log = r.object("log").only(Set.of("address", "bytes"));
+    JsonReader r = JsonReader.of(core, "store-run", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
+    JsonReader log = r.object("log").only(Set.of("address", "bytes"));
     return new StoredRun(
         r.u64("position"),
         r.string("run_id"),

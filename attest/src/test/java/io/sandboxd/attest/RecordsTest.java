@@ -12,7 +12,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxd.attest.Receipt.ClassEnergy;
 import io.sandboxd.attest.Receipt.InferenceUse;
 import io.sandboxd.attest.Receipt.IoUse;
 import io.sandboxd.attest.Receipt.NetUse;
@@ -51,9 +50,9 @@ class RecordsTest {
   // ================================================================ samples
 
   static Receipt sampleReceipt() {
-    Map<String, ClassEnergy> e = new LinkedHashMap<>();
-    e.put("Gpu", new ClassEnergy(300, Provenance.ModelBased, "nvml", 1000, 100_000_000));
-    e.put("Cpu", new ClassEnergy(1200, Provenance.HwShunt, "rapl", 1, 10_000_000));
+    Map<DeviceClass, ClassEnergy> e = new LinkedHashMap<>();
+    e.put(DeviceClass.Gpu, new ClassEnergy(300, Provenance.ModelBased, "nvml", 1000, 100_000_000));
+    e.put(DeviceClass.Cpu, new ClassEnergy(1200, Provenance.HwShunt, "rapl", 1, 10_000_000));
     return new Receipt(
         "run-1",
         A64,
@@ -61,7 +60,7 @@ class RecordsTest {
         "S2",
         e,
         5,
-        List.of(new InferenceUse("Gpu", 100, 2)),
+        List.of(new InferenceUse(DeviceClass.Gpu, 100, 2)),
         10,
         4096,
         20,
@@ -143,19 +142,20 @@ class RecordsTest {
         .as(ClassEnergy::new);
   }
 
-  private static Arbitrary<Map<String, ClassEnergy>> energies() {
-    List<String> accelerators = DeviceClassName.ALL.subList(1, DeviceClassName.ALL.size());
+  private static Arbitrary<Map<DeviceClass, ClassEnergy>> energies() {
+    List<DeviceClass> accelerators =
+        List.of(DeviceClass.values()).subList(1, DeviceClass.values().length);
     return Arbitraries.subsetOf(accelerators)
         .flatMap(
             set -> {
-              List<String> classes = new ArrayList<>(set);
-              classes.add("Cpu");
+              List<DeviceClass> classes = new ArrayList<>(set);
+              classes.add(DeviceClass.Cpu);
               return classEnergy()
                   .list()
                   .ofSize(classes.size())
                   .map(
                       list -> {
-                        Map<String, ClassEnergy> m = new LinkedHashMap<>();
+                        Map<DeviceClass, ClassEnergy> m = new LinkedHashMap<>();
                         for (int i = 0; i < classes.size(); i++) {
                           m.put(classes.get(i), list.get(i));
                         }
@@ -167,7 +167,7 @@ class RecordsTest {
   @Provide
   Arbitrary<Receipt> receipts() {
     Arbitrary<InferenceUse> inf =
-        Combinators.combine(Arbitraries.of(DeviceClassName.ALL), u53(), u53())
+        Combinators.combine(Arbitraries.of(DeviceClass.values()), u53(), u53())
             .as(InferenceUse::new);
     Arbitrary<List<String>> ids =
         Combinators.combine(text(), hex64(), hex64(), tiers()).as(List::of);
@@ -284,7 +284,8 @@ class RecordsTest {
             .orElseThrow();
     assertEquals(worst.name(), core.get("energy_provenance").textValue());
     // One key per class in all three class maps.
-    Set<String> keys = new TreeSet<>(r.energy().keySet());
+    Set<String> keys = new TreeSet<>();
+    r.energy().keySet().forEach(k -> keys.add(k.jsonName()));
     assertEquals(keys, fieldNames(core.get("energy_uj")));
     assertEquals(keys, fieldNames(core.get("provenance")));
     assertEquals(keys, fieldNames(core.get("meter")));
@@ -339,7 +340,7 @@ class RecordsTest {
             A64,
             B64,
             "S2",
-            Map.of("Cpu", new ClassEnergy(7, Provenance.HwShunt, "rapl", 1, 10_000_000)),
+            Map.of(DeviceClass.Cpu, new ClassEnergy(7, Provenance.HwShunt, "rapl", 1, 10_000_000)),
             0,
             List.of(),
             1,
@@ -622,7 +623,8 @@ class RecordsTest {
         receiptRefusal(c -> c.put("schema", "sandbox.receipt/2")));
     assertStarts("receipt.schema:", receiptRefusal(c -> c.put("schema", Attestation.SCHEMA)));
     assertEquals("receipt.schema: missing", receiptRefusal(c -> c.remove("schema")));
-    assertEquals("receipt.schema: expected a string", receiptRefusal(c -> c.put("schema", 1)));
+    assertEquals(
+        "receipt.schema: expected a string, got a number", receiptRefusal(c -> c.put("schema", 1)));
   }
 
   @ParameterizedTest
@@ -701,8 +703,8 @@ class RecordsTest {
               c.put("total_uj", 300);
             });
     assertTrue(m.contains("Cpu"), m);
-    Map<String, ClassEnergy> gpuOnly =
-        Map.of("Gpu", new ClassEnergy(1, Provenance.HwShunt, "nvml", 1, 1));
+    Map<DeviceClass, ClassEnergy> gpuOnly =
+        Map.of(DeviceClass.Gpu, new ClassEnergy(1, Provenance.HwShunt, "nvml", 1, 1));
     AttestException e =
         assertThrows(
             AttestException.class,
@@ -766,11 +768,13 @@ class RecordsTest {
         receiptRefusal(c -> c.put("grants_id", "blake3:" + B64.substring(7))));
     assertEquals(
         "receipt.inference: expected an array", receiptRefusal(c -> c.putObject("inference")));
-    assertEquals("receipt.io: expected a JSON object", receiptRefusal(c -> c.putArray("io")));
-    assertEquals("receipt.ended_ms: missing", receiptRefusal(c -> c.remove("ended_ms")));
-    assertEquals("receipt.run_id: expected a string", receiptRefusal(c -> c.put("run_id", 7)));
     assertEquals(
-        "receipt: expected a JSON object",
+        "receipt.io: expected an object, got an array", receiptRefusal(c -> c.putArray("io")));
+    assertEquals("receipt.ended_ms: missing", receiptRefusal(c -> c.remove("ended_ms")));
+    assertEquals(
+        "receipt.run_id: expected a string, got a number", receiptRefusal(c -> c.put("run_id", 7)));
+    assertEquals(
+        "receipt: expected an object, got an array",
         assertThrows(
                 AttestException.class, () -> Receipt.fromCore(JsonNodeFactory.instance.arrayNode()))
             .getMessage());
@@ -835,7 +839,7 @@ class RecordsTest {
         attestationRefusal(c -> obj(c, "host").put("public_key", D64.toUpperCase(Locale.ROOT))));
     assertStarts("attestation.receipt:", attestationRefusal(c -> c.putNull("receipt")));
     assertEquals(
-        "attestation.probing_detected: expected true or false",
+        "attestation.probing_detected: expected a boolean, got a string",
         attestationRefusal(c -> c.put("probing_detected", "true")));
     assertStarts("attestation.outcome", attestationRefusal(c -> c.put("outcome", "Terminated")));
     assertStarts(
@@ -890,7 +894,8 @@ class RecordsTest {
         "segment.snapshot.taint: expected an array",
         segmentRefusal(c -> obj(c, "snapshot").put("taint", "kv:75")));
     assertEquals(
-        "segment.snapshot: expected a JSON object", segmentRefusal(c -> c.put("snapshot", "x")));
+        "segment.snapshot: expected an object, got a string",
+        segmentRefusal(c -> c.put("snapshot", "x")));
   }
 
   @ParameterizedTest

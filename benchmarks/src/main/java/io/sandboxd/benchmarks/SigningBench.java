@@ -3,6 +3,8 @@ package io.sandboxd.benchmarks;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
@@ -70,12 +72,12 @@ public class SigningBench {
         Blake3.hex(new byte[] {2}),
         "S2",
         Map.of(
-            "Cpu",
-            new Receipt.ClassEnergy(1_234_567, Provenance.HwShunt, "rapl:package-0", 1, 10_000_000),
-            "Gpu",
-            new Receipt.ClassEnergy(987_654, Provenance.ModelBased, "nvml:0", 1000, 100_000_000)),
+            DeviceClass.Cpu,
+            new ClassEnergy(1_234_567, Provenance.HwShunt, "rapl:package-0", 1, 10_000_000),
+            DeviceClass.Gpu,
+            new ClassEnergy(987_654, Provenance.ModelBased, "nvml:0", 1000, 100_000_000)),
         12_000,
-        List.of(new Receipt.InferenceUse("Gpu", 500_000, 3)),
+        List.of(new Receipt.InferenceUse(DeviceClass.Gpu, 500_000, 3)),
         1_250,
         268_435_456,
         1_900,

@@ -3,7 +3,7 @@ package io.sandboxd.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.enforcer.DeviceClass;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.enforcer.ProgramRef;
 import java.io.IOException;
 import java.net.URI;

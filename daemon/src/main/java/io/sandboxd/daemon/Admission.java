@@ -1,7 +1,7 @@
 package io.sandboxd.daemon;
 
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.enforcer.Acceptance;
-import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.enforcer.GrantAcceptance;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.enforcer.GrantsException;

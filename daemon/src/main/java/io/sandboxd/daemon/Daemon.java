@@ -7,11 +7,11 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
-import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.HostServices;
@@ -20,7 +20,6 @@ import io.sandboxd.executor.SecretStore;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.metering.Attribution;
 import io.sandboxd.metering.DiscoveredMeters;
-import io.sandboxd.metering.EnergyClass;
 import io.sandboxd.metering.EstimatorModel;
 import io.sandboxd.metering.MeterDiscovery;
 import io.sandboxd.metering.MeteringConfig;
@@ -86,7 +85,7 @@ public final class Daemon implements AutoCloseable {
     MeteringConfig mc =
         MeteringConfig.defaults()
             .withSamplingIntervalNs(m.samplingIntervalMs() * 1_000_000L)
-            .withEstimator(new EstimatorModel(Map.of(EnergyClass.Cpu, m.estimatorCpuMilliwatts())));
+            .withEstimator(new EstimatorModel(Map.of(DeviceClass.Cpu, m.estimatorCpuMilliwatts())));
     if (m.powercapRoot().isPresent()) {
       mc = mc.withPowercapRoot(m.powercapRoot().get());
     }
@@ -116,8 +115,8 @@ public final class Daemon implements AutoCloseable {
         .inference()
         .ifPresent(
             inf -> {
-              EnergyClass serving = EnergyClass.valueOf(inf.servingClass().name());
-              b.inference(inf.endpoint(), inf.servingClass().name())
+              DeviceClass serving = inf.servingClass();
+              b.inference(inf.endpoint(), inf.servingClass())
                   .inferenceMeter(() -> attribution.cumulativeUj(serving));
             });
     return b.build();
@@ -200,9 +199,7 @@ public final class Daemon implements AutoCloseable {
       LOG.info("energy meters: " + meters.summaryLine());
       attribution = Attribution.start(meters, meteringConfig);
       Set<DeviceClass> meterable = EnumSet.noneOf(DeviceClass.class);
-      for (EnergyClass c : meters.meterableClasses()) {
-        meterable.add(DeviceClass.valueOf(c.name()));
-      }
+      meterable.addAll(meters.meterableClasses());
       kv = KvStore.open(paths.stateDir().resolve("kv.db"));
       HostServices services = hostServices(config, kv, paths.stateDir(), attribution);
       executor =

@@ -2,6 +2,8 @@ package io.sandboxd.daemon;
 
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
@@ -9,7 +11,6 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.executor.ClassEnergyReading;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.ReplaySource;
@@ -94,14 +95,7 @@ public final class RunSupervisor {
   private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
-    Map<String, Receipt.ClassEnergy> energy = new TreeMap<>();
-    for (Map.Entry<String, ClassEnergyReading> e : r.energy().entrySet()) {
-      ClassEnergyReading c = e.getValue();
-      energy.put(
-          e.getKey(),
-          new Receipt.ClassEnergy(
-              c.uj(), c.provenance(), c.source(), c.resolutionUj(), c.minWindowNs()));
-    }
+    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
     List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
     Receipt receipt =
         new Receipt(
@@ -173,17 +167,17 @@ public final class RunSupervisor {
    * an apportionment), and listed per class with the number of calls.
    */
   private static List<Receipt.InferenceUse> inferenceRows(
-      ExecutionResult r, Map<String, Receipt.ClassEnergy> energy) {
+      ExecutionResult r, Map<DeviceClass, ClassEnergy> energy) {
     ExecutionResult.Inference inference = r.io().inference();
     if (inference.calls() == 0) {
       return List.of();
     }
-    String cls = inference.deviceClass();
-    Receipt.ClassEnergy c = energy.get(cls);
+    DeviceClass cls = inference.deviceClass();
+    ClassEnergy c = energy.get(cls);
     if (c != null && inference.uj() > 0) {
       energy.put(
           cls,
-          new Receipt.ClassEnergy(
+          new ClassEnergy(
               Math.addExact(c.uj(), inference.uj()),
               c.provenance().worst(Provenance.ModelBased),
               c.source(),

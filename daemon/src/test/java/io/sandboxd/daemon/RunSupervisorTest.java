@@ -9,6 +9,7 @@ import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.PublicKey;
@@ -18,7 +19,6 @@ import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.attest.Verification;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
@@ -134,7 +134,7 @@ class RunSupervisorTest {
         io.sandboxd.executor.HostServices.none()
             .withInference(
                 java.net.URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/"),
-                "Cpu")
+                DeviceClass.Cpu)
             .withInferenceMeter(() -> counter.getAndAdd(700));
     String wat =
         """
@@ -163,8 +163,11 @@ class RunSupervisorTest {
       assertEquals("\"Completed\"", r.outcomeJson());
       Receipt receipt = Receipt.fromCore(r.receipt().core());
       assertEquals(
-          java.util.List.of(new Receipt.InferenceUse("Cpu", 1400, 2)), receipt.inference());
-      assertTrue(receipt.energy().get("Cpu").uj() >= 1400, "inference energy is in Cpu's figure");
+          java.util.List.of(new Receipt.InferenceUse(DeviceClass.Cpu, 1400, 2)),
+          receipt.inference());
+      assertTrue(
+          receipt.energy().get(DeviceClass.Cpu).uj() >= 1400,
+          "inference energy is in Cpu's figure");
     } finally {
       server.stop(0);
     }

@@ -1,5 +1,7 @@
 package io.sandboxd.enforcer;
 
+import io.sandboxd.attest.DeviceClass;
+
 /**
  * The checks of WIRE.md §2.1 made when a grant set is offered to a host: the tier floor and that
  * every granted device class can be both confined and metered. (Credential endpoints are checked

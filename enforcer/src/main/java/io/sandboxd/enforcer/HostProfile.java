@@ -1,5 +1,6 @@
 package io.sandboxd.enforcer;
 
+import io.sandboxd.attest.DeviceClass;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Set;

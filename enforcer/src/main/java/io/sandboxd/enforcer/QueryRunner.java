@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.CanonicalJsonException;
+import io.sandboxd.attest.DeviceClass;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;

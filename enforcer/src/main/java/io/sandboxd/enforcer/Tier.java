@@ -1,5 +1,7 @@
 package io.sandboxd.enforcer;
 
+import io.sandboxd.attest.DeviceClass;
+
 /** The isolation tiers S0..S6 (WIRE.md §2.12), ordered from weakest to strongest. */
 public enum Tier {
   S0,

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.DeviceClass;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;

@@ -1,8 +1,9 @@
 package io.sandboxd.executor;
 
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.metering.Attribution;
-import io.sandboxd.metering.EnergyClass;
 import io.sandboxd.metering.EnergyReading;
 import io.sandboxd.metering.MeteredRun;
 import io.sandboxd.metering.RunEnergy;
@@ -19,15 +20,15 @@ import java.util.function.LongSupplier;
  */
 public interface EnergyModel {
   /** Starts metering a run whose CPU time so far is {@code cpuNanos}. */
-  Session begin(String runId, LongSupplier cpuNanos, Set<String> classes);
+  Session begin(String runId, LongSupplier cpuNanos, Set<DeviceClass> classes);
 
   /** One run's meter. */
   interface Session {
     /** Energy so far (may lag by one meter window). */
-    Map<String, ClassEnergyReading> current();
+    Map<DeviceClass, ClassEnergy> current();
 
     /** Final energy; call once, at the end of the run. */
-    Map<String, ClassEnergyReading> end();
+    Map<DeviceClass, ClassEnergy> end();
   }
 
   /**
@@ -38,19 +39,19 @@ public interface EnergyModel {
     return (runId, cpuNanos, classes) ->
         new Session() {
           @Override
-          public Map<String, ClassEnergyReading> current() {
-            Map<String, ClassEnergyReading> out = new TreeMap<>();
+          public Map<DeviceClass, ClassEnergy> current() {
+            Map<DeviceClass, ClassEnergy> out = new TreeMap<>();
             long ns = Math.max(0, cpuNanos.getAsLong());
-            for (String c : classes) {
-              long uj = c.equals("Cpu") ? Math.multiplyExact(cpuMilliwatts, ns) / 1_000_000L : 0;
-              out.put(
-                  c, new ClassEnergyReading(uj, Provenance.Estimator, "estimator", 1, 1_000_000));
+            for (DeviceClass c : classes) {
+              long uj =
+                  c == DeviceClass.Cpu ? Math.multiplyExact(cpuMilliwatts, ns) / 1_000_000L : 0;
+              out.put(c, new ClassEnergy(uj, Provenance.Estimator, "estimator", 1, 1_000_000));
             }
             return out;
           }
 
           @Override
-          public Map<String, ClassEnergyReading> end() {
+          public Map<DeviceClass, ClassEnergy> end() {
             return current();
           }
         };
@@ -59,37 +60,26 @@ public interface EnergyModel {
   /** Energy attributed from the node's meters by CPU-time share (the metering module). */
   static EnergyModel attributed(Attribution attribution) {
     return (runId, cpuNanos, classes) -> {
-      Set<EnergyClass> granted = EnumSet.noneOf(EnergyClass.class);
-      for (String c : classes) {
-        granted.add(EnergyClass.valueOf(c));
-      }
-      MeteredRun run = attribution.begin(new UnitSpec(runId, cpuNanos, granted, Set.of()));
+      MeteredRun run =
+          attribution.begin(new UnitSpec(runId, cpuNanos, EnumSet.copyOf(classes), Set.of()));
       return new Session() {
         @Override
-        public Map<String, ClassEnergyReading> current() {
+        public Map<DeviceClass, ClassEnergy> current() {
           return convert(run.current());
         }
 
         @Override
-        public Map<String, ClassEnergyReading> end() {
+        public Map<DeviceClass, ClassEnergy> end() {
           return convert(run.end());
         }
       };
     };
   }
 
-  private static Map<String, ClassEnergyReading> convert(RunEnergy energy) {
-    Map<String, ClassEnergyReading> out = new TreeMap<>();
-    for (Map.Entry<EnergyClass, EnergyReading> e : energy.readings().entrySet()) {
-      EnergyReading r = e.getValue();
-      out.put(
-          e.getKey().name(),
-          new ClassEnergyReading(
-              r.uj(),
-              Provenance.valueOf(r.provenance().name()),
-              r.source(),
-              r.resolutionUj(),
-              r.minWindowNs()));
+  private static Map<DeviceClass, ClassEnergy> convert(RunEnergy energy) {
+    Map<DeviceClass, ClassEnergy> out = new TreeMap<>();
+    for (Map.Entry<DeviceClass, EnergyReading> e : energy.readings().entrySet()) {
+      out.put(e.getKey(), e.getValue().classEnergy());
     }
     return out;
   }

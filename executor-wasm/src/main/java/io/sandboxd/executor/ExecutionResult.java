@@ -1,6 +1,8 @@
 package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
@@ -26,7 +28,7 @@ public record ExecutionResult(
     long startedMs,
     long endedMs,
     long memoryPeakBytes,
-    Map<String, ClassEnergyReading> energy,
+    Map<DeviceClass, ClassEnergy> energy,
     String log,
     List<ObjectNode> journal,
     Map<String, byte[]> journalBlobs,
@@ -41,11 +43,11 @@ public record ExecutionResult(
   /** Brokered I/O for the receipt, one part per capability that counts it. */
   public record IoCounts(Receipt.IoUse storage, Receipt.NetUse network, Inference inference) {
     public static final IoCounts NONE =
-        new IoCounts(Receipt.IoUse.NONE, Receipt.NetUse.NONE, new Inference(0, "Cpu", 0));
+        new IoCounts(Receipt.IoUse.NONE, Receipt.NetUse.NONE, new Inference(0, DeviceClass.Cpu, 0));
   }
 
   /** Inference calls, the device class that served them, and the energy they drew there. */
-  public record Inference(long calls, String deviceClass, long uj) {}
+  public record Inference(long calls, DeviceClass deviceClass, long uj) {}
 
   public ExecutionResult {
     taint = Collections.unmodifiableSortedSet(new TreeSet<>(taint));
@@ -63,10 +65,10 @@ public record ExecutionResult(
    * every dispatchable class reads zero energy and the journal is empty.
    */
   public static ExecutionResult declined(
-      String reason, Set<String> classes, boolean clockGranted, long nowMs) {
-    Map<String, ClassEnergyReading> zero = new TreeMap<>();
-    for (String c : classes) {
-      zero.put(c, new ClassEnergyReading(0, Provenance.Estimator, "none", 1, 0));
+      String reason, Set<DeviceClass> classes, boolean clockGranted, long nowMs) {
+    Map<DeviceClass, ClassEnergy> zero = new TreeMap<>();
+    for (DeviceClass c : classes) {
+      zero.put(c, new ClassEnergy(0, Provenance.Estimator, "none", 1, 0));
     }
     return builder()
         .outcome(new Outcome.Declined(reason))
@@ -84,7 +86,7 @@ public record ExecutionResult(
     private long startedMs;
     private long endedMs;
     private long memoryPeakBytes;
-    private Map<String, ClassEnergyReading> energy = Map.of();
+    private Map<DeviceClass, ClassEnergy> energy = Map.of();
     private String log = "";
     private List<ObjectNode> journal = List.of();
     private Map<String, byte[]> journalBlobs = Map.of();
@@ -113,7 +115,7 @@ public record ExecutionResult(
 
     /** CPU time, peak memory and energy per class: what the run consumed. */
     public Builder consumed(
-        long cpuTimeNanos, long memoryPeakBytes, Map<String, ClassEnergyReading> energy) {
+        long cpuTimeNanos, long memoryPeakBytes, Map<DeviceClass, ClassEnergy> energy) {
       this.cpuTimeNanos = cpuTimeNanos;
       this.memoryPeakBytes = memoryPeakBytes;
       this.energy = energy;

@@ -6,18 +6,19 @@ import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Memory;
 import com.dylibso.chicory.wasm.ChicoryException;
 import com.dylibso.chicory.wasm.types.MemoryLimits;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.ComputeGrant;
-import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.enforcer.Enforcer;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.security.SecureRandom;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -78,12 +79,9 @@ public final class Executor implements AutoCloseable {
   }
 
   /** The dispatchable classes of a grant: Cpu always, plus every granted device. */
-  public static Set<String> dispatchableClasses(ComputeGrant compute) {
-    Set<String> classes = new TreeSet<>();
-    classes.add(DeviceClass.Cpu.name());
-    for (DeviceClass c : compute.devices()) {
-      classes.add(c.name());
-    }
+  public static Set<DeviceClass> dispatchableClasses(ComputeGrant compute) {
+    Set<DeviceClass> classes = EnumSet.of(DeviceClass.Cpu);
+    classes.addAll(compute.devices());
     return classes;
   }
 
@@ -91,7 +89,7 @@ public final class Executor implements AutoCloseable {
   public ExecutionResult execute(UnitRequest req) {
     UnitCompiler.checkEntry(req.unit(), req.entry());
     ComputeGrant compute = req.grants().compute();
-    Set<String> classes = dispatchableClasses(compute);
+    Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
     Optional<StorageRoot> storage;
     try {
@@ -139,7 +137,7 @@ public final class Executor implements AutoCloseable {
 
     long wall = System.nanoTime() - t0;
     long cpu = task.cpuNanos();
-    Map<String, ClassEnergyReading> energy = meter.end();
+    Map<DeviceClass, ClassEnergy> energy = meter.end();
     Outcome outcome = decide(task, breach, cpu, energy, compute);
     return ctx.report(ExecutionResult.builder())
         .outcome(outcome)
@@ -216,9 +214,9 @@ public final class Executor implements AutoCloseable {
     return ms > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : ms * 1_000_000L;
   }
 
-  static long totalUj(Map<String, ClassEnergyReading> energy) {
+  static long totalUj(Map<DeviceClass, ClassEnergy> energy) {
     long t = 0;
-    for (ClassEnergyReading r : energy.values()) {
+    for (ClassEnergy r : energy.values()) {
       t = Math.addExact(t, r.uj());
     }
     return t;
@@ -228,7 +226,7 @@ public final class Executor implements AutoCloseable {
       GuestTask task,
       Outcome.Breach breach,
       long cpuNanos,
-      Map<String, ClassEnergyReading> energy,
+      Map<DeviceClass, ClassEnergy> energy,
       ComputeGrant compute) {
     if (breach != null) {
       return new Outcome.Terminated(breach);

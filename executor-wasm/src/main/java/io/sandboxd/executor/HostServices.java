@@ -1,5 +1,6 @@
 package io.sandboxd.executor;
 
+import io.sandboxd.attest.DeviceClass;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +22,7 @@ public record HostServices(
     Duration execTimeout,
     Duration egressTimeout,
     Optional<URI> inferenceEndpoint,
-    String inferenceClass,
+    DeviceClass inferenceClass,
     long maxUnitMemoryBytes,
     LongSupplier inferenceEnergyUj,
     Journal.Limits journalLimits,
@@ -65,7 +66,7 @@ public record HostServices(
     return toBuilder().execDenylist(denylist).build();
   }
 
-  public HostServices withInference(URI endpoint, String servingClass) {
+  public HostServices withInference(URI endpoint, DeviceClass servingClass) {
     return toBuilder().inference(endpoint, servingClass).build();
   }
 
@@ -96,7 +97,7 @@ public record HostServices(
     private Duration execTimeout = Duration.ofSeconds(10);
     private Duration egressTimeout = Duration.ofSeconds(30);
     private Optional<URI> inferenceEndpoint = Optional.empty();
-    private String inferenceClass = "Cpu";
+    private DeviceClass inferenceClass = DeviceClass.Cpu;
     private long maxUnitMemoryBytes = DEFAULT_MAX_UNIT_MEMORY;
     private LongSupplier inferenceEnergyUj = () -> -1;
     private Journal.Limits journalLimits = Journal.Limits.DEFAULT;
@@ -151,7 +152,7 @@ public record HostServices(
       return this;
     }
 
-    public Builder inference(URI endpoint, String servingClass) {
+    public Builder inference(URI endpoint, DeviceClass servingClass) {
       inferenceEndpoint = Optional.of(endpoint);
       inferenceClass = servingClass;
       return this;

@@ -3,7 +3,6 @@ package io.sandboxd.executor;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
-import io.sandboxd.enforcer.DeviceClass;
 import io.sandboxd.enforcer.HostService;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -36,7 +35,7 @@ final class InferCalls {
             () -> {
               Decision d = ctx.enforcer.mayHost(HostService.INFERENCE);
               if (d.allowed()) {
-                d = ctx.enforcer.mayDispatch(DeviceClass.fromJson(ctx.services.inferenceClass()));
+                d = ctx.enforcer.mayDispatch(ctx.services.inferenceClass());
               }
               if (!d.allowed()) {
                 return SandboxImports.refusal(d);

@@ -1,5 +1,6 @@
 package io.sandboxd.executor;
 
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Receipt;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -8,13 +9,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * they drew, counted for the receipt's {@code net} and {@code inference}.
  */
 final class RunNetwork {
-  private final String inferenceClass;
+  private final DeviceClass inferenceClass;
   private final AtomicLong egressBytes = new AtomicLong();
   private final AtomicLong ingressBytes = new AtomicLong();
   private final AtomicLong inferenceCalls = new AtomicLong();
   private final AtomicLong inferenceUj = new AtomicLong();
 
-  RunNetwork(String inferenceClass) {
+  RunNetwork(DeviceClass inferenceClass) {
     this.inferenceClass = inferenceClass;
   }
 

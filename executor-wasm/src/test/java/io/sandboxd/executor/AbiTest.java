@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.sun.net.httpserver.HttpServer;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
 import java.net.InetSocketAddress;
@@ -375,7 +376,7 @@ class AbiTest {
             1,
             EnergyModel.estimate(10_000),
             60_000,
-            HostServices.none().withInference(endpoint, "Cpu"))) {
+            HostServices.none().withInference(endpoint, DeviceClass.Cpu))) {
       CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
       ExecutionResult ok =
           withModel.execute(

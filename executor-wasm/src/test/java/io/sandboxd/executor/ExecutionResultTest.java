@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import java.util.List;
 import java.util.Set;
@@ -12,9 +13,10 @@ import org.junit.jupiter.api.Test;
 class ExecutionResultTest {
   @Test
   void aDeclinedRunUsedNothingAndJournaledNothing() {
-    ExecutionResult r = ExecutionResult.declined("no meter", Set.of("Cpu", "Gpu"), true, 1234);
+    ExecutionResult r =
+        ExecutionResult.declined("no meter", Set.of(DeviceClass.Cpu, DeviceClass.Gpu), true, 1234);
     assertEquals(new Outcome.Declined("no meter"), r.outcome());
-    assertEquals(Set.of("Cpu", "Gpu"), r.energy().keySet());
+    assertEquals(Set.of(DeviceClass.Cpu, DeviceClass.Gpu), r.energy().keySet());
     assertTrue(r.energy().values().stream().allMatch(e -> e.uj() == 0), r.energy().toString());
     assertEquals(1234, r.startedMs());
     assertEquals(1234, r.endedMs());

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.enforcer.Grants;
@@ -85,7 +86,7 @@ class ExecutorTest {
     assertEquals(
         r.journal().get(0).get("response").textValue(),
         r.journal().get(1).get("response").textValue());
-    assertEquals(Provenance.Estimator, r.energy().get("Cpu").provenance());
+    assertEquals(Provenance.Estimator, r.energy().get(DeviceClass.Cpu).provenance());
     assertEquals(65536, r.memoryPeakBytes());
     assertEquals(64, r.journalRoot().length());
   }

@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.PublicKey;
@@ -103,7 +104,7 @@ class DaemonEndToEndTest {
     assertEquals(new Outcome.Completed(), a.outcome());
     assertFalse(a.clockGranted());
     Receipt rc = Receipt.fromCore(receipt.core());
-    assertEquals("Estimator", rc.energy().get("Cpu").provenance().name());
+    assertEquals("Estimator", rc.energy().get(DeviceClass.Cpu).provenance().name());
 
     RecordsReply rec =
         client.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(r.getRunId()).build());

@@ -1,5 +1,7 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -162,8 +164,8 @@ public final class Attribution implements AutoCloseable {
     if (active.containsKey(spec.runId())) {
       throw new IllegalArgumentException("run " + spec.runId() + " is already being metered");
     }
-    Map<EnergyClass, int[]> serving = new EnumMap<>(EnergyClass.class);
-    for (EnergyClass c : spec.classes()) {
+    Map<DeviceClass, int[]> serving = new EnumMap<>(DeviceClass.class);
+    for (DeviceClass c : spec.classes()) {
       serving.put(c, servingDomains(c, spec.devices()));
     }
     for (String device : spec.devices()) {
@@ -188,7 +190,7 @@ public final class Attribution implements AutoCloseable {
     return run;
   }
 
-  private int[] servingDomains(EnergyClass c, Set<String> devices) {
+  private int[] servingDomains(DeviceClass c, Set<String> devices) {
     List<Integer> own = new ArrayList<>();
     List<Integer> any = new ArrayList<>();
     for (int i = 0; i < domains.size(); i++) {
@@ -288,7 +290,7 @@ public final class Attribution implements AutoCloseable {
     long cpuEstimated = 0;
     for (int i = 0; i < domains.size(); i++) {
       MeterDomain d = domains.get(i);
-      if (d.energyClass() == EnergyClass.Cpu && d.role().additive()) {
+      if (d.energyClass() == DeviceClass.Cpu && d.role().additive()) {
         if (d.provenance() == Provenance.Estimator) {
           cpuEstimated += delta[i];
         } else {
@@ -302,7 +304,7 @@ public final class Attribution implements AutoCloseable {
     for (int r = 0; r < runs.size(); r++) {
       if (denominator > 0) {
         runs.get(r)
-            .add(EnergyClass.Cpu, CounterArithmetic.mulDiv(cpuPool, unitDelta[r], denominator));
+            .add(DeviceClass.Cpu, CounterArithmetic.mulDiv(cpuPool, unitDelta[r], denominator));
       }
     }
 
@@ -321,7 +323,7 @@ public final class Attribution implements AutoCloseable {
             run.markShared(d.energyClass());
           }
         }
-      } else if (d.role() == DomainRole.Estimate && d.energyClass() != EnergyClass.Cpu) {
+      } else if (d.role() == DomainRole.Estimate && d.energyClass() != DeviceClass.Cpu) {
         // an estimated device draw is per holder: each unit granted the class is charged in full
         for (MeteredRun run : runs) {
           if (run.spec().classes().contains(d.energyClass())) {
@@ -332,12 +334,12 @@ public final class Attribution implements AutoCloseable {
     }
 
     for (MeteredRun run : runs) {
-      for (Map.Entry<EnergyClass, int[]> e : run.serving().entrySet()) {
+      for (Map.Entry<DeviceClass, int[]> e : run.serving().entrySet()) {
         for (int i : e.getValue()) {
           if (newReset[i]) {
             run.markReset(e.getKey());
           }
-          if (failed[meterOfDomain[i]] || (e.getKey() == EnergyClass.Cpu && nodeFailed)) {
+          if (failed[meterOfDomain[i]] || (e.getKey() == DeviceClass.Cpu && nodeFailed)) {
             run.markGap(e.getKey());
           }
         }
@@ -362,9 +364,9 @@ public final class Attribution implements AutoCloseable {
   }
 
   private RunEnergy snapshot(MeteredRun run) {
-    Map<EnergyClass, EnergyReading> readings = new EnumMap<>(EnergyClass.class);
-    for (Map.Entry<EnergyClass, int[]> e : run.serving().entrySet()) {
-      EnergyClass c = e.getKey();
+    Map<DeviceClass, EnergyReading> readings = new EnumMap<>(DeviceClass.class);
+    for (Map.Entry<DeviceClass, int[]> e : run.serving().entrySet()) {
+      DeviceClass c = e.getKey();
       Provenance provenance = Provenance.HwShunt;
       long resolution = 1;
       long window = 0;
@@ -376,7 +378,7 @@ public final class Attribution implements AutoCloseable {
         window = Math.max(window, d.minWindowNs());
         sources.add(d.source());
       }
-      if (c == EnergyClass.Cpu || run.shared(c)) {
+      if (c == DeviceClass.Cpu || run.shared(c)) {
         // a share of a package (or of a shared device) is an apportionment, never a shunt reading
         provenance = Provenance.worst(provenance, Provenance.ModelBased);
       }
@@ -400,7 +402,7 @@ public final class Attribution implements AutoCloseable {
    * additive counter of {@code energyClass}, or -1 when this node cannot meter it. Two readings
    * bracket a window, e.g. an `infer` call, whose energy is charged to the class that served it.
    */
-  public synchronized long cumulativeUj(EnergyClass energyClass) {
+  public synchronized long cumulativeUj(DeviceClass energyClass) {
     samplePass();
     long sum = 0;
     boolean any = false;

@@ -1,5 +1,6 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -35,8 +36,8 @@ public final class DiscoveredMeters implements AutoCloseable {
   }
 
   /** Classes with at least one additive counter: only these may appear in a grant's devices. */
-  public Set<EnergyClass> meterableClasses() {
-    Set<EnergyClass> classes = EnumSet.noneOf(EnergyClass.class);
+  public Set<DeviceClass> meterableClasses() {
+    Set<DeviceClass> classes = EnumSet.noneOf(DeviceClass.class);
     for (Meter m : meters) {
       for (MeterDomain d : m.domains()) {
         if (d.role().additive()) {
@@ -48,7 +49,7 @@ public final class DiscoveredMeters implements AutoCloseable {
   }
 
   /** Whether a grant naming {@code energyClass} can be honoured by this node's meters. */
-  public boolean canMeter(EnergyClass energyClass) {
+  public boolean canMeter(DeviceClass energyClass) {
     return meterableClasses().contains(energyClass);
   }
 

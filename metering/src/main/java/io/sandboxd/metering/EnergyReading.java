@@ -1,5 +1,8 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.util.Objects;
 
 /**
@@ -13,7 +16,7 @@ import java.util.Objects;
  *     sample, but its split between units used that later interval's CPU shares
  */
 public record EnergyReading(
-    EnergyClass energyClass,
+    DeviceClass energyClass,
     long uj,
     Provenance provenance,
     long resolutionUj,
@@ -28,5 +31,10 @@ public record EnergyReading(
     if (uj < 0) {
       throw new IllegalArgumentException("uj must be >= 0: " + uj);
     }
+  }
+
+  /** The receipt's shape of this reading: energy, provenance and meter. */
+  public ClassEnergy classEnergy() {
+    return new ClassEnergy(uj, provenance, source, resolutionUj, minWindowNs);
   }
 }

@@ -1,5 +1,7 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,14 +28,14 @@ public final class Estimator implements Meter {
    * @param classes the classes to estimate (each must be in the model)
    */
   public Estimator(
-      EstimatorModel model, Set<EnergyClass> classes, NodeCpuTime node, LongSupplier clock)
+      EstimatorModel model, Set<DeviceClass> classes, NodeCpuTime node, LongSupplier clock)
       throws MeterUnavailableException {
     this.node = node;
     this.clock = clock;
     List<Counter> list = new ArrayList<>();
-    long busy = classes.contains(EnergyClass.Cpu) ? readBusy(node) : 0;
+    long busy = classes.contains(DeviceClass.Cpu) ? readBusy(node) : 0;
     long now = clock.getAsLong();
-    for (EnergyClass c : EnergyClass.values()) {
+    for (DeviceClass c : DeviceClass.values()) {
       if (!classes.contains(c)) {
         continue;
       }
@@ -50,7 +52,7 @@ public final class Estimator implements Meter {
               1,
               MIN_WINDOW_NS,
               SOURCE);
-      list.add(new Counter(domain, mw, c == EnergyClass.Cpu ? busy : now));
+      list.add(new Counter(domain, mw, c == DeviceClass.Cpu ? busy : now));
     }
     this.counters = List.copyOf(list);
     this.domains = counters.stream().map(k -> k.domain).toList();
@@ -79,7 +81,7 @@ public final class Estimator implements Meter {
   public synchronized MeterSample sample() throws MeterException {
     long now = clock.getAsLong();
     long busy = 0;
-    boolean needBusy = counters.stream().anyMatch(k -> k.domain.energyClass() == EnergyClass.Cpu);
+    boolean needBusy = counters.stream().anyMatch(k -> k.domain.energyClass() == DeviceClass.Cpu);
     if (needBusy) {
       try {
         busy = node.busyNs();
@@ -89,7 +91,7 @@ public final class Estimator implements Meter {
     }
     List<DomainCount> counts = new ArrayList<>(counters.size());
     for (Counter k : counters) {
-      long base = k.domain.energyClass() == EnergyClass.Cpu ? busy : now;
+      long base = k.domain.energyClass() == DeviceClass.Cpu ? busy : now;
       // a clock or counter that steps back adds nothing rather than going negative
       k.integral.add(k.milliwatts, Math.max(0, base - k.previous));
       k.previous = Math.max(k.previous, base);

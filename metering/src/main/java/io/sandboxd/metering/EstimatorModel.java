@@ -1,5 +1,6 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -8,7 +9,7 @@ import java.util.Map;
  * the estimate is mW × busy CPU time; for any other class it is the draw of one device while a unit
  * holds it, so the estimate is mW × holding time.
  */
-public record EstimatorModel(Map<EnergyClass, Long> milliwatts) {
+public record EstimatorModel(Map<DeviceClass, Long> milliwatts) {
   /** 10 W per busy CPU: in the range of a server core under load (200 W / 20-32 cores). */
   public static final long DEFAULT_CPU_MILLIWATTS = 10_000;
 
@@ -25,8 +26,8 @@ public record EstimatorModel(Map<EnergyClass, Long> milliwatts) {
 
   /** The default model: Cpu only. */
   public static EstimatorModel cpuOnly() {
-    Map<EnergyClass, Long> m = new EnumMap<>(EnergyClass.class);
-    m.put(EnergyClass.Cpu, DEFAULT_CPU_MILLIWATTS);
+    Map<DeviceClass, Long> m = new EnumMap<>(DeviceClass.class);
+    m.put(DeviceClass.Cpu, DEFAULT_CPU_MILLIWATTS);
     return new EstimatorModel(m);
   }
 }

@@ -1,5 +1,6 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -33,20 +34,20 @@ public final class MeterDiscovery {
       MeteringConfig config, NodeCpuTime node, LongSupplier clock) {
     List<Meter> meters = new ArrayList<>();
     List<MeterProbe> probes = new ArrayList<>();
-    Set<EnergyClass> measured = EnumSet.noneOf(EnergyClass.class);
+    Set<DeviceClass> measured = EnumSet.noneOf(DeviceClass.class);
 
     try {
       RaplPowercapMeter rapl =
           RaplPowercapMeter.open(config.powercapRoot(), SysfsReader.files(), clock);
       meters.add(rapl);
-      measured.add(EnergyClass.Cpu);
+      measured.add(DeviceClass.Cpu);
       probes.add(new MeterProbe(rapl.source(), MeterProbe.Status.Found, describe(rapl)));
     } catch (MeterUnavailableException e) {
       probes.add(
           new MeterProbe(RaplPowercapMeter.SOURCE, MeterProbe.Status.Unavailable, e.getMessage()));
     }
 
-    if (measured.contains(EnergyClass.Cpu)) {
+    if (measured.contains(DeviceClass.Cpu)) {
       probes.add(
           new MeterProbe(
               RaplMsrMeter.SOURCE, MeterProbe.Status.Skipped, "powercap RAPL is readable"));
@@ -54,7 +55,7 @@ public final class MeterDiscovery {
       try {
         RaplMsrMeter msr = openMsr(config, clock);
         meters.add(msr);
-        measured.add(EnergyClass.Cpu);
+        measured.add(DeviceClass.Cpu);
         probes.add(new MeterProbe(msr.source(), MeterProbe.Status.Found, describe(msr)));
       } catch (MeterUnavailableException e) {
         probes.add(
@@ -69,15 +70,15 @@ public final class MeterDiscovery {
       try {
         NvmlMeter nvml = NvmlMeter.open(config.nvmlLibrary(), clock);
         meters.add(nvml);
-        measured.add(EnergyClass.Gpu);
+        measured.add(DeviceClass.Gpu);
         probes.add(new MeterProbe(nvml.source(), MeterProbe.Status.Found, describe(nvml)));
       } catch (MeterUnavailableException e) {
         probes.add(new MeterProbe(NvmlMeter.SOURCE, MeterProbe.Status.Unavailable, e.getMessage()));
       }
     }
 
-    Set<EnergyClass> estimated = EnumSet.noneOf(EnergyClass.class);
-    for (EnergyClass c : config.estimator().milliwatts().keySet()) {
+    Set<DeviceClass> estimated = EnumSet.noneOf(DeviceClass.class);
+    for (DeviceClass c : config.estimator().milliwatts().keySet()) {
       if (!measured.contains(c)) {
         estimated.add(c);
       }

@@ -1,5 +1,7 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.util.Objects;
 
 /**
@@ -10,7 +12,7 @@ import java.util.Objects;
  */
 public record MeterDomain(
     String id,
-    EnergyClass energyClass,
+    DeviceClass energyClass,
     DomainRole role,
     Provenance provenance,
     long resolutionUj,

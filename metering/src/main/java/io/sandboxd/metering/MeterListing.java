@@ -3,6 +3,8 @@ package io.sandboxd.metering;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +15,7 @@ import java.util.Locale;
  * and window, and a current reading (µJ since the meter was opened) or why there is none.
  */
 public record MeterListing(
-    List<EnergyClass> meterableClasses, List<MeterProbe> probes, List<Entry> counters) {
+    List<DeviceClass> meterableClasses, List<MeterProbe> probes, List<Entry> counters) {
 
   /**
    * One counter.
@@ -23,7 +25,7 @@ public record MeterListing(
   public record Entry(
       String source,
       String id,
-      EnergyClass energyClass,
+      DeviceClass energyClass,
       DomainRole role,
       boolean additive,
       Provenance provenance,

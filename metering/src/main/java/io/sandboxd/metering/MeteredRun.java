@@ -1,5 +1,6 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.Map;
@@ -12,16 +13,16 @@ import java.util.Set;
 public final class MeteredRun {
   private final Attribution attribution;
   private final UnitSpec spec;
-  private final Map<EnergyClass, int[]> serving;
-  private final Map<EnergyClass, Long> uj = new EnumMap<>(EnergyClass.class);
-  private final Set<EnergyClass> shared = EnumSet.noneOf(EnergyClass.class);
-  private final Set<EnergyClass> reset = EnumSet.noneOf(EnergyClass.class);
-  private final Set<EnergyClass> gap = EnumSet.noneOf(EnergyClass.class);
+  private final Map<DeviceClass, int[]> serving;
+  private final Map<DeviceClass, Long> uj = new EnumMap<>(DeviceClass.class);
+  private final Set<DeviceClass> shared = EnumSet.noneOf(DeviceClass.class);
+  private final Set<DeviceClass> reset = EnumSet.noneOf(DeviceClass.class);
+  private final Set<DeviceClass> gap = EnumSet.noneOf(DeviceClass.class);
   private long lastCpuNs;
   private long passes;
   private RunEnergy finalEnergy;
 
-  MeteredRun(Attribution attribution, UnitSpec spec, Map<EnergyClass, int[]> serving, long cpuNs) {
+  MeteredRun(Attribution attribution, UnitSpec spec, Map<DeviceClass, int[]> serving, long cpuNs) {
     this.attribution = attribution;
     this.spec = spec;
     this.serving = Map.copyOf(serving);
@@ -49,7 +50,7 @@ public final class MeteredRun {
     return spec;
   }
 
-  Map<EnergyClass, int[]> serving() {
+  Map<DeviceClass, int[]> serving() {
     return serving;
   }
 
@@ -61,35 +62,35 @@ public final class MeteredRun {
     return d;
   }
 
-  void add(EnergyClass c, long microjoules) {
+  void add(DeviceClass c, long microjoules) {
     uj.merge(c, microjoules, Math::addExact);
   }
 
-  long uj(EnergyClass c) {
+  long uj(DeviceClass c) {
     return uj.getOrDefault(c, 0L);
   }
 
-  void markShared(EnergyClass c) {
+  void markShared(DeviceClass c) {
     shared.add(c);
   }
 
-  boolean shared(EnergyClass c) {
+  boolean shared(DeviceClass c) {
     return shared.contains(c);
   }
 
-  void markReset(EnergyClass c) {
+  void markReset(DeviceClass c) {
     reset.add(c);
   }
 
-  boolean reset(EnergyClass c) {
+  boolean reset(DeviceClass c) {
     return reset.contains(c);
   }
 
-  void markGap(EnergyClass c) {
+  void markGap(DeviceClass c) {
     gap.add(c);
   }
 
-  boolean gap(EnergyClass c) {
+  boolean gap(DeviceClass c) {
     return gap.contains(c);
   }
 

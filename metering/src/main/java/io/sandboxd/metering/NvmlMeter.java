@@ -5,6 +5,8 @@ import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -97,7 +99,7 @@ public final class NvmlMeter implements Meter {
         MeterDomain domain =
             new MeterDomain(
                 id,
-                EnergyClass.Gpu,
+                DeviceClass.Gpu,
                 DomainRole.Device,
                 Provenance.HwShunt,
                 COUNTER_RESOLUTION_UJ,
@@ -108,7 +110,7 @@ public final class NvmlMeter implements Meter {
         MeterDomain domain =
             new MeterDomain(
                 id,
-                EnergyClass.Gpu,
+                DeviceClass.Gpu,
                 DomainRole.Device,
                 Provenance.ModelBased,
                 1,

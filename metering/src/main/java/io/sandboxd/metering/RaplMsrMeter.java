@@ -1,5 +1,7 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,7 +95,7 @@ public final class RaplMsrMeter implements Meter {
     // one count, rounded up: the finest step this counter can show
     long resolution = Math.max(1, (1_000_000L + (1L << esu) - 1) >>> esu);
     return new MeterDomain(
-        id, EnergyClass.Cpu, role, Provenance.HwShunt, resolution, MIN_WINDOW_NS, SOURCE);
+        id, DeviceClass.Cpu, role, Provenance.HwShunt, resolution, MIN_WINDOW_NS, SOURCE);
   }
 
   @Override

@@ -1,5 +1,7 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
@@ -124,7 +126,7 @@ public final class RaplPowercapMeter implements Meter {
     long baseline = readCounter(reader, dir.resolve("energy_uj"));
     MeterDomain domain =
         new MeterDomain(
-            id, EnergyClass.Cpu, role, Provenance.HwShunt, RESOLUTION_UJ, MIN_WINDOW_NS, SOURCE);
+            id, DeviceClass.Cpu, role, Provenance.HwShunt, RESOLUTION_UJ, MIN_WINDOW_NS, SOURCE);
     return new Zone(domain, dir.resolve("energy_uj"), max, baseline);
   }
 

@@ -1,5 +1,7 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Map;
@@ -10,7 +12,7 @@ import java.util.Map;
  * @param readings keyed by class, iterated in declaration order
  * @param samples sampling passes that fell inside the run
  */
-public record RunEnergy(String runId, Map<EnergyClass, EnergyReading> readings, long samples) {
+public record RunEnergy(String runId, Map<DeviceClass, EnergyReading> readings, long samples) {
   public RunEnergy {
     readings = Collections.unmodifiableMap(new EnumMap<>(readings));
   }

@@ -1,5 +1,6 @@
 package io.sandboxd.metering;
 
+import io.sandboxd.attest.DeviceClass;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -14,11 +15,11 @@ import java.util.function.LongSupplier;
  * @param devices the accelerator devices (GPU UUIDs) the unit was granted and is served by
  */
 public record UnitSpec(
-    String runId, LongSupplier cpuTimeNs, Set<EnergyClass> classes, Set<String> devices) {
+    String runId, LongSupplier cpuTimeNs, Set<DeviceClass> classes, Set<String> devices) {
   public UnitSpec {
     Objects.requireNonNull(runId, "runId");
     Objects.requireNonNull(cpuTimeNs, "cpuTimeNs");
-    Set<EnergyClass> all = EnumSet.of(EnergyClass.Cpu);
+    Set<DeviceClass> all = EnumSet.of(DeviceClass.Cpu);
     all.addAll(classes);
     classes = Set.copyOf(all);
     devices = Set.copyOf(devices);

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Path;
 import java.util.List;
@@ -40,14 +42,14 @@ class AttributionTest {
     PowercapFixture f = onePackage();
     try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
         Attribution a = attribution(List.of(rapl), 0)) {
-      long before = a.cumulativeUj(EnergyClass.Cpu);
+      long before = a.cumulativeUj(DeviceClass.Cpu);
       f.add("intel-rapl:0", 4 * JOULE);
       f.add("intel-rapl:0:1", JOULE);
       f.add("intel-rapl:0:0", 3 * JOULE); // core is inside the package: not added again
       f.add("intel-rapl:1", 9 * JOULE); // psys is kept apart
       clock.advance(SECOND);
-      assertEquals(5 * JOULE, a.cumulativeUj(EnergyClass.Cpu) - before);
-      assertEquals(-1, a.cumulativeUj(EnergyClass.Gpu), "a class with no meter");
+      assertEquals(5 * JOULE, a.cumulativeUj(DeviceClass.Cpu) - before);
+      assertEquals(-1, a.cumulativeUj(DeviceClass.Gpu), "a class with no meter");
     }
   }
 
@@ -71,14 +73,14 @@ class AttributionTest {
       clock.advance(SECOND);
       RunEnergy ea = runA.end();
       RunEnergy eb = runB.end();
-      assertEquals(6 * JOULE, ea.readings().get(EnergyClass.Cpu).uj()); // 10 J × 3/5
-      assertEquals(2 * JOULE, eb.readings().get(EnergyClass.Cpu).uj()); // 10 J × 1/5
-      EnergyReading r = ea.readings().get(EnergyClass.Cpu);
+      assertEquals(6 * JOULE, ea.readings().get(DeviceClass.Cpu).uj()); // 10 J × 3/5
+      assertEquals(2 * JOULE, eb.readings().get(DeviceClass.Cpu).uj()); // 10 J × 1/5
+      EnergyReading r = ea.readings().get(DeviceClass.Cpu);
       assertEquals(Provenance.ModelBased, r.provenance()); // a share is never HwShunt
       assertEquals("rapl", r.source());
       assertEquals(1, r.resolutionUj());
       assertEquals(10_000_000L, r.minWindowNs());
-      assertEquals(Set.of(EnergyClass.Cpu), ea.readings().keySet());
+      assertEquals(Set.of(DeviceClass.Cpu), ea.readings().keySet());
       assertEquals(6 * JOULE, ea.totalUj());
       assertEquals(Provenance.ModelBased, ea.provenance());
       assertEquals(Set.of(), a.activeRuns());
@@ -201,14 +203,14 @@ class AttributionTest {
       nodeBusy.addAndGet(SECOND);
       RunEnergy e = run.end();
       assertEquals(3 * JOULE, e.totalUj());
-      assertTrue(e.readings().get(EnergyClass.Cpu).sampleGap());
+      assertTrue(e.readings().get(DeviceClass.Cpu).sampleGap());
     }
   }
 
   @Test
   void estimatorOnlyNodeChargesModelPowerTimesUnitCpuTime() throws Exception {
     try (Estimator est =
-            new Estimator(EstimatorModel.cpuOnly(), Set.of(EnergyClass.Cpu), nodeBusy::get, clock);
+            new Estimator(EstimatorModel.cpuOnly(), Set.of(DeviceClass.Cpu), nodeBusy::get, clock);
         Attribution a = attribution(List.of(est), 0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("est", cpu::get);
@@ -217,7 +219,7 @@ class AttributionTest {
       RunEnergy e = run.end();
       assertEquals(20 * JOULE, e.totalUj()); // 10 W × 2 CPU-s
       assertEquals(Provenance.Estimator, e.provenance());
-      assertEquals("estimator", e.readings().get(EnergyClass.Cpu).source());
+      assertEquals("estimator", e.readings().get(DeviceClass.Cpu).source());
     }
   }
 
@@ -229,11 +231,11 @@ class AttributionTest {
       IllegalArgumentException e =
           assertThrows(
               IllegalArgumentException.class,
-              () -> a.begin(new UnitSpec("npu", () -> 0, Set.of(EnergyClass.Npu), Set.of())));
+              () -> a.begin(new UnitSpec("npu", () -> 0, Set.of(DeviceClass.Npu), Set.of())));
       assertTrue(e.getMessage().contains("Npu"), e.getMessage());
       assertThrows(
           IllegalArgumentException.class,
-          () -> a.begin(new UnitSpec("gpu", () -> 0, Set.of(EnergyClass.Gpu), Set.of("GPU-x"))));
+          () -> a.begin(new UnitSpec("gpu", () -> 0, Set.of(DeviceClass.Gpu), Set.of("GPU-x"))));
       a.begin("dup", () -> 0);
       assertThrows(IllegalArgumentException.class, () -> a.begin("dup", () -> 0));
     }
@@ -247,7 +249,7 @@ class AttributionTest {
         NvmlMeter nvml = NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, clock);
         Attribution a = attribution(List.of(rapl, nvml), 0)) {
       MeteredRun holder =
-          a.begin(new UnitSpec("g0", () -> 0, Set.of(EnergyClass.Gpu), Set.of(NvmlStub.UUID0)));
+          a.begin(new UnitSpec("g0", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0)));
       MeteredRun cpuOnly = a.begin("c", () -> 0);
       IllegalArgumentException notGranted =
           assertThrows(
@@ -255,19 +257,19 @@ class AttributionTest {
               () -> a.begin(new UnitSpec("x", () -> 0, Set.of(), Set.of(NvmlStub.UUID1))));
       assertTrue(notGranted.getMessage().contains("not granted"), notGranted.getMessage());
       MeteredRun idleGpuGrant =
-          a.begin(new UnitSpec("g-none", () -> 0, Set.of(EnergyClass.Gpu), Set.of()));
+          a.begin(new UnitSpec("g-none", () -> 0, Set.of(DeviceClass.Gpu), Set.of()));
       stub.stub_set_energy(0, 4_000); // 4 J on device 0
       stub.stub_set_energy(1, 9_000); // 9 J on device 1, held by nobody
       RunEnergy g = holder.end();
-      EnergyReading gpu = g.readings().get(EnergyClass.Gpu);
+      EnergyReading gpu = g.readings().get(DeviceClass.Gpu);
       assertEquals(4 * JOULE, gpu.uj());
       assertEquals(Provenance.HwShunt, gpu.provenance()); // the whole device, exclusively held
       assertEquals(1000, gpu.resolutionUj());
       assertEquals("nvml", gpu.source());
-      assertEquals(Set.of(EnergyClass.Cpu, EnergyClass.Gpu), g.readings().keySet());
-      assertEquals(Set.of(EnergyClass.Cpu), cpuOnly.end().readings().keySet());
+      assertEquals(Set.of(DeviceClass.Cpu, DeviceClass.Gpu), g.readings().keySet());
+      assertEquals(Set.of(DeviceClass.Cpu), cpuOnly.end().readings().keySet());
       RunEnergy none = idleGpuGrant.end();
-      assertEquals(0, none.readings().get(EnergyClass.Gpu).uj()); // granted: present, even at 0
+      assertEquals(0, none.readings().get(DeviceClass.Gpu).uj()); // granted: present, even at 0
     }
   }
 
@@ -278,16 +280,16 @@ class AttributionTest {
     try (NvmlMeter nvml = NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, clock);
         RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
         Attribution a = attribution(List.of(rapl, nvml), 0)) {
-      UnitSpec one = new UnitSpec("one", () -> 0, Set.of(EnergyClass.Gpu), Set.of(NvmlStub.UUID0));
-      UnitSpec two = new UnitSpec("two", () -> 0, Set.of(EnergyClass.Gpu), Set.of(NvmlStub.UUID0));
+      UnitSpec one = new UnitSpec("one", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0));
+      UnitSpec two = new UnitSpec("two", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0));
       MeteredRun r1 = a.begin(one);
       MeteredRun r2 = a.begin(two);
       stub.stub_set_energy(0, 6_000);
       RunEnergy e1 = r1.end();
-      assertEquals(3 * JOULE, e1.readings().get(EnergyClass.Gpu).uj());
-      assertEquals(Provenance.ModelBased, e1.readings().get(EnergyClass.Gpu).provenance());
+      assertEquals(3 * JOULE, e1.readings().get(DeviceClass.Gpu).uj());
+      assertEquals(Provenance.ModelBased, e1.readings().get(DeviceClass.Gpu).provenance());
       stub.stub_set_energy(0, 7_000); // r2 alone now
-      assertEquals(4 * JOULE, r2.end().readings().get(EnergyClass.Gpu).uj());
+      assertEquals(4 * JOULE, r2.end().readings().get(DeviceClass.Gpu).uj());
     }
   }
 
@@ -300,11 +302,11 @@ class AttributionTest {
         RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
         Attribution a = attribution(List.of(rapl, nvml), 0)) {
       MeteredRun run =
-          a.begin(new UnitSpec("r", () -> 0, Set.of(EnergyClass.Gpu), Set.of(NvmlStub.UUID0)));
+          a.begin(new UnitSpec("r", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0)));
       stub.stub_set_energy(0, 51_000);
       a.samplePass();
       stub.stub_set_energy(0, 200); // driver reload
-      EnergyReading r = run.end().readings().get(EnergyClass.Gpu);
+      EnergyReading r = run.end().readings().get(DeviceClass.Gpu);
       assertEquals(1_200_000, r.uj());
       assertTrue(r.counterReset());
     }

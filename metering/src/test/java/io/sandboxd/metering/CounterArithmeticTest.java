@@ -3,6 +3,7 @@ package io.sandboxd.metering;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.sandboxd.attest.Provenance;
 import java.math.BigInteger;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;

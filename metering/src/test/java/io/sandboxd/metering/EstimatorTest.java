@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,9 +23,9 @@ class EstimatorTest {
     AtomicLong busy = new AtomicLong(5_000_000_000L);
     ManualClock clock = new ManualClock();
     EstimatorModel model =
-        new EstimatorModel(Map.of(EnergyClass.Cpu, 10_000L, EnergyClass.Npu, 2_000L));
+        new EstimatorModel(Map.of(DeviceClass.Cpu, 10_000L, DeviceClass.Npu, 2_000L));
     try (Estimator e =
-        new Estimator(model, EnumSet.of(EnergyClass.Cpu, EnergyClass.Npu), busy::get, clock)) {
+        new Estimator(model, EnumSet.of(DeviceClass.Cpu, DeviceClass.Npu), busy::get, clock)) {
       assertEquals(2, e.domains().size());
       assertTrue(e.domains().stream().allMatch(d -> d.provenance() == Provenance.Estimator));
       assertEquals("estimate:Cpu", e.domains().get(0).id());
@@ -38,11 +40,11 @@ class EstimatorTest {
   @Test
   void modelRejectsNegativePowerAndMissingClasses() {
     assertThrows(
-        IllegalArgumentException.class, () -> new EstimatorModel(Map.of(EnergyClass.Cpu, -1L)));
+        IllegalArgumentException.class, () -> new EstimatorModel(Map.of(DeviceClass.Cpu, -1L)));
     assertThrows(
         IllegalArgumentException.class,
         () ->
-            new Estimator(EstimatorModel.cpuOnly(), EnumSet.of(EnergyClass.Gpu), () -> 0, () -> 0));
+            new Estimator(EstimatorModel.cpuOnly(), EnumSet.of(DeviceClass.Gpu), () -> 0, () -> 0));
   }
 
   @Test

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandboxd.attest.DeviceClass;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,8 +32,8 @@ class MeterDiscoveryTest {
   @Test
   void nothingMeasurableFallsBackToTheCpuEstimator() {
     try (DiscoveredMeters d = MeterDiscovery.discover(nothingHere(), () -> 0, System::nanoTime)) {
-      assertEquals(Set.of(EnergyClass.Cpu), d.meterableClasses());
-      assertFalse(d.canMeter(EnergyClass.Gpu)); // admission refuses a Gpu grant here
+      assertEquals(Set.of(DeviceClass.Cpu), d.meterableClasses());
+      assertFalse(d.canMeter(DeviceClass.Gpu)); // admission refuses a Gpu grant here
       assertEquals(1, d.meters().size());
       assertTrue(d.meters().get(0) instanceof Estimator);
       assertEquals(MeterProbe.Status.Unavailable, probe(d, "rapl").status());
@@ -52,7 +53,7 @@ class MeterDiscoveryTest {
     PowercapFixture.twoPackages(dir.resolve("powercap"));
     MeteringConfig c = nothingHere().withPowercapRoot(dir.resolve("powercap"));
     try (DiscoveredMeters d = MeterDiscovery.discover(c, () -> 0, System::nanoTime)) {
-      assertEquals(Set.of(EnergyClass.Cpu), d.meterableClasses());
+      assertEquals(Set.of(DeviceClass.Cpu), d.meterableClasses());
       assertEquals(List.of("rapl"), d.meters().stream().map(Meter::source).toList());
       assertEquals(MeterProbe.Status.Skipped, probe(d, "rapl-msr").status());
       assertEquals(MeterProbe.Status.Skipped, probe(d, "estimator").status());
@@ -109,9 +110,9 @@ class MeterDiscoveryTest {
     NvmlStub.reset(2);
     MeteringConfig c = nothingHere().withNvmlLibrary(NvmlMeter.DEFAULT_LIBRARY);
     try (DiscoveredMeters d = MeterDiscovery.discover(c, () -> 0, System::nanoTime)) {
-      assertEquals(Set.of(EnergyClass.Cpu, EnergyClass.Gpu), d.meterableClasses());
+      assertEquals(Set.of(DeviceClass.Cpu, DeviceClass.Gpu), d.meterableClasses());
       assertEquals(MeterProbe.Status.Found, probe(d, "nvml").status());
-      assertFalse(d.canMeter(EnergyClass.Npu));
+      assertFalse(d.canMeter(DeviceClass.Npu));
     }
   }
 
@@ -157,7 +158,7 @@ class MeterDiscoveryTest {
   @Test
   void discoveryOnThisHostAlwaysMetersCpu() {
     try (DiscoveredMeters d = MeterDiscovery.discover(MeteringConfig.defaults())) {
-      assertTrue(d.canMeter(EnergyClass.Cpu), d.summaryLine());
+      assertTrue(d.canMeter(DeviceClass.Cpu), d.summaryLine());
     }
   }
 }

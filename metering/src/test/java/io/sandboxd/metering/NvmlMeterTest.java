@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +27,7 @@ class NvmlMeterTest {
           List.of(NvmlStub.UUID0, NvmlStub.UUID1),
           m.domains().stream().map(MeterDomain::id).toList());
       MeterDomain d = m.domains().get(0);
-      assertEquals(EnergyClass.Gpu, d.energyClass());
+      assertEquals(DeviceClass.Gpu, d.energyClass());
       assertEquals(DomainRole.Device, d.role());
       assertEquals(Provenance.HwShunt, d.provenance());
       assertEquals(1000, d.resolutionUj());

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Provenance;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -54,7 +56,7 @@ class RaplPowercapMeterTest {
       assertFalse(DomainRole.Core.additive());
       assertTrue(DomainRole.Dram.additive());
       MeterDomain pkg = m.domains().get(0);
-      assertEquals(EnergyClass.Cpu, pkg.energyClass());
+      assertEquals(DeviceClass.Cpu, pkg.energyClass());
       assertEquals(Provenance.HwShunt, pkg.provenance());
       assertEquals("rapl", pkg.source());
       assertEquals(1, pkg.resolutionUj());

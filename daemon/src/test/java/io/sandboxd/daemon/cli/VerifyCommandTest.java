@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.Outcome;
@@ -168,7 +170,7 @@ class VerifyCommandTest {
             Blake3.hex(new byte[] {2}),
             Blake3.hex(new byte[] {1}),
             "S2",
-            Map.of("Cpu", new Receipt.ClassEnergy(salt, Provenance.Estimator, "estimator", 1, 0)),
+            Map.of(DeviceClass.Cpu, new ClassEnergy(salt, Provenance.Estimator, "estimator", 1, 0)),
             0,
             List.of(),
             salt,

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.HostIdentity;
@@ -55,7 +57,7 @@ class RunStoreTest {
             unit,
             grantsId,
             "S2",
-            Map.of("Cpu", new Receipt.ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
+            Map.of(DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
             0,
             List.of(),
             7,

@@ -1,8 +1,8 @@
-package io.sandboxd.enforcer;
+package io.sandboxd.attest;
 
 /**
- * A device class a unit may dispatch work to; constants are spelled as in JSON (PascalCase) and
- * declared in canonical sort order (WIRE.md §2.0.7).
+ * A device class: what a grant lets a unit dispatch to, what a meter measures and what a receipt
+ * reports energy for. The one definition every module uses; constants are spelled as in JSON.
  */
 public enum DeviceClass {
   Cpu,
@@ -27,5 +27,14 @@ public enum DeviceClass {
       }
     }
     throw new IllegalArgumentException("unknown device class \"" + text + "\"");
+  }
+
+  /** Parses a class named in a signed record, naming the record field at fault. */
+  public static DeviceClass parse(String text, String path) {
+    try {
+      return fromJson(text);
+    } catch (IllegalArgumentException e) {
+      throw new AttestException(path + ": " + e.getMessage(), e);
+    }
   }
 }
