@@ -65,6 +65,7 @@ public final class CanonicalJson {
       if (node == null || node.isMissingNode()) {
         throw new CanonicalJsonException("empty input: expected one JSON value");
       }
+      checkSurrogates(node, "$");
       return node;
     } catch (JsonProcessingException e) {
       // Parse errors and trailing values alike: name the byte where reading stopped.
@@ -229,6 +230,45 @@ public final class CanonicalJson {
       }
     }
     sb.append('"');
+  }
+
+  /**
+   * Refuses a lone surrogate (a {@code \\ud800} escape with no partner) in any string or member
+   * name: such text has no UTF-8 form, so it could never be canonicalized, hashed or stored.
+   */
+  private static void checkSurrogates(JsonNode node, String path) {
+    if (node.isTextual()) {
+      checkSurrogates(node.textValue(), path);
+    } else if (node.isArray()) {
+      for (int i = 0; i < node.size(); i++) {
+        checkSurrogates(node.get(i), path + "[" + i + "]");
+      }
+    } else if (node.isObject()) {
+      for (var it = node.fields(); it.hasNext(); ) {
+        var e = it.next();
+        checkSurrogates(e.getKey(), path + ": member name");
+        checkSurrogates(e.getValue(), path + "." + e.getKey());
+      }
+    }
+  }
+
+  private static void checkSurrogates(String s, String path) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw new CanonicalJsonException(
+            path
+                + ": lone surrogate \\u"
+                + Integer.toHexString(c)
+                + " at char "
+                + i
+                + " (not a Unicode character; it has no UTF-8 form)");
+      }
+    }
   }
 
   /** True when {@code s} has no character JCS escapes and no surrogate to check. */

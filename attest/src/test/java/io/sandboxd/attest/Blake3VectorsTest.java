@@ -17,8 +17,8 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The official BLAKE3 test vectors (shared/vectors/blake3/test_vectors.json) in all three modes:
- * the full extended output, and its first 32 bytes against the default-length output.
+ * The official BLAKE3 test vectors (vectors/blake3/test_vectors.json) in all three modes: the full
+ * extended output, and its first 32 bytes against the default-length output.
  */
 class Blake3VectorsTest {
   private static final HexFormat HEX = HexFormat.of();
@@ -32,7 +32,7 @@ class Blake3VectorsTest {
   Stream<DynamicTest> officialVectors() throws IOException {
     JsonNode doc =
         new ObjectMapper()
-            .readTree(SharedVectors.dir("blake3").resolve("test_vectors.json").toFile());
+            .readTree(VectorFiles.dir("blake3").resolve("test_vectors.json").toFile());
     byte[] key = doc.get("key").textValue().getBytes(StandardCharsets.US_ASCII);
     String context = doc.get("context_string").textValue();
     assertEquals(32, key.length);

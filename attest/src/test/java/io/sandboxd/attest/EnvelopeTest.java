@@ -21,9 +21,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -177,43 +174,52 @@ class EnvelopeTest {
     assertTrue(stillJson > bytes.length, "parseable mutations: " + stillJson);
   }
 
-  @Property(tries = 500)
-  void replacingAnyCoreByteFailsVerification(
-      @ForAll @IntRange(min = 0, max = 100_000) int position,
-      @ForAll @IntRange(min = 0, max = 255) int replacement) {
-    Envelope env = Envelope.sign(sampleCore(), KEY);
-    byte[] bytes = canonical(env.core());
-    int pos = position % bytes.length;
-    byte[] m = bytes.clone();
-    m[pos] = (byte) replacement;
-    if (m[pos] == bytes[pos]) {
-      m[pos] ^= 0x01;
-    }
-    assertMutatedCoreFails(env, m);
+  @Test
+  void replacingAnyCoreByteFailsVerification() {
+    Seeded.repeat(
+        500,
+        g -> {
+          int position = g.intBetween(0, 100_000);
+          int replacement = g.intBetween(0, 255);
+          Envelope env = Envelope.sign(sampleCore(), KEY);
+          byte[] bytes = canonical(env.core());
+          int pos = position % bytes.length;
+          byte[] m = bytes.clone();
+          m[pos] = (byte) replacement;
+          if (m[pos] == bytes[pos]) {
+            m[pos] ^= 0x01;
+          }
+          assertMutatedCoreFails(env, m);
+        });
   }
 
-  @Property(tries = 300)
-  void changingAnyByteOfTheCoreOnTheWireFails(
-      @ForAll @IntRange(min = 0, max = 100_000) int position,
-      @ForAll @IntRange(min = 1, max = 255) int xor) {
-    // The same attack through the real ingest path: envelope text → parse → fromJson → verify.
-    Envelope env = Envelope.sign(sampleCore(), KEY);
-    byte[] line = env.toJsonLine().getBytes(StandardCharsets.UTF_8);
-    byte[] core = canonical(env.core());
-    int start = indexOf(line, "\"core\":".getBytes(StandardCharsets.US_ASCII)) + 7;
-    assertTrue(start >= 7);
-    assertEquals(
-        new String(core, StandardCharsets.UTF_8),
-        new String(line, start, core.length, StandardCharsets.UTF_8));
-    byte[] m = line.clone();
-    m[start + position % core.length] ^= (byte) xor;
-    Envelope forged;
-    try {
-      forged = Envelope.fromJson(CanonicalJson.parse(m));
-    } catch (AttestException e) {
-      return; // refused at ingest
-    }
-    assertFalse(forged.verify(Optional.empty()).isValid());
+  @Test
+  void changingAnyByteOfTheCoreOnTheWireFails() {
+    Seeded.repeat(
+        300,
+        g -> {
+          int position = g.intBetween(0, 100_000);
+          int xor = g.intBetween(1, 255);
+          // The same attack through the real ingest path: envelope text → parse → fromJson →
+          // verify.
+          Envelope env = Envelope.sign(sampleCore(), KEY);
+          byte[] line = env.toJsonLine().getBytes(StandardCharsets.UTF_8);
+          byte[] core = canonical(env.core());
+          int start = indexOf(line, "\"core\":".getBytes(StandardCharsets.US_ASCII)) + 7;
+          assertTrue(start >= 7);
+          assertEquals(
+              new String(core, StandardCharsets.UTF_8),
+              new String(line, start, core.length, StandardCharsets.UTF_8));
+          byte[] m = line.clone();
+          m[start + position % core.length] ^= (byte) xor;
+          Envelope forged;
+          try {
+            forged = Envelope.fromJson(CanonicalJson.parse(m));
+          } catch (AttestException e) {
+            return; // refused at ingest
+          }
+          assertFalse(forged.verify(Optional.empty()).isValid());
+        });
   }
 
   /** Every string and number leaf of a core, as a JSON pointer. */
@@ -245,36 +251,40 @@ class EnvelopeTest {
     }
   }
 
-  @Property(tries = 300)
-  void changingAnyStringOrNumberInCoreFails(
-      @ForAll @IntRange(min = 0, max = 10_000) int which,
-      @ForAll @IntRange(min = 1, max = 1000) int delta) {
-    Envelope env = Envelope.sign(sampleCore(), KEY);
-    JsonNode core = env.core().deepCopy();
-    List<String> ptrs = leaves(core, "");
-    String ptr = ptrs.get(which % ptrs.size());
-    JsonNode old = core.at(ptr);
-    JsonNode replacement;
-    if (old.isNumber()) {
-      long v = old.longValue();
-      long nv = v >= delta ? v - delta : v + delta;
-      replacement = JsonNodeFactory.instance.numberNode(nv);
-    } else {
-      String s = old.textValue();
-      int i = delta % (s.length() + 1);
-      replacement =
-          TextNode.valueOf(s.substring(0, i) + (char) ('a' + delta % 26) + s.substring(i));
-    }
-    replaceLeaf(core, ptr, replacement);
-    Envelope forged = new Envelope(core, env.address(), env.signature(), env.publicKey());
-    String r = reason(forged.verify(Optional.of(KEY.publicKey())));
-    assertTrue(r.startsWith("address mismatch"), r);
+  @Test
+  void changingAnyStringOrNumberInCoreFails() {
+    Seeded.repeat(
+        300,
+        g -> {
+          int which = g.intBetween(0, 10_000);
+          int delta = g.intBetween(1, 1000);
+          Envelope env = Envelope.sign(sampleCore(), KEY);
+          JsonNode core = env.core().deepCopy();
+          List<String> ptrs = leaves(core, "");
+          String ptr = ptrs.get(which % ptrs.size());
+          JsonNode old = core.at(ptr);
+          JsonNode replacement;
+          if (old.isNumber()) {
+            long v = old.longValue();
+            long nv = v >= delta ? v - delta : v + delta;
+            replacement = JsonNodeFactory.instance.numberNode(nv);
+          } else {
+            String s = old.textValue();
+            int i = delta % (s.length() + 1);
+            replacement =
+                TextNode.valueOf(s.substring(0, i) + (char) ('a' + delta % 26) + s.substring(i));
+          }
+          replaceLeaf(core, ptr, replacement);
+          Envelope forged = new Envelope(core, env.address(), env.signature(), env.publicKey());
+          String r = reason(forged.verify(Optional.of(KEY.publicKey())));
+          assertTrue(r.startsWith("address mismatch"), r);
 
-    // Even with the address recomputed, the signature still covers the original bytes.
-    Envelope readdressed =
-        new Envelope(core, Envelope.addressOf(core), env.signature(), env.publicKey());
-    String r2 = reason(readdressed.verify(Optional.empty()));
-    assertTrue(r2.contains("signature does not verify"), r2);
+          // Even with the address recomputed, the signature still covers the original bytes.
+          Envelope readdressed =
+              new Envelope(core, Envelope.addressOf(core), env.signature(), env.publicKey());
+          String r2 = reason(readdressed.verify(Optional.empty()));
+          assertTrue(r2.contains("signature does not verify"), r2);
+        });
   }
 
   // ---------------------------------------------------------------- check 24: keys

@@ -1,8 +1,8 @@
 package io.sandboxd.attest;
 
-import static io.sandboxd.attest.MerkleTreeProperties.assertFailure;
-import static io.sandboxd.attest.MerkleTreeProperties.assertValid;
-import static io.sandboxd.attest.MerkleTreeProperties.prefixed;
+import static io.sandboxd.attest.MerkleTreePropertiesTest.assertFailure;
+import static io.sandboxd.attest.MerkleTreePropertiesTest.assertValid;
+import static io.sandboxd.attest.MerkleTreePropertiesTest.prefixed;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -19,7 +19,7 @@ class FleetTreeCheck23Test {
   void everyIndexVerifiesForSizesOneToEight() {
     int proofs = 0;
     for (int size = 1; size <= 8; size++) {
-      List<byte[]> addrs = MerkleTreeProperties.leafData(size);
+      List<byte[]> addrs = MerkleTreePropertiesTest.leafData(size);
       MerkleTree tree = MerkleTree.blake3(addrs);
       for (int i = 0; i < size; i++) {
         // leaf_i = BLAKE3(0x00 ‖ addr_i), computed here without MerkleHash.
@@ -35,8 +35,8 @@ class FleetTreeCheck23Test {
   @Test
   void wrongTreeSizeOrLeafIndexFails() {
     for (int size = 1; size <= 8; size++) {
-      MerkleTree tree = MerkleTree.blake3(MerkleTreeProperties.leafData(size));
-      MerkleTree nine = MerkleTree.blake3(MerkleTreeProperties.leafData(9));
+      MerkleTree tree = MerkleTree.blake3(MerkleTreePropertiesTest.leafData(size));
+      MerkleTree nine = MerkleTree.blake3(MerkleTreePropertiesTest.leafData(9));
       for (int i = 0; i < size; i++) {
         InclusionProof p = tree.inclusionProof(i);
         byte[] leaf = tree.leafHash(i);
@@ -62,7 +62,7 @@ class FleetTreeCheck23Test {
 
   @Test
   void sizeOneRootIsTheLeafAndEmptyRootIsHashOfNothing() {
-    byte[] addr0 = MerkleTreeProperties.leafData(1).get(0);
+    byte[] addr0 = MerkleTreePropertiesTest.leafData(1).get(0);
     assertArrayEquals(
         Blake3.hash(prefixed((byte) 0, addr0)), MerkleTree.blake3(List.of(addr0)).root());
     assertArrayEquals(Blake3.hash(new byte[0]), MerkleTree.blake3(List.of()).root());
@@ -71,7 +71,7 @@ class FleetTreeCheck23Test {
 
   @Test
   void twoLeavesHashAsNodeOfLeaves() {
-    List<byte[]> addrs = MerkleTreeProperties.leafData(3);
+    List<byte[]> addrs = MerkleTreePropertiesTest.leafData(3);
     byte[] l0 = Blake3.hash(prefixed((byte) 0, addrs.get(0)));
     byte[] l1 = Blake3.hash(prefixed((byte) 0, addrs.get(1)));
     byte[] l2 = Blake3.hash(prefixed((byte) 0, addrs.get(2)));
@@ -89,7 +89,7 @@ class FleetTreeCheck23Test {
    */
   @Test
   void auditPathAloneDoesNotFixTreeSize() {
-    MerkleTree tree = MerkleTree.blake3(MerkleTreeProperties.leafData(3));
+    MerkleTree tree = MerkleTree.blake3(MerkleTreePropertiesTest.leafData(3));
     InclusionProof p = tree.inclusionProof(0);
     InclusionProof relabelled = new InclusionProof(0, 4, p.path());
     byte[] leaf = tree.leafHash(0);
@@ -100,7 +100,7 @@ class FleetTreeCheck23Test {
 
   @Test
   void proofWireFormRoundTrips() {
-    MerkleTree tree = MerkleTree.blake3(MerkleTreeProperties.leafData(7));
+    MerkleTree tree = MerkleTree.blake3(MerkleTreePropertiesTest.leafData(7));
     InclusionProof p = tree.inclusionProof(5);
     String json = CanonicalJson.canonicalString(p.toJson());
     assertTrue(json.startsWith("{\"leaf_index\":5,\"path\":[\""), json);
@@ -111,7 +111,7 @@ class FleetTreeCheck23Test {
 
   @Test
   void malformedProofsAreReportedNotThrown() {
-    MerkleTree tree = MerkleTree.blake3(MerkleTreeProperties.leafData(5));
+    MerkleTree tree = MerkleTree.blake3(MerkleTreePropertiesTest.leafData(5));
     byte[] leaf = tree.leafHash(2);
     List<byte[]> path = tree.inclusionProof(2).path();
     assertFailure(

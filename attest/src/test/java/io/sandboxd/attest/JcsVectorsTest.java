@@ -15,7 +15,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * RFC 8785 vectors (shared/vectors/jcs: input → output bytes and outhex) through {@link
+ * RFC 8785 vectors (vectors/jcs: input → output bytes and outhex) through {@link
  * CanonicalJson#canonicalize(byte[])}, and inputs the strict parser must refuse with a message that
  * says where.
  */
@@ -26,8 +26,8 @@ class JcsVectorsTest {
 
   @TestFactory
   Stream<DynamicTest> vectors() {
-    Path jcs = SharedVectors.dir("jcs");
-    List<Path> inputs = SharedVectors.files(jcs.resolve("input"), ".json");
+    Path jcs = VectorFiles.dir("jcs");
+    List<Path> inputs = VectorFiles.files(jcs.resolve("input"), ".json");
     assertFalse(inputs.isEmpty(), "no JCS vectors");
     System.out.printf("jcs: %d vectors%n", inputs.size());
     return inputs.stream()
@@ -35,13 +35,13 @@ class JcsVectorsTest {
             in -> {
               String name = in.getFileName().toString();
               String stem = name.substring(0, name.length() - ".json".length());
-              byte[] actual = CanonicalJson.canonicalize(SharedVectors.read(in));
+              byte[] actual = CanonicalJson.canonicalize(VectorFiles.read(in));
               return Stream.of(
                   DynamicTest.dynamicTest(
                       name + " = output/" + name,
                       () ->
                           assertArrayEquals(
-                              SharedVectors.read(jcs.resolve("output").resolve(name)), actual)),
+                              VectorFiles.read(jcs.resolve("output").resolve(name)), actual)),
                   DynamicTest.dynamicTest(
                       name + " = outhex/" + stem + ".txt",
                       () ->
@@ -119,7 +119,7 @@ class JcsVectorsTest {
 
   private static byte[] outhex(Path file) {
     String hex =
-        new String(SharedVectors.read(file), StandardCharsets.US_ASCII).replaceAll("\\s", "");
+        new String(VectorFiles.read(file), StandardCharsets.US_ASCII).replaceAll("\\s", "");
     return HexFormat.of().parseHex(hex);
   }
 }

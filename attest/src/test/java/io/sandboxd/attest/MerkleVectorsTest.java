@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Runs the RFC 9162 inclusion and consistency vectors in shared/vectors/merkle (SHA-256, base64
- * fields, {@code wantErr}) through {@link MerkleVerifier}, and checks that {@link MerkleTree}
- * generates the same proofs for the happy paths.
+ * Runs the RFC 9162 inclusion and consistency vectors in vectors/merkle (SHA-256, base64 fields,
+ * {@code wantErr}) through {@link MerkleVerifier}, and checks that {@link MerkleTree} generates the
+ * same proofs for the happy paths.
  */
 class MerkleVectorsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -49,7 +49,7 @@ class MerkleVectorsTest {
   /** One vector file, parsed. */
   private record Vector(Path file, JsonNode json) {
     String name() {
-      Path base = SharedVectors.dir("merkle");
+      Path base = VectorFiles.dir("merkle");
       return base.relativize(file) + " (" + json.path("desc").asText() + ")";
     }
 
@@ -242,7 +242,7 @@ class MerkleVectorsTest {
 
   private static List<Vector> load(String dir) {
     List<Vector> out = new ArrayList<>();
-    for (Path f : SharedVectors.files(SharedVectors.dir(dir), ".json")) {
+    for (Path f : VectorFiles.files(VectorFiles.dir(dir), ".json")) {
       try {
         out.add(new Vector(f, JSON.readTree(f.toFile())));
       } catch (IOException e) {

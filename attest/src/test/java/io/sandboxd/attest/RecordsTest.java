@@ -17,7 +17,6 @@ import io.sandboxd.attest.Receipt.IoUse;
 import io.sandboxd.attest.Receipt.NetUse;
 import io.sandboxd.attest.RunSegment.Kind;
 import io.sandboxd.attest.RunSegment.SnapshotRef;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,12 +27,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -111,153 +104,124 @@ class RecordsTest {
 
   // ================================================================ arbitraries
 
-  private static Arbitrary<Long> u53() {
-    return Arbitraries.longs().between(0, MAX);
+  private static long u53(Seeded g) {
+    return g.longBetween(0, MAX);
   }
 
-  private static Arbitrary<String> text() {
-    return Arbitraries.strings()
-        .withCharRange(' ', '~')
-        .withCharRange('\u0000', '\u001f')
-        .withCharRange('\u00a0', '\u07ff')
-        .withCharRange('\u4e00', '\u4e20')
-        .ofMaxLength(24);
+  private static final char[][] TEXT_CHARS = {
+    {' ', '~'}, {'\u0000', '\u001f'}, {'\u00a0', '\u07ff'}, {'\u4e00', '\u4e20'}
+  };
+
+  private static String text(Seeded g) {
+    return g.string(24, TEXT_CHARS);
   }
 
-  private static Arbitrary<String> hex64() {
-    return Arbitraries.strings().withChars("0123456789abcdef").ofLength(64);
+  private static String hex64(Seeded g) {
+    return g.string(64, 64, "0123456789abcdef");
   }
 
-  private static Arbitrary<String> tiers() {
-    return Arbitraries.of("S0", "S1", "S2", "S3", "S4", "S5", "S6");
+  private static String tiers(Seeded g) {
+    return g.pick("S0", "S1", "S2", "S3", "S4", "S5", "S6");
   }
 
-  private static Arbitrary<ClassEnergy> classEnergy() {
-    return Combinators.combine(
-            Arbitraries.longs().between(0, MAX / 8),
-            Arbitraries.of(Provenance.class),
-            Arbitraries.of("rapl", "nvml", "model", "shunt"),
-            u53(),
-            u53())
-        .as(ClassEnergy::new);
+  private static ClassEnergy classEnergy(Seeded g) {
+    return new ClassEnergy(
+        g.longBetween(0, MAX / 8),
+        g.pick(Provenance.values()),
+        g.pick("rapl", "nvml", "model", "shunt"),
+        u53(g),
+        u53(g));
   }
 
-  private static Arbitrary<Map<DeviceClass, ClassEnergy>> energies() {
+  /** Cpu and any subset of the accelerator classes. */
+  private static Map<DeviceClass, ClassEnergy> energies(Seeded g) {
     List<DeviceClass> accelerators =
         List.of(DeviceClass.values()).subList(1, DeviceClass.values().length);
-    return Arbitraries.subsetOf(accelerators)
-        .flatMap(
-            set -> {
-              List<DeviceClass> classes = new ArrayList<>(set);
-              classes.add(DeviceClass.Cpu);
-              return classEnergy()
-                  .list()
-                  .ofSize(classes.size())
-                  .map(
-                      list -> {
-                        Map<DeviceClass, ClassEnergy> m = new LinkedHashMap<>();
-                        for (int i = 0; i < classes.size(); i++) {
-                          m.put(classes.get(i), list.get(i));
-                        }
-                        return m;
-                      });
-            });
-  }
-
-  @Provide
-  Arbitrary<Receipt> receipts() {
-    Arbitrary<InferenceUse> inf =
-        Combinators.combine(Arbitraries.of(DeviceClass.values()), u53(), u53())
-            .as(InferenceUse::new);
-    Arbitrary<List<String>> ids =
-        Combinators.combine(text(), hex64(), hex64(), tiers()).as(List::of);
-    Arbitrary<List<Long>> nums = Combinators.combine(u53(), u53(), u53(), u53()).as(List::of);
-    Arbitrary<IoUse> io = Combinators.combine(u53(), u53(), u53()).as(IoUse::new);
-    Arbitrary<NetUse> net = Combinators.combine(u53(), u53()).as(NetUse::new);
-    Arbitrary<List<Long>> times = Combinators.combine(u53(), u53()).as(List::of);
-    return Combinators.combine(ids, energies(), inf.list().ofMaxSize(4), nums, io, net, times)
-        .as(
-            (s, e, i, n, io1, net1, t) ->
-                new Receipt(
-                    s.get(0), s.get(1), s.get(2), s.get(3), e, n.get(0), i, n.get(1), n.get(2),
-                    n.get(3), io1, net1, t.get(0), t.get(1)));
-  }
-
-  @Provide
-  Arbitrary<Outcome> outcomes() {
-    return Arbitraries.oneOf(
-        Arbitraries.just(new Outcome.Completed()),
-        Arbitraries.of(Outcome.Breach.class).map(Outcome.Terminated::new),
-        text().map(Outcome.Declined::new),
-        text().map(Outcome.Failed::new));
-  }
-
-  @Provide
-  Arbitrary<Attestation> attestations() {
-    Arbitrary<HostIdentity> host =
-        Combinators.combine(text(), hex64(), text()).as(HostIdentity::new);
-    Arbitrary<List<String>> hashes =
-        Combinators.combine(
-                tiers(),
-                hex64(),
-                hex64(),
-                hex64(),
-                hex64().injectNull(0.3),
-                hex64().injectNull(0.3))
-            .as(Arrays2::listOf);
-    Arbitrary<String> tee =
-        Arbitraries.strings().withChars("0123456789abcdef").ofMaxLength(40).injectNull(0.5);
-    Arbitrary<List<Boolean>> flags =
-        Combinators.combine(
-                Arbitraries.of(true, false),
-                Arbitraries.of(true, false),
-                Arbitraries.of(true, false))
-            .as(List::of);
-    return Combinators.combine(host, hashes, outcomes(), flags, u53().injectNull(0.3), tee, u53())
-        .as(
-            (h, x, o, f, constant, teeReport, issued) ->
-                new Attestation(
-                    h, x.get(0), x.get(1), x.get(2), x.get(3), x.get(4), x.get(5), o, f.get(0),
-                    constant, f.get(1), f.get(2), teeReport, issued));
-  }
-
-  @Provide
-  Arbitrary<RunSegment> segments() {
-    Arbitrary<SnapshotRef> snap =
-        Combinators.combine(
-                hex64(),
-                hex64().injectNull(0.4),
-                hex64(),
-                hex64(),
-                text().list().ofMaxSize(5),
-                hex64())
-            .as(SnapshotRef::new);
-    Arbitrary<List<String>> strs =
-        Combinators.combine(text(), hex64().injectNull(0.3), text(), hex64(), tiers(), hex64())
-            .as(Arrays2::listOf);
-    return Combinators.combine(
-            strs,
-            u53(),
-            Arbitraries.of(Kind.class),
-            hex64().injectNull(0.4),
-            snap.injectNull(0.4),
-            Combinators.combine(u53(), u53()).as(List::of),
-            Arbitraries.of(Provenance.class))
-        .as(
-            (s, seq, kind, receipt, snapshot, n, prov) ->
-                new RunSegment(
-                    s.get(0), seq, kind, s.get(1), s.get(2), s.get(3), s.get(4), s.get(5), receipt,
-                    snapshot, n.get(0), prov, n.get(1)));
-  }
-
-  /** {@code List.of} refuses nulls; records here carry nullable fields. */
-  static final class Arrays2 {
-    private Arrays2() {}
-
-    @SafeVarargs
-    static <T> List<T> listOf(T... xs) {
-      return java.util.Collections.unmodifiableList(java.util.Arrays.asList(xs));
+    Map<DeviceClass, ClassEnergy> m = new LinkedHashMap<>();
+    for (DeviceClass c : accelerators) {
+      if (g.bool()) {
+        m.put(c, classEnergy(g));
+      }
     }
+    m.put(DeviceClass.Cpu, classEnergy(g));
+    return m;
+  }
+
+  static Receipt receipts(Seeded g) {
+    List<InferenceUse> inf =
+        g.list(0, 4, () -> new InferenceUse(g.pick(List.of(DeviceClass.values())), u53(g), u53(g)));
+    return new Receipt(
+        text(g),
+        hex64(g),
+        hex64(g),
+        tiers(g),
+        energies(g),
+        u53(g),
+        inf,
+        u53(g),
+        u53(g),
+        u53(g),
+        new IoUse(u53(g), u53(g), u53(g)),
+        new NetUse(u53(g), u53(g)),
+        u53(g),
+        u53(g));
+  }
+
+  static Outcome outcomes(Seeded g) {
+    return switch (g.random().nextInt(4)) {
+      case 0 -> new Outcome.Completed();
+      case 1 -> new Outcome.Terminated(g.pick(Outcome.Breach.values()));
+      case 2 -> new Outcome.Declined(text(g));
+      default -> new Outcome.Failed(text(g));
+    };
+  }
+
+  static Attestation attestations(Seeded g) {
+    HostIdentity host = new HostIdentity(text(g), hex64(g), text(g));
+    String tee = g.orNull(0.5, () -> g.string(0, 40, "0123456789abcdef"));
+    return new Attestation(
+        host,
+        tiers(g),
+        hex64(g),
+        hex64(g),
+        hex64(g),
+        g.orNull(0.3, () -> hex64(g)),
+        g.orNull(0.3, () -> hex64(g)),
+        outcomes(g),
+        g.bool(),
+        g.orNull(0.3, () -> u53(g)),
+        g.bool(),
+        g.bool(),
+        tee,
+        u53(g));
+  }
+
+  static RunSegment segments(Seeded g) {
+    SnapshotRef snap =
+        g.orNull(
+            0.4,
+            () ->
+                new SnapshotRef(
+                    hex64(g),
+                    g.orNull(0.4, () -> hex64(g)),
+                    hex64(g),
+                    hex64(g),
+                    g.list(0, 5, () -> text(g)),
+                    hex64(g)));
+    return new RunSegment(
+        text(g),
+        u53(g),
+        g.pick(Kind.values()),
+        g.orNull(0.3, () -> hex64(g)),
+        text(g),
+        hex64(g),
+        tiers(g),
+        hex64(g),
+        g.orNull(0.4, () -> hex64(g)),
+        snap,
+        u53(g),
+        g.pick(Provenance.values()),
+        u53(g));
   }
 
   /** Through the bytes: canonicalize the core, parse strictly, read back. */
@@ -267,61 +231,84 @@ class RecordsTest {
 
   // ================================================================ round trips
 
-  @Property(tries = 300)
-  void receiptRoundTrips(@ForAll("receipts") Receipt r) {
-    ObjectNode core = r.toCore();
-    assertEquals(r, Receipt.fromCore(core));
-    Receipt back = Receipt.fromCore(viaBytes(core));
-    assertEquals(r, back);
-    assertArrayEquals(CanonicalJson.canonicalize(core), CanonicalJson.canonicalize(back.toCore()));
-    // Derived fields are what the spec says they are.
-    long sum = r.energy().values().stream().mapToLong(ClassEnergy::uj).sum();
-    assertEquals(sum, core.get("total_uj").longValue());
-    Provenance worst =
-        r.energy().values().stream()
-            .map(ClassEnergy::provenance)
-            .max(Enum::compareTo)
-            .orElseThrow();
-    assertEquals(worst.name(), core.get("energy_provenance").textValue());
-    // One key per class in all three class maps.
-    Set<String> keys = new TreeSet<>();
-    r.energy().keySet().forEach(k -> keys.add(k.jsonName()));
-    assertEquals(keys, fieldNames(core.get("energy_uj")));
-    assertEquals(keys, fieldNames(core.get("provenance")));
-    assertEquals(keys, fieldNames(core.get("meter")));
+  @Test
+  void receiptRoundTrips() {
+    Seeded.repeat(
+        300,
+        g -> {
+          Receipt r = receipts(g);
+          ObjectNode core = r.toCore();
+          assertEquals(r, Receipt.fromCore(core));
+          Receipt back = Receipt.fromCore(viaBytes(core));
+          assertEquals(r, back);
+          assertArrayEquals(
+              CanonicalJson.canonicalize(core), CanonicalJson.canonicalize(back.toCore()));
+          // Derived fields are what the spec says they are.
+          long sum = r.energy().values().stream().mapToLong(ClassEnergy::uj).sum();
+          assertEquals(sum, core.get("total_uj").longValue());
+          Provenance worst =
+              r.energy().values().stream()
+                  .map(ClassEnergy::provenance)
+                  .max(Enum::compareTo)
+                  .orElseThrow();
+          assertEquals(worst.name(), core.get("energy_provenance").textValue());
+          // One key per class in all three class maps.
+          Set<String> keys = new TreeSet<>();
+          r.energy().keySet().forEach(k -> keys.add(k.jsonName()));
+          assertEquals(keys, fieldNames(core.get("energy_uj")));
+          assertEquals(keys, fieldNames(core.get("provenance")));
+          assertEquals(keys, fieldNames(core.get("meter")));
+        });
   }
 
-  @Property(tries = 300)
-  void attestationRoundTrips(@ForAll("attestations") Attestation a) {
-    ObjectNode core = a.toCore();
-    assertEquals(a, Attestation.fromCore(core));
-    Attestation back = Attestation.fromCore(viaBytes(core));
-    assertEquals(a, back);
-    assertArrayEquals(CanonicalJson.canonicalize(core), CanonicalJson.canonicalize(back.toCore()));
+  @Test
+  void attestationRoundTrips() {
+    Seeded.repeat(
+        300,
+        g -> {
+          Attestation a = attestations(g);
+          ObjectNode core = a.toCore();
+          assertEquals(a, Attestation.fromCore(core));
+          Attestation back = Attestation.fromCore(viaBytes(core));
+          assertEquals(a, back);
+          assertArrayEquals(
+              CanonicalJson.canonicalize(core), CanonicalJson.canonicalize(back.toCore()));
+        });
   }
 
-  @Property(tries = 300)
-  void runSegmentRoundTrips(@ForAll("segments") RunSegment s) {
-    ObjectNode core = s.toCore();
-    assertEquals(s, RunSegment.fromCore(core));
-    RunSegment back = RunSegment.fromCore(viaBytes(core));
-    assertEquals(s, back);
-    assertArrayEquals(CanonicalJson.canonicalize(core), CanonicalJson.canonicalize(back.toCore()));
+  @Test
+  void runSegmentRoundTrips() {
+    Seeded.repeat(
+        300,
+        g -> {
+          RunSegment s = segments(g);
+          ObjectNode core = s.toCore();
+          assertEquals(s, RunSegment.fromCore(core));
+          RunSegment back = RunSegment.fromCore(viaBytes(core));
+          assertEquals(s, back);
+          assertArrayEquals(
+              CanonicalJson.canonicalize(core), CanonicalJson.canonicalize(back.toCore()));
+        });
   }
 
-  @Property(tries = 50)
-  void signedRecordsVerifyAndReadBack(
-      @ForAll("receipts") Receipt r, @ForAll("attestations") Attestation a) {
-    SigningKey key = EnvelopeTest.seeded(9);
-    Envelope er =
-        Envelope.fromJson(CanonicalJson.parse(Envelope.sign(r.toCore(), key).toJsonLine()));
-    Envelope ea =
-        Envelope.fromJson(CanonicalJson.parse(Envelope.sign(a.toCore(), key).toJsonLine()));
-    assertTrue(er.verify(Optional.of(key.publicKey())).isValid());
-    assertTrue(ea.verify(Optional.of(key.publicKey())).isValid());
-    assertEquals(r, Receipt.fromCore(er.core()));
-    assertEquals(a, Attestation.fromCore(ea.core()));
-    assertEquals(Optional.of(Receipt.SCHEMA), er.schema());
+  @Test
+  void signedRecordsVerifyAndReadBack() {
+    Seeded.repeat(
+        50,
+        g -> {
+          Receipt r = receipts(g);
+          Attestation a = attestations(g);
+          SigningKey key = EnvelopeTest.seeded(9);
+          Envelope er =
+              Envelope.fromJson(CanonicalJson.parse(Envelope.sign(r.toCore(), key).toJsonLine()));
+          Envelope ea =
+              Envelope.fromJson(CanonicalJson.parse(Envelope.sign(a.toCore(), key).toJsonLine()));
+          assertTrue(er.verify(Optional.of(key.publicKey())).isValid());
+          assertTrue(ea.verify(Optional.of(key.publicKey())).isValid());
+          assertEquals(r, Receipt.fromCore(er.core()));
+          assertEquals(a, Attestation.fromCore(ea.core()));
+          assertEquals(Optional.of(Receipt.SCHEMA), er.schema());
+        });
   }
 
   private static Set<String> fieldNames(JsonNode n) {
@@ -502,9 +489,14 @@ class RecordsTest {
     assertTrue(done.contains("\"outcome\":\"Completed\""), done);
   }
 
-  @Property(tries = 200)
-  void outcomeJsonRoundTrips(@ForAll("outcomes") Outcome o) {
-    assertEquals(o, Outcome.fromJson(viaBytes(o.toJson()), "o"));
+  @Test
+  void outcomeJsonRoundTrips() {
+    Seeded.repeat(
+        200,
+        g -> {
+          Outcome o = outcomes(g);
+          assertEquals(o, Outcome.fromJson(viaBytes(o.toJson()), "o"));
+        });
   }
 
   @Test

@@ -16,12 +16,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -236,26 +230,30 @@ class SegmentChainTest {
     }
   }
 
-  @Property(tries = 300)
-  void alteringSegmentKOnTheWireFailsAtK(
-      @ForAll @IntRange(min = 0, max = 4) int k,
-      @ForAll @IntRange(min = 0, max = 100_000) int position,
-      @ForAll @IntRange(min = 1, max = 255) int xor) {
-    List<Envelope> chain = fiveSegments();
-    byte[] line = chain.get(k).toJsonLine().getBytes(StandardCharsets.UTF_8);
-    int coreStart = new String(line, StandardCharsets.UTF_8).indexOf("\"core\":") + 7;
-    int coreLen = CanonicalJson.canonicalize(chain.get(k).core()).length;
-    byte[] m = line.clone();
-    m[coreStart + position % coreLen] ^= (byte) xor;
-    Envelope forged;
-    try {
-      forged = Envelope.fromJson(CanonicalJson.parse(m));
-    } catch (AttestException e) {
-      return; // refused on ingest
-    }
-    List<Envelope> altered = new ArrayList<>(chain);
-    altered.set(k, forged);
-    assertEquals(k, invalid(SegmentChain.verify(altered, Optional.empty())).seq());
+  @Test
+  void alteringSegmentKOnTheWireFailsAtK() {
+    Seeded.repeat(
+        300,
+        g -> {
+          int k = g.intBetween(0, 4);
+          int position = g.intBetween(0, 100_000);
+          int xor = g.intBetween(1, 255);
+          List<Envelope> chain = fiveSegments();
+          byte[] line = chain.get(k).toJsonLine().getBytes(StandardCharsets.UTF_8);
+          int coreStart = new String(line, StandardCharsets.UTF_8).indexOf("\"core\":") + 7;
+          int coreLen = CanonicalJson.canonicalize(chain.get(k).core()).length;
+          byte[] m = line.clone();
+          m[coreStart + position % coreLen] ^= (byte) xor;
+          Envelope forged;
+          try {
+            forged = Envelope.fromJson(CanonicalJson.parse(m));
+          } catch (AttestException e) {
+            return; // refused on ingest
+          }
+          List<Envelope> altered = new ArrayList<>(chain);
+          altered.set(k, forged);
+          assertEquals(k, invalid(SegmentChain.verify(altered, Optional.empty())).seq());
+        });
   }
 
   @Test
@@ -582,51 +580,49 @@ class SegmentChainTest {
 
   // ================================================================ random legal chains
 
-  @Provide
-  Arbitrary<List<Kind>> legalKinds() {
-    return Arbitraries.integers()
-        .between(0, 1)
-        .list()
-        .ofMinSize(0)
-        .ofMaxSize(11)
-        .map(
-            choices -> {
-              List<Kind> kinds = new ArrayList<>(List.of(Kind.execute));
-              for (int choice : choices) {
-                Kind last = kinds.get(kinds.size() - 1);
-                kinds.add(
-                    switch (last) {
-                      case execute -> choice == 0 ? Kind.execute : Kind.suspend;
-                      case suspend -> Kind.resume;
-                      case resume -> Kind.execute;
-                    });
-              }
-              return kinds;
-            });
+  /** A legal kind sequence of 1..12 segments: execute first, suspend → resume → execute. */
+  static List<Kind> legalKinds(Seeded g) {
+    List<Kind> kinds = new ArrayList<>(List.of(Kind.execute));
+    for (int choice : g.list(0, 11, () -> g.intBetween(0, 1))) {
+      Kind last = kinds.get(kinds.size() - 1);
+      kinds.add(
+          switch (last) {
+            case execute -> choice == 0 ? Kind.execute : Kind.suspend;
+            case suspend -> Kind.resume;
+            case resume -> Kind.execute;
+          });
+    }
+    return kinds;
   }
 
-  @Property(tries = 100)
-  void everyLegalChainVerifiesAndAnyAlteredSegmentIsFound(
-      @ForAll("legalKinds") List<Kind> kinds, @ForAll @IntRange(min = 0, max = 1000) int pick) {
-    Chain ch = new Chain();
-    for (Kind k : kinds) {
-      ch.add(k);
-    }
-    List<Envelope> c = ch.list();
-    SegmentChain.Verdict.Valid v =
-        assertInstanceOf(
-            SegmentChain.Verdict.Valid.class, SegmentChain.verify(c, Optional.of(A.publicKey())));
-    assertEquals(kinds.size(), v.length());
-    assertEquals(c.get(c.size() - 1).address(), v.head());
+  @Test
+  void everyLegalChainVerifiesAndAnyAlteredSegmentIsFound() {
+    Seeded.repeat(
+        100,
+        g -> {
+          List<Kind> kinds = legalKinds(g);
+          int pick = g.intBetween(0, 1000);
+          Chain ch = new Chain();
+          for (Kind k : kinds) {
+            ch.add(k);
+          }
+          List<Envelope> c = ch.list();
+          SegmentChain.Verdict.Valid v =
+              assertInstanceOf(
+                  SegmentChain.Verdict.Valid.class,
+                  SegmentChain.verify(c, Optional.of(A.publicKey())));
+          assertEquals(kinds.size(), v.length());
+          assertEquals(c.get(c.size() - 1).address(), v.head());
 
-    int k = pick % c.size();
-    ObjectNode altered = (ObjectNode) c.get(k).core().deepCopy();
-    altered.put("idle_uj", altered.get("idle_uj").longValue() + 1);
-    Envelope e = c.get(k);
-    List<Envelope> forged = new ArrayList<>(c);
-    forged.set(k, new Envelope(altered, e.address(), e.signature(), e.publicKey()));
-    SegmentChain.Verdict.Invalid inv = invalid(SegmentChain.verify(forged, Optional.empty()));
-    assertEquals(k, inv.seq());
-    assertTrue(inv.reason().startsWith("address mismatch"), inv.reason());
+          int k = pick % c.size();
+          ObjectNode altered = (ObjectNode) c.get(k).core().deepCopy();
+          altered.put("idle_uj", altered.get("idle_uj").longValue() + 1);
+          Envelope e = c.get(k);
+          List<Envelope> forged = new ArrayList<>(c);
+          forged.set(k, new Envelope(altered, e.address(), e.signature(), e.publicKey()));
+          SegmentChain.Verdict.Invalid inv = invalid(SegmentChain.verify(forged, Optional.empty()));
+          assertEquals(k, inv.seq());
+          assertTrue(inv.reason().startsWith("address mismatch"), inv.reason());
+        });
   }
 }

@@ -5,6 +5,8 @@ import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.enforcer.ProgramRef;
+import io.sandboxd.enforcer.SecretBindings;
+import io.sandboxd.enforcer.SecretTarget;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -12,8 +14,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The daemon's configuration (sandboxd.json). Every field has a safe default, so no file at all is
@@ -29,7 +33,72 @@ public record DaemonConfig(
     Optional<Inference> inference,
     Metering metering,
     Limits limits,
-    Quotas quotas) {
+    Quotas quotas,
+    Map<String, Secret> secrets,
+    Compile compile) {
+
+  public DaemonConfig {
+    secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
+  }
+
+  /** A configuration without secrets. */
+  public DaemonConfig(
+      int maxConcurrentUnits,
+      long maxUnitMemoryBytes,
+      long maxWallMs,
+      Exec exec,
+      long egressTimeoutMs,
+      Optional<Inference> inference,
+      Metering metering) {
+    this(
+        maxConcurrentUnits,
+        maxUnitMemoryBytes,
+        maxWallMs,
+        exec,
+        egressTimeoutMs,
+        inference,
+        metering,
+        Limits.defaults(),
+        new Quotas(1L << 30, 64L << 20),
+        Map.of(),
+        Compile.defaults(maxConcurrentUnits));
+  }
+
+  /**
+   * One node secret (under {@code secrets} keyed by its handle, e.g. {@code vault:api-key}): where
+   * its bytes come from and the only endpoints the operator lets it be sent to.
+   */
+  public record Secret(SecretSource source, List<SecretTarget> endpoints) {
+    public Secret {
+      endpoints = List.copyOf(endpoints);
+    }
+  }
+
+  /** Where a secret's bytes are read, at each use (so a rotated file takes effect at once). */
+  public sealed interface SecretSource permits SecretSource.File, SecretSource.Env {
+    /** A file; a relative path is under the state directory's {@code secrets/}. */
+    record File(Path path) implements SecretSource {}
+
+    /** An environment variable of the daemon. */
+    record Env(String name) implements SecretSource {}
+  }
+
+  /** Where each configured secret may go, as admission and egress check it. */
+  public SecretBindings secretBindings() {
+    Map<String, List<SecretTarget>> m = new TreeMap<>();
+    secrets.forEach((handle, s) -> m.put(handle, s.endpoints()));
+    return new SecretBindings(m);
+  }
+
+  /**
+   * Module compilation: how many run at once (never more than units may run) and the wall time one
+   * may take before its submission is refused.
+   */
+  public record Compile(int maxConcurrent, long timeoutMs) {
+    public static Compile defaults(int maxConcurrentUnits) {
+      return new Compile(Math.min(2, maxConcurrentUnits), 60_000);
+    }
+  }
 
   /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
   public record Exec(Set<String> denylist, List<String> searchPath, long timeoutMs) {
@@ -98,12 +167,15 @@ public record DaemonConfig(
           "connections",
           "journal",
           "store",
-          "quotas");
+          "quotas",
+          "secrets",
+          "compile");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
+    int units = Math.max(2, Runtime.getRuntime().availableProcessors());
     return new DaemonConfig(
-        Math.max(2, Runtime.getRuntime().availableProcessors()),
+        units,
         512L << 20,
         600_000,
         new Exec(Set.of(), List.of("/usr/local/bin", "/usr/bin", "/bin"), 10_000),
@@ -111,7 +183,9 @@ public record DaemonConfig(
         Optional.empty(),
         new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000),
         Limits.defaults(),
-        new Quotas(1L << 30, 64L << 20));
+        new Quotas(1L << 30, 64L << 20),
+        Map.of(),
+        Compile.defaults(units));
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -192,8 +266,13 @@ public record DaemonConfig(
             "metering",
             Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
     Fields q = f.object("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
+    Map<String, Secret> secrets = secrets(root.get("secrets"));
+    int units = (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024);
+    Fields compile = f.object("compile", Set.of("max_concurrent", "timeout_ms"));
+    Compile compileDefaults = Compile.defaults(units);
+    long compileSlots = compile.positive("max_concurrent", compileDefaults.maxConcurrent(), units);
     return new DaemonConfig(
-        (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024),
+        units,
         f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),
         f.positive("max_wall_ms", d.maxWallMs(), 7L * 24 * 3600 * 1000),
         new Exec(Set.copyOf(deny), search, exec.positive("timeout_ms", 10_000, 3_600_000)),
@@ -207,7 +286,11 @@ public record DaemonConfig(
         limits(f, d.limits()),
         new Quotas(
             q.positive("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1L << 50),
-            q.positive("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1L << 40)));
+            q.positive("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1L << 40)),
+        secrets,
+        new Compile(
+            (int) compileSlots,
+            compile.positive("timeout_ms", compileDefaults.timeoutMs(), 3_600_000)));
   }
 
   private static Limits limits(Fields f, Limits d) {
@@ -238,6 +321,71 @@ public record DaemonConfig(
             s.positive("max_bytes", d.store().maxBytes(), 1L << 50),
             s.positive("max_runs", d.store().maxRuns(), 1L << 40),
             s.positive("max_age_ms", d.store().maxAgeMs(), 100 * 365 * day)));
+  }
+
+  /** Most secrets one node configures, and most endpoints one secret is bound to. */
+  static final int MAX_SECRETS = 1024;
+
+  static final int MAX_SECRET_ENDPOINTS = 256;
+
+  private static Map<String, Secret> secrets(JsonNode node) {
+    Map<String, Secret> out = new TreeMap<>();
+    if (node == null || node.isNull()) {
+      return out;
+    }
+    if (!node.isObject()) {
+      throw new ConfigException("$.secrets: expected an object from secret handle to binding");
+    }
+    if (node.size() > MAX_SECRETS) {
+      throw new ConfigException("$.secrets: more than " + MAX_SECRETS + " secrets");
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      String handle = e.getKey();
+      String at = "$.secrets." + handle;
+      if (handle.isEmpty() || !handle.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+        throw new ConfigException(at + ": a secret handle is non-empty printable ASCII");
+      }
+      Fields f = new Fields(e.getValue(), at, Set.of("file", "env", "endpoints"));
+      if (!f.present()) {
+        throw new ConfigException(at + ": expected an object");
+      }
+      String file = f.string("file", null);
+      String env = f.string("env", null);
+      if ((file == null) == (env == null)) {
+        throw new ConfigException(at + ": give exactly one of \"file\" or \"env\"");
+      }
+      SecretSource source;
+      if (file != null) {
+        if (file.isEmpty() || file.indexOf('\0') >= 0) {
+          throw new ConfigException(at + ".file: expected a path");
+        }
+        source = new SecretSource.File(Path.of(file));
+      } else {
+        if (env.isEmpty() || env.indexOf('=') >= 0 || env.indexOf('\0') >= 0) {
+          throw new ConfigException(at + ".env: expected an environment variable name");
+        }
+        source = new SecretSource.Env(env);
+      }
+      List<String> specs = f.strings("endpoints", List.of());
+      if (specs.isEmpty()) {
+        throw new ConfigException(
+            at + ".endpoints: bind the secret to at least one http(s)://host[:port]/path");
+      }
+      if (specs.size() > MAX_SECRET_ENDPOINTS) {
+        throw new ConfigException(at + ".endpoints: more than " + MAX_SECRET_ENDPOINTS);
+      }
+      List<SecretTarget> targets = new ArrayList<>();
+      for (int i = 0; i < specs.size(); i++) {
+        try {
+          targets.add(SecretTarget.parse(specs.get(i)));
+        } catch (IllegalArgumentException ex) {
+          throw new ConfigException(at + ".endpoints[" + i + "]: " + ex.getMessage(), ex);
+        }
+      }
+      out.put(handle, new Secret(source, targets));
+    }
+    return out;
   }
 
   /** Strict reads of one JSON object's fields, errors naming the path. */

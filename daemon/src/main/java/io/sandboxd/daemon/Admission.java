@@ -6,6 +6,7 @@ import io.sandboxd.enforcer.GrantAcceptance;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.enforcer.GrantsException;
 import io.sandboxd.enforcer.HostProfile;
+import io.sandboxd.enforcer.SecretBindings;
 import io.sandboxd.enforcer.Tier;
 import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.UnitCompiler;
@@ -18,11 +19,13 @@ import java.util.Set;
 /**
  * Decides whether a submission may run here: refuses malformed input with an error naming the
  * field, and declines (with a signed record) grants this node cannot honour: a device class it
- * cannot meter (rule 2) or a tier floor above S2.
+ * cannot meter (rule 2) or a tier floor above S2. A grant that sends a node secret anywhere the
+ * node's configuration did not bind it to is refused outright.
  */
 public final class Admission {
   private final UnitCompiler compiler;
   private final HostProfile host;
+  private final SecretBindings secrets;
 
   /**
    * Admission on a node that runs units at S2 and can meter {@code meterable}. A WASM unit can only
@@ -30,29 +33,41 @@ public final class Admission {
    * the labelled estimate).
    */
   public Admission(UnitCompiler compiler, Set<DeviceClass> meterable) {
+    this(compiler, meterable, SecretBindings.none());
+  }
+
+  /** As above, on a node whose secrets may go only where {@code secrets} binds them. */
+  public Admission(UnitCompiler compiler, Set<DeviceClass> meterable, SecretBindings secrets) {
     this.compiler = compiler;
+    this.secrets = secrets;
     java.util.EnumSet<DeviceClass> m = java.util.EnumSet.of(DeviceClass.Cpu);
     m.addAll(meterable);
     this.host = new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
   }
 
-  /** An admitted submission: parsed grants and a compiled unit. */
-  public record Admitted(Grants grants, CompiledUnit unit, String entry, byte[] module) {}
+  /**
+   * An admitted submission: parsed grants, a compiled unit, and the CPU time compiling it took for
+   * this submission (0 when the node had it compiled already), which this run pays for.
+   */
+  public record Admitted(
+      Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {}
 
   public Admitted admit(byte[] module, String grantsJson, String entry) {
     Grants grants;
     try {
       grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
+      secrets.check(grants.network());
     } catch (GrantsException | io.sandboxd.attest.AttestException e) {
       throw new AdmissionException("grants: " + e.getMessage(), e);
     }
-    CompiledUnit unit;
+    UnitCompiler.Compilation compiled;
     try {
-      unit = compiler.compile(module);
+      compiled = compiler.compileMetered(module);
     } catch (UnitException ex) {
       throw new AdmissionException(ex.getMessage(), ex);
     }
-    return new Admitted(grants, unit, defaultEntry(unit, entry), module);
+    CompiledUnit unit = compiled.unit();
+    return new Admitted(grants, unit, defaultEntry(unit, entry), module, compiled.cpuNanos());
   }
 
   /** The entry to call: the one asked for, else `run` (our ABI), else `_start` (a WASI command). */

@@ -30,6 +30,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
@@ -71,7 +72,9 @@ public final class Daemon implements AutoCloseable {
               cpuMilliwattsEstimate,
               d.metering().samplingIntervalMs()),
           d.limits(),
-          d.quotas());
+          d.quotas(),
+          d.secrets(),
+          DaemonConfig.Compile.defaults(maxConcurrentUnits));
     }
   }
 
@@ -101,7 +104,7 @@ public final class Daemon implements AutoCloseable {
     HostServices.Builder b =
         new HostServices.Builder()
             .kv(kv)
-            .secrets(SecretStore.directory(HostServices.defaultSecretsDir(stateDir)))
+            .secrets(secretStore(config, stateDir))
             .execSearchPath(config.exec().searchPath())
             .execDenylist(config.exec().denylist())
             .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
@@ -120,6 +123,26 @@ public final class Daemon implements AutoCloseable {
                   .inferenceMeter(() -> attribution.cumulativeUj(serving));
             });
     return b.build();
+  }
+
+  /**
+   * The configured secrets, each read from its file or variable at use and bound where the
+   * configuration says; a relative file is under the state directory's {@code secrets/}.
+   */
+  static SecretStore secretStore(DaemonConfig config, Path stateDir) {
+    Map<String, java.util.function.Supplier<Optional<String>>> readers = new java.util.TreeMap<>();
+    config
+        .secrets()
+        .forEach(
+            (handle, s) -> {
+              if (s.source() instanceof DaemonConfig.SecretSource.File f) {
+                Path file = HostServices.defaultSecretsDir(stateDir).resolve(f.path());
+                readers.put(handle, () -> SecretStore.readFile(file));
+              } else if (s.source() instanceof DaemonConfig.SecretSource.Env e) {
+                readers.put(handle, () -> SecretStore.readEnv(e.name()));
+              }
+            });
+    return SecretStore.readers(config.secretBindings(), readers);
   }
 
   private final DaemonPaths paths;
@@ -208,7 +231,16 @@ public final class Daemon implements AutoCloseable {
               EnergyModel.attributed(attribution),
               config.maxWallMs(),
               services);
-      Admission admission = new Admission(new UnitCompiler(256), meterable);
+      Admission admission =
+          new Admission(
+              new UnitCompiler(
+                  256,
+                  io.sandboxd.executor.CompileLimits.defaults()
+                      .withBudget(
+                          config.compile().maxConcurrent(),
+                          java.time.Duration.ofMillis(config.compile().timeoutMs()))),
+              meterable,
+              config.secretBindings());
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());

@@ -1,7 +1,11 @@
 package io.sandboxd.daemon;
 
+import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 
 /** Where the daemon keeps its state and socket: system paths, or user-owned ones with --dev. */
 public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFile) {
@@ -55,16 +59,29 @@ public record DaemonPaths(Path stateDir, Path socket, Path keyFile, Path storeFi
 
   /**
    * The socket a client talks to when none is given: $SANDBOXD_SOCKET, else the system socket if it
-   * exists, else the --dev socket.
+   * exists, else the --dev socket. A system socket this user may not even look at (/run/sandboxd is
+   * group sandboxd only) is still the system one: the client then says why it cannot connect
+   * instead of silently trying the --dev socket.
    */
   public static Path defaultClientSocket() {
     String env = System.getenv("SANDBOXD_SOCKET");
     if (env != null && !env.isBlank()) {
       return Path.of(env);
     }
-    if (Files.exists(SYSTEM_SOCKET)) {
-      return SYSTEM_SOCKET;
+    return systemSocketPresent(SYSTEM_SOCKET)
+        ? SYSTEM_SOCKET
+        : devStateDir().resolve("sandboxd.sock");
+  }
+
+  /** Whether {@code socket} exists or cannot be examined (denied): anything but "no such file". */
+  static boolean systemSocketPresent(Path socket) {
+    try {
+      Files.readAttributes(socket, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      return true;
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException e) {
+      return true;
     }
-    return devStateDir().resolve("sandboxd.sock");
   }
 }

@@ -9,10 +9,12 @@ import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
+import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
+import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
 import io.sandboxd.executor.UnitRequest;
 import java.nio.file.Path;
@@ -106,7 +108,10 @@ public final class RunSupervisor {
             energy,
             0,
             inference,
-            TimeUnit.NANOSECONDS.toMillis(r.cpuTimeNanos()),
+            // Compiling for this run is work done for this run (a declined run records none).
+            TimeUnit.NANOSECONDS.toMillis(
+                r.cpuTimeNanos()
+                    + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())),
             r.memoryPeakBytes(),
             TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
             r.io().storage(),
@@ -148,7 +153,7 @@ public final class RunSupervisor {
             Provenance.Estimator,
             now);
     Envelope segmentEnv = Envelope.sign(segment.toCore(), node.key());
-    List<String> journal = r.journal().stream().map(CanonicalJson::canonicalString).toList();
+    List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
     return RunRecord.builder()
         .run(runId, r.startedMs())
         .unit(unit, grantsId)
@@ -226,7 +231,8 @@ public final class RunSupervisor {
     if (s.grantsJson().isEmpty()) {
       throw new AdmissionException("run " + runId + ": recorded without its grants; cannot replay");
     }
-    Attestation recorded = Attestation.fromCore(store.records(runId, "attestation").get(0).core());
+    Attestation recorded =
+        Attestation.fromCore(store.records(runId, RecordKind.ATTESTATION).get(0).core());
     String recordedOutcome = CanonicalJson.canonicalString(recorded.outcome().toJson());
     if (recorded.outcome() instanceof Outcome.Declined) {
       return Optional.of(
@@ -239,8 +245,7 @@ public final class RunSupervisor {
               Optional.empty()));
     }
     Admission.Admitted a = admission.admit(s.module(), s.grantsJson(), s.entry());
-    List<com.fasterxml.jackson.databind.JsonNode> entries =
-        s.journal().stream().map(CanonicalJson::parse).toList();
+    List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
     ExecutionResult r =
         executor.execute(
@@ -254,7 +259,7 @@ public final class RunSupervisor {
               "journal entry "
                   + (entries.size() - source.remaining())
                   + ": recorded "
-                  + entries.get(entries.size() - source.remaining()).get("call").textValue()
+                  + entries.get(entries.size() - source.remaining()).call()
                   + ", replay ended without asking for it");
     }
     return Optional.of(

@@ -14,6 +14,7 @@ import io.sandboxd.daemon.rpc.RunInfo;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
+import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.RunSummary;
@@ -55,7 +56,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               .setLog(r.log())
               .build());
       out.onCompleted();
-    } catch (AdmissionException e) {
+    } catch (AdmissionException | io.sandboxd.executor.UnitException e) {
       out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
     } catch (io.sandboxd.executor.ExecutorBusyException e) {
       out.onError(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
@@ -123,13 +124,13 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         return;
       }
       RecordsReply.Builder b = RecordsReply.newBuilder();
-      for (Envelope e : store.records(req.getRunId(), "segment")) {
+      for (Envelope e : store.records(req.getRunId(), RecordKind.SEGMENT)) {
         b.addSegments(e.toJsonLine());
       }
-      for (Envelope e : store.records(req.getRunId(), "receipt")) {
+      for (Envelope e : store.records(req.getRunId(), RecordKind.RECEIPT)) {
         b.addReceipts(e.toJsonLine());
       }
-      for (Envelope e : store.records(req.getRunId(), "attestation")) {
+      for (Envelope e : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
         b.addAttestations(e.toJsonLine());
       }
       out.onNext(b.build());

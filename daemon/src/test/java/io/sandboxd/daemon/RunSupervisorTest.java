@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.Attestation;
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
@@ -17,12 +15,14 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.attest.Verification;
+import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.Journal;
+import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -206,17 +206,18 @@ class RunSupervisorTest {
     assertEquals(1, store.count());
     assertEquals(
         List.of(r.segment().toJsonLine()),
-        store.records(r.runId(), "segment").stream().map(Envelope::toJsonLine).toList());
+        store.records(r.runId(), RecordKind.SEGMENT).stream().map(Envelope::toJsonLine).toList());
     assertEquals(
-        r.attestation().toJsonLine(), store.records(r.runId(), "attestation").get(0).toJsonLine());
+        r.attestation().toJsonLine(),
+        store.records(r.runId(), RecordKind.ATTESTATION).get(0).toJsonLine());
     assertInstanceOf(
         SegmentChain.Verdict.Valid.class,
-        SegmentChain.verify(store.records(r.runId(), "segment"), Optional.of(nodeKey())));
+        SegmentChain.verify(store.records(r.runId(), RecordKind.SEGMENT), Optional.of(nodeKey())));
 
     // The journal root in the attestation is the root of the stored journal.
     List<String> stored = store.journal(r.runId());
     assertEquals(3, stored.size(), "clock, clock, random: " + stored);
-    List<JsonNode> entries = stored.stream().map(CanonicalJson::parse).toList();
+    List<JournalEntry> entries = stored.stream().map(JournalEntry::parse).toList();
     assertEquals(Journal.rootOf(entries), attestation.journalRoot());
     assertTrue(!Journal.rootOf(List.of()).equals(attestation.journalRoot()));
   }

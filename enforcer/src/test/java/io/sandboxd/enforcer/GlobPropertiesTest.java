@@ -8,38 +8,36 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 /** Glob matching against a slow reference reading of WIRE.md §3.1 (reading B), and path rules. */
 class GlobPropertiesTest {
 
-  @Provide
-  Arbitrary<List<String>> pathSegments() {
-    return Arbitraries.of("a", "b", "ab", "x.txt", "cfg", "data").list().ofMinSize(1).ofMaxSize(6);
+  /** 1..6 path segments. */
+  static List<String> pathSegments(Seeded g) {
+    return g.list(1, 6, () -> g.pick("a", "b", "ab", "x.txt", "cfg", "data"));
   }
 
-  @Provide
-  Arbitrary<List<String>> patternSegments() {
-    return Arbitraries.of("a", "b", "*", "**", "a*", "*b", "*.txt", "x.txt", "a*b", "data")
-        .list()
-        .ofMinSize(1)
-        .ofMaxSize(5);
+  /** 1..5 pattern segments, wildcards among them. */
+  static List<String> patternSegments(Seeded g) {
+    return g.list(
+        1, 5, () -> g.pick("a", "b", "*", "**", "a*", "*b", "*.txt", "x.txt", "a*b", "data"));
   }
 
-  @Property(tries = 3000)
-  void matchesTheReferenceReading(
-      @ForAll("patternSegments") List<String> pattern,
-      @ForAll("pathSegments") List<String> path,
-      @ForAll boolean patternAbsolute,
-      @ForAll boolean pathAbsolute) {
-    String p = (patternAbsolute ? "/" : "") + String.join("/", pattern);
-    String s = (pathAbsolute ? "/" : "") + String.join("/", path);
-    boolean expected = patternAbsolute == pathAbsolute && reference(p, pattern, path);
-    assertEquals(expected, Glob.parse(p).matches(StoragePath.parse(s)), p + " vs " + s);
+  @Test
+  void matchesTheReferenceReading() {
+    Seeded.repeat(
+        3000,
+        gen -> {
+          List<String> pattern = patternSegments(gen);
+          List<String> path = pathSegments(gen);
+          boolean patternAbsolute = gen.bool();
+          boolean pathAbsolute = gen.bool();
+          String p = (patternAbsolute ? "/" : "") + String.join("/", pattern);
+          String s = (pathAbsolute ? "/" : "") + String.join("/", path);
+          boolean expected = patternAbsolute == pathAbsolute && reference(p, pattern, path);
+          assertEquals(expected, Glob.parse(p).matches(StoragePath.parse(s)), p + " vs " + s);
+        });
   }
 
   /** Literal recursive reading: "**" = zero or more segments, a trailing "/*" = "/*" + "/**". */
@@ -72,58 +70,82 @@ class GlobPropertiesTest {
     return s.get(j).matches(regex) && match(p, i + 1, s, j + 1);
   }
 
-  @Property
-  void doubleStarAloneMatchesEveryRelativePath(@ForAll("pathSegments") List<String> path) {
-    assertTrue(Glob.parse("**").matches(StoragePath.parse(String.join("/", path))));
-    assertFalse(Glob.parse("**").matches(StoragePath.parse("/" + String.join("/", path))));
+  @Test
+  void doubleStarAloneMatchesEveryRelativePath() {
+    Seeded.repeat(
+        1000,
+        gen -> {
+          List<String> path = pathSegments(gen);
+          assertTrue(Glob.parse("**").matches(StoragePath.parse(String.join("/", path))));
+          assertFalse(Glob.parse("**").matches(StoragePath.parse("/" + String.join("/", path))));
+        });
   }
 
-  @Property
-  void aLiteralPatternMatchesItself(@ForAll("pathSegments") List<String> path) {
-    String s = String.join("/", path);
-    assertTrue(Glob.parse(s).matches(StoragePath.parse(s)));
+  @Test
+  void aLiteralPatternMatchesItself() {
+    Seeded.repeat(
+        1000,
+        gen -> {
+          List<String> path = pathSegments(gen);
+          String s = String.join("/", path);
+          assertTrue(Glob.parse(s).matches(StoragePath.parse(s)));
+        });
   }
 
-  @Property
-  void trailingSlashStarIsAPrefixBelowButNotAt(
-      @ForAll("pathSegments") List<String> prefix, @ForAll("pathSegments") List<String> below) {
-    String p = String.join("/", prefix);
-    Glob g = Glob.parse(p + "/*");
-    assertTrue(g.matches(StoragePath.parse(p + "/" + String.join("/", below))));
-    assertFalse(g.matches(StoragePath.parse(p)));
+  @Test
+  void trailingSlashStarIsAPrefixBelowButNotAt() {
+    Seeded.repeat(
+        1000,
+        gen -> {
+          List<String> prefix = pathSegments(gen);
+          List<String> below = pathSegments(gen);
+          String p = String.join("/", prefix);
+          Glob g = Glob.parse(p + "/*");
+          assertTrue(g.matches(StoragePath.parse(p + "/" + String.join("/", below))));
+          assertFalse(g.matches(StoragePath.parse(p)));
+        });
   }
 
-  @Property
-  void dotSegmentsAndEmptySegmentsAreRefused(
-      @ForAll("pathSegments") List<String> path,
-      @ForAll("badSegment") String bad,
-      @ForAll int where) {
-    List<String> segs = new ArrayList<>(path);
-    int at = Math.floorMod(where, segs.size() + 1);
-    // an empty first segment would be a leading "/", which is legal: put it at the end instead
-    segs.add(bad.isEmpty() && at == 0 ? segs.size() : at, bad);
-    String s = String.join("/", segs);
-    assertThrows(IllegalArgumentException.class, () -> StoragePath.parse(s));
-    assertThrows(IllegalArgumentException.class, () -> Glob.parse(s));
-    assertTrue(
-        new Enforcer(
-                    Grants.parse(
-                        "{\"storage\":{\"read\":[\"**\"]}}"
-                            .getBytes(java.nio.charset.StandardCharsets.UTF_8)))
-                .mayPath(PathMode.READ, s)
-            instanceof Decision.Denied);
+  @Test
+  void dotSegmentsAndEmptySegmentsAreRefused() {
+    Seeded.repeat(
+        1000,
+        gen -> {
+          List<String> path = pathSegments(gen);
+          String bad = badSegment(gen);
+          int where = gen.intBetween(Integer.MIN_VALUE, Integer.MAX_VALUE);
+          List<String> segs = new ArrayList<>(path);
+          int at = Math.floorMod(where, segs.size() + 1);
+          // an empty first segment would be a leading "/", which is legal: put it at the end
+          // instead
+          segs.add(bad.isEmpty() && at == 0 ? segs.size() : at, bad);
+          String s = String.join("/", segs);
+          assertThrows(IllegalArgumentException.class, () -> StoragePath.parse(s));
+          assertThrows(IllegalArgumentException.class, () -> Glob.parse(s));
+          assertTrue(
+              new Enforcer(
+                          Grants.parse(
+                              "{\"storage\":{\"read\":[\"**\"]}}"
+                                  .getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                      .mayPath(PathMode.READ, s)
+                  instanceof Decision.Denied);
+        });
   }
 
-  @Provide
-  Arbitrary<String> badSegment() {
-    return Arbitraries.of(".", "..", "", "a\0b");
+  static String badSegment(Seeded g) {
+    return g.pick(".", "..", "", "a\0b");
   }
 
-  @Property
-  void normalizationKeepsTheTextAndSegments(@ForAll("pathSegments") List<String> path) {
-    String s = String.join("/", path);
-    StoragePath p = StoragePath.parse(s);
-    assertEquals(s, p.text());
-    assertEquals(path, p.segments());
+  @Test
+  void normalizationKeepsTheTextAndSegments() {
+    Seeded.repeat(
+        1000,
+        gen -> {
+          List<String> path = pathSegments(gen);
+          String s = String.join("/", path);
+          StoragePath p = StoragePath.parse(s);
+          assertEquals(s, p.text());
+          assertEquals(path, p.segments());
+        });
   }
 }

@@ -14,4 +14,5 @@ public record CompiledUnit(
     WasmModule module,
     Function<Instance, Machine> machineFactory,
     int declaredMaxPages,
-    int initialPages) {}
+    int initialPages,
+    InstanceFootprint footprint) {}

@@ -1,6 +1,5 @@
 package io.sandboxd.executor;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
@@ -30,7 +29,7 @@ public record ExecutionResult(
     long memoryPeakBytes,
     Map<DeviceClass, ClassEnergy> energy,
     String log,
-    List<ObjectNode> journal,
+    List<JournalEntry> journal,
     Map<String, byte[]> journalBlobs,
     String journalRoot,
     boolean clockGranted,
@@ -88,7 +87,7 @@ public record ExecutionResult(
     private long memoryPeakBytes;
     private Map<DeviceClass, ClassEnergy> energy = Map.of();
     private String log = "";
-    private List<ObjectNode> journal = List.of();
+    private List<JournalEntry> journal = List.of();
     private Map<String, byte[]> journalBlobs = Map.of();
     private String journalRoot = Journal.rootOf(List.of());
     private boolean clockGranted;
@@ -127,7 +126,7 @@ public record ExecutionResult(
       return this;
     }
 
-    public Builder journal(List<ObjectNode> entries, Map<String, byte[]> blobs, String root) {
+    public Builder journal(List<JournalEntry> entries, Map<String, byte[]> blobs, String root) {
       this.journal = entries;
       this.journalBlobs = blobs;
       this.journalRoot = root;

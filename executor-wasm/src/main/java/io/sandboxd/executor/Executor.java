@@ -24,6 +24,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -121,7 +122,10 @@ public final class Executor implements AutoCloseable {
     long t0 = System.nanoTime();
     GuestTask task =
         new GuestTask(
-            req, ctx, memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()));
+            req,
+            ctx,
+            memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()),
+            memoryCapBytes(compute, services.maxUnitMemoryBytes()));
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
     Future<Integer> future;
     try {
@@ -157,9 +161,16 @@ public final class Executor implements AutoCloseable {
    * node's cap (unit memory lives on the daemon's heap, so the node must bound it).
    */
   static int memoryLimitPages(CompiledUnit unit, ComputeGrant compute, long nodeCapBytes) {
-    long grantPages = Math.min(compute.memoryBytes(), nodeCapBytes) / Memory.PAGE_SIZE;
+    // Tables and globals live on the same heap and count against the same cap.
+    long available = memoryCapBytes(compute, nodeCapBytes) - unit.footprint().staticBytes();
+    long grantPages = Math.max(0, available) / Memory.PAGE_SIZE;
     long limit = Math.min(unit.declaredMaxPages(), grantPages);
     return (int) Math.min(limit, Memory.RUNTIME_MAX_PAGES);
+  }
+
+  /** Heap bytes a unit's instance may hold: the smaller of the grant's and the node's cap. */
+  static long memoryCapBytes(ComputeGrant compute, long nodeCapBytes) {
+    return Math.min(compute.memoryBytes(), nodeCapBytes);
   }
 
   /**
@@ -267,6 +278,7 @@ public final class Executor implements AutoCloseable {
     private final UnitRequest req;
     private final RunContext ctx;
     private final int limitPages;
+    private final long capBytes;
     private final AtomicReference<Thread> thread = new AtomicReference<>();
     final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile long cpuNanos;
@@ -279,10 +291,11 @@ public final class Executor implements AutoCloseable {
     // The guest ended through WASI proc_exit rather than by returning from its entry.
     volatile boolean exited;
 
-    GuestTask(UnitRequest req, RunContext ctx, int limitPages) {
+    GuestTask(UnitRequest req, RunContext ctx, int limitPages, long capBytes) {
       this.req = req;
       this.ctx = ctx;
       this.limitPages = limitPages;
+      this.capBytes = capBytes;
     }
 
     Thread thread() {
@@ -327,7 +340,7 @@ public final class Executor implements AutoCloseable {
       cpuStart = cpu0;
       thread.set(me);
       Instance instance = null;
-      WasiImports wasi = null;
+      WasiRun wasi = null;
       // Instantiated unbound, then bound to this run: the seam a pre-instantiated instance uses.
       RunBinding binding = new RunBinding();
       try {
@@ -337,19 +350,47 @@ public final class Executor implements AutoCloseable {
               "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
           return -1;
         }
-        wasi =
-            WasiImports.forRun(unit.module(), ctx, unit.address(), req.env(), ctx.storage.root());
+        InstanceFootprint footprint = unit.footprint();
+        long atStart = footprint.staticBytes() + (long) unit.initialPages() * Memory.PAGE_SIZE;
+        if (atStart > capBytes) {
+          memoryBreach =
+              "module needs "
+                  + atStart
+                  + " bytes at start (tables "
+                  + footprint.tableBytes()
+                  + ", memory "
+                  + (long) unit.initialPages() * Memory.PAGE_SIZE
+                  + "); the limit is "
+                  + capBytes;
+          return -1;
+        }
+        // What memory may not grow into is left for tables to grow into, and no more.
+        AtomicLong tableBudget =
+            new AtomicLong(
+                Math.max(
+                    0, capBytes - footprint.staticBytes() - (long) limitPages * Memory.PAGE_SIZE));
+        AtomicInteger tableIndex = new AtomicInteger();
+        boolean usesWasi = WasiImports.imports(unit.module());
         Instance.Builder b =
             Instance.builder(unit.module())
                 .withImportValues(
                     ImportValues.builder()
                         .addFunction(SandboxImports.functions(binding))
                         .addFunction(
-                            wasi == null
-                                ? new com.dylibso.chicory.runtime.HostFunction[0]
-                                : wasi.functions())
+                            usesWasi
+                                ? WasiImports.functions(binding)
+                                : new com.dylibso.chicory.runtime.HostFunction[0])
                         .build())
                 .withMachineFactory(unit.machineFactory())
+                .withTableFactory(
+                    (table, initRef) ->
+                        BudgetedTable.of(
+                            table,
+                            initRef,
+                            footprint,
+                            tableIndex.getAndIncrement(),
+                            tableBudget,
+                            Integer.MAX_VALUE))
                 // Chicory would otherwise run an exported `_start` while instantiating; the entry
                 // runs once, below, whichever export it is.
                 .withStart(false);
@@ -357,7 +398,9 @@ public final class Executor implements AutoCloseable {
           b.withMemoryLimits(new MemoryLimits(unit.initialPages(), limitPages));
         }
         instance = b.build();
-        binding.bind(ctx);
+        // The run's WASI state (descriptors, argv, env, stdio, preopens) is made at bind time too.
+        wasi = usesWasi ? WasiRun.open(ctx, unit.address(), req.env()) : null;
+        binding.bind(ctx, wasi);
         long[] ret = instance.export(req.entry()).apply();
         exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
         return exitCode;

@@ -4,17 +4,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.HostService;
-import java.io.IOException;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 
 /**
  * `infer`: forwards an OpenAI-compatible JSON request to the node's configured on-host inference
  * endpoint. Needs host.inference, and the class that serves it must be dispatchable for the unit.
  */
 final class InferCalls {
-  private static final HttpClient CLIENT = HttpClient.newHttpClient();
+  /** Largest inference answer handed to a guest; reading stops there. */
+  static final int MAX_RESPONSE_BYTES = 8 << 20;
+
+  /** Largest inference request read from guest memory. */
+  static final long MAX_REQUEST_BYTES = 8L << 20;
 
   private InferCalls() {}
 
@@ -26,6 +27,9 @@ final class InferCalls {
       long outPtr,
       long cap,
       long lenOut) {
+    if ((reqLen & 0xffffffffL) > MAX_REQUEST_BYTES) {
+      return AbiStatus.TOO_LARGE;
+    }
     JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
     byte[] body = CanonicalJson.canonicalize(json);
     HostAnswer a =
@@ -44,31 +48,30 @@ final class InferCalls {
                 return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
               }
               long before = ctx.services.inferenceEnergyUj().getAsLong();
-              try {
-                HttpResponse<byte[]> resp =
-                    CLIENT.send(
-                        HttpRequest.newBuilder(ctx.services.inferenceEndpoint().get())
-                            .timeout(ctx.services.egressTimeout())
-                            .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                            .build(),
-                        HttpResponse.BodyHandlers.ofByteArray());
+              HttpFetch.Result result =
+                  HttpFetch.exchange(
+                      HttpRequest.newBuilder(ctx.services.inferenceEndpoint().get())
+                          .timeout(ctx.services.egressTimeout())
+                          .header("Content-Type", "application/json")
+                          .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                          .build(),
+                      MAX_RESPONSE_BYTES,
+                      ctx.services.egressTimeout());
+              if (!(result instanceof HttpFetch.Failed)) {
                 ctx.network.countInference();
-                long after = ctx.services.inferenceEnergyUj().getAsLong();
-                if (before >= 0 && after >= 0) {
-                  // The serving class's counter over the call's window; an upper bound when other
-                  // work shares the device, so the receipt labels it ModelBased at best.
-                  ctx.network.countInferenceUj(Math.max(0, after - before));
-                }
-                return resp.statusCode() / 100 == 2
-                    ? HostAnswer.allow(resp.body())
-                    : HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
-              } catch (IOException e) {
-                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
               }
+              long after = ctx.services.inferenceEnergyUj().getAsLong();
+              if (before >= 0 && after >= 0) {
+                // The serving class's counter over the call's window; an upper bound when other
+                // work shares the device, so the receipt labels it ModelBased at best.
+                ctx.network.countInferenceUj(Math.max(0, after - before));
+              }
+              if (result instanceof HttpFetch.TooLarge) {
+                return HostAnswer.refused("Allow", AbiStatus.TOO_LARGE);
+              }
+              return result instanceof HttpFetch.Response resp && resp.status() / 100 == 2
+                  ? HostAnswer.allow(resp.body())
+                  : HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
             });
     return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }

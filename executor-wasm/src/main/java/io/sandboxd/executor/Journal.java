@@ -1,8 +1,6 @@
 package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Hex;
@@ -19,28 +17,11 @@ import java.util.SortedSet;
  * hashed once, when it is recorded; entries are kept compact and turned into JSON only on demand.
  */
 public final class Journal {
-  public static final String ENTRY_SCHEMA = "sandbox.journal-entry/1";
+  public static final String ENTRY_SCHEMA = JournalEntry.SCHEMA;
 
   // Most requests carry no arguments: hash the canonical "{}" once.
   private static final String EMPTY_REQUEST =
       Blake3.hex(CanonicalJson.canonicalize(CanonicalJson.mapper().createObjectNode()));
-
-  /** One entry, before it is spelled as JSON. */
-  private record Entry(
-      long seq, String call, String request, String response, String decision, List<String> taint) {
-    ObjectNode toJson() {
-      ObjectNode e = CanonicalJson.mapper().createObjectNode();
-      e.put("schema", ENTRY_SCHEMA);
-      e.put("seq", seq);
-      e.put("call", call);
-      e.put("request", request);
-      e.put("response", response);
-      e.put("decision", decision);
-      ArrayNode t = e.putArray("taint_after");
-      taint.forEach(t::add);
-      return e;
-    }
-  }
 
   /** Entries one run may record by default: a host-call flood must not exhaust the heap. */
   public static final int MAX_ENTRIES = 250_000;
@@ -72,7 +53,7 @@ public final class Journal {
   }
 
   private final Limits limits;
-  private final List<Entry> entries = new ArrayList<>();
+  private final List<JournalEntry> entries = new ArrayList<>();
   private long bytes;
   private final List<byte[]> leafData = new ArrayList<>();
   private final Map<String, byte[]> blobs = new LinkedHashMap<>();
@@ -100,15 +81,15 @@ public final class Journal {
         request.isObject() && request.isEmpty()
             ? EMPTY_REQUEST
             : Blake3.hex(CanonicalJson.canonicalize(request));
-    Entry e =
-        new Entry(
+    JournalEntry e =
+        new JournalEntry(
             entries.size(),
             call,
             requestAddress,
             responseAddress,
             decision,
             taint.isEmpty() ? List.of() : List.copyOf(taint));
-    byte[] canonical = CanonicalJson.canonicalize(e.toJson());
+    byte[] canonical = e.canonicalBytes();
     long added = canonical.length + (newBlob ? response.length : 0L);
     if (bytes + added > limits.maxBytes()) {
       throw new FullException(
@@ -129,8 +110,8 @@ public final class Journal {
     return bytes;
   }
 
-  public synchronized List<ObjectNode> entries() {
-    return entries.stream().map(Entry::toJson).toList();
+  public synchronized List<JournalEntry> entries() {
+    return List.copyOf(entries);
   }
 
   public synchronized Map<String, byte[]> blobs() {
@@ -149,10 +130,10 @@ public final class Journal {
   }
 
   /** The root of recorded entries (e.g. read back from the run store). */
-  public static String rootOf(List<? extends JsonNode> entries) {
+  public static String rootOf(List<JournalEntry> entries) {
     List<byte[]> leafData = new ArrayList<>(entries.size());
-    for (JsonNode e : entries) {
-      leafData.add(Blake3.hash(CanonicalJson.canonicalize(e)));
+    for (JournalEntry e : entries) {
+      leafData.add(e.leafData());
     }
     return Hex.encode(MerkleTree.blake3(leafData).root());
   }

@@ -11,7 +11,7 @@ import java.util.Map;
  * must name the same call and request, and gets the recorded answer instead of the live world.
  */
 public final class ReplaySource {
-  private final List<? extends JsonNode> entries;
+  private final List<JournalEntry> entries;
   private final Map<String, byte[]> blobs;
   private int next;
   private Divergence divergence;
@@ -23,7 +23,7 @@ public final class ReplaySource {
     }
   }
 
-  public ReplaySource(List<? extends JsonNode> entries, Map<String, byte[]> blobs) {
+  public ReplaySource(List<JournalEntry> entries, Map<String, byte[]> blobs) {
     this.entries = List.copyOf(entries);
     this.blobs = Map.copyOf(blobs);
   }
@@ -36,20 +36,19 @@ public final class ReplaySource {
       divergence = new Divergence(next, "end of journal", actual);
       throw new ReplayDivergenceException(divergence);
     }
-    JsonNode e = entries.get(next);
-    String expected = e.get("call").textValue() + " " + e.get("request").textValue();
+    JournalEntry e = entries.get(next);
+    String expected = e.call() + " " + e.request();
     if (!expected.equals(actual)) {
       divergence = new Divergence(next, expected, actual);
       throw new ReplayDivergenceException(divergence);
     }
-    byte[] blob = blobs.get(e.get("response").textValue());
+    byte[] blob = blobs.get(e.response());
     if (blob == null) {
-      divergence =
-          new Divergence(next, "response blob " + e.get("response").textValue(), "missing");
+      divergence = new Divergence(next, "response blob " + e.response(), "missing");
       throw new ReplayDivergenceException(divergence);
     }
     next++;
-    return HostAnswer.fromBytes(e.get("decision").textValue(), blob);
+    return HostAnswer.fromBytes(e.decision(), blob);
   }
 
   /** Whether the next recorded entry is this call and request with this decision. */
@@ -57,10 +56,10 @@ public final class ReplaySource {
     if (next >= entries.size()) {
       return false;
     }
-    JsonNode e = entries.get(next);
-    return e.get("call").textValue().equals(call)
-        && e.get("decision").textValue().equals(decision)
-        && e.get("request").textValue().equals(Blake3.hex(CanonicalJson.canonicalize(request)));
+    JournalEntry e = entries.get(next);
+    return e.call().equals(call)
+        && e.decision().equals(decision)
+        && e.request().equals(Blake3.hex(CanonicalJson.canonicalize(request)));
   }
 
   public synchronized Divergence divergence() {

@@ -1,7 +1,6 @@
 package io.sandboxd.executor;
 
 import com.dylibso.chicory.compiler.MachineFactoryCompiler;
-import com.dylibso.chicory.wasm.ChicoryException;
 import com.dylibso.chicory.wasm.Parser;
 import com.dylibso.chicory.wasm.WasmModule;
 import com.dylibso.chicory.wasm.types.Export;
@@ -10,25 +9,65 @@ import com.dylibso.chicory.wasm.types.FunctionImport;
 import com.dylibso.chicory.wasm.types.FunctionType;
 import com.dylibso.chicory.wasm.types.Import;
 import com.dylibso.chicory.wasm.types.MemoryLimits;
+import com.dylibso.chicory.wasm.types.OpCode;
+import com.dylibso.chicory.wasm.types.TableLimits;
 import com.dylibso.chicory.wasm.types.ValType;
 import io.sandboxd.attest.Blake3;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Parses, validates and compiles modules with Chicory's runtime compiler, once per module address:
- * compiling costs ~100 ms, a new instance of a compiled module well under one.
+ * compiling costs ~100 ms, a new instance of a compiled module well under one. Compiling is bounded
+ * by {@link CompileLimits}: declarations past browser-like limits are refused before Chicory reads
+ * them, at most {@code maxConcurrent} compilations run at once, each within a wall-time budget, and
+ * the CPU time each took is reported so that the run which needed it pays for it.
  */
 public final class UnitCompiler {
   private static final byte[] WASM_MAGIC = {0x00, 0x61, 0x73, 0x6d};
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private final Map<String, CompiledUnit> cache = new ConcurrentHashMap<>();
   private final int maxCached;
+  private final CompileLimits limits;
+  private final Semaphore permits;
+  private final ExecutorService workers;
 
   public UnitCompiler(int maxCached) {
-    this.maxCached = maxCached;
+    this(maxCached, CompileLimits.defaults());
   }
+
+  public UnitCompiler(int maxCached, CompileLimits limits) {
+    this.maxCached = maxCached;
+    this.limits = limits;
+    this.permits = new Semaphore(limits.maxConcurrent(), true);
+    AtomicInteger n = new AtomicInteger();
+    // Unbounded in threads only in appearance: a thread runs only while it holds a permit.
+    this.workers =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "compile-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /** A compiled unit, and the CPU time compiling it took now (0 when it came from the cache). */
+  public record Compilation(CompiledUnit unit, long cpuNanos) {}
 
   /** The module address: BLAKE3-256 of the module bytes as submitted. */
   public static String addressOf(byte[] wasm) {
@@ -37,21 +76,90 @@ public final class UnitCompiler {
 
   /** Validates and compiles {@code wasm}, or returns the compiled unit of the same address. */
   public CompiledUnit compile(byte[] wasm) {
+    return compileMetered(wasm).unit();
+  }
+
+  /**
+   * Validates and compiles {@code wasm} within the limits, or returns the cached unit of the same
+   * address at no cost.
+   *
+   * @throws UnitException when the module is malformed, exceeds a limit or its time budget
+   * @throws ExecutorBusyException when every compile slot stayed busy for the whole time budget
+   */
+  public Compilation compileMetered(byte[] wasm) {
     String address = addressOf(wasm);
     CompiledUnit hit = cache.get(address);
     if (hit != null) {
-      return hit;
+      return new Compilation(hit, 0);
     }
-    CompiledUnit unit = build(address, wasm);
+    long budgetMs = limits.timeout().toMillis();
+    try {
+      if (!permits.tryAcquire(budgetMs, TimeUnit.MILLISECONDS)) {
+        throw new ExecutorBusyException(
+            "node busy: "
+                + limits.maxConcurrent()
+                + " compilations stayed in progress for "
+                + budgetMs
+                + " ms",
+            null);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ExecutorBusyException("interrupted while waiting to compile", e);
+    }
+    AtomicLong cpu = new AtomicLong();
+    Future<CompiledUnit> job;
+    try {
+      job =
+          workers.submit(
+              () -> {
+                long t0 = THREADS.getCurrentThreadCpuTime();
+                try {
+                  return build(address, wasm, limits);
+                } finally {
+                  cpu.set(THREADS.getCurrentThreadCpuTime() - t0);
+                  // Held until the work really ends, abandoned or not: compile slots stay bounded.
+                  permits.release();
+                }
+              });
+    } catch (RejectedExecutionException e) {
+      permits.release();
+      throw new ExecutorBusyException("compiler shut down", e);
+    }
+    CompiledUnit unit;
+    try {
+      unit = job.get(budgetMs, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      job.cancel(true);
+      throw new UnitException(
+          UnitException.Part.LIMIT,
+          "module: compiling took longer than the node's budget of " + budgetMs + " ms",
+          e);
+    } catch (InterruptedException e) {
+      job.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new ExecutorBusyException("interrupted while compiling", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnitException u) {
+        throw u;
+      }
+      throw new UnitException(
+          UnitException.Part.MODULE, "module: failed to compile: " + describe(e.getCause()), e);
+    }
     if (cache.size() >= maxCached) {
       // A simple bound: drop everything rather than grow without limit.
       cache.clear();
     }
     CompiledUnit raced = cache.putIfAbsent(address, unit);
-    return raced != null ? raced : unit;
+    return new Compilation(raced != null ? raced : unit, cpu.get());
   }
 
-  private static CompiledUnit build(String address, byte[] wasm) {
+  private static String describe(Throwable t) {
+    String m = t.getMessage();
+    return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
+  }
+
+  static CompiledUnit build(String address, byte[] wasm, CompileLimits limits) {
     if (wasm.length < 8) {
       throw new UnitException(
           UnitException.Part.MODULE,
@@ -68,29 +176,134 @@ public final class UnitCompiler {
                 + "; a WebAssembly module starts with \\0asm");
       }
     }
+    ModuleScan.check(wasm, limits);
     WasmModule module;
     try {
       module = Parser.parse(wasm);
-    } catch (ChicoryException | IllegalArgumentException | IndexOutOfBoundsException e) {
+    } catch (RuntimeException | StackOverflowError e) {
+      // Chicory reports malformed input with many exception types (NullPointerException among
+      // them): whatever it throws while reading submitted bytes is the module's fault.
       throw new UnitException(
-          UnitException.Part.MODULE,
-          "module: not a valid WebAssembly module: " + e.getMessage(),
-          e);
-    }
-    checkImports(module);
-    int declaredMax = MemoryLimits.MAX_PAGES;
-    int initial = 0;
-    if (module.memorySection().isPresent() && module.memorySection().get().memoryCount() > 0) {
-      MemoryLimits limits = module.memorySection().get().getMemory(0).limits();
-      declaredMax = limits.maximumPages();
-      initial = limits.initialPages();
+          UnitException.Part.MODULE, "module: not a valid WebAssembly module: " + describe(e), e);
     }
     try {
+      checkImports(module);
+      checkExports(module);
+      InstanceFootprint footprint = footprint(module, limits);
+      checkBranchTables(module, wasm, limits);
+      int declaredMax = MemoryLimits.MAX_PAGES;
+      int initial = 0;
+      if (module.memorySection().isPresent() && module.memorySection().get().memoryCount() > 0) {
+        MemoryLimits memory = module.memorySection().get().getMemory(0).limits();
+        declaredMax = memory.maximumPages();
+        initial = memory.initialPages();
+      }
       return new CompiledUnit(
-          address, module, MachineFactoryCompiler.compile(module), declaredMax, initial);
-    } catch (ChicoryException | IllegalArgumentException | IllegalStateException e) {
+          address, module, MachineFactoryCompiler.compile(module), declaredMax, initial, footprint);
+    } catch (UnitException e) {
+      throw e;
+    } catch (RuntimeException | StackOverflowError e) {
       throw new UnitException(
-          UnitException.Part.MODULE, "module: failed to compile: " + e.getMessage(), e);
+          UnitException.Part.MODULE, "module: failed to compile: " + describe(e), e);
+    } catch (OutOfMemoryError e) {
+      throw new UnitException(
+          UnitException.Part.LIMIT, "module: too large to compile on this node's heap", e);
+    }
+  }
+
+  /** Tables are bounded by the table-size limit; the rest of what an instance holds is sized. */
+  private static InstanceFootprint footprint(WasmModule module, CompileLimits limits) {
+    var tables = module.tableSection();
+    List<Long> mins = new ArrayList<>();
+    List<Long> maxes = new ArrayList<>();
+    for (int i = 0; i < tables.tableCount(); i++) {
+      TableLimits t = tables.getTable(i).limits();
+      if (t.min() > limits.maxTableEntries()) {
+        throw new UnitException(
+            UnitException.Part.LIMIT,
+            "module: table "
+                + i
+                + " starts with "
+                + t.min()
+                + " entries; the limit is "
+                + limits.maxTableEntries());
+      }
+      mins.add(t.min());
+      maxes.add(Math.min(t.max(), limits.maxTableEntries()));
+    }
+    return new InstanceFootprint(mins, maxes, module.globalSection().globalCount());
+  }
+
+  /**
+   * One br_table may have {@code maxBrTableEntries} targets, a module four times that or a quarter
+   * of its size in bytes: compiling br_tables costs far more per byte than other code.
+   */
+  private static void checkBranchTables(WasmModule module, byte[] wasm, CompileLimits limits) {
+    var code = module.codeSection();
+    long total = 0;
+    long maxTotal = Math.max(4L * limits.maxBrTableEntries(), wasm.length / 4);
+    for (int f = 0; f < code.functionBodyCount(); f++) {
+      for (var ins : code.getFunctionBody(f).instructions()) {
+        if (ins.opcode() != OpCode.BR_TABLE) {
+          continue;
+        }
+        total += ins.operandCount() - 1;
+        if (total > maxTotal) {
+          throw new UnitException(
+              UnitException.Part.LIMIT,
+              "module: br_tables up to function "
+                  + f
+                  + " have "
+                  + total
+                  + " targets; a module may have at most "
+                  + maxTotal);
+        }
+        if (ins.operandCount() - 1 > limits.maxBrTableEntries()) {
+          throw new UnitException(
+              UnitException.Part.LIMIT,
+              "module: function "
+                  + f
+                  + " has a br_table of "
+                  + (ins.operandCount() - 1)
+                  + " targets; the limit is "
+                  + limits.maxBrTableEntries());
+        }
+      }
+    }
+  }
+
+  /** Every export names something the module has (Chicory does not check indices). */
+  private static void checkExports(WasmModule module) {
+    var exports = module.exportSection();
+    int functions =
+        module.importSection().count(ExternalType.FUNCTION)
+            + module.functionSection().functionCount();
+    int memories = module.memorySection().map(m -> m.memoryCount()).orElse(0);
+    for (int i = 0; i < exports.exportCount(); i++) {
+      Export e = exports.getExport(i);
+      long count =
+          switch (e.exportType()) {
+            case FUNCTION -> functions;
+            case TABLE -> module.tableSection().tableCount();
+            case MEMORY -> memories;
+            case GLOBAL -> module.globalSection().globalCount();
+            default -> Long.MAX_VALUE;
+          };
+      long index = Integer.toUnsignedLong(e.index());
+      if (index >= count) {
+        throw new UnitException(
+            UnitException.Part.MODULE,
+            "module: export "
+                + i
+                + " (\""
+                + e.name()
+                + "\") names "
+                + e.exportType().name().toLowerCase(java.util.Locale.ROOT)
+                + " "
+                + index
+                + "; the module has "
+                + count);
+      }
     }
   }
 
@@ -155,7 +368,18 @@ public final class UnitCompiler {
               UnitException.Part.ENTRY, "entry \"" + entry + "\": export is not a function");
         }
         int importedFns = unit.module().importSection().count(ExternalType.FUNCTION);
-        int typeIdx = unit.module().functionSection().getFunctionType(e.index() - importedFns);
+        long defined = Integer.toUnsignedLong(e.index()) - importedFns;
+        if (defined < 0 || defined >= unit.module().functionSection().functionCount()) {
+          throw new UnitException(
+              UnitException.Part.ENTRY,
+              "entry \""
+                  + entry
+                  + "\": export names function "
+                  + Integer.toUnsignedLong(e.index())
+                  + ", which the module imports or does not have; the entry must be a function"
+                  + " the module defines");
+        }
+        int typeIdx = unit.module().functionSection().getFunctionType((int) defined);
         FunctionType t = unit.module().typeSection().getType(typeIdx);
         boolean okReturn =
             t.returns().isEmpty()

@@ -9,7 +9,9 @@ public final class UnitException extends RuntimeException {
     MODULE,
     ENTRY,
     IMPORT,
-    MEMORY
+    MEMORY,
+    /** A declaration or cost past the node's compile limits. */
+    LIMIT
   }
 
   private final Part part;

@@ -1,110 +1,110 @@
 package io.sandboxd.executor;
 
+import com.dylibso.chicory.annotations.HostModule;
+import com.dylibso.chicory.annotations.WasmExport;
 import com.dylibso.chicory.runtime.HostFunction;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Memory;
+import com.dylibso.chicory.runtime.WasmFunctionHandle;
 import com.dylibso.chicory.wasi.WasiExitException;
-import com.dylibso.chicory.wasi.WasiOptions;
 import com.dylibso.chicory.wasi.WasiPreview1;
 import com.dylibso.chicory.wasm.WasmModule;
 import com.dylibso.chicory.wasm.types.FunctionType;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.enforcer.PathMode;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.NonReadableChannelException;
 import java.nio.channels.NonWritableChannelException;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
- * The `wasi_snapshot_preview1` namespace (ABI.md): Chicory's WASI preview 1, with every call that
- * touches a capability brokered first. Paths go through {@link WasiPathBroker} (storage grant,
- * containment in the storage root); `clock_time_get` and `random_get` follow host.clock and
- * host.random and are journaled as `clock_now` and `random_u64` with a request naming the WASI
- * call; stdout and stderr go to the run log when host.logging is granted; sockets are refused;
- * `proc_exit` ends the unit with its status.
+ * The `wasi_snapshot_preview1` namespace (ABI.md) of one instance: the calls sandboxd brokers are
+ * the annotated methods below (Chicory's annotation processor generates {@code
+ * WasiImports_ModuleFactory} from them), every other call is Chicory's own, taken by name from
+ * {@link #FROM_CHICORY}. Both reach the run through a {@link RunBinding}, so an instance can be
+ * made before its run exists and serve each run bound to it: the run's {@link WasiRun} (Chicory's
+ * preview 1 state, the path broker, stdio into the run log) is attached at bind time. Counting,
+ * journaling and the errno for channel misuse happen in one wrapper, {@link #wrapped}.
  */
-final class WasiImports implements AutoCloseable {
+@HostModule(WasiImports.NAMESPACE)
+final class WasiImports {
   static final String NAMESPACE = "wasi_snapshot_preview1";
 
-  // WASI preview 1 flag bits (witx), for deciding the modes of path_open.
-  private static final int LOOKUP_SYMLINK_FOLLOW = 1;
-  private static final int O_CREAT = 1;
-  private static final int O_DIRECTORY = 2;
-  private static final int O_TRUNC = 8;
-  private static final int FDFLAG_APPEND = 1;
-  private static final long RIGHT_FD_READ = 1L << 1;
-  private static final long RIGHT_FD_WRITE = 1L << 6;
-  private static final long RIGHT_FD_READDIR = 1L << 14;
-  private static final int CLOCK_REALTIME = 0;
-  private static final int CLOCK_MONOTONIC = 1;
-  private static final int FILESTAT_BYTES = 64;
-  private static final int DIRENT_HEADER_BYTES = 24;
+  /**
+   * The calls answered by Chicory's preview 1 as it is (on the bound run's descriptors): they touch
+   * nothing a grant decides beyond what the broker already decided when the descriptor was opened.
+   */
+  static final List<String> FROM_CHICORY =
+      List.of(
+          "adapter_close_badfd",
+          "adapter_open_badfd",
+          "args_get",
+          "args_sizes_get",
+          "clock_res_get",
+          "environ_get",
+          "environ_sizes_get",
+          "fd_advise",
+          "fd_datasync",
+          "fd_fdstat_get",
+          "fd_fdstat_set_flags",
+          "fd_pread",
+          "fd_prestat_dir_name",
+          "fd_prestat_get",
+          "fd_read",
+          "fd_seek",
+          "fd_sync",
+          "fd_tell",
+          "poll_oneoff",
+          "proc_raise",
+          "sched_yield");
 
+  /** The signature of every preview 1 function Chicory implements. */
   private static final Map<String, FunctionType> SIGNATURES = chicorySignatures();
 
-  private final RunContext ctx;
-  private final WasiPreview1 wasi;
-  private final WasiPathBroker broker;
-  private final GuestLogStream stdout;
-  private final GuestLogStream stderr;
+  /** Calls that count themselves through the journal. */
+  private static final Set<String> JOURNALED_ALWAYS = Set.of("clock_time_get", "random_get");
 
-  private WasiImports(
-      RunContext ctx, List<String> args, Map<String, String> env, WasiPathBroker broker) {
-    this.ctx = ctx;
-    this.broker = broker;
-    this.stdout = new GuestLogStream(ctx);
-    this.stderr = new GuestLogStream(ctx);
-    WasiOptions.Builder opts =
-        WasiOptions.builder()
-            .withStdin(InputStream.nullInputStream())
-            .withStdout(stdout)
-            .withStderr(stderr)
-            .withArguments(args);
-    // Sorted, so the guest sees the same environment in the same order on every node and replay.
-    new TreeMap<>(env).forEach(opts::withEnvironment);
-    if (broker != null && !ctx.replaying()) {
-      // Preopened as "/": wasi-libc then maps "/x", "x" and "./x" alike beneath the root. A replay
-      // preopens nothing: every descriptor call is answered from the journal, never from the disk.
-      opts.withDirectory("/", broker.root());
-    }
-    this.wasi = WasiPreview1.builder().withOptions(opts.build()).build();
+  private final RunBinding binding;
+
+  private WasiImports(RunBinding binding) {
+    this.binding = binding;
   }
 
   /**
-   * The WASI imports of one run, or null when the module imports nothing from this namespace.
-   * {@code storageRoot} is preopened as "/" when present; {@code name} is argv[0].
+   * The WASI host functions of one instance, serving whichever run {@code binding} holds: the
+   * brokered ones and Chicory's, each through {@link #wrapped}.
    */
-  static WasiImports forRun(
-      WasmModule module,
-      RunContext ctx,
-      String name,
-      Map<String, String> env,
-      Optional<StorageRoot> storageRoot) {
-    if (!imports(module)) {
-      return null;
+  static HostFunction[] functions(RunBinding binding) {
+    List<HostFunction> out = new ArrayList<>();
+    for (HostFunction f : WasiImports_ModuleFactory.toHostFunctions(new WasiImports(binding))) {
+      out.add(wrapped(binding, f.name(), f.functionType(), f.handle()));
     }
-    WasiPathBroker broker =
-        storageRoot
-            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
-            .orElse(null);
-    return new WasiImports(ctx, List.of(name), env, broker);
+    for (String name : FROM_CHICORY) {
+      out.add(
+          wrapped(
+              binding,
+              name,
+              SIGNATURES.get(name),
+              (inst, args) -> binding.wasi().chicory(name).apply(inst, args)));
+    }
+    return out.toArray(new HostFunction[0]);
+  }
+
+  /** The calls sandboxd brokers: its annotated methods. */
+  static List<String> brokeredNames() {
+    List<String> out = new ArrayList<>();
+    for (HostFunction f :
+        WasiImports_ModuleFactory.toHostFunctions(new WasiImports(new RunBinding()))) {
+      out.add(f.name());
+    }
+    return out;
   }
 
   /** True when {@code module} imports anything from `wasi_snapshot_preview1`. */
@@ -141,737 +141,229 @@ final class WasiImports implements AutoCloseable {
     int apply(Instance inst, long[] args);
   }
 
-  /** Every WASI function: Chicory's, with the brokered ones replaced. */
-  HostFunction[] functions() {
-    Map<String, Call> brokered = brokeredCalls();
-    List<HostFunction> out = new ArrayList<>();
-    for (HostFunction f : wasi.toHostFunctions()) {
-      if (f.name().equals("proc_exit")) {
-        out.add(
-            new HostFunction(
-                NAMESPACE,
-                f.name(),
-                f.functionType(),
-                (inst, args) -> {
-                  ctx.countCall();
-                  // The guest asked to end: its status becomes the unit's exit code.
-                  throw new WasiExitException((int) args[0]);
-                }));
-        continue;
-      }
-      Call c = brokered.get(f.name());
-      if (broker != null && touchesStorage(f.name())) {
-        Call live = c != null ? c : chicory(f);
-        out.add(
-            new HostFunction(
-                NAMESPACE,
-                f.name(),
-                f.functionType(),
-                (inst, args) -> new long[] {journaledFs(f.name(), live, inst, args)}));
-      } else if (c != null) {
-        // clock and random count themselves through the journal.
-        Call cc = JOURNALED_ALWAYS.contains(f.name()) ? c : counted(c);
-        out.add(
-            new HostFunction(
-                NAMESPACE,
-                f.name(),
-                f.functionType(),
-                (inst, args) -> new long[] {cc.apply(inst, args)}));
-      } else {
-        out.add(new HostFunction(NAMESPACE, f.name(), f.functionType(), guarded(f)));
-      }
-    }
-    return out.toArray(new HostFunction[0]);
-  }
-
-  /** Chicory's own function, counted, with channel-mode misuse answered as an errno. */
-  private com.dylibso.chicory.runtime.WasmFunctionHandle guarded(HostFunction f) {
-    var handle = f.handle();
-    boolean returnsValue = !f.functionType().returns().isEmpty();
-    return (inst, args) -> {
-      ctx.countCall();
-      try {
-        return handle.apply(inst, args);
-      } catch (NonReadableChannelException | NonWritableChannelException e) {
-        // e.g. ftruncate on a descriptor opened read-only: the rights were decided at open.
-        return returnsValue ? new long[] {Errno.NOTCAPABLE} : null;
-      }
-    };
-  }
-
-  /** Chicory's own function as a {@link Call}, channel-mode misuse answered as an errno. */
-  private static Call chicory(HostFunction f) {
-    var handle = f.handle();
-    return (inst, args) -> {
-      try {
-        long[] r = handle.apply(inst, args);
-        return r == null || r.length == 0 ? Errno.SUCCESS : (int) r[0];
-      } catch (NonReadableChannelException | NonWritableChannelException e) {
-        return Errno.NOTCAPABLE;
-      }
-    };
-  }
-
-  private Map<String, Call> brokeredCalls() {
-    Map<String, Call> m = new HashMap<>();
-    m.put("clock_time_get", this::clockTimeGet);
-    m.put("random_get", this::randomGet);
-    m.put("path_open", this::pathOpen);
-    m.put("path_create_directory", this::pathCreateDirectory);
-    m.put("path_filestat_get", this::pathFilestatGet);
-    m.put("path_filestat_set_times", this::pathFilestatSetTimes);
-    m.put("path_link", this::pathLink);
-    m.put("path_readlink", this::pathReadlink);
-    m.put("path_remove_directory", this::pathRemoveDirectory);
-    m.put("path_rename", this::pathRename);
-    m.put("path_symlink", this::pathSymlink);
-    m.put("path_unlink_file", this::pathUnlinkFile);
-    m.put("fd_readdir", this::fdReaddir);
-    m.put("fd_filestat_get", this::fdFilestatGet);
-    m.put("fd_close", this::fdClose);
-    m.put("fd_renumber", this::fdRenumber);
-    m.put("fd_write", this::fdWrite);
-    m.put("fd_pwrite", this::fdPwrite);
-    m.put("fd_allocate", this::fdAllocate);
-    m.put("fd_filestat_set_size", this::fdFilestatSetSize);
-    m.put("fd_filestat_set_times", this::fdFilestatSetTimes);
-    // Chicory traps on this one; a guest gets an errno instead.
-    m.put("fd_fdstat_set_rights", (inst, a) -> Errno.NOTSUP);
-    // No socket is ever handed to a unit: the network is the `sandbox.egress` import's business.
-    for (String s : List.of("sock_accept", "sock_recv", "sock_send", "sock_shutdown")) {
-      m.put(s, (inst, a) -> Errno.NOTSUP);
-    }
-    return m;
-  }
-
-  private Call counted(Call c) {
-    return (inst, args) -> {
-      ctx.countCall();
-      return c.apply(inst, args);
-    };
-  }
-
-  // ---- clock and random: the host grant decides, the journal records what the guest saw ----
-
-  private int clockTimeGet(Instance inst, long[] a) {
-    int id = (int) a[0];
-    long ptr = a[2];
-    if (id != CLOCK_REALTIME && id != CLOCK_MONOTONIC) {
-      ctx.countCall();
-      // CPU-time clocks would measure the host, not the guest's business.
-      return id == 2 || id == 3 ? Errno.NOTSUP : Errno.INVAL;
-    }
-    GuestMemory mem = new GuestMemory(inst.memory());
-    if (!mem.inBounds(ptr, 8)) {
-      ctx.countCall();
-      return Errno.FAULT;
-    }
-    ObjectNode request =
-        CanonicalJson.mapper().createObjectNode().put("wasi", "clock_time_get").put("clock_id", id);
-    HostAnswer ans =
-        ctx.clock.read(
-            ctx,
-            request,
-            Errno.SUCCESS,
-            () -> id == CLOCK_REALTIME ? ctx.clock.wallNanos() : System.nanoTime());
-    if (ans.status() == Errno.SUCCESS) {
-      mem.write(ptr, ans.payload());
-    }
-    return ans.status();
-  }
-
-  private int randomGet(Instance inst, long[] a) {
-    long ptr = a[0];
-    long len = a[1] & 0xffffffffL;
-    GuestMemory mem = new GuestMemory(inst.memory());
-    if (!mem.inBounds(ptr, len)) {
-      ctx.countCall();
-      return Errno.FAULT;
-    }
-    ObjectNode request =
-        CanonicalJson.mapper().createObjectNode().put("wasi", "random_get").put("len", len);
-    HostAnswer ans =
-        ctx.journaledIfAllowed(
-            ctx.random.grant(),
-            d -> HostAnswer.refused(d.name(), Errno.ACCES),
-            "random_u64",
-            request,
-            () -> HostAnswer.allow(ctx.random.bytes((int) len)),
-            null);
-    if (ans.status() == Errno.SUCCESS) {
-      mem.write(ptr, ans.payload());
-    }
-    return ans.status();
-  }
-
-  // ---- paths: decided by the broker, then Chicory acts on the resolved path, never following ----
-
-  private int pathOpen(Instance inst, long[] a) {
-    int lookup = (int) a[1];
-    int oflags = (int) a[4];
-    long rights = a[5];
-    int fdflags = (int) a[7];
-    long fdPtr = a[8];
-    GuestMemory mem = new GuestMemory(inst.memory());
-    String raw = string(mem, a[2], a[3]);
-    if (raw == null) {
-      return stringErrno(mem, a[2], a[3]);
-    }
-    if (!mem.inBounds(fdPtr, 4)) {
-      return Errno.FAULT;
-    }
-    boolean write =
-        (rights & RIGHT_FD_WRITE) != 0
-            || (oflags & (O_CREAT | O_TRUNC)) != 0
-            || (fdflags & FDFLAG_APPEND) != 0;
-    boolean read =
-        (rights & (RIGHT_FD_READ | RIGHT_FD_READDIR)) != 0 || (oflags & O_DIRECTORY) != 0 || !write;
-    PathMode[] modes =
-        read && write
-            ? new PathMode[] {PathMode.READ, PathMode.WRITE}
-            : write ? new PathMode[] {PathMode.WRITE} : new PathMode[] {PathMode.READ};
-    WasiPathBroker.Brokered b = resolve((int) a[0], raw, follows(lookup), modes);
-    if (!b.ok()) {
-      return b.errno();
-    }
-    boolean exists = Files.exists(b.host(), LinkOption.NOFOLLOW_LINKS);
-    if (b.dirOnly() && !exists) {
-      // "new/" with O_CREAT would make a file under a directory's name.
-      return (oflags & O_CREAT) != 0 ? Errno.ISDIR : Errno.NOENT;
-    }
-    if (StorageRoot.multiplyLinked(b.host())) {
-      // Another name of these bytes may be one the grant keeps read-only or hidden.
-      return Errno.PERM;
-    }
-    StorageLedger ledger = broker.ledger();
-    long before = exists ? StorageRoot.cost(b.host()) : 0;
-    long reserve = exists ? 0 : StorageLedger.ENTRY_BYTES;
-    if ((oflags & O_CREAT) != 0 && !ledger.reserve(reserve)) {
-      return Errno.DQUOT;
-    }
-    if ((oflags & O_CREAT) == 0) {
-      reserve = 0;
-    }
-    int errno;
-    try {
-      errno =
-          wasi.pathOpen(
-              inst.memory(),
-              WasiPathBroker.ROOT_FD,
-              lookup & ~LOOKUP_SYMLINK_FOLLOW,
-              b.forChicory(),
-              oflags,
-              rights,
-              a[6],
-              fdflags,
-              (int) fdPtr);
-    } finally {
-      ledger.settle(StorageRoot.cost(b.host()) - before - reserve);
-    }
-    if (errno == Errno.SUCCESS) {
-      int fd = inst.memory().readInt((int) fdPtr);
-      if (StorageRoot.multiplyLinked(b.host())) {
-        // Linked between the check and the open (by another process): do not hand it out.
-        wasi.fdClose(fd);
-        return Errno.PERM;
-      }
-      broker.opened(
-          fd,
-          new WasiPathBroker.Opened(
-              b.rel(),
-              Files.isDirectory(b.host(), LinkOption.NOFOLLOW_LINKS),
-              write,
-              (fdflags & FDFLAG_APPEND) != 0));
-    }
-    return errno;
-  }
-
-  private int pathCreateDirectory(Instance inst, long[] a) {
-    return onePath(
-        inst,
-        (int) a[0],
-        a[1],
-        a[2],
-        false,
-        b -> {
-          StorageLedger ledger = broker.ledger();
-          if (!ledger.reserve(StorageLedger.ENTRY_BYTES)) {
-            return Errno.DQUOT;
-          }
-          int errno = wasi.pathCreateDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
-          if (errno != Errno.SUCCESS) {
-            ledger.settle(-StorageLedger.ENTRY_BYTES);
-          }
-          return errno;
-        },
-        PathMode.WRITE);
-  }
-
-  private int pathFilestatGet(Instance inst, long[] a) {
-    int lookup = (int) a[1];
-    long buf = a[4];
-    if (!new GuestMemory(inst.memory()).inBounds(buf, FILESTAT_BYTES)) {
-      return Errno.FAULT;
-    }
-    int errno =
-        onePath(
-            inst,
-            (int) a[0],
-            a[2],
-            a[3],
-            follows(lookup),
-            b ->
-                wasi.pathFilestatGet(
-                    inst.memory(),
-                    WasiPathBroker.ROOT_FD,
-                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                    b.forChicory(),
-                    (int) buf),
-            PathMode.READ);
-    if (errno == Errno.SUCCESS) {
-      normalizeTimes(inst.memory(), buf);
-    }
-    return errno;
-  }
-
-  private int pathFilestatSetTimes(Instance inst, long[] a) {
-    int lookup = (int) a[1];
-    return onePath(
-        inst,
-        (int) a[0],
-        a[2],
-        a[3],
-        follows(lookup),
-        b ->
-            StorageRoot.multiplyLinked(b.host())
-                ? Errno.PERM
-                : wasi.pathFilestatSetTimes(
-                    WasiPathBroker.ROOT_FD,
-                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                    b.forChicory(),
-                    a[4],
-                    a[5],
-                    (int) a[6]),
-        PathMode.WRITE);
-  }
-
   /**
-   * Hard links are refused outright: a second name for the same bytes would let a grant's write
-   * globs reach bytes its read-only (or hidden) globs cover, in this run or a later one.
+   * One WASI function of the bound run: counted once, journaled when it reaches the run's storage
+   * (every descriptor and path call, when the run has a storage root), and a descriptor used
+   * against the mode it was opened with answered {@code NOTCAPABLE}, whoever implements the body.
    */
-  private int pathLink(Instance inst, long[] a) {
-    return broker == null ? Errno.BADF : Errno.PERM;
-  }
-
-  private int pathReadlink(Instance inst, long[] a) {
-    GuestMemory mem = new GuestMemory(inst.memory());
-    long buf = a[3];
-    long bufLen = a[4];
-    long usedPtr = a[5];
-    if (!mem.inBounds(buf, bufLen) || !mem.inBounds(usedPtr, 4)) {
-      return Errno.FAULT;
-    }
-    return onePath(
-        inst,
-        (int) a[0],
-        a[1],
-        a[2],
-        false,
-        b ->
-            wasi.pathReadlink(
-                inst.memory(),
-                WasiPathBroker.ROOT_FD,
-                b.forChicory(),
-                (int) buf,
-                (int) bufLen,
-                (int) usedPtr),
-        PathMode.READ);
-  }
-
-  private int pathRemoveDirectory(Instance inst, long[] a) {
-    return onePath(
-        inst,
-        (int) a[0],
-        a[1],
-        a[2],
-        false,
-        b -> {
-          int errno = wasi.pathRemoveDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
-          if (errno == Errno.SUCCESS) {
-            broker.ledger().settle(-StorageLedger.ENTRY_BYTES);
+  private static HostFunction wrapped(
+      RunBinding binding, String name, FunctionType type, WasmFunctionHandle body) {
+    boolean storage = touchesStorage(name);
+    boolean selfCounted = JOURNALED_ALWAYS.contains(name);
+    Call live =
+        (inst, args) -> {
+          try {
+            long[] r = body.apply(inst, args);
+            return r == null || r.length == 0 ? Errno.SUCCESS : (int) r[0];
+          } catch (NonReadableChannelException | NonWritableChannelException e) {
+            // e.g. ftruncate on a descriptor opened read-only: the rights were decided at open.
+            return Errno.NOTCAPABLE;
           }
-          return errno;
-        },
-        PathMode.DELETE);
-  }
-
-  private int pathUnlinkFile(Instance inst, long[] a) {
-    return onePath(
-        inst,
-        (int) a[0],
-        a[1],
-        a[2],
-        false,
-        b -> {
-          long cost = StorageRoot.cost(b.host());
-          int errno = wasi.pathUnlinkFile(WasiPathBroker.ROOT_FD, b.forChicory());
-          if (errno == Errno.SUCCESS) {
-            broker.ledger().settle(-cost);
+        };
+    return new HostFunction(
+        NAMESPACE,
+        name,
+        type,
+        (inst, args) -> {
+          RunContext ctx = binding.context();
+          int errno;
+          if (storage && binding.wasi().storageBrokered()) {
+            errno = journaledFs(ctx, name, live, inst, args);
+          } else {
+            if (!selfCounted) {
+              ctx.countCall();
+            }
+            errno = live.apply(inst, args);
           }
-          return errno;
-        },
-        PathMode.DELETE);
+          return type.returns().isEmpty() ? null : new long[] {errno};
+        });
   }
 
-  private int pathRename(Instance inst, long[] a) {
-    GuestMemory mem = new GuestMemory(inst.memory());
-    String oldRaw = string(mem, a[1], a[2]);
-    String newRaw = string(mem, a[4], a[5]);
-    if (oldRaw == null || newRaw == null) {
-      return oldRaw == null ? stringErrno(mem, a[1], a[2]) : stringErrno(mem, a[4], a[5]);
-    }
-    // Moving bytes changes them under both names: the old name must be readable, writable and
-    // deletable, the new one writable (and deletable when something is there to be replaced), so a
-    // rename can never make readable or writable what was not.
-    WasiPathBroker.Brokered from =
-        resolve((int) a[0], oldRaw, false, PathMode.READ, PathMode.WRITE, PathMode.DELETE);
-    if (!from.ok()) {
-      return from.errno();
-    }
-    WasiPathBroker.Brokered to = resolve((int) a[3], newRaw, false, PathMode.WRITE);
-    if (!to.ok()) {
-      return to.errno();
-    }
-    boolean replaces = Files.exists(to.host(), LinkOption.NOFOLLOW_LINKS);
-    if (replaces && broker.decide(to.rel(), PathMode.DELETE) != Errno.SUCCESS) {
-      return Errno.ACCES;
-    }
-    if (from.rel().isEmpty() || to.rel().isEmpty()) {
-      return Errno.ACCES;
-    }
-    if ((from.dirOnly() || to.dirOnly())
-        && !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
-      return Errno.NOTDIR;
-    }
-    if (StorageRoot.multiplyLinked(from.host())
-        || (replaces && StorageRoot.multiplyLinked(to.host()))) {
-      return Errno.PERM;
-    }
-    int beneath = renameBeneath(from, to);
-    if (beneath != Errno.SUCCESS) {
-      return beneath;
-    }
-    long replaced = replaces ? StorageRoot.cost(to.host()) : 0;
-    int errno =
-        wasi.pathRename(
-            WasiPathBroker.ROOT_FD, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
-    if (errno == Errno.SUCCESS) {
-      broker.ledger().settle(-replaced);
-    }
-    return errno;
+  private WasiRun run() {
+    return binding.wasi();
   }
 
-  /** A directory moves everything beneath it: each entry is decided as if renamed alone. */
-  private int renameBeneath(WasiPathBroker.Brokered from, WasiPathBroker.Brokered to) {
-    if (from.rel().isEmpty() || !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
-      return Errno.SUCCESS;
-    }
-    try (Stream<Path> walk = Files.walk(from.host())) {
-      for (Path p : (Iterable<Path>) walk::iterator) {
-        String tail = from.host().relativize(p).toString();
-        if (tail.isEmpty()) {
-          continue;
-        }
-        String oldRel = from.rel() + "/" + tail;
-        String newRel = to.rel().isEmpty() ? tail : to.rel() + "/" + tail;
-        if (broker.decide(oldRel, PathMode.READ, PathMode.WRITE, PathMode.DELETE) != Errno.SUCCESS
-            || broker.decide(newRel, PathMode.WRITE) != Errno.SUCCESS) {
-          return Errno.ACCES;
-        }
-        if (StorageRoot.multiplyLinked(p)) {
-          return Errno.PERM;
-        }
-      }
-    } catch (IOException | java.io.UncheckedIOException e) {
-      return Errno.IO;
-    }
-    return Errno.SUCCESS;
+  // ---- the brokered calls: one method each, its parameters the wasm parameters ----
+
+  @WasmExport("clock_time_get")
+  public int clockTimeGet(Memory memory, int clockId, long precision, int resultPtr) {
+    return run().clockTimeGet(memory, clockId, precision, resultPtr);
   }
 
-  /**
-   * Symlinks are refused: a link is a path the grant never decided, and a later run (or an exec'd
-   * program) could follow it from a writable name into a read-only one.
-   */
-  private int pathSymlink(Instance inst, long[] a) {
-    return broker == null ? Errno.BADF : Errno.PERM;
+  @WasmExport("random_get")
+  public int randomGet(Memory memory, int buf, int bufLen) {
+    return run().randomGet(memory, buf, bufLen);
   }
 
-  private interface Act {
-    int on(WasiPathBroker.Brokered b);
+  @WasmExport("path_open")
+  public int pathOpen(
+      Memory memory,
+      int dirFd,
+      int lookup,
+      int pathPtr,
+      int pathLen,
+      int oflags,
+      long rights,
+      long rightsInheriting,
+      int fdflags,
+      int fdPtr) {
+    return run()
+        .pathOpen(
+            memory,
+            dirFd,
+            lookup,
+            pathPtr,
+            pathLen,
+            oflags,
+            rights,
+            rightsInheriting,
+            fdflags,
+            fdPtr);
   }
 
-  private int onePath(
-      Instance inst, int dirFd, long ptr, long len, boolean follow, Act act, PathMode... modes) {
-    GuestMemory mem = new GuestMemory(inst.memory());
-    String raw = string(mem, ptr, len);
-    if (raw == null) {
-      return stringErrno(mem, ptr, len);
-    }
-    WasiPathBroker.Brokered b = resolve(dirFd, raw, follow, modes);
-    return b.ok() ? act.on(b) : b.errno();
+  @WasmExport("path_create_directory")
+  public int pathCreateDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return run().pathCreateDirectory(memory, dirFd, pathPtr, pathLen);
   }
 
-  private WasiPathBroker.Brokered resolve(
-      int dirFd, String raw, boolean follow, PathMode... modes) {
-    if (broker == null) {
-      return WasiPathBroker.Brokered.refused(Errno.BADF);
-    }
-    return broker.resolve(dirFd, raw, follow, modes);
+  @WasmExport("path_filestat_get")
+  public int pathFilestatGet(
+      Memory memory, int dirFd, int lookup, int pathPtr, int pathLen, int buf) {
+    return run().pathFilestatGet(memory, dirFd, lookup, pathPtr, pathLen, buf);
   }
 
-  private static boolean follows(int lookup) {
-    return (lookup & LOOKUP_SYMLINK_FOLLOW) != 0;
+  @WasmExport("path_filestat_set_times")
+  public int pathFilestatSetTimes(
+      Memory memory,
+      int dirFd,
+      int lookup,
+      int pathPtr,
+      int pathLen,
+      long atim,
+      long mtim,
+      int fstFlags) {
+    return run()
+        .pathFilestatSetTimes(memory, dirFd, lookup, pathPtr, pathLen, atim, mtim, fstFlags);
   }
 
-  // ---- descriptors: listings filtered by the grant, the root descriptor kept in place ----
-
-  private int fdReaddir(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    long buf = a[1];
-    long bufLen = a[2] & 0xffffffffL;
-    long cookie = a[3];
-    long usedPtr = a[4];
-    GuestMemory mem = new GuestMemory(inst.memory());
-    if (!mem.inBounds(buf, bufLen) || !mem.inBounds(usedPtr, 4)) {
-      return Errno.FAULT;
-    }
-    if (cookie < 0) {
-      return Errno.INVAL;
-    }
-    WasiPathBroker.Opened dir = broker == null ? null : broker.opened(fd);
-    if (dir == null) {
-      return Errno.BADF;
-    }
-    if (!dir.directory()) {
-      return Errno.NOTDIR;
-    }
-    List<WasiPathBroker.Entry> entries;
-    try {
-      entries = broker.listing(dir);
-    } catch (IOException | java.io.UncheckedIOException e) {
-      return Errno.IO;
-    }
-    long used = 0;
-    for (long i = cookie; i < entries.size() && used < bufLen; i++) {
-      WasiPathBroker.Entry e = entries.get((int) i);
-      byte[] name = e.name().getBytes(StandardCharsets.UTF_8);
-      ByteBuffer d =
-          ByteBuffer.allocate(DIRENT_HEADER_BYTES + name.length).order(ByteOrder.LITTLE_ENDIAN);
-      d.putLong(i + 1).putLong(e.ino()).putInt(name.length).put(e.type());
-      d.position(DIRENT_HEADER_BYTES);
-      d.put(name);
-      // A last entry that does not fit is cut: buf_used == buf_len tells libc to ask again.
-      int n = (int) Math.min(d.capacity(), bufLen - used);
-      inst.memory().write((int) (buf + used), d.array(), 0, n);
-      used += n;
-    }
-    inst.memory().writeI32((int) usedPtr, (int) used);
-    return Errno.SUCCESS;
+  @WasmExport("path_link")
+  public int pathLink(
+      int oldFd, int oldLookup, int oldPtr, int oldLen, int newFd, int newPtr, int newLen) {
+    return run().pathLink();
   }
 
-  private int fdFilestatGet(Instance inst, long[] a) {
-    long buf = a[1];
-    if (!new GuestMemory(inst.memory()).inBounds(buf, FILESTAT_BYTES)) {
-      return Errno.FAULT;
-    }
-    int errno = wasi.fdFilestatGet(inst.memory(), (int) a[0], (int) buf);
-    if (errno == Errno.SUCCESS) {
-      normalizeTimes(inst.memory(), buf);
-    }
-    return errno;
+  @WasmExport("path_readlink")
+  public int pathReadlink(
+      Memory memory, int dirFd, int pathPtr, int pathLen, int buf, int bufLen, int usedPtr) {
+    return run().pathReadlink(memory, dirFd, pathPtr, pathLen, buf, bufLen, usedPtr);
   }
 
-  /**
-   * File times are the wall clock by another name: without host.clock they read as the constant.
-   */
-  private void normalizeTimes(Memory memory, long buf) {
-    for (int off = 40; off <= 56; off += 8) {
-      memory.writeLong((int) buf + off, ctx.clock.shown(memory.readLong((int) buf + off)));
-    }
+  @WasmExport("path_remove_directory")
+  public int pathRemoveDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return run().pathRemoveDirectory(memory, dirFd, pathPtr, pathLen);
   }
 
-  private int fdClose(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    if (fd <= WasiPathBroker.ROOT_FD && fd >= 0) {
-      // Every brokered path is acted on through the root descriptor, and stdio stays stdio (so
-      // which calls are journaled never depends on what the guest closed): they stay open.
-      return Errno.NOTSUP;
-    }
-    int errno = wasi.fdClose(fd);
-    if (errno == Errno.SUCCESS && broker != null) {
-      broker.closed(fd);
-    }
-    return errno;
+  @WasmExport("path_rename")
+  public int pathRename(
+      Memory memory, int oldFd, int oldPtr, int oldLen, int newFd, int newPtr, int newLen) {
+    return run().pathRename(memory, oldFd, oldPtr, oldLen, newFd, newPtr, newLen);
   }
 
-  private int fdRenumber(Instance inst, long[] a) {
-    int from = (int) a[0];
-    int to = (int) a[1];
-    if (isReserved(from) || isReserved(to)) {
-      return Errno.NOTSUP;
-    }
-    int errno = wasi.fdRenumber(from, to);
-    if (errno == Errno.SUCCESS && broker != null && from != to) {
-      broker.renumbered(from, to);
-    }
-    return errno;
+  @WasmExport("path_symlink")
+  public int pathSymlink(int oldPtr, int oldLen, int dirFd, int newPtr, int newLen) {
+    return run().pathSymlink();
   }
 
-  private static boolean isReserved(int fd) {
-    return fd >= 0 && fd <= WasiPathBroker.ROOT_FD;
+  @WasmExport("path_unlink_file")
+  public int pathUnlinkFile(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return run().pathUnlinkFile(memory, dirFd, pathPtr, pathLen);
   }
 
-  // ---- writes through descriptors: bounded by the module's storage quota ----
-
-  private int fdWrite(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    return grown(
-        inst,
-        fd,
-        (o, size) -> {
-          long len = iovecBytes(new GuestMemory(inst.memory()), a[1], a[2]);
-          return len < 0 ? -1 : saturatingAdd(o.append() ? size : position(inst, fd), len);
-        },
-        () -> wasi.fdWrite(inst.memory(), fd, (int) a[1], (int) a[2], (int) a[3]));
+  @WasmExport("fd_readdir")
+  public int fdReaddir(Memory memory, int fd, int buf, int bufLen, long cookie, int usedPtr) {
+    return run().fdReaddir(memory, fd, buf, bufLen, cookie, usedPtr);
   }
 
-  private int fdPwrite(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    return grown(
-        inst,
-        fd,
-        (o, size) -> {
-          long len = iovecBytes(new GuestMemory(inst.memory()), a[1], a[2]);
-          return len < 0 || a[3] < 0 ? -1 : saturatingAdd(a[3], len);
-        },
-        () -> wasi.fdPwrite(inst.memory(), fd, (int) a[1], (int) a[2], a[3], (int) a[4]));
+  @WasmExport("fd_filestat_get")
+  public int fdFilestatGet(Memory memory, int fd, int buf) {
+    return run().fdFilestatGet(memory, fd, buf);
   }
 
-  private int fdAllocate(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    return grown(
-        inst,
-        fd,
-        (o, size) -> a[1] < 0 || a[2] < 0 ? -1 : saturatingAdd(a[1], a[2]),
-        () -> wasi.fdAllocate(fd, a[1], a[2]));
+  @WasmExport("fd_close")
+  public int fdClose(int fd) {
+    return run().fdClose(fd);
   }
 
-  private int fdFilestatSetSize(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    return grown(
-        inst, fd, (o, size) -> a[1] < 0 ? -1 : a[1], () -> wasi.fdFilestatSetSize(fd, a[1]));
+  @WasmExport("fd_renumber")
+  public int fdRenumber(int from, int to) {
+    return run().fdRenumber(from, to);
   }
 
-  private int fdFilestatSetTimes(Instance inst, long[] a) {
-    int fd = (int) a[0];
-    return grown(
-        inst, fd, (o, size) -> 0, () -> wasi.fdFilestatSetTimes(fd, a[1], a[2], (int) a[3]));
+  @WasmExport("fd_write")
+  public int fdWrite(Memory memory, int fd, int iovs, int iovsLen, int nwrittenPtr) {
+    return run().fdWrite(memory, fd, iovs, iovsLen, nwrittenPtr);
   }
 
-  /** Where a write through a descriptor would end, from its open state and the file's size. */
-  private interface End {
-    long of(WasiPathBroker.Opened o, long size);
+  @WasmExport("fd_pwrite")
+  public int fdPwrite(Memory memory, int fd, int iovs, int iovsLen, long offset, int nwrittenPtr) {
+    return run().fdPwrite(memory, fd, iovs, iovsLen, offset, nwrittenPtr);
   }
 
-  private interface Act0 {
-    int run();
+  @WasmExport("fd_allocate")
+  public int fdAllocate(int fd, long offset, long len) {
+    return run().fdAllocate(fd, offset, len);
   }
 
-  /**
-   * A change through a storage descriptor: only through one opened for writing, never to a file
-   * that has gained a second name, and only when the growth it may cause (holes included: a write
-   * at 2^40 would otherwise make a 1 TiB sparse file) fits the module's quota; the ledger is then
-   * settled to the size the disk shows. Stdio and unknown descriptors go to Chicory unchanged.
-   */
-  private int grown(Instance inst, int fd, End end, Act0 act) {
-    WasiPathBroker.Opened o = broker == null ? null : broker.opened(fd);
-    if (o == null || o.directory() || fd == WasiPathBroker.ROOT_FD) {
-      return act.run();
-    }
-    if (!o.writable()) {
-      return Errno.NOTCAPABLE;
-    }
-    Path host = broker.root().resolve(o.rel());
-    if (StorageRoot.multiplyLinked(host)) {
-      return Errno.PERM;
-    }
-    long size = StorageRoot.size(host);
-    long newEnd = end.of(o, size);
-    if (newEnd < 0) {
-      return Errno.INVAL;
-    }
-    long growth = Math.max(0, newEnd - size);
-    StorageLedger ledger = broker.ledger();
-    if (!ledger.reserve(growth)) {
-      return Errno.DQUOT;
-    }
-    try {
-      return act.run();
-    } finally {
-      ledger.settle(StorageRoot.size(host) - size - growth);
-    }
+  @WasmExport("fd_filestat_set_size")
+  public int fdFilestatSetSize(int fd, long size) {
+    return run().fdFilestatSetSize(fd, size);
   }
 
-  private static long saturatingAdd(long x, long y) {
-    long r = x + y;
-    return ((x ^ r) & (y ^ r)) < 0 ? Long.MAX_VALUE : r;
+  @WasmExport("fd_filestat_set_times")
+  public int fdFilestatSetTimes(int fd, long atim, long mtim, int fstFlags) {
+    return run().fdFilestatSetTimes(fd, atim, mtim, fstFlags);
   }
 
-  /** The descriptor's current offset, read through a scratch word that is put back after. */
-  private long position(Instance inst, int fd) {
-    GuestMemory mem = new GuestMemory(inst.memory());
-    if (!mem.inBounds(0, 8)) {
-      return Long.MAX_VALUE;
-    }
-    byte[] saved = mem.read(0, 8);
-    try {
-      int errno = wasi.fdTell(inst.memory(), fd, 0);
-      return errno == Errno.SUCCESS ? inst.memory().readLong(0) : Long.MAX_VALUE;
-    } finally {
-      mem.write(0, saved);
-    }
+  /** Chicory traps on this one; a guest gets an errno instead. */
+  @WasmExport("fd_fdstat_set_rights")
+  public int fdFdstatSetRights(int fd, long rights, long rightsInheriting) {
+    return Errno.NOTSUP;
   }
 
-  /** The total length of an iovec array, or -1 when it lies outside memory. */
-  private static long iovecBytes(GuestMemory mem, long iovs, long count) {
-    long n = count & 0xffffffffL;
-    if (!mem.inBounds(iovs, n * 8)) {
-      return -1;
-    }
-    long total = 0;
-    for (long i = 0; i < n; i++) {
-      byte[] iov = mem.read(iovs + i * 8, 8);
-      ByteBuffer b = ByteBuffer.wrap(iov).order(ByteOrder.LITTLE_ENDIAN);
-      long ptr = b.getInt() & 0xffffffffL;
-      long len = b.getInt() & 0xffffffffL;
-      if (!mem.inBounds(ptr, len)) {
-        return -1;
-      }
-      total += len;
-    }
-    return total;
+  // No socket is ever handed to a unit: the network is the `sandbox.egress` import's business.
+
+  @WasmExport("sock_accept")
+  public int sockAccept(int fd, int flags, int fdPtr) {
+    return Errno.NOTSUP;
+  }
+
+  @WasmExport("sock_recv")
+  public int sockRecv(int fd, int riData, int riDataLen, int riFlags, int roDataLen, int roFlags) {
+    return Errno.NOTSUP;
+  }
+
+  @WasmExport("sock_send")
+  public int sockSend(int fd, int siData, int siDataLen, int siFlags, int soDataLen) {
+    return Errno.NOTSUP;
+  }
+
+  @WasmExport("sock_shutdown")
+  public int sockShutdown(int fd, int how) {
+    return Errno.NOTSUP;
+  }
+
+  /** The guest asked to end: its status becomes the unit's exit code. */
+  @WasmExport("proc_exit")
+  public void procExit(int status) {
+    throw new WasiExitException(status);
   }
 
   // ---- the journal: every storage input a guest sees, and every storage change's answer ----
 
-  private static final java.util.Set<String> JOURNALED_ALWAYS =
-      java.util.Set.of("clock_time_get", "random_get");
+  private static final Set<String> DELETES = Set.of("path_unlink_file", "path_remove_directory");
 
-  private static final java.util.Set<String> DELETES =
-      java.util.Set.of("path_unlink_file", "path_remove_directory");
-
-  private static final java.util.Set<String> WRITES =
-      java.util.Set.of(
+  private static final Set<String> WRITES =
+      Set.of(
           "fd_write",
           "fd_pwrite",
           "fd_allocate",
@@ -909,7 +401,8 @@ final class WasiImports implements AutoCloseable {
    * written), so a replay answers them as recorded and notices a guest that writes differently.
    * Stdio descriptors (0, 1, 2) stay live: they are the run log and an empty stdin.
    */
-  private int journaledFs(String name, Call live, Instance inst, long[] args) {
+  private static int journaledFs(
+      RunContext ctx, String name, Call live, Instance inst, long[] args) {
     if (name.startsWith("fd_") && args[0] >= 0 && args[0] < WasiPathBroker.ROOT_FD) {
       ctx.countCall();
       return live.apply(inst, args);
@@ -962,7 +455,7 @@ final class WasiImports implements AutoCloseable {
     }
     if (name.equals("fd_write") || name.equals("fd_pwrite")) {
       com.fasterxml.jackson.databind.node.ArrayNode d = r.putArray("data");
-      if (iovecBytes(mem, args[1], args[2]) < 0) {
+      if (WasiRun.iovecBytes(mem, args[1], args[2]) < 0) {
         d.add("fault");
       } else {
         for (long i = 0; i < (args[2] & 0xffffffffL); i++) {
@@ -1006,14 +499,14 @@ final class WasiImports implements AutoCloseable {
         region(out, mem, a[1], readU32(mem, a[4]));
         region(out, mem, a[4], 4);
       }
-      case "fd_filestat_get" -> region(out, mem, a[1], FILESTAT_BYTES);
+      case "fd_filestat_get" -> region(out, mem, a[1], WasiRun.FILESTAT_BYTES);
       case "fd_fdstat_get" -> region(out, mem, a[1], FDSTAT_BYTES);
       case "fd_prestat_get" -> region(out, mem, a[1], 8);
       case "fd_prestat_dir_name" -> region(out, mem, a[1], a[2]);
       case "fd_seek" -> region(out, mem, a[3], 8);
       case "fd_tell" -> region(out, mem, a[1], 8);
       case "path_open" -> region(out, mem, a[8], 4);
-      case "path_filestat_get" -> region(out, mem, a[4], FILESTAT_BYTES);
+      case "path_filestat_get" -> region(out, mem, a[4], WasiRun.FILESTAT_BYTES);
       case "path_readlink" -> {
         region(out, mem, a[3], readU32(mem, a[5]));
         region(out, mem, a[5], 4);
@@ -1064,40 +557,5 @@ final class WasiImports implements AutoCloseable {
       mem.write(ptr, bytes);
     }
     return !b.hasRemaining();
-  }
-
-  // ---- guest strings ----
-
-  /** The guest's bytes as strict UTF-8, or null (see {@link #stringErrno}). */
-  private static String string(GuestMemory mem, long ptr, long len) {
-    if (!mem.inBounds(ptr, len)) {
-      return null;
-    }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(mem.read(ptr, len)))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
-  }
-
-  private static int stringErrno(GuestMemory mem, long ptr, long len) {
-    return mem.inBounds(ptr, len) ? Errno.ILSEQ : Errno.FAULT;
-  }
-
-  private static byte[] le64(long v) {
-    return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
-  }
-
-  /** Flushes a last unterminated line of output and closes every descriptor the guest left open. */
-  @Override
-  public void close() {
-    stdout.flush();
-    stderr.flush();
-    wasi.close();
   }
 }

@@ -10,6 +10,8 @@ import com.sun.net.httpserver.HttpServer;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
+import io.sandboxd.enforcer.SecretBindings;
+import io.sandboxd.enforcer.SecretTarget;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -36,13 +38,7 @@ class AbiTest {
   static void start() {
     kv = KvStore.open(dir.resolve("kv.db"));
     executor =
-        new Executor(
-            2,
-            EnergyModel.estimate(10_000),
-            60_000,
-            HostServices.none()
-                .withKv(kv)
-                .withSecrets(SecretStore.of(Map.of("vault:token", "s3cr3t"))));
+        new Executor(2, EnergyModel.estimate(10_000), 60_000, HostServices.none().withKv(kv));
   }
 
   @AfterAll
@@ -71,6 +67,10 @@ class AbiTest {
       "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}";
 
   ExecutionResult run(String wat, String grantsJson, Path storage) {
+    return run(executor, wat, grantsJson, storage);
+  }
+
+  static ExecutionResult run(Executor executor, String wat, String grantsJson, Path storage) {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
     UnitRequest req =
         new UnitRequest(
@@ -116,8 +116,8 @@ class AbiTest {
     assertEquals(0, returned(ok));
     assertEquals("value-1\n", ok.log());
     // The put's answer is journaled too, so a replay answers it without writing.
-    assertEquals("kv_put", ok.journal().get(0).get("call").textValue());
-    assertEquals("kv_get", ok.journal().get(1).get("call").textValue());
+    assertEquals("kv_put", ok.journal().get(0).call());
+    assertEquals("kv_get", ok.journal().get(1).call());
 
     ExecutionResult outside = run(kvRoundTrip("adm/1"), grants(NO_STORAGE, rw, NO_NET, LOG), null);
     assertEquals(100 + AbiStatus.DENIED, returned(outside));
@@ -285,7 +285,20 @@ class AbiTest {
               + "\",\"secret_ref\":\"vault:token\",\"inject\":{\"Header\":{\"name\":"
               + "\"Authorization\",\"prefix\":\"Bearer \"}}}]}";
       String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + "/ping\"}";
-      ExecutionResult ok = run(egressUnit(req), grants(NO_STORAGE, NO_KV, net, LOG), null);
+      SecretBindings bound =
+          new SecretBindings(
+              Map.of("vault:token", List.of(SecretTarget.parse("http://" + endpoint + "/"))));
+      Executor withSecret =
+          new Executor(
+              1,
+              EnergyModel.estimate(10_000),
+              60_000,
+              HostServices.none()
+                  .withSecrets(SecretStore.of(bound, Map.of("vault:token", "s3cr3t"))));
+      ExecutionResult ok;
+      try (withSecret) {
+        ok = run(withSecret, egressUnit(req), grants(NO_STORAGE, NO_KV, net, LOG), null);
+      }
       assertEquals(0, returned(ok));
       assertTrue(ok.log().contains("\"status\":200"), ok.log());
       assertTrue(ok.log().contains("cG9uZw=="), ok.log()); // base64("pong")
@@ -300,7 +313,7 @@ class AbiTest {
       String denied = "{\"url\":\"http://127.0.0.1:" + (port + 1) + "/\"}";
       ExecutionResult d = run(egressUnit(denied), grants(NO_STORAGE, NO_KV, net, LOG), null);
       assertEquals(AbiStatus.DENIED, returned(d));
-      assertEquals("Denied", d.journal().get(0).get("decision").textValue());
+      assertEquals("Denied", d.journal().get(0).decision());
       assertEquals(null, auth.get());
 
       assertEquals(
@@ -390,7 +403,7 @@ class AbiTest {
       assertEquals(0, returned(ok));
       assertEquals("{\"choices\":[{\"text\":\"hi\"}]}\n", ok.log());
       assertEquals("{\"model\":\"m\",\"prompt\":\"hello\"}", seen.get());
-      assertEquals("inference", ok.journal().get(0).get("call").textValue());
+      assertEquals("inference", ok.journal().get(0).call());
       assertEquals(1, ok.io().inference().calls());
 
       seen.set(null);

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
@@ -77,8 +76,8 @@ class ReplayTest {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(WAT));
     ExecutionResult live = EXECUTOR.execute(new UnitRequest("r", unit, "run", grants()));
     // Swap entries 1 and 2 of the record: the replay asks clock_now where the record says yield.
-    List<ObjectNode> entries = new ArrayList<>(live.journal());
-    ObjectNode e1 = entries.get(1);
+    List<JournalEntry> entries = new ArrayList<>(live.journal());
+    JournalEntry e1 = entries.get(1);
     entries.set(1, entries.get(2));
     entries.set(2, e1);
     ReplaySource source = new ReplaySource(entries, live.journalBlobs());
@@ -96,7 +95,7 @@ class ReplayTest {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(WAT));
     ExecutionResult live = EXECUTOR.execute(new UnitRequest("r", unit, "run", grants()));
     Map<String, byte[]> blobs = new HashMap<>(live.journalBlobs());
-    blobs.remove(live.journal().get(0).get("response").textValue());
+    blobs.remove(live.journal().get(0).response());
     ReplaySource source = new ReplaySource(live.journal(), blobs);
     EXECUTOR.execute(new UnitRequest("r", unit, "run", grants()).withReplay(source));
     assertEquals(0, source.divergence().seq());

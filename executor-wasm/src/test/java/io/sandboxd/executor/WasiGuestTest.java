@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
@@ -166,11 +165,8 @@ class WasiGuestTest {
     assertTrue(log.contains("realtime=0.000000000\nmonotonic=0.000000000\n"), log);
     assertTrue(log.contains("getentropy=-1 errno=" + EACCES + "\n"), log);
     assertTrue(log.contains("random_get=" + EACCES + "\n"), log);
-    List<String> calls = r.journal().stream().map(e -> e.get("call").textValue()).toList();
-    assertEquals(List.of("clock_now", "clock_now", "random_u64", "random_u64"), calls);
-    for (ObjectNode e : r.journal()) {
-      assertEquals("Denied", e.get("decision").textValue());
-    }
+    // Refusals by the grant follow from the grants, which a replay has: none is journaled.
+    assertEquals(List.of(), r.journal());
   }
 
   @Test
@@ -183,8 +179,8 @@ class WasiGuestTest {
     assertTrue(log.contains("getentropy=0 errno=0\n"), log);
     assertTrue(log.contains("random_get=0\n"), log);
     assertEquals(4, r.journal().size());
-    for (ObjectNode e : r.journal()) {
-      assertEquals("Allow", e.get("decision").textValue());
+    for (JournalEntry e : r.journal()) {
+      assertEquals("Allow", e.decision());
     }
   }
 

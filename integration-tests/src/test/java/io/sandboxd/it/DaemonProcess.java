@@ -29,9 +29,15 @@ final class DaemonProcess implements AutoCloseable {
   }
 
   static List<String> java(String mainClass, String... args) {
+    return java(List.of(), mainClass, args);
+  }
+
+  /** The java command line, with {@code jvmOptions} (e.g. -Xmx256m) before the class path. */
+  static List<String> java(List<String> jvmOptions, String mainClass, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.addAll(jvmOptions);
     cmd.add("-cp");
     cmd.add(JAR.toAbsolutePath().toString());
     cmd.add(mainClass);
@@ -46,6 +52,12 @@ final class DaemonProcess implements AutoCloseable {
 
   /** As {@link #start(Path, Path)}, with extra `serve` arguments (e.g. --config FILE). */
   static DaemonProcess start(Path state, Path socket, String... extra) throws Exception {
+    return start(List.of(), state, socket, extra);
+  }
+
+  /** As above, the daemon's JVM started with {@code jvmOptions} (e.g. a small -Xmx). */
+  static DaemonProcess start(List<String> jvmOptions, Path state, Path socket, String... extra)
+      throws Exception {
     assertTrue(Files.isRegularFile(JAR), "packaged daemon missing: " + JAR);
     Files.createDirectories(state);
     Path log = state.resolveSibling(state.getFileName() + "-" + System.nanoTime() + ".log");
@@ -54,7 +66,8 @@ final class DaemonProcess implements AutoCloseable {
             List.of("serve", "--state", state.toString(), "--socket", socket.toString()));
     args.addAll(List.of(extra));
     Process p =
-        new ProcessBuilder(java("io.sandboxd.daemon.SandboxdMain", args.toArray(new String[0])))
+        new ProcessBuilder(
+                java(jvmOptions, "io.sandboxd.daemon.SandboxdMain", args.toArray(new String[0])))
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();

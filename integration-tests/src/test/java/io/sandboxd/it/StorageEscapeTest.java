@@ -41,7 +41,7 @@ class StorageEscapeTest {
   static final int ENOTDIR = 54;
   static final int EPERM = 63;
   static final int ENOTCAPABLE = 76;
-  static final int QUOTA = -9;
+  static final int QUOTA = -10;
 
   static final String SECRET = "read-only secret\n";
 

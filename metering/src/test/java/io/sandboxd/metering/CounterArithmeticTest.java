@@ -5,10 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sandboxd.attest.Provenance;
 import java.math.BigInteger;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.LongRange;
 import org.junit.jupiter.api.Test;
 
 class CounterArithmeticTest {
@@ -51,57 +47,75 @@ class CounterArithmeticTest {
         1_000_000_000L, CounterArithmetic.mulDiv(2_000_000_000L, 10_000_000_000L, 20_000_000_000L));
   }
 
-  @Property
-  void wrappingDeltaRecoversAnyIncreaseBelowTheRange(
-      @ForAll @LongRange(min = 1, max = 1L << 45) long max,
-      @ForAll @LongRange(min = 0, max = 1L << 45) long prevSeed,
-      @ForAll @LongRange(min = 0, max = 1L << 45) long deltaSeed) {
-    long prev = prevSeed % (max + 1);
-    long delta = deltaSeed % max; // at most one wrap, and never a whole turn
-    long cur = prev + delta <= max ? prev + delta : prev + delta - max;
-    assertEquals(delta, CounterArithmetic.wrappingDelta(prev, cur, max));
+  @Test
+  void wrappingDeltaRecoversAnyIncreaseBelowTheRange() {
+    Seeded.repeat(
+        1000,
+        g -> {
+          long max = g.longBetween(1, 1L << 45);
+          long prevSeed = g.longBetween(0, 1L << 45);
+          long deltaSeed = g.longBetween(0, 1L << 45);
+          long prev = prevSeed % (max + 1);
+          long delta = deltaSeed % max; // at most one wrap, and never a whole turn
+          long cur = prev + delta <= max ? prev + delta : prev + delta - max;
+          assertEquals(delta, CounterArithmetic.wrappingDelta(prev, cur, max));
+        });
   }
 
-  @Property
-  void delta32RecoversAny32BitIncrease(
-      @ForAll @LongRange(min = 0, max = 0xFFFF_FFFFL) long prev,
-      @ForAll @LongRange(min = 0, max = 0xFFFF_FFFFL) long delta) {
-    assertEquals(delta, CounterArithmetic.delta32(prev, (prev + delta) & 0xFFFF_FFFFL));
+  @Test
+  void delta32RecoversAny32BitIncrease() {
+    Seeded.repeat(
+        1000,
+        g -> {
+          long prev = g.longBetween(0, 0xFFFF_FFFFL);
+          long delta = g.longBetween(0, 0xFFFF_FFFFL);
+          assertEquals(delta, CounterArithmetic.delta32(prev, (prev + delta) & 0xFFFF_FFFFL));
+        });
   }
 
-  @Property
-  void mulShiftRightMatchesBigInteger(
-      @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long a,
-      @ForAll @LongRange(min = 0, max = 10_000_000L) long b,
-      @ForAll @IntRange(min = 0, max = 63) int shift) {
-    BigInteger exact = BigInteger.valueOf(a).multiply(BigInteger.valueOf(b)).shiftRight(shift);
-    if (exact.bitLength() < 64) {
-      assertEquals(exact.longValueExact(), CounterArithmetic.mulShiftRight(a, b, shift));
-    } else {
-      assertThrows(ArithmeticException.class, () -> CounterArithmetic.mulShiftRight(a, b, shift));
-    }
+  @Test
+  void mulShiftRightMatchesBigInteger() {
+    Seeded.repeat(
+        1000,
+        g -> {
+          long a = g.longBetween(0, Long.MAX_VALUE);
+          long b = g.longBetween(0, 10_000_000L);
+          int shift = g.intBetween(0, 63);
+          BigInteger exact =
+              BigInteger.valueOf(a).multiply(BigInteger.valueOf(b)).shiftRight(shift);
+          if (exact.bitLength() < 64) {
+            assertEquals(exact.longValueExact(), CounterArithmetic.mulShiftRight(a, b, shift));
+          } else {
+            assertThrows(
+                ArithmeticException.class, () -> CounterArithmetic.mulShiftRight(a, b, shift));
+          }
+        });
   }
 
-  @Property
-  void powerIntegralHasNoDriftHoweverTheIntervalIsCut(
-      @ForAll @LongRange(min = 0, max = 2_000_000L) long milliwatts,
-      @ForAll @LongRange(min = 1, max = 5_000_000_000L) long totalNs,
-      @ForAll @IntRange(min = 1, max = 50) int pieces) {
-    PowerIntegral whole = new PowerIntegral(PowerIntegral.MILLIWATT_NANOS_PER_UJ);
-    whole.add(milliwatts, totalNs);
-    PowerIntegral cut = new PowerIntegral(PowerIntegral.MILLIWATT_NANOS_PER_UJ);
-    long step = totalNs / pieces;
-    for (int i = 0; i < pieces - 1; i++) {
-      cut.add(milliwatts, step);
-    }
-    cut.add(milliwatts, totalNs - step * (pieces - 1));
-    assertEquals(whole.totalUj(), cut.totalUj());
-    assertEquals(
-        BigInteger.valueOf(milliwatts)
-            .multiply(BigInteger.valueOf(totalNs))
-            .divide(BigInteger.valueOf(1_000_000))
-            .longValueExact(),
-        whole.totalUj());
+  @Test
+  void powerIntegralHasNoDriftHoweverTheIntervalIsCut() {
+    Seeded.repeat(
+        1000,
+        g -> {
+          long milliwatts = g.longBetween(0, 2_000_000L);
+          long totalNs = g.longBetween(1, 5_000_000_000L);
+          int pieces = g.intBetween(1, 50);
+          PowerIntegral whole = new PowerIntegral(PowerIntegral.MILLIWATT_NANOS_PER_UJ);
+          whole.add(milliwatts, totalNs);
+          PowerIntegral cut = new PowerIntegral(PowerIntegral.MILLIWATT_NANOS_PER_UJ);
+          long step = totalNs / pieces;
+          for (int i = 0; i < pieces - 1; i++) {
+            cut.add(milliwatts, step);
+          }
+          cut.add(milliwatts, totalNs - step * (pieces - 1));
+          assertEquals(whole.totalUj(), cut.totalUj());
+          assertEquals(
+              BigInteger.valueOf(milliwatts)
+                  .multiply(BigInteger.valueOf(totalNs))
+                  .divide(BigInteger.valueOf(1_000_000))
+                  .longValueExact(),
+              whole.totalUj());
+        });
   }
 
   @Test

@@ -1,12 +1,17 @@
 package io.sandboxd.daemon.cli;
 
+import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
 
 /** The `sandboxctl` entry point: offline tools for records and a client of the daemon. */
 @Command(
     name = "sandboxctl",
     mixinStandardHelpOptions = true,
+    scope = ScopeType.INHERIT, // --help and --version on every subcommand, before required params
     version = "sandboxctl 0.1.0",
     description = "Canonicalize, address, sign and verify records; submit and inspect runs.",
     subcommands = {
@@ -25,6 +30,18 @@ import picocli.CommandLine.Command;
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */
   public static final int UNUSABLE = 2;
+
+  /**
+   * Netty and gRPC log through java.util.logging (the MAC-address and SO_KEEPALIVE warnings, among
+   * others); a CLI user's terminal gets only sandboxctl's own words. Set before any Netty class
+   * loads, and held here because java.util.logging keeps loggers weakly.
+   */
+  private static final List<Logger> LIBRARY_LOGS =
+      List.of(Logger.getLogger("io.netty"), Logger.getLogger("io.grpc"));
+
+  static {
+    LIBRARY_LOGS.forEach(l -> l.setLevel(Level.OFF));
+  }
 
   @Override
   public void run() {

@@ -30,30 +30,6 @@ import java.util.logging.Logger;
  * fsynced before {@link #append} returns and nothing is acknowledged that is not on disk.
  */
 public final class RunStore implements AutoCloseable {
-  private static final String[] SCHEMA = {
-    "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,"
-        + " unit TEXT NOT NULL, grants_id TEXT NOT NULL, outcome TEXT NOT NULL, log TEXT NOT NULL,"
-        + " grants TEXT NOT NULL DEFAULT '', entry TEXT NOT NULL DEFAULT '')",
-    "CREATE TABLE IF NOT EXISTS records (address TEXT NOT NULL, run_id TEXT NOT NULL,"
-        + " kind TEXT NOT NULL, seq INTEGER NOT NULL, envelope TEXT NOT NULL,"
-        + " PRIMARY KEY (run_id, kind, seq))",
-    "CREATE TABLE IF NOT EXISTS journal (run_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-        + " entry TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
-    "CREATE TABLE IF NOT EXISTS blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS modules (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_ms)",
-    // Retention: which runs' bulky data was pruned, and the index that finds a blob's other users.
-    "CREATE TABLE IF NOT EXISTS pruned (run_id TEXT PRIMARY KEY, pruned_ms INTEGER NOT NULL,"
-        + " reason TEXT NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS journal_by_response ON journal (json_extract(entry, '$.response'))",
-    // One signed sandbox.store-run/1 record per run, in append order: what the listing may show.
-    "CREATE TABLE IF NOT EXISTS ledger (position INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,"
-        + " envelope TEXT NOT NULL)",
-    // The signed sandbox.store-head/1: run count and hash chain over the ledger.
-    "CREATE TABLE IF NOT EXISTS store_head (id INTEGER PRIMARY KEY CHECK (id = 1),"
-        + " envelope TEXT NOT NULL)"
-  };
-
   private final Connection db;
   private final Path file;
   private final SigningKey key;
@@ -66,8 +42,11 @@ public final class RunStore implements AutoCloseable {
   }
 
   /**
-   * Opens (creating if needed) the store at {@code file}, mode 0600. {@code key} signs each run's
-   * store record and the store head as they are appended, and is the key they are checked against.
+   * Opens (creating if needed) the store at {@code file}, mode 0600, and brings its schema to the
+   * latest version (see {@link StoreSchema}); a store written by a newer sandboxd is refused.
+   * {@code key} signs each run's store record and the store head as they are appended (and the runs
+   * of a store upgraded from before the ledger, once verified), and is the key they are checked
+   * against.
    */
   public static RunStore open(Path file, SigningKey key) {
     try {
@@ -83,12 +62,14 @@ public final class RunStore implements AutoCloseable {
         st.execute("PRAGMA synchronous=FULL");
         st.execute("PRAGMA foreign_keys=ON");
         st.execute("PRAGMA busy_timeout=5000");
-        for (String ddl : SCHEMA) {
-          st.execute(ddl);
-        }
       }
       db.setAutoCommit(false);
-      db.commit();
+      try {
+        StoreSchema.migrate(db, key, file);
+      } catch (StoreException e) {
+        db.close();
+        throw e;
+      }
       return new RunStore(file, db, key);
     } catch (SQLException | IOException e) {
       throw new StoreException("run store " + file + ": cannot open: " + e.getMessage(), e);
@@ -117,9 +98,9 @@ public final class RunStore implements AutoCloseable {
         run.executeUpdate();
       }
       long seq = r.segment().core().get("seq").longValue();
-      insertRecord(r.runId(), "segment", seq, r.segment());
-      insertRecord(r.runId(), "receipt", seq, r.receipt());
-      insertRecord(r.runId(), "attestation", seq, r.attestation());
+      insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
+      insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
+      insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
       try (PreparedStatement j =
           db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
         for (int i = 0; i < r.journalEntries().size(); i++) {
@@ -344,19 +325,7 @@ public final class RunStore implements AutoCloseable {
    * stored with both or not at all.
    */
   private void appendToLedger(RunRecord r) throws SQLException {
-    long position;
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COALESCE(MAX(position) + 1, 0) FROM ledger")) {
-      rs.next();
-      position = rs.getLong(1);
-    }
-    String chain = StoreHead.EMPTY_CHAIN;
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
-      if (rs.next()) {
-        chain = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core")).chain();
-      }
-    }
+    long position = StoreLedger.nextPosition(db);
     StoredRun stored =
         new StoredRun(
             position,
@@ -375,31 +344,17 @@ public final class RunStore implements AutoCloseable {
     if (!CanonicalJson.canonicalString(stored.outcome().toJson()).equals(r.outcomeJson())) {
       throw new StoreException("run " + r.runId() + ": outcome differs from its attestation's");
     }
-    Envelope env = Envelope.sign(stored.toCore(), key);
-    try (PreparedStatement st =
-        db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)")) {
-      st.setLong(1, position);
-      st.setString(2, r.runId());
-      st.setString(3, env.toJsonLine());
-      st.executeUpdate();
-    }
-    StoreHead head =
-        new StoreHead(
-            position + 1, StoreHead.extend(chain, env.address()), System.currentTimeMillis());
-    try (PreparedStatement st =
-        db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)")) {
-      st.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
-      st.executeUpdate();
-    }
+    StoreLedger.sign(db, key, stored);
   }
 
-  private void insertRecord(String runId, String kind, long seq, Envelope env) throws SQLException {
+  private void insertRecord(String runId, RecordKind kind, long seq, Envelope env)
+      throws SQLException {
     try (PreparedStatement st =
         db.prepareStatement(
             "INSERT INTO records (address, run_id, kind, seq, envelope) VALUES (?,?,?,?,?)")) {
       st.setString(1, env.address());
       st.setString(2, runId);
-      st.setString(3, kind);
+      st.setString(3, kind.stored());
       st.setLong(4, seq);
       st.setString(5, env.toJsonLine());
       st.executeUpdate();
@@ -491,15 +446,15 @@ public final class RunStore implements AutoCloseable {
   }
 
   /**
-   * A run's envelopes of one kind ({@code segment}, {@code receipt}, {@code attestation}), by seq;
-   * throws {@link TamperedRunException} if one does not verify or the run does not check.
+   * A run's envelopes of one kind, by seq; throws {@link TamperedRunException} if one does not
+   * verify or the run does not check.
    */
-  public synchronized List<Envelope> records(String runId, String kind) {
+  public synchronized List<Envelope> records(String runId, RecordKind kind) {
     try (PreparedStatement st =
         db.prepareStatement(
             "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq")) {
       st.setString(1, runId);
-      st.setString(2, kind);
+      st.setString(2, kind.stored());
       List<Envelope> out = new ArrayList<>();
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {

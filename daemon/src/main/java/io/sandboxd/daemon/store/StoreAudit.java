@@ -10,7 +10,6 @@ import io.sandboxd.attest.EvidenceBundle;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.MerkleTree;
 import io.sandboxd.attest.PublicKey;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
 import io.sandboxd.attest.Verification;
@@ -20,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -69,6 +69,12 @@ final class StoreAudit {
     } catch (AttestException e) {
       return damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage());
     }
+    return rowDamage(row, s);
+  }
+
+  /** The first column of {@code row} that does not match the store record {@code s}. */
+  static Optional<StoreDamage> rowDamage(RunRow row, StoredRun s) {
+    String id = row.runId();
     if (!s.runId().equals(id)) {
       return damage(id, "run_id", "the signed store record is for run " + s.runId());
     }
@@ -247,29 +253,34 @@ final class StoreAudit {
   }
 
   /** The run's signed records, their links, and its journal against journal_root. */
-  private static Optional<StoreDamage> recordsDamage(
+  static Optional<StoreDamage> recordsDamage(
       Connection db, RunRow row, StoredRun s, PublicKey signer) throws SQLException {
     String runId = row.runId();
     if (s == null) {
       return damage(runId, "ledger", "its signed store record does not verify");
     }
     List<Envelope> all = new ArrayList<>();
-    Map<String, List<Envelope>> byKind = new LinkedHashMap<>();
+    Map<RecordKind, List<Envelope>> byKind = new EnumMap<>(RecordKind.class);
     try (PreparedStatement st =
         db.prepareStatement(
             "SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq")) {
       st.setString(1, runId);
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
-          String kind = rs.getString(1);
+          Optional<RecordKind> stored = RecordKind.ofStored(rs.getString(1));
+          if (stored.isEmpty()) {
+            return damage(runId, "records", "a record of unknown kind \"" + rs.getString(1) + "\"");
+          }
+          RecordKind kind = stored.get();
           Envelope env;
           try {
             env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
           } catch (AttestException e) {
-            return damage(runId, kind, "unreadable envelope: " + e.getMessage());
+            return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
           }
           if (!env.address().equals(rs.getString(2))) {
-            return damage(runId, kind, "the address column differs from the envelope's address");
+            return damage(
+                runId, kind.stored(), "the address column differs from the envelope's address");
           }
           all.add(env);
           byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(env);
@@ -280,17 +291,13 @@ final class StoreAudit {
     if (v instanceof EvidenceBundle.Verdict.Invalid inv) {
       return damage(runId, "records", inv.where() + ": " + inv.reason());
     }
-    Optional<StoreDamage> named = named(runId, byKind, "segment", s.segment(), RunSegment.SCHEMA);
-    if (named.isEmpty()) {
-      named = named(runId, byKind, "receipt", s.receipt(), io.sandboxd.attest.Receipt.SCHEMA);
+    for (RecordKind kind : RecordKind.values()) {
+      Optional<StoreDamage> named = named(runId, byKind, kind, s);
+      if (named.isPresent()) {
+        return named;
+      }
     }
-    if (named.isEmpty()) {
-      named = named(runId, byKind, "attestation", s.attestation(), Attestation.SCHEMA);
-    }
-    if (named.isPresent()) {
-      return named;
-    }
-    Attestation a = Attestation.fromCore(byKind.get("attestation").get(0).core());
+    Attestation a = Attestation.fromCore(byKind.get(RecordKind.ATTESTATION).get(0).core());
     if (!a.receipt().equals(s.receipt())) {
       return damage(runId, "attestation", "names receipt " + a.receipt() + ", not the run's");
     }
@@ -306,19 +313,19 @@ final class StoreAudit {
 
   /** Exactly one record of {@code kind}, with the address the store record signed. */
   private static Optional<StoreDamage> named(
-      String runId,
-      Map<String, List<Envelope>> byKind,
-      String kind,
-      String address,
-      String schema) {
+      String runId, Map<RecordKind, List<Envelope>> byKind, RecordKind kind, StoredRun s) {
     List<Envelope> l = byKind.getOrDefault(kind, List.of());
     if (l.size() != 1) {
-      return damage(runId, kind, l.size() + " " + kind + " record(s); the store record signs one");
+      return damage(
+          runId, kind.stored(), l.size() + " " + kind + " record(s); the store record signs one");
     }
     Envelope e = l.get(0);
-    if (!e.address().equals(address) || e.schema().filter(schema::equals).isEmpty()) {
+    String address = kind.signedAddress(s);
+    if (!e.address().equals(address) || e.schema().filter(kind.schema()::equals).isEmpty()) {
       return damage(
-          runId, kind, "the record is " + e.address() + ", the store record signs " + address);
+          runId,
+          kind.stored(),
+          "the record is " + e.address() + ", the store record signs " + address);
     }
     return Optional.empty();
   }
@@ -352,7 +359,7 @@ final class StoreAudit {
   }
 
   /** Content-addressed rows whose bytes do not hash to their address. */
-  private static List<StoreDamage> contentDamage(Connection db, String table) throws SQLException {
+  static List<StoreDamage> contentDamage(Connection db, String table) throws SQLException {
     List<StoreDamage> out = new ArrayList<>();
     try (Statement st = db.createStatement();
         ResultSet rs = st.executeQuery("SELECT address, bytes FROM " + table)) {
@@ -375,7 +382,7 @@ final class StoreAudit {
             + ROW_COLUMNS
             + " FROM runs r"
             + (onlyRunId == null ? "" : " WHERE r.run_id = ?")
-            + " ORDER BY r.created_ms";
+            + " ORDER BY r.created_ms, r.run_id";
     List<RunRow> out = new ArrayList<>();
     try (PreparedStatement st = db.prepareStatement(sql)) {
       if (onlyRunId != null) {
@@ -393,8 +400,12 @@ final class StoreAudit {
   /** The columns {@link #row} reads, over {@code runs r}. */
   static final String ROW_COLUMNS =
       "r.run_id, r.created_ms, r.unit, r.grants_id, r.outcome, r.log, r.grants, r.entry,"
-          + " (SELECT COUNT(*) FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'),"
-          + " (SELECT s.address FROM records s WHERE s.run_id = r.run_id AND s.kind='segment'"
+          + " (SELECT COUNT(*) FROM records s WHERE s.run_id = r.run_id AND s.kind='"
+          + RecordKind.SEGMENT.stored()
+          + "'),"
+          + " (SELECT s.address FROM records s WHERE s.run_id = r.run_id AND s.kind='"
+          + RecordKind.SEGMENT.stored()
+          + "'"
           + " ORDER BY s.seq DESC LIMIT 1),"
           + " EXISTS (SELECT 1 FROM pruned p WHERE p.run_id = r.run_id)";
 

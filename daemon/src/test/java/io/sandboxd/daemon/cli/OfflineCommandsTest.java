@@ -23,9 +23,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** canon, address, keygen and sign, through the real picocli command line. */
 class OfflineCommandsTest {
-  static final Path SHARED =
-      Path.of(System.getProperty("sandboxd.shared", "../../shared")).toAbsolutePath().normalize();
-  static final Path JCS = SHARED.resolve("vectors/jcs");
+  /** The external vectors checked in under vectors/ at the repository root. */
+  static final Path VECTORS =
+      Path.of(System.getProperty("sandboxd.root", ".."), "vectors").toAbsolutePath().normalize();
+
+  static final Path JCS = VECTORS.resolve("jcs");
 
   @TempDir Path tmp;
 
@@ -106,7 +108,7 @@ class OfflineCommandsTest {
   void addressRawMatchesTheOfficialBlake3Vectors() throws IOException {
     JsonNode vectors =
         CanonicalJson.mapper()
-            .readTree(Files.readAllBytes(SHARED.resolve("vectors/blake3/test_vectors.json")));
+            .readTree(Files.readAllBytes(VECTORS.resolve("blake3/test_vectors.json")));
     int checked = 0;
     for (JsonNode c : vectors.get("cases")) {
       int len = c.get("input_len").intValue();

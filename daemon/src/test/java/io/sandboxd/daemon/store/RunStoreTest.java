@@ -6,19 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.attest.ClassEnergy;
-import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.Hex;
-import io.sandboxd.attest.HostIdentity;
-import io.sandboxd.attest.MerkleTree;
-import io.sandboxd.attest.Outcome;
-import io.sandboxd.attest.Provenance;
-import io.sandboxd.attest.Receipt;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.Verification;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +18,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -42,92 +30,17 @@ class RunStoreTest {
 
   private final SigningKey key = SigningKey.generate();
 
-  /** A run as the supervisor would store it: signed receipt, attestation and execute segment. */
   private RunRecord record(
       String runId,
       long createdMs,
       List<String> journal,
       Map<String, byte[]> blobs,
       byte[] module) {
-    String unit = Blake3.hex(module);
-    String grantsId = Blake3.hex(("grants of " + runId).getBytes(StandardCharsets.UTF_8));
-    Receipt receiptRecord =
-        new Receipt(
-            runId,
-            unit,
-            grantsId,
-            "S2",
-            Map.of(DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
-            0,
-            List.of(),
-            7,
-            0,
-            1,
-            Receipt.IoUse.NONE,
-            Receipt.NetUse.NONE,
-            createdMs,
-            createdMs + 1);
-    Envelope receipt = Envelope.sign(receiptRecord.toCore(), key);
-    List<byte[]> leaves = new ArrayList<>();
-    for (String e : journal) {
-      leaves.add(
-          e == null
-              ? new byte[0]
-              : Blake3.hash(CanonicalJson.canonicalize(CanonicalJson.parse(e))));
-    }
-    Attestation attestationRecord =
-        new Attestation(
-            new HostIdentity("host-1", key.publicKey().hex(), "test"),
-            "S2",
-            grantsId,
-            receipt.address(),
-            unit,
-            null,
-            Hex.encode(MerkleTree.blake3(leaves).root()),
-            new Outcome.Completed(),
-            false,
-            0L,
-            false,
-            false,
-            null,
-            createdMs + 2);
-    Envelope attestation = Envelope.sign(attestationRecord.toCore(), key);
-    RunSegment seg =
-        new RunSegment(
-            runId,
-            0,
-            RunSegment.Kind.execute,
-            null,
-            "host-1",
-            key.publicKey().hex(),
-            "S2",
-            grantsId,
-            receipt.address(),
-            null,
-            0,
-            Provenance.Estimator,
-            createdMs);
-    Envelope segment = Envelope.sign(seg.toCore(), key);
-    return RunRecord.builder()
-        .run(runId, createdMs)
-        .unit(unit, grantsId)
-        .outcomeJson("\"Completed\"")
-        .signed(receipt, attestation, segment)
-        .journal(journal, blobs)
-        .log("log of " + runId + "\n")
-        .submission(module, "{\"compute\":{}}", "run")
-        .build();
+    return TestRuns.record(key, runId, createdMs, journal, blobs, module);
   }
 
   private RunRecord simple(String runId, long createdMs) {
-    return record(
-        runId,
-        createdMs,
-        List.of("{\"n\":1,\"run\":\"" + runId + "\"}", "{\"n\":2}"),
-        Map.of(
-            Blake3.hex(runId.getBytes(StandardCharsets.UTF_8)),
-            runId.getBytes(StandardCharsets.UTF_8)),
-        ("module " + runId).getBytes(StandardCharsets.UTF_8));
+    return TestRuns.simple(key, runId, createdMs);
   }
 
   private Connection raw() throws Exception {
@@ -180,13 +93,14 @@ class RunStoreTest {
               Optional.empty()),
           s);
 
-      assertSameEnvelopes(List.of(a.segment()), store.records("run-a", "segment"));
-      assertSameEnvelopes(List.of(a.receipt()), store.records("run-a", "receipt"));
-      assertSameEnvelopes(List.of(a.attestation()), store.records("run-a", "attestation"));
-      assertSameEnvelopes(List.of(b.segment()), store.records("run-b", "segment"));
-      for (String kind : List.of("segment", "receipt", "attestation")) {
+      assertSameEnvelopes(List.of(a.segment()), store.records("run-a", RecordKind.SEGMENT));
+      assertSameEnvelopes(List.of(a.receipt()), store.records("run-a", RecordKind.RECEIPT));
+      assertSameEnvelopes(List.of(a.attestation()), store.records("run-a", RecordKind.ATTESTATION));
+      assertSameEnvelopes(List.of(b.segment()), store.records("run-b", RecordKind.SEGMENT));
+      for (RecordKind kind : RecordKind.values()) {
         for (Envelope e : store.records("run-a", kind)) {
-          assertInstanceOf(Verification.Valid.class, e.verify(Optional.of(key.publicKey())), kind);
+          assertInstanceOf(
+              Verification.Valid.class, e.verify(Optional.of(key.publicKey())), kind.stored());
         }
       }
       assertEquals(a.journalEntries(), store.journal("run-a"));
@@ -223,8 +137,8 @@ class RunStoreTest {
       assertEquals(1, store.count());
       assertEquals(1_000, store.run("run-1").orElseThrow().createdMs());
       assertEquals(first.journalEntries(), store.journal("run-1"));
-      assertSameEnvelopes(List.of(first.segment()), store.records("run-1", "segment"));
-      assertSameEnvelopes(List.of(first.receipt()), store.records("run-1", "receipt"));
+      assertSameEnvelopes(List.of(first.segment()), store.records("run-1", RecordKind.SEGMENT));
+      assertSameEnvelopes(List.of(first.receipt()), store.records("run-1", RecordKind.RECEIPT));
       // The store is still usable after the failed transaction.
       store.append(simple("run-2", 2_000));
       assertEquals(2, store.count());
@@ -248,7 +162,7 @@ class RunStoreTest {
       assertThrows(StoreException.class, () -> store.append(broken));
       assertEquals(1, store.count());
       assertEquals(Optional.empty(), store.run("run-broken"));
-      assertEquals(List.of(), store.records("run-broken", "segment"));
+      assertEquals(List.of(), store.records("run-broken", RecordKind.SEGMENT));
       assertEquals(List.of(), store.journal("run-broken"));
     }
     assertEquals(0, countWhere("SELECT COUNT(*) FROM records WHERE run_id = ?", "run-broken"));
@@ -297,7 +211,7 @@ class RunStoreTest {
       assertTrue(s.tampered().isPresent());
       assertEquals("", s.outcomeJson());
       assertEquals("", s.log());
-      assertThrows(TamperedRunException.class, () -> store.records("run-bad", "segment"));
+      assertThrows(TamperedRunException.class, () -> store.records("run-bad", RecordKind.SEGMENT));
       assertEquals(Optional.empty(), store.run("run-good").orElseThrow().tampered());
     }
     // Another node's key: every run and the head fail.

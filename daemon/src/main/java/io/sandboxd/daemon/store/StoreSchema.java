@@ -1,0 +1,164 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.SigningKey;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+
+/**
+ * The run store's schema as an ordered list of migrations, tracked by {@code PRAGMA user_version}.
+ * A new table or column is a new migration appended here, never an edit of an old one: a store is
+ * only ever moved forward, one version per transaction.
+ */
+final class StoreSchema {
+  private StoreSchema() {}
+
+  /**
+   * Version 1, frozen: the schema of the first releases (which never set {@code user_version}; the
+   * {@code grants} and {@code entry} columns came in a later release of version 1, hence their
+   * defaults).
+   */
+  static final List<String> V1_DDL =
+      List.of(
+          "CREATE TABLE runs (run_id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,"
+              + " unit TEXT NOT NULL, grants_id TEXT NOT NULL, outcome TEXT NOT NULL,"
+              + " log TEXT NOT NULL, grants TEXT NOT NULL DEFAULT '',"
+              + " entry TEXT NOT NULL DEFAULT '')",
+          "CREATE TABLE records (address TEXT NOT NULL, run_id TEXT NOT NULL,"
+              + " kind TEXT NOT NULL, seq INTEGER NOT NULL, envelope TEXT NOT NULL,"
+              + " PRIMARY KEY (run_id, kind, seq))",
+          "CREATE TABLE journal (run_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+              + " entry TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
+          "CREATE TABLE blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
+          "CREATE TABLE modules (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
+          "CREATE INDEX runs_by_time ON runs (created_ms)");
+
+  /** Every migration, in version order from 1 with no gaps. */
+  static final List<StoreMigration> MIGRATIONS =
+      List.of(
+          StoreMigration.ddl(1, "runs, their signed records, journals, blobs and modules", V1_DDL),
+          new StoreMigration(
+              2,
+              "signed ledger and store head (existing runs verified, then signed), retention's"
+                  + " pruned table and blob-user index",
+              LedgerMigration::apply));
+
+  /** The version this code writes and reads. */
+  static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
+
+  static {
+    for (int i = 0; i < MIGRATIONS.size(); i++) {
+      if (MIGRATIONS.get(i).version() != i + 1) {
+        throw new ExceptionInInitializerError("run store migrations out of order at " + i);
+      }
+    }
+  }
+
+  /**
+   * Brings the store to {@link #LATEST}, one migration per committed transaction, and returns the
+   * version it was found at. A store newer than {@link #LATEST} is refused, never downgraded. The
+   * connection must not be in auto-commit mode.
+   */
+  static int migrate(Connection db, SigningKey key, Path file) {
+    int found;
+    int stamped;
+    try {
+      stamped = userVersion(db);
+      found = version(db);
+      db.commit();
+    } catch (SQLException e) {
+      throw new StoreException(
+          "run store " + file + ": cannot read its schema version: " + e.getMessage(), e);
+    }
+    if (found < 0) {
+      throw new StoreException(
+          "run store " + file + ": schema version " + found + " is not one sandboxd writes");
+    }
+    if (found > LATEST) {
+      throw new StoreException(
+          "run store "
+              + file
+              + ": schema version "
+              + found
+              + " was written by a newer sandboxd; this one knows versions up to "
+              + LATEST
+              + ". Refusing to open it (a store is never downgraded): run the newer sandboxd");
+    }
+    for (StoreMigration m : MIGRATIONS.subList(found, MIGRATIONS.size())) {
+      try {
+        m.step().apply(db, key);
+        try (Statement st = db.createStatement()) {
+          st.execute("PRAGMA user_version = " + m.version());
+        }
+        db.commit();
+      } catch (SQLException | RuntimeException e) {
+        try {
+          db.rollback();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw new StoreException(
+            "run store "
+                + file
+                + ": cannot upgrade from schema version "
+                + (m.version() - 1)
+                + " to "
+                + m.version()
+                + " ("
+                + m.description()
+                + "): "
+                + e.getMessage()
+                + "; the store was left at version "
+                + (m.version() - 1),
+            e);
+      }
+    }
+    if (found == LATEST && stamped != LATEST) {
+      // A latest-schema store from before versioning: record what it is.
+      try (Statement st = db.createStatement()) {
+        st.execute("PRAGMA user_version = " + LATEST);
+        db.commit();
+      } catch (SQLException e) {
+        throw new StoreException(
+            "run store " + file + ": cannot record its schema version: " + e.getMessage(), e);
+      }
+    }
+    return found;
+  }
+
+  private static int userVersion(Connection db) throws SQLException {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+      return rs.next() ? rs.getInt(1) : 0;
+    }
+  }
+
+  /**
+   * The store's schema version. Stores from before versioning have {@code user_version} 0: one with
+   * a {@code ledger} table is at version 2, one with only {@code runs} at version 1.
+   */
+  static int version(Connection db) throws SQLException {
+    int v = userVersion(db);
+    if (v != 0) {
+      return v;
+    }
+    if (hasTable(db, "ledger")) {
+      return 2;
+    }
+    return hasTable(db, "runs") ? 1 : 0;
+  }
+
+  static boolean hasTable(Connection db, String name) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")) {
+      st.setString(1, name);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+}

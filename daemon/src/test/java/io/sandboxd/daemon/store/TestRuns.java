@@ -1,0 +1,116 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.MerkleTree;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.SigningKey;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Runs made of real signed records, as the supervisor stores them, for store tests. */
+final class TestRuns {
+  private TestRuns() {}
+
+  /** A run as the supervisor would store it: signed receipt, attestation and execute segment. */
+  static RunRecord record(
+      SigningKey key,
+      String runId,
+      long createdMs,
+      List<String> journal,
+      Map<String, byte[]> blobs,
+      byte[] module) {
+    String unit = Blake3.hex(module);
+    String grantsId = Blake3.hex(("grants of " + runId).getBytes(StandardCharsets.UTF_8));
+    Receipt receiptRecord =
+        new Receipt(
+            runId,
+            unit,
+            grantsId,
+            "S2",
+            Map.of(DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
+            0,
+            List.of(),
+            7,
+            0,
+            1,
+            Receipt.IoUse.NONE,
+            Receipt.NetUse.NONE,
+            createdMs,
+            createdMs + 1);
+    Envelope receipt = Envelope.sign(receiptRecord.toCore(), key);
+    List<byte[]> leaves = new ArrayList<>();
+    for (String e : journal) {
+      leaves.add(
+          e == null
+              ? new byte[0]
+              : Blake3.hash(CanonicalJson.canonicalize(CanonicalJson.parse(e))));
+    }
+    Attestation attestationRecord =
+        new Attestation(
+            new HostIdentity("host-1", key.publicKey().hex(), "test"),
+            "S2",
+            grantsId,
+            receipt.address(),
+            unit,
+            null,
+            Hex.encode(MerkleTree.blake3(leaves).root()),
+            new Outcome.Completed(),
+            false,
+            0L,
+            false,
+            false,
+            null,
+            createdMs + 2);
+    Envelope attestation = Envelope.sign(attestationRecord.toCore(), key);
+    RunSegment seg =
+        new RunSegment(
+            runId,
+            0,
+            RunSegment.Kind.execute,
+            null,
+            "host-1",
+            key.publicKey().hex(),
+            "S2",
+            grantsId,
+            receipt.address(),
+            null,
+            0,
+            Provenance.Estimator,
+            createdMs);
+    Envelope segment = Envelope.sign(seg.toCore(), key);
+    return RunRecord.builder()
+        .run(runId, createdMs)
+        .unit(unit, grantsId)
+        .outcomeJson("\"Completed\"")
+        .signed(receipt, attestation, segment)
+        .journal(journal, blobs)
+        .log("log of " + runId + "\n")
+        .submission(module, "{\"compute\":{}}", "run")
+        .build();
+  }
+
+  /** A run with a two-entry journal, one blob and its own module. */
+  static RunRecord simple(SigningKey key, String runId, long createdMs) {
+    return record(
+        key,
+        runId,
+        createdMs,
+        List.of("{\"n\":1,\"run\":\"" + runId + "\"}", "{\"n\":2}"),
+        Map.of(
+            Blake3.hex(runId.getBytes(StandardCharsets.UTF_8)),
+            runId.getBytes(StandardCharsets.UTF_8)),
+        ("module " + runId).getBytes(StandardCharsets.UTF_8));
+  }
+}

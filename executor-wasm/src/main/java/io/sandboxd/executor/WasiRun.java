@@ -1,0 +1,754 @@
+package io.sandboxd.executor;
+
+import com.dylibso.chicory.runtime.HostFunction;
+import com.dylibso.chicory.runtime.Memory;
+import com.dylibso.chicory.runtime.WasmFunctionHandle;
+import com.dylibso.chicory.wasi.WasiOptions;
+import com.dylibso.chicory.wasi.WasiPreview1;
+import com.dylibso.chicory.wasi.WasiPreview1_ModuleFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.enforcer.PathMode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * The WASI side of one run, attached to an instance when the run binds it ({@link RunBinding}):
+ * Chicory's {@link WasiPreview1} made for this run (its descriptors, argv, environment, stdio into
+ * the run log, the storage root preopened as "/"), the run's {@link WasiPathBroker}, and the bodies
+ * of the calls {@link WasiImports} brokers. Paths go through the broker (storage grant, containment
+ * in the storage root); `clock_time_get` and `random_get` follow host.clock and host.random and are
+ * journaled as `clock_now` and `random_u64` with a request naming the WASI call.
+ *
+ * <p>Chicory's preview 1 takes its streams, preopens, argv and environment when it is built and
+ * cannot be re-pointed, so each run builds its own here, at bind time, and the instance's WASI host
+ * functions reach it by name through the binding. What a pre-instantiated instance must not do is
+ * run the guest's own WASI start-up (wasi-libc reads argv, environ and preopens once, at start or
+ * first use) before its run is bound: instantiate with the start function off, as {@link Executor}
+ * does.
+ */
+final class WasiRun implements AutoCloseable {
+  // WASI preview 1 flag bits (witx), for deciding the modes of path_open.
+  private static final int LOOKUP_SYMLINK_FOLLOW = 1;
+  private static final int O_CREAT = 1;
+  private static final int O_DIRECTORY = 2;
+  private static final int O_TRUNC = 8;
+  private static final int FDFLAG_APPEND = 1;
+  private static final long RIGHT_FD_READ = 1L << 1;
+  private static final long RIGHT_FD_WRITE = 1L << 6;
+  private static final long RIGHT_FD_READDIR = 1L << 14;
+  private static final int CLOCK_REALTIME = 0;
+  private static final int CLOCK_MONOTONIC = 1;
+  static final int FILESTAT_BYTES = 64;
+  private static final int DIRENT_HEADER_BYTES = 24;
+
+  private final RunContext ctx;
+  private final WasiPreview1 wasi;
+  private final WasiPathBroker broker;
+  private final GuestLogStream stdout;
+  private final GuestLogStream stderr;
+  private final Map<String, WasmFunctionHandle> chicory = new HashMap<>();
+
+  private WasiRun(
+      RunContext ctx, List<String> args, Map<String, String> env, WasiPathBroker broker) {
+    this.ctx = ctx;
+    this.broker = broker;
+    this.stdout = new GuestLogStream(ctx);
+    this.stderr = new GuestLogStream(ctx);
+    WasiOptions.Builder opts =
+        WasiOptions.builder()
+            .withStdin(InputStream.nullInputStream())
+            .withStdout(stdout)
+            .withStderr(stderr)
+            .withArguments(args);
+    // Sorted, so the guest sees the same environment in the same order on every node and replay.
+    new TreeMap<>(env).forEach(opts::withEnvironment);
+    if (broker != null && !ctx.replaying()) {
+      // Preopened as "/": wasi-libc then maps "/x", "x" and "./x" alike beneath the root. A replay
+      // preopens nothing: every descriptor call is answered from the journal, never from the disk.
+      opts.withDirectory("/", broker.root());
+    }
+    this.wasi = WasiPreview1.builder().withOptions(opts.build()).build();
+    for (HostFunction f : WasiPreview1_ModuleFactory.toHostFunctions(wasi)) {
+      chicory.put(f.name(), f.handle());
+    }
+  }
+
+  /**
+   * The WASI state of one run, made when the run binds an instance: {@code ctx}'s storage root is
+   * preopened as "/" when present; {@code name} is argv[0]; {@code env} the guest's environment.
+   */
+  static WasiRun open(RunContext ctx, String name, Map<String, String> env) {
+    WasiPathBroker broker =
+        ctx.storage
+            .root()
+            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
+            .orElse(null);
+    return new WasiRun(ctx, List.of(name), env, broker);
+  }
+
+  /** Chicory's own implementation of {@code name}, acting on this run's descriptors. */
+  WasmFunctionHandle chicory(String name) {
+    WasmFunctionHandle h = chicory.get(name);
+    if (h == null) {
+      throw new IllegalStateException("Chicory implements no WASI function " + name);
+    }
+    return h;
+  }
+
+  /** Whether the run has a storage root: then every descriptor and path call is journaled. */
+  boolean storageBrokered() {
+    return broker != null;
+  }
+
+  // ---- clock and random: the host grant decides, the journal records what the guest saw ----
+
+  int clockTimeGet(Memory memory, int clockId, long precision, int resultPtr) {
+    int id = clockId;
+    long ptr = resultPtr;
+    if (id != CLOCK_REALTIME && id != CLOCK_MONOTONIC) {
+      ctx.countCall();
+      // CPU-time clocks would measure the host, not the guest's business.
+      return id == 2 || id == 3 ? Errno.NOTSUP : Errno.INVAL;
+    }
+    GuestMemory mem = new GuestMemory(memory);
+    if (!mem.inBounds(ptr, 8)) {
+      ctx.countCall();
+      return Errno.FAULT;
+    }
+    ObjectNode request =
+        CanonicalJson.mapper().createObjectNode().put("wasi", "clock_time_get").put("clock_id", id);
+    HostAnswer ans =
+        ctx.clock.read(
+            ctx,
+            request,
+            Errno.SUCCESS,
+            () -> id == CLOCK_REALTIME ? ctx.clock.wallNanos() : System.nanoTime());
+    if (ans.status() == Errno.SUCCESS) {
+      mem.write(ptr, ans.payload());
+    }
+    return ans.status();
+  }
+
+  int randomGet(Memory memory, int buf, int bufLen) {
+    long ptr = buf;
+    long len = bufLen & 0xffffffffL;
+    GuestMemory mem = new GuestMemory(memory);
+    if (!mem.inBounds(ptr, len)) {
+      ctx.countCall();
+      return Errno.FAULT;
+    }
+    ObjectNode request =
+        CanonicalJson.mapper().createObjectNode().put("wasi", "random_get").put("len", len);
+    HostAnswer ans =
+        ctx.journaledIfAllowed(
+            ctx.random.grant(),
+            d -> HostAnswer.refused(d.name(), Errno.ACCES),
+            "random_u64",
+            request,
+            () -> HostAnswer.allow(ctx.random.bytes((int) len)),
+            null);
+    if (ans.status() == Errno.SUCCESS) {
+      mem.write(ptr, ans.payload());
+    }
+    return ans.status();
+  }
+
+  // ---- paths: decided by the broker, then Chicory acts on the resolved path, never following ----
+
+  int pathOpen(
+      Memory memory,
+      int dirFd,
+      int lookup,
+      int pathPtr,
+      int pathLen,
+      int oflags,
+      long rights,
+      long rightsInheriting,
+      int fdflags,
+      int fdPtr) {
+    GuestMemory mem = new GuestMemory(memory);
+    String raw = string(mem, pathPtr, pathLen);
+    if (raw == null) {
+      return stringErrno(mem, pathPtr, pathLen);
+    }
+    if (!mem.inBounds(fdPtr, 4)) {
+      return Errno.FAULT;
+    }
+    boolean write =
+        (rights & RIGHT_FD_WRITE) != 0
+            || (oflags & (O_CREAT | O_TRUNC)) != 0
+            || (fdflags & FDFLAG_APPEND) != 0;
+    boolean read =
+        (rights & (RIGHT_FD_READ | RIGHT_FD_READDIR)) != 0 || (oflags & O_DIRECTORY) != 0 || !write;
+    PathMode[] modes =
+        read && write
+            ? new PathMode[] {PathMode.READ, PathMode.WRITE}
+            : write ? new PathMode[] {PathMode.WRITE} : new PathMode[] {PathMode.READ};
+    WasiPathBroker.Brokered b = resolve(dirFd, raw, follows(lookup), modes);
+    if (!b.ok()) {
+      return b.errno();
+    }
+    boolean exists = Files.exists(b.host(), LinkOption.NOFOLLOW_LINKS);
+    if (b.dirOnly() && !exists) {
+      // "new/" with O_CREAT would make a file under a directory's name.
+      return (oflags & O_CREAT) != 0 ? Errno.ISDIR : Errno.NOENT;
+    }
+    if (StorageRoot.multiplyLinked(b.host())) {
+      // Another name of these bytes may be one the grant keeps read-only or hidden.
+      return Errno.PERM;
+    }
+    StorageLedger ledger = broker.ledger();
+    long before = exists ? StorageRoot.cost(b.host()) : 0;
+    long reserve = exists ? 0 : StorageLedger.ENTRY_BYTES;
+    if ((oflags & O_CREAT) != 0 && !ledger.reserve(reserve)) {
+      return Errno.DQUOT;
+    }
+    if ((oflags & O_CREAT) == 0) {
+      reserve = 0;
+    }
+    int errno;
+    try {
+      errno =
+          wasi.pathOpen(
+              memory,
+              WasiPathBroker.ROOT_FD,
+              lookup & ~LOOKUP_SYMLINK_FOLLOW,
+              b.forChicory(),
+              oflags,
+              rights,
+              rightsInheriting,
+              fdflags,
+              (int) fdPtr);
+    } finally {
+      ledger.settle(StorageRoot.cost(b.host()) - before - reserve);
+    }
+    if (errno == Errno.SUCCESS) {
+      int fd = memory.readInt((int) fdPtr);
+      if (StorageRoot.multiplyLinked(b.host())) {
+        // Linked between the check and the open (by another process): do not hand it out.
+        wasi.fdClose(fd);
+        return Errno.PERM;
+      }
+      broker.opened(
+          fd,
+          new WasiPathBroker.Opened(
+              b.rel(),
+              Files.isDirectory(b.host(), LinkOption.NOFOLLOW_LINKS),
+              write,
+              (fdflags & FDFLAG_APPEND) != 0));
+    }
+    return errno;
+  }
+
+  int pathCreateDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return onePath(
+        memory,
+        dirFd,
+        pathPtr,
+        pathLen,
+        false,
+        b -> {
+          StorageLedger ledger = broker.ledger();
+          if (!ledger.reserve(StorageLedger.ENTRY_BYTES)) {
+            return Errno.DQUOT;
+          }
+          int errno = wasi.pathCreateDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          if (errno != Errno.SUCCESS) {
+            ledger.settle(-StorageLedger.ENTRY_BYTES);
+          }
+          return errno;
+        },
+        PathMode.WRITE);
+  }
+
+  int pathFilestatGet(Memory memory, int dirFd, int lookup, int pathPtr, int pathLen, int buf) {
+    if (!new GuestMemory(memory).inBounds(buf, FILESTAT_BYTES)) {
+      return Errno.FAULT;
+    }
+    int errno =
+        onePath(
+            memory,
+            dirFd,
+            pathPtr,
+            pathLen,
+            follows(lookup),
+            b ->
+                wasi.pathFilestatGet(
+                    memory,
+                    WasiPathBroker.ROOT_FD,
+                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
+                    b.forChicory(),
+                    (int) buf),
+            PathMode.READ);
+    if (errno == Errno.SUCCESS) {
+      normalizeTimes(memory, buf);
+    }
+    return errno;
+  }
+
+  int pathFilestatSetTimes(
+      Memory memory,
+      int dirFd,
+      int lookup,
+      int pathPtr,
+      int pathLen,
+      long atim,
+      long mtim,
+      int fstFlags) {
+    return onePath(
+        memory,
+        dirFd,
+        pathPtr,
+        pathLen,
+        follows(lookup),
+        b ->
+            StorageRoot.multiplyLinked(b.host())
+                ? Errno.PERM
+                : wasi.pathFilestatSetTimes(
+                    WasiPathBroker.ROOT_FD,
+                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
+                    b.forChicory(),
+                    atim,
+                    mtim,
+                    fstFlags),
+        PathMode.WRITE);
+  }
+
+  /**
+   * Hard links are refused outright: a second name for the same bytes would let a grant's write
+   * globs reach bytes its read-only (or hidden) globs cover, in this run or a later one.
+   */
+  int pathLink() {
+    return broker == null ? Errno.BADF : Errno.PERM;
+  }
+
+  int pathReadlink(
+      Memory memory, int dirFd, int pathPtr, int pathLen, int buf, int bufLen, int usedPtr) {
+    GuestMemory mem = new GuestMemory(memory);
+    if (!mem.inBounds(buf, bufLen) || !mem.inBounds(usedPtr, 4)) {
+      return Errno.FAULT;
+    }
+    return onePath(
+        memory,
+        dirFd,
+        pathPtr,
+        pathLen,
+        false,
+        b ->
+            wasi.pathReadlink(
+                memory,
+                WasiPathBroker.ROOT_FD,
+                b.forChicory(),
+                (int) buf,
+                (int) bufLen,
+                (int) usedPtr),
+        PathMode.READ);
+  }
+
+  int pathRemoveDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return onePath(
+        memory,
+        dirFd,
+        pathPtr,
+        pathLen,
+        false,
+        b -> {
+          int errno = wasi.pathRemoveDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          if (errno == Errno.SUCCESS) {
+            broker.ledger().settle(-StorageLedger.ENTRY_BYTES);
+          }
+          return errno;
+        },
+        PathMode.DELETE);
+  }
+
+  int pathUnlinkFile(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return onePath(
+        memory,
+        dirFd,
+        pathPtr,
+        pathLen,
+        false,
+        b -> {
+          long cost = StorageRoot.cost(b.host());
+          int errno = wasi.pathUnlinkFile(WasiPathBroker.ROOT_FD, b.forChicory());
+          if (errno == Errno.SUCCESS) {
+            broker.ledger().settle(-cost);
+          }
+          return errno;
+        },
+        PathMode.DELETE);
+  }
+
+  int pathRename(
+      Memory memory, int oldFd, int oldPtr, int oldLen, int newFd, int newPtr, int newLen) {
+    GuestMemory mem = new GuestMemory(memory);
+    String oldRaw = string(mem, oldPtr, oldLen);
+    String newRaw = string(mem, newPtr, newLen);
+    if (oldRaw == null || newRaw == null) {
+      return oldRaw == null ? stringErrno(mem, oldPtr, oldLen) : stringErrno(mem, newPtr, newLen);
+    }
+    // Moving bytes changes them under both names: the old name must be readable, writable and
+    // deletable, the new one writable (and deletable when something is there to be replaced), so a
+    // rename can never make readable or writable what was not.
+    WasiPathBroker.Brokered from =
+        resolve(oldFd, oldRaw, false, PathMode.READ, PathMode.WRITE, PathMode.DELETE);
+    if (!from.ok()) {
+      return from.errno();
+    }
+    WasiPathBroker.Brokered to = resolve(newFd, newRaw, false, PathMode.WRITE);
+    if (!to.ok()) {
+      return to.errno();
+    }
+    boolean replaces = Files.exists(to.host(), LinkOption.NOFOLLOW_LINKS);
+    if (replaces && broker.decide(to.rel(), PathMode.DELETE) != Errno.SUCCESS) {
+      return Errno.ACCES;
+    }
+    if (from.rel().isEmpty() || to.rel().isEmpty()) {
+      return Errno.ACCES;
+    }
+    if ((from.dirOnly() || to.dirOnly())
+        && !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
+      return Errno.NOTDIR;
+    }
+    if (StorageRoot.multiplyLinked(from.host())
+        || (replaces && StorageRoot.multiplyLinked(to.host()))) {
+      return Errno.PERM;
+    }
+    int beneath = renameBeneath(from, to);
+    if (beneath != Errno.SUCCESS) {
+      return beneath;
+    }
+    long replaced = replaces ? StorageRoot.cost(to.host()) : 0;
+    int errno =
+        wasi.pathRename(
+            WasiPathBroker.ROOT_FD, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
+    if (errno == Errno.SUCCESS) {
+      broker.ledger().settle(-replaced);
+    }
+    return errno;
+  }
+
+  /** A directory moves everything beneath it: each entry is decided as if renamed alone. */
+  private int renameBeneath(WasiPathBroker.Brokered from, WasiPathBroker.Brokered to) {
+    if (from.rel().isEmpty() || !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
+      return Errno.SUCCESS;
+    }
+    try (Stream<Path> walk = Files.walk(from.host())) {
+      for (Path p : (Iterable<Path>) walk::iterator) {
+        String tail = from.host().relativize(p).toString();
+        if (tail.isEmpty()) {
+          continue;
+        }
+        String oldRel = from.rel() + "/" + tail;
+        String newRel = to.rel().isEmpty() ? tail : to.rel() + "/" + tail;
+        if (broker.decide(oldRel, PathMode.READ, PathMode.WRITE, PathMode.DELETE) != Errno.SUCCESS
+            || broker.decide(newRel, PathMode.WRITE) != Errno.SUCCESS) {
+          return Errno.ACCES;
+        }
+        if (StorageRoot.multiplyLinked(p)) {
+          return Errno.PERM;
+        }
+      }
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return Errno.IO;
+    }
+    return Errno.SUCCESS;
+  }
+
+  /**
+   * Symlinks are refused: a link is a path the grant never decided, and a later run (or an exec'd
+   * program) could follow it from a writable name into a read-only one.
+   */
+  int pathSymlink() {
+    return broker == null ? Errno.BADF : Errno.PERM;
+  }
+
+  private interface Act {
+    int on(WasiPathBroker.Brokered b);
+  }
+
+  private int onePath(
+      Memory memory, int dirFd, long ptr, long len, boolean follow, Act act, PathMode... modes) {
+    GuestMemory mem = new GuestMemory(memory);
+    String raw = string(mem, ptr, len);
+    if (raw == null) {
+      return stringErrno(mem, ptr, len);
+    }
+    WasiPathBroker.Brokered b = resolve(dirFd, raw, follow, modes);
+    return b.ok() ? act.on(b) : b.errno();
+  }
+
+  private WasiPathBroker.Brokered resolve(
+      int dirFd, String raw, boolean follow, PathMode... modes) {
+    if (broker == null) {
+      return WasiPathBroker.Brokered.refused(Errno.BADF);
+    }
+    return broker.resolve(dirFd, raw, follow, modes);
+  }
+
+  private static boolean follows(int lookup) {
+    return (lookup & LOOKUP_SYMLINK_FOLLOW) != 0;
+  }
+
+  // ---- descriptors: listings filtered by the grant, the root descriptor kept in place ----
+
+  int fdReaddir(Memory memory, int fd, int buf, int bufLen, long cookie, int usedPtr) {
+    long cap = Integer.toUnsignedLong(bufLen);
+    GuestMemory mem = new GuestMemory(memory);
+    if (!mem.inBounds(buf, cap) || !mem.inBounds(usedPtr, 4)) {
+      return Errno.FAULT;
+    }
+    if (cookie < 0) {
+      return Errno.INVAL;
+    }
+    WasiPathBroker.Opened dir = broker == null ? null : broker.opened(fd);
+    if (dir == null) {
+      return Errno.BADF;
+    }
+    if (!dir.directory()) {
+      return Errno.NOTDIR;
+    }
+    List<WasiPathBroker.Entry> entries;
+    try {
+      entries = broker.listing(dir);
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return Errno.IO;
+    }
+    long used = 0;
+    for (long i = cookie; i < entries.size() && used < cap; i++) {
+      WasiPathBroker.Entry e = entries.get((int) i);
+      byte[] name = e.name().getBytes(StandardCharsets.UTF_8);
+      ByteBuffer d =
+          ByteBuffer.allocate(DIRENT_HEADER_BYTES + name.length).order(ByteOrder.LITTLE_ENDIAN);
+      d.putLong(i + 1).putLong(e.ino()).putInt(name.length).put(e.type());
+      d.position(DIRENT_HEADER_BYTES);
+      d.put(name);
+      // A last entry that does not fit is cut: buf_used == buf_len tells libc to ask again.
+      int n = (int) Math.min(d.capacity(), cap - used);
+      memory.write((int) (buf + used), d.array(), 0, n);
+      used += n;
+    }
+    memory.writeI32((int) usedPtr, (int) used);
+    return Errno.SUCCESS;
+  }
+
+  int fdFilestatGet(Memory memory, int fd, int buf) {
+    if (!new GuestMemory(memory).inBounds(buf, FILESTAT_BYTES)) {
+      return Errno.FAULT;
+    }
+    int errno = wasi.fdFilestatGet(memory, fd, (int) buf);
+    if (errno == Errno.SUCCESS) {
+      normalizeTimes(memory, buf);
+    }
+    return errno;
+  }
+
+  /**
+   * File times are the wall clock by another name: without host.clock they read as the constant.
+   */
+  private void normalizeTimes(Memory memory, long buf) {
+    for (int off = 40; off <= 56; off += 8) {
+      memory.writeLong((int) buf + off, ctx.clock.shown(memory.readLong((int) buf + off)));
+    }
+  }
+
+  int fdClose(int fd) {
+    if (fd <= WasiPathBroker.ROOT_FD && fd >= 0) {
+      // Every brokered path is acted on through the root descriptor, and stdio stays stdio (so
+      // which calls are journaled never depends on what the guest closed): they stay open.
+      return Errno.NOTSUP;
+    }
+    int errno = wasi.fdClose(fd);
+    if (errno == Errno.SUCCESS && broker != null) {
+      broker.closed(fd);
+    }
+    return errno;
+  }
+
+  int fdRenumber(int from, int to) {
+    if (isReserved(from) || isReserved(to)) {
+      return Errno.NOTSUP;
+    }
+    int errno = wasi.fdRenumber(from, to);
+    if (errno == Errno.SUCCESS && broker != null && from != to) {
+      broker.renumbered(from, to);
+    }
+    return errno;
+  }
+
+  private static boolean isReserved(int fd) {
+    return fd >= 0 && fd <= WasiPathBroker.ROOT_FD;
+  }
+
+  // ---- writes through descriptors: bounded by the module's storage quota ----
+
+  int fdWrite(Memory memory, int fd, int iovs, int iovsLen, int nwrittenPtr) {
+    return grown(
+        fd,
+        (o, size) -> {
+          long len = iovecBytes(new GuestMemory(memory), iovs, iovsLen);
+          return len < 0 ? -1 : saturatingAdd(o.append() ? size : position(memory, fd), len);
+        },
+        () -> wasi.fdWrite(memory, fd, iovs, iovsLen, nwrittenPtr));
+  }
+
+  int fdPwrite(Memory memory, int fd, int iovs, int iovsLen, long offset, int nwrittenPtr) {
+    return grown(
+        fd,
+        (o, size) -> {
+          long len = iovecBytes(new GuestMemory(memory), iovs, iovsLen);
+          return len < 0 || offset < 0 ? -1 : saturatingAdd(offset, len);
+        },
+        () -> wasi.fdPwrite(memory, fd, iovs, iovsLen, offset, nwrittenPtr));
+  }
+
+  int fdAllocate(int fd, long offset, long len) {
+    return grown(
+        fd,
+        (o, size) -> offset < 0 || len < 0 ? -1 : saturatingAdd(offset, len),
+        () -> wasi.fdAllocate(fd, offset, len));
+  }
+
+  int fdFilestatSetSize(int fd, long newSize) {
+    return grown(
+        fd, (o, size) -> newSize < 0 ? -1 : newSize, () -> wasi.fdFilestatSetSize(fd, newSize));
+  }
+
+  int fdFilestatSetTimes(int fd, long atim, long mtim, int fstFlags) {
+    return grown(fd, (o, size) -> 0, () -> wasi.fdFilestatSetTimes(fd, atim, mtim, fstFlags));
+  }
+
+  /** Where a write through a descriptor would end, from its open state and the file's size. */
+  private interface End {
+    long of(WasiPathBroker.Opened o, long size);
+  }
+
+  private interface Act0 {
+    int run();
+  }
+
+  /**
+   * A change through a storage descriptor: only through one opened for writing, never to a file
+   * that has gained a second name, and only when the growth it may cause (holes included: a write
+   * at 2^40 would otherwise make a 1 TiB sparse file) fits the module's quota; the ledger is then
+   * settled to the size the disk shows. Stdio and unknown descriptors go to Chicory unchanged.
+   */
+  private int grown(int fd, End end, Act0 act) {
+    WasiPathBroker.Opened o = broker == null ? null : broker.opened(fd);
+    if (o == null || o.directory() || fd == WasiPathBroker.ROOT_FD) {
+      return act.run();
+    }
+    if (!o.writable()) {
+      return Errno.NOTCAPABLE;
+    }
+    Path host = broker.root().resolve(o.rel());
+    if (StorageRoot.multiplyLinked(host)) {
+      return Errno.PERM;
+    }
+    long size = StorageRoot.size(host);
+    long newEnd = end.of(o, size);
+    if (newEnd < 0) {
+      return Errno.INVAL;
+    }
+    long growth = Math.max(0, newEnd - size);
+    StorageLedger ledger = broker.ledger();
+    if (!ledger.reserve(growth)) {
+      return Errno.DQUOT;
+    }
+    try {
+      return act.run();
+    } finally {
+      ledger.settle(StorageRoot.size(host) - size - growth);
+    }
+  }
+
+  private static long saturatingAdd(long x, long y) {
+    long r = x + y;
+    return ((x ^ r) & (y ^ r)) < 0 ? Long.MAX_VALUE : r;
+  }
+
+  /** The descriptor's current offset, read through a scratch word that is put back after. */
+  private long position(Memory memory, int fd) {
+    GuestMemory mem = new GuestMemory(memory);
+    if (!mem.inBounds(0, 8)) {
+      return Long.MAX_VALUE;
+    }
+    byte[] saved = mem.read(0, 8);
+    try {
+      int errno = wasi.fdTell(memory, fd, 0);
+      return errno == Errno.SUCCESS ? memory.readLong(0) : Long.MAX_VALUE;
+    } finally {
+      mem.write(0, saved);
+    }
+  }
+
+  /** The total length of an iovec array, or -1 when it lies outside memory. */
+  static long iovecBytes(GuestMemory mem, long iovs, long count) {
+    long n = count & 0xffffffffL;
+    if (!mem.inBounds(iovs, n * 8)) {
+      return -1;
+    }
+    long total = 0;
+    for (long i = 0; i < n; i++) {
+      byte[] iov = mem.read(iovs + i * 8, 8);
+      ByteBuffer b = ByteBuffer.wrap(iov).order(ByteOrder.LITTLE_ENDIAN);
+      long ptr = b.getInt() & 0xffffffffL;
+      long len = b.getInt() & 0xffffffffL;
+      if (!mem.inBounds(ptr, len)) {
+        return -1;
+      }
+      total += len;
+    }
+    return total;
+  }
+
+  // ---- guest strings ----
+
+  /** The guest's bytes as strict UTF-8, or null (see {@link #stringErrno}). */
+  private static String string(GuestMemory mem, long ptr, long len) {
+    if (!mem.inBounds(ptr, len)) {
+      return null;
+    }
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(mem.read(ptr, len)))
+          .toString();
+    } catch (CharacterCodingException e) {
+      return null;
+    }
+  }
+
+  private static int stringErrno(GuestMemory mem, long ptr, long len) {
+    return mem.inBounds(ptr, len) ? Errno.ILSEQ : Errno.FAULT;
+  }
+
+  private static byte[] le64(long v) {
+    return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
+  }
+
+  /** Flushes a last unterminated line of output and closes every descriptor the guest left open. */
+  @Override
+  public void close() {
+    stdout.flush();
+    stderr.flush();
+    wasi.close();
+  }
+}

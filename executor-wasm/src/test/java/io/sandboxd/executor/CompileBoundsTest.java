@@ -1,0 +1,228 @@
+package io.sandboxd.executor;
+
+import static io.sandboxd.executor.WasmWriter.body;
+import static io.sandboxd.executor.WasmWriter.bytes;
+import static io.sandboxd.executor.WasmWriter.concat;
+import static io.sandboxd.executor.WasmWriter.name;
+import static io.sandboxd.executor.WasmWriter.u32;
+import static io.sandboxd.executor.WasmWriter.vec;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import io.sandboxd.attest.Outcome;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+class CompileBoundsTest {
+  static final Executor EXECUTOR = new Executor(2, EnergyModel.estimate(10_000), 60_000);
+
+  @AfterAll
+  static void close() {
+    EXECUTOR.close();
+  }
+
+  static UnitCompiler compiler() {
+    return new UnitCompiler(8);
+  }
+
+  @Test
+  void fortyLargeTablesAreRefusedAtInstantiationWithoutAllocating() {
+    // 40 tables of 10M entries: ~4.8 GB of heap were they allocated; the grant allows 64 KiB.
+    CompiledUnit unit = compiler().compile(WasmWriter.tables(40, 10_000_000));
+    assertEquals(
+        40 * 10_000_000L * InstanceFootprint.TABLE_SLOT_BYTES, unit.footprint().tableBytes());
+    ExecutionResult r =
+        EXECUTOR.execute(
+            new UnitRequest(
+                "t",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.Memory), r.outcome());
+  }
+
+  @Test
+  void aTableLargerThanTheTableLimitIsRefusedAtCompile() {
+    // Chicory's own validation or ours: either way a typed refusal, before any instance exists.
+    assertThrows(UnitException.class, () -> compiler().compile(WasmWriter.tables(1, 10_000_001)));
+  }
+
+  @Test
+  void smallTablesWithinTheCapRun() {
+    CompiledUnit unit = compiler().compile(WasmWriter.tables(2, 1000));
+    ExecutionResult r =
+        EXECUTOR.execute(
+            new UnitRequest(
+                "t",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+    assertEquals(new Outcome.Completed(), r.outcome());
+  }
+
+  @Test
+  void tableGrowIsPaidFromTheMemoryCap() {
+    // No linear memory: the whole 1 MiB cap is left for the table; growing 10M entries must fail.
+    String wat =
+        """
+        (module
+          (table 1 funcref)
+          (func (export "run") (result i32)
+            (table.grow (ref.null func) (i32.const 10000000))))
+        """;
+    CompiledUnit unit = compiler().compile(Wat2Wasm.parse(wat));
+    ExecutionResult r =
+        EXECUTOR.execute(
+            new UnitRequest(
+                "g",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+    // table.grow returned -1: refused, not allocated.
+    assertEquals(new Outcome.Failed("entry returned -1"), r.outcome());
+    String small = wat.replace("10000000", "1000");
+    ExecutionResult ok =
+        EXECUTOR.execute(
+            new UnitRequest(
+                "g",
+                compiler().compile(Wat2Wasm.parse(small)),
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+    // Returns the old size, 1: a grow within the budget succeeds.
+    assertEquals(new Outcome.Failed("entry returned 1"), ok.outcome());
+  }
+
+  @Test
+  void tooManyLocalsInOneFunctionAreRefusedNamingTheLimit() {
+    UnitException e =
+        assertThrows(
+            UnitException.class, () -> compiler().compile(WasmWriter.manyLocals(2, 25_001)));
+    assertEquals(UnitException.Part.LIMIT, e.part());
+    assertTrue(e.getMessage().contains("50000 locals"), e.getMessage());
+  }
+
+  @Test
+  void manyFunctionsOfManyLocalsInATinyModuleAreRefused() {
+    int n = 40;
+    byte[][] fs = new byte[n][];
+    byte[][] bodies = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      fs[i] = u32(0);
+      bodies[i] = body(vec(concat(u32(50_000), bytes(0x7e))), bytes(0x41, 0x00, 0x0b));
+    }
+    byte[] wasm =
+        new WasmWriter()
+            .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
+            .section(WasmWriter.FUNCTION, vec(fs))
+            .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(0))))
+            .section(WasmWriter.CODE, vec(bodies))
+            .bytes();
+    UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
+    assertTrue(e.getMessage().contains("may declare at most"), e.getMessage());
+  }
+
+  @Test
+  void aHugeBrTableIsRefused() {
+    UnitException e =
+        assertThrows(UnitException.class, () -> compiler().compile(WasmWriter.brTable(70_000)));
+    assertTrue(e.getMessage().contains("br_table"), e.getMessage());
+  }
+
+  @Test
+  void manyBrTablesWithinThePerTableLimitAreRefusedPastTheModuleLimit() {
+    int n = 5;
+    byte[] code =
+        concat(
+            bytes(0x02, 0x40, 0x41, 0x00, 0x0e),
+            u32(60_000),
+            new byte[60_000],
+            bytes(0x00, 0x0b, 0x41, 0x00, 0x0b));
+    byte[][] fs = new byte[n][];
+    byte[][] bodies = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      fs[i] = u32(0);
+      bodies[i] = body(vec(), code);
+    }
+    byte[] wasm =
+        new WasmWriter()
+            .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
+            .section(WasmWriter.FUNCTION, vec(fs))
+            .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(0))))
+            .section(WasmWriter.CODE, vec(bodies))
+            .bytes();
+    UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
+    assertTrue(e.getMessage().contains("a module may have at most"), e.getMessage());
+  }
+
+  @Test
+  void exportIndicesOutOfRangeAreModuleErrors() {
+    for (long index : new long[] {1, 0xFFFF_FFFFL, 0x7FFF_FFFFL}) {
+      byte[] wasm =
+          new WasmWriter()
+              .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
+              .section(WasmWriter.FUNCTION, vec(u32(0)))
+              .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(index))))
+              .section(WasmWriter.CODE, vec(body(vec(), bytes(0x41, 0x00, 0x0b))))
+              .bytes();
+      UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
+      assertTrue(e.getMessage().contains("export 0"), e.getMessage());
+    }
+  }
+
+  @Test
+  void anEntryThatIsAnImportIsAnEntryError() {
+    String wat =
+        """
+        (module
+          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
+          (export "run" (func $log))
+          (func (export "other") (result i32) (i32.const 0)))
+        """;
+    CompiledUnit unit = compiler().compile(Wat2Wasm.parse(wat));
+    UnitException e = assertThrows(UnitException.class, () -> UnitCompiler.checkEntry(unit, "run"));
+    assertEquals(UnitException.Part.ENTRY, e.part());
+  }
+
+  @Test
+  void compileCpuIsReportedOnceThenTheCacheIsFree() {
+    UnitCompiler c = compiler();
+    byte[] wasm = WasmWriter.brTable(20_000);
+    UnitCompiler.Compilation first = c.compileMetered(wasm);
+    UnitCompiler.Compilation second = c.compileMetered(wasm);
+    assertTrue(first.cpuNanos() > 0, "first compile cost " + first.cpuNanos());
+    assertEquals(0, second.cpuNanos());
+  }
+
+  @Test
+  void aCompilePastItsBudgetIsRefusedAndItsSlotIsHeldUntilItEnds() throws Exception {
+    UnitCompiler c =
+        new UnitCompiler(4, CompileLimits.defaults().withBudget(1, Duration.ofMillis(1)));
+    byte[] wasm = WasmWriter.brTable(60_000);
+    UnitException e = assertThrows(UnitException.class, () -> c.compileMetered(wasm));
+    assertEquals(UnitException.Part.LIMIT, e.part());
+    assertTrue(e.getMessage().contains("budget"), e.getMessage());
+    // The abandoned compile still holds the only slot: the next one waits its budget, then is
+    // told the node is busy, unless the first ended meanwhile.
+    RuntimeException next =
+        assertThrows(RuntimeException.class, () -> c.compileMetered(WasmWriter.minimal()));
+    assertTrue(
+        next instanceof ExecutorBusyException || next instanceof UnitException, next.toString());
+  }
+
+  @Test
+  void executeRefusesWhatCompileAccepted() {
+    CompiledUnit unit = compiler().compile(WasmWriter.minimal());
+    ExecutionResult r =
+        EXECUTOR.execute(
+            new UnitRequest(
+                "m",
+                unit,
+                "run",
+                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
+    assertInstanceOf(Outcome.Completed.class, r.outcome());
+  }
+}

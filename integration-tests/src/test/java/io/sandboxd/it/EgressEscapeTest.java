@@ -1,0 +1,373 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import com.google.protobuf.ByteString;
+import com.sun.net.httpserver.HttpServer;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.daemon.rpc.SubmitRequest;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 8 items 5 and 7 against the running daemon: a node secret goes only where the node's
+ * configuration binds it and never comes back to the guest, the log or the stored journal, even
+ * from an endpoint that echoes it; egress bodies are capped while they stream, so a GiB body
+ * neither grows the daemon's heap (it runs with -Xmx256m here) nor stops it serving.
+ */
+class EgressEscapeTest {
+  static final String SECRET = "Sup3r/S3cret+Token=42-itest";
+  static final String HANDLE = "vault:api";
+
+  @TempDir static Path dir;
+  static HttpServer bound;
+  static HttpServer other;
+  static DaemonProcess daemon;
+  static DaemonClient client;
+  static String endpoint;
+  static String otherEndpoint;
+  static final AtomicReference<String> echoedAuth = new AtomicReference<>();
+  static final AtomicInteger otherHits = new AtomicInteger();
+  static final AtomicLong hugeBytesSent = new AtomicLong();
+
+  @BeforeAll
+  static void start() throws Exception {
+    other = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    other.createContext(
+        "/",
+        ex -> {
+          otherHits.incrementAndGet();
+          ex.sendResponseHeaders(204, -1);
+          ex.close();
+        });
+    other.start();
+    otherEndpoint = "127.0.0.1:" + other.getAddress().getPort();
+
+    bound = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    bound.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
+    bound.createContext("/api/echo", EgressEscapeTest::echo);
+    bound.createContext(
+        "/api/redirect",
+        ex -> {
+          ex.getResponseHeaders().add("Location", "http://" + otherEndpoint + "/steal");
+          ex.sendResponseHeaders(302, -1);
+          ex.close();
+        });
+    bound.createContext(
+        "/api/huge",
+        ex -> {
+          // 1 GiB generated on the fly, chunked: no length announced, only reading tells.
+          ex.sendResponseHeaders(200, 0);
+          byte[] chunk = new byte[64 * 1024];
+          try (OutputStream out = ex.getResponseBody()) {
+            for (long sent = 0; sent < (1L << 30); sent += chunk.length) {
+              out.write(chunk);
+              hugeBytesSent.addAndGet(chunk.length);
+            }
+          } catch (IOException dropped) {
+            // the daemon hung up at its cap
+          }
+        });
+    bound.createContext(
+        "/api/declared",
+        ex -> {
+          ex.sendResponseHeaders(200, 2L << 30);
+          ex.close();
+        });
+    bound.start();
+    endpoint = "127.0.0.1:" + bound.getAddress().getPort();
+
+    Path secretFile = Files.writeString(dir.resolve("api.secret"), SECRET + "\n");
+    Path config =
+        Files.writeString(
+            dir.resolve("sandboxd.json"),
+            "{\"secrets\":{\""
+                + HANDLE
+                + "\":{\"file\":\""
+                + secretFile
+                + "\",\"endpoints\":[\"http://"
+                + endpoint
+                + "/api\"]}}}");
+    daemon =
+        DaemonProcess.start(
+            List.of("-Xmx256m"),
+            dir.resolve("state"),
+            dir.resolve("run/sandboxd.sock"),
+            "--config",
+            config.toString());
+    client = new DaemonClient(daemon.socket);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (client != null) {
+      client.close();
+    }
+    if (daemon != null) {
+      daemon.close();
+    }
+    if (bound != null) {
+      bound.stop(0);
+    }
+    if (other != null) {
+      other.stop(0);
+    }
+  }
+
+  /** Reflects every request header and the query: raw, base64, JSON-escaped, and as a header. */
+  static void echo(com.sun.net.httpserver.HttpExchange ex) throws IOException {
+    StringBuilder all = new StringBuilder();
+    ex.getRequestHeaders()
+        .forEach((k, v) -> all.append(k).append(": ").append(String.join(",", v)).append('\n'));
+    echoedAuth.set(ex.getRequestHeaders().getFirst("Authorization"));
+    String text = all + "query: " + ex.getRequestURI().getRawQuery() + "\n";
+    String body =
+        text
+            + "b64="
+            + Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8))
+            + "\njson=\""
+            + text.replace("/", "\\/").replace("\n", "\\n")
+            + "\"\n";
+    ex.getResponseHeaders().add("X-Echo-Auth", String.valueOf(echoedAuth.get()));
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    ex.sendResponseHeaders(200, bytes.length);
+    ex.getResponseBody().write(bytes);
+    ex.close();
+  }
+
+  /** A unit that makes one egress call, logs the answer and returns the call's status. */
+  static byte[] egressUnit(String path) {
+    String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + path + "\"}";
+    String escaped = req.replace("\\", "\\\\").replace("\"", "\\\"");
+    return Wat2Wasm.parse(
+        """
+        (module
+          (import "sandbox" "egress" (func $e (param i32 i32 i32 i32 i32) (result i32)))
+          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
+          (memory 2)
+          (data (i32.const 0) "REQ")
+          (func (export "run") (result i32) (local $s i32)
+            (local.set $s (call $e (i32.const 0) (i32.const RLEN) (i32.const 4096)
+                                   (i32.const 60000) (i32.const 4000)))
+            (if (i32.ne (local.get $s) (i32.const 0)) (then (return (local.get $s))))
+            (drop (call $log (i32.const 4096) (i32.load (i32.const 4000))))
+            (i32.const 0)))
+        """
+            .replace("REQ", escaped)
+            .replace("RLEN", Integer.toString(req.getBytes(StandardCharsets.UTF_8).length)));
+  }
+
+  static String grants(String credentialEndpoint, String handle, String inject) {
+    String net =
+        "{\"outbound\":[\""
+            + endpoint
+            + "\",\""
+            + otherEndpoint
+            + "\"],\"inbound\":false,\"credentials\":[{\"endpoint\":\""
+            + credentialEndpoint
+            + "\",\"secret_ref\":\""
+            + handle
+            + "\",\"inject\":"
+            + inject
+            + "}]}";
+    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
+        + "\"memory_bytes\":1048576},\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
+        + "\"network\":"
+        + net
+        + ",\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
+        + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}}";
+  }
+
+  static final String HEADER = "{\"Header\":{\"name\":\"Authorization\",\"prefix\":\"Bearer \"}}";
+  static final String QUERY = "{\"Query\":{\"param\":\"key\"}}";
+
+  static SubmitReply submit(byte[] module, String grants) {
+    return client
+        .stub()
+        .withDeadlineAfter(120, TimeUnit.SECONDS)
+        .submit(
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(module))
+                .setGrantsJson(grants)
+                .setEntry("run")
+                .build());
+  }
+
+  /** The secret as it would show in text: raw, any case, escaped, percent-encoded, base64. */
+  static List<String> secretForms() {
+    return List.of(
+        SECRET,
+        SECRET.toLowerCase(Locale.ROOT),
+        SECRET.replace("/", "\\/"),
+        URLEncoder.encode(SECRET, StandardCharsets.UTF_8),
+        Base64.getEncoder().encodeToString(SECRET.getBytes(StandardCharsets.UTF_8)),
+        Base64.getEncoder().encodeToString(("Bearer " + SECRET).getBytes(StandardCharsets.UTF_8)));
+  }
+
+  static void assertNoSecret(String where, String text) {
+    for (String f : secretForms()) {
+      assertFalse(text.contains(f), where + " holds the secret as " + f + ":\n" + text);
+    }
+  }
+
+  /** The run's log with the response body (base64 in the logged answer) decoded next to it. */
+  static String logAndDecodedBody(String log) {
+    int at = log.indexOf("\"body\":\"");
+    if (at < 0) {
+      return log;
+    }
+    String b64 = log.substring(at + 8, log.indexOf('"', at + 8));
+    return log + "\n" + new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8);
+  }
+
+  /** Every byte the daemon keeps on disk (store, WAL, keys, kv) and its own log, as text. */
+  static void assertNothingOnDiskHoldsTheSecret() throws IOException {
+    List<Path> files = new ArrayList<>();
+    try (Stream<Path> s = Files.walk(daemon.state)) {
+      s.filter(Files::isRegularFile).forEach(files::add);
+    }
+    files.add(daemon.log);
+    assertTrue(files.stream().anyMatch(p -> p.getFileName().toString().startsWith("runs.db")));
+    for (Path f : files) {
+      assertNoSecret(f.toString(), new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1));
+    }
+  }
+
+  @Test
+  void anEchoedSecretNeverReachesTheGuestTheLogOrTheStoredJournal() throws Exception {
+    for (String inject : List.of(HEADER, QUERY)) {
+      echoedAuth.set(null);
+      SubmitReply r = submit(egressUnit("/api/echo"), grants(endpoint, HANDLE, inject));
+      assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+      if (inject.equals(HEADER)) {
+        assertEquals("Bearer " + SECRET, echoedAuth.get(), "the bound endpoint got the secret");
+      }
+      assertTrue(r.getLog().contains("\"status\":200"), r.getLog());
+      assertTrue(logAndDecodedBody(r.getLog()).contains("[redacted]"), r.getLog());
+      assertNoSecret("the guest's view and the run log", logAndDecodedBody(r.getLog()));
+
+      DaemonProcess.Result shown =
+          DaemonProcess.sandboxctl(
+              null, "runs", "show", r.getRunId(), "--socket", daemon.socket.toString());
+      assertEquals(0, shown.exit(), shown.err());
+      assertNoSecret("runs show", shown.out());
+      DaemonProcess.Result exported =
+          DaemonProcess.sandboxctl(
+              null, "runs", "show", r.getRunId(), "--export", "--socket", daemon.socket.toString());
+      assertEquals(0, exported.exit(), exported.err());
+      assertNoSecret("runs show --export", exported.out());
+
+      // The replay feeds the journaled (redacted) answer back and reaches the same root.
+      DaemonProcess.Result replay =
+          DaemonProcess.sandboxctl(
+              null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+      assertEquals(0, replay.exit(), replay.out() + replay.err());
+      assertTrue(replay.out().contains("replay matches"), replay.out());
+      assertNoSecret("replay", replay.out() + replay.err());
+    }
+    assertNothingOnDiskHoldsTheSecret();
+  }
+
+  @Test
+  void aGrantSendingTheSecretWhereTheNodeDidNotBindItIsRefusedAtAdmission() throws Exception {
+    otherHits.set(0);
+    StatusRuntimeException elsewhere =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> submit(egressUnit("/api/echo"), grants(otherEndpoint, HANDLE, HEADER)));
+    assertEquals(Status.Code.INVALID_ARGUMENT, elsewhere.getStatus().getCode());
+    String why = elsewhere.getStatus().getDescription();
+    assertTrue(why.contains("$.network.credentials[0].endpoint"), why);
+    assertTrue(why.contains(HANDLE) && why.contains(otherEndpoint), why);
+
+    StatusRuntimeException unbound =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> submit(egressUnit("/api/echo"), grants(endpoint, "vault:unbound", HEADER)));
+    assertEquals(Status.Code.INVALID_ARGUMENT, unbound.getStatus().getCode());
+    String why2 = unbound.getStatus().getDescription();
+    assertTrue(why2.contains("$.network.credentials[0].secret_ref"), why2);
+    assertTrue(why2.contains("vault:unbound"), why2);
+    assertEquals(0, otherHits.get(), "nothing was sent anywhere");
+
+    // Bound host:port, but outside the bound path prefix: the call is denied, nothing is sent.
+    echoedAuth.set(null);
+    SubmitReply outside = submit(egressUnit("/apix/echo"), grants(endpoint, HANDLE, HEADER));
+    assertTrue(outside.getOutcomeJson().contains("entry returned -1"), outside.getOutcomeJson());
+    assertEquals(null, echoedAuth.get());
+  }
+
+  @Test
+  void aRedirectIsHandedToTheGuestNeverFollowedWithTheSecret() throws Exception {
+    otherHits.set(0);
+    SubmitReply r = submit(egressUnit("/api/redirect"), grants(endpoint, HANDLE, HEADER));
+    assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+    assertTrue(r.getLog().contains("\"status\":302"), r.getLog());
+    assertEquals(0, otherHits.get(), "the daemon followed the redirect");
+  }
+
+  @Test
+  void gibibyteBodiesEndInTooLargeWhileTheDaemonStaysInItsHeapAndKeepsServing() throws Exception {
+    hugeBytesSent.set(0);
+    // Two at once, each 1 GiB, against a daemon whose whole heap is 256 MiB.
+    List<CompletableFuture<SubmitReply>> huge = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      huge.add(
+          CompletableFuture.supplyAsync(
+              () -> submit(egressUnit("/api/huge"), grants(endpoint, HANDLE, HEADER))));
+    }
+    for (CompletableFuture<SubmitReply> f : huge) {
+      SubmitReply r = f.get(180, TimeUnit.SECONDS);
+      assertTrue(r.getOutcomeJson().contains("entry returned -9"), r.getOutcomeJson());
+    }
+    assertTrue(hugeBytesSent.get() < (2L << 30), "both GiB went through: " + hugeBytesSent.get());
+    SubmitReply declared = submit(egressUnit("/api/declared"), grants(endpoint, HANDLE, HEADER));
+    assertTrue(declared.getOutcomeJson().contains("entry returned -9"), declared.getOutcomeJson());
+
+    assertTrue(daemon.process.isAlive(), daemon.log());
+    SubmitReply next = submit(egressUnit("/api/echo"), grants(endpoint, HANDLE, HEADER));
+    assertEquals("\"Completed\"", next.getOutcomeJson(), next.getLog());
+    assertFalse(daemon.log().contains("OutOfMemoryError"), daemon.log());
+  }
+
+  @Test
+  void aSecretBindingThatIsNotAnHttpUrlStopsTheStartNamingTheField() throws Exception {
+    Path cfg =
+        Files.writeString(
+            dir.resolve("bad.json"),
+            "{\"secrets\":{\"vault:x\":{\"env\":\"X\",\"endpoints\":[\"ftp://h:21/\"]}}}");
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                DaemonProcess.start(
+                    dir.resolve("bad"), dir.resolve("bad.sock"), "--config", cfg.toString()));
+    assertTrue(e.getMessage().contains("$.secrets.vault:x.endpoints[0]"), e.getMessage());
+  }
+}

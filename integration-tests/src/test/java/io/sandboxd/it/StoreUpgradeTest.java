@@ -1,0 +1,138 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.SubmitReply;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 9 item 7 against the running daemon: a run store at schema version 1 (runs and records, no
+ * signed ledger) is verified and signed at start and then served; a tampered version-1 run stops
+ * the upgrade naming the run; a store from a newer sandboxd is refused.
+ */
+class StoreUpgradeTest {
+  @TempDir static Path dir;
+
+  /** A stopped daemon's state: a Completed hello run and a Terminated spin run. */
+  static Path pristine;
+
+  static SubmitReply hello;
+  static SubmitReply spin;
+
+  @BeforeAll
+  static void recordRuns() throws Exception {
+    pristine = dir.resolve("pristine");
+    byte[] helloWasm = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
+    String helloGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
+    byte[] spinWasm = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/spin.wasm"));
+    String spinGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
+    try (DaemonProcess d = DaemonProcess.start(pristine, dir.resolve("p/sandboxd.sock"));
+        DaemonClient c = new DaemonClient(d.socket)) {
+      hello = StoreTamperTest.submit(c, helloWasm, helloGrants);
+      spin = StoreTamperTest.submit(c, spinWasm, spinGrants);
+    }
+  }
+
+  /** A copy of the pristine state with its store taken back to schema version 1. */
+  static Path versionOneCopy(String name) throws Exception {
+    Path target = dir.resolve(name);
+    try (Stream<Path> walk = Files.walk(pristine)) {
+      for (Path p : walk.toList()) {
+        Path t = target.resolve(pristine.relativize(p).toString());
+        if (Files.isDirectory(p)) {
+          Files.createDirectories(t);
+          Files.setPosixFilePermissions(t, Files.getPosixFilePermissions(p));
+        } else {
+          Files.copy(p, t, StandardCopyOption.COPY_ATTRIBUTES);
+        }
+      }
+    }
+    exec(
+        target,
+        "DROP TABLE ledger",
+        "DROP TABLE store_head",
+        "DROP INDEX journal_by_response",
+        "DROP TABLE pruned",
+        "PRAGMA user_version = 0");
+    return target;
+  }
+
+  static void exec(Path state, String... statements) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+        Statement st = c.createStatement()) {
+      for (String s : statements) {
+        st.execute(s);
+      }
+    }
+  }
+
+  static long userVersion(Path state) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  static String refusedStart(Path state) {
+    return assertThrows(
+            IllegalStateException.class,
+            () -> DaemonProcess.start(state, state.resolveSibling(state.getFileName() + ".sock")))
+        .getMessage();
+  }
+
+  @Test
+  void aVersionOneStoreIsUpgradedAndServed() throws Exception {
+    Path state = versionOneCopy("v1");
+    try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("v1.sock"))) {
+      assertTrue(d.log().contains("all chains verify, every record and column checks"), d.log());
+      assertTrue(d.log().contains("(2 runs, chain "), d.log());
+      DaemonProcess.Result list =
+          DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());
+      assertEquals(0, list.exit(), list.err());
+      assertTrue(list.out().contains(hello.getRunId()), list.out());
+      assertTrue(list.out().contains(spin.getRunId()), list.out());
+      DaemonProcess.Result show =
+          DaemonProcess.sandboxctl(
+              null, "runs", "show", spin.getRunId(), "--socket", d.socket.toString());
+      assertEquals(0, show.exit(), show.err());
+      assertTrue(show.out().contains("Terminated"), show.out());
+    }
+    assertEquals(2, userVersion(state));
+  }
+
+  @Test
+  void aTamperedVersionOneRunStopsTheUpgradeNamingIt() throws Exception {
+    Path state = versionOneCopy("v1-tampered");
+    exec(
+        state,
+        "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
+    String said = refusedStart(state);
+    assertTrue(said.contains("cannot upgrade from schema version 1 to 2"), said);
+    assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
+    assertEquals(0, userVersion(state));
+  }
+
+  @Test
+  void aStoreFromANewerSandboxdIsRefused() throws Exception {
+    Path state = versionOneCopy("v99");
+    exec(state, "PRAGMA user_version = 99");
+    String said = refusedStart(state);
+    assertTrue(said.contains("schema version 99 was written by a newer sandboxd"), said);
+    assertEquals(99, userVersion(state));
+  }
+}

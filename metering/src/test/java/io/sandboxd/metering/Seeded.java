@@ -1,0 +1,78 @@
+package io.sandboxd.metering;
+
+import java.util.Random;
+
+/**
+ * A seeded generator for property tests in plain JUnit: try {@code i} of a property draws from its
+ * own fixed seed {@code i}, and a failure names that seed ({@code -Dseeded.seed=i} reruns only it).
+ * Draws lean towards the edges of their range (bounds, 0, ±1), as a property tester would.
+ */
+final class Seeded {
+  /** One try of a property. */
+  @FunctionalInterface
+  interface Try {
+    void run(Seeded g) throws Exception;
+  }
+
+  private final long seed;
+  private final Random random;
+
+  Seeded(long seed) {
+    this.seed = seed;
+    this.random = new Random(seed);
+  }
+
+  long seed() {
+    return seed;
+  }
+
+  Random random() {
+    return random;
+  }
+
+  /** Runs {@code tries} tries, seeds 1..tries; the first failure is rethrown naming its seed. */
+  static void repeat(int tries, Try body) {
+    String only = System.getProperty("seeded.seed");
+    if (only != null && !only.isBlank()) {
+      once(Long.parseLong(only.strip()), body);
+      return;
+    }
+    for (long seed = 1; seed <= tries; seed++) {
+      once(seed, body);
+    }
+  }
+
+  /** Runs the try of one seed. */
+  static void once(long seed, Try body) {
+    try {
+      body.run(new Seeded(seed));
+    } catch (Exception | AssertionError e) {
+      throw new AssertionError(
+          "seed " + seed + " (rerun with -Dseeded.seed=" + seed + "): " + e, e);
+    }
+  }
+
+  /** A long in [lo, hi], one draw in eight taken from the range's edges. */
+  long longBetween(long lo, long hi) {
+    if (random.nextInt(8) == 0) {
+      long[] edges = {lo, hi, lo + 1, hi - 1, 0, 1, -1};
+      long e = edges[random.nextInt(edges.length)];
+      if (e >= lo && e <= hi) {
+        return e;
+      }
+    }
+    long span = hi - lo + 1;
+    if (span > 0) {
+      return lo + Math.floorMod(random.nextLong(), span);
+    }
+    long v; // the span overflows a long: draw until in range (at least half of all longs are)
+    do {
+      v = random.nextLong();
+    } while (v < lo || v > hi);
+    return v;
+  }
+
+  int intBetween(int lo, int hi) {
+    return (int) longBetween(lo, hi);
+  }
+}
