@@ -14,7 +14,6 @@ import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
-import io.sandboxd.executor.Journal;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
 import io.sandboxd.executor.UnitRequest;
@@ -88,29 +87,11 @@ public final class RunSupervisor {
   }
 
   private ExecutionResult declined(Admission.Admitted a, String reason) {
-    long now = System.currentTimeMillis();
-    Map<DeviceClass, ClassEnergy> zero = new TreeMap<>();
-    for (DeviceClass c : Executor.dispatchableClasses(a.grants().compute())) {
-      zero.put(c, new ClassEnergy(0, Provenance.Estimator, "none", 1, 0));
-    }
-    return new ExecutionResult(
-        new Outcome.Declined(reason),
-        0,
-        0,
-        now,
-        now,
-        0,
-        zero,
-        "",
-        List.of(),
-        Map.of(),
-        Journal.rootOf(List.of()),
+    return ExecutionResult.declined(
+        reason,
+        Executor.dispatchableClasses(a.grants().compute()),
         a.grants().host().clock(),
-        Executor.CLOCK_CONSTANT_MS,
-        0,
-        ExecutionResult.IoCounts.NONE,
-        new java.util.TreeSet<>(),
-        Optional.empty());
+        System.currentTimeMillis());
   }
 
   private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
@@ -133,8 +114,8 @@ public final class RunSupervisor {
                     + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())),
             r.memoryPeakBytes(),
             TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
-            new Receipt.IoUse(r.io().readOps(), r.io().readBytes(), r.io().writeBytes()),
-            new Receipt.NetUse(r.io().egressBytes(), r.io().ingressBytes()),
+            r.io().storage(),
+            r.io().network(),
             r.startedMs(),
             r.endedMs());
     Envelope receiptEnv = Envelope.sign(receipt.toCore(), node.key());
@@ -173,21 +154,16 @@ public final class RunSupervisor {
             now);
     Envelope segmentEnv = Envelope.sign(segment.toCore(), node.key());
     List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
-    return new RunRecord(
-        runId,
-        r.startedMs(),
-        unit,
-        grantsId,
-        CanonicalJson.canonicalString(r.outcome().toJson()),
-        receiptEnv,
-        attestationEnv,
-        segmentEnv,
-        journal,
-        r.journalBlobs(),
-        a.module(),
-        r.log(),
-        CanonicalJson.canonicalString(a.grants().canonicalTree()),
-        a.entry());
+    return RunRecord.builder()
+        .run(runId, r.startedMs())
+        .unit(unit, grantsId)
+        .outcomeJson(CanonicalJson.canonicalString(r.outcome().toJson()))
+        .signed(receiptEnv, attestationEnv, segmentEnv)
+        .journal(journal, r.journalBlobs())
+        .log(r.log())
+        .submission(
+            a.module(), CanonicalJson.canonicalString(a.grants().canonicalTree()), a.entry())
+        .build();
   }
 
   /**
@@ -197,23 +173,23 @@ public final class RunSupervisor {
    */
   private static List<Receipt.InferenceUse> inferenceRows(
       ExecutionResult r, Map<DeviceClass, ClassEnergy> energy) {
-    ExecutionResult.IoCounts io = r.io();
-    if (io.inferenceCalls() == 0) {
+    ExecutionResult.Inference inference = r.io().inference();
+    if (inference.calls() == 0) {
       return List.of();
     }
-    DeviceClass cls = io.inferenceClass();
+    DeviceClass cls = inference.deviceClass();
     ClassEnergy c = energy.get(cls);
-    if (c != null && io.inferenceUj() > 0) {
+    if (c != null && inference.uj() > 0) {
       energy.put(
           cls,
           new ClassEnergy(
-              Math.addExact(c.uj(), io.inferenceUj()),
+              Math.addExact(c.uj(), inference.uj()),
               c.provenance().worst(Provenance.ModelBased),
               c.source(),
               c.resolutionUj(),
               c.minWindowNs()));
     }
-    return List.of(new Receipt.InferenceUse(cls, io.inferenceUj(), io.inferenceCalls()));
+    return List.of(new Receipt.InferenceUse(cls, inference.uj(), inference.calls()));
   }
 
   /** The verdict of re-executing a recorded run from its journal. */

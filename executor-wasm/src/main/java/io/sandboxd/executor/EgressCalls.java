@@ -222,14 +222,14 @@ final class EgressCalls {
               : HttpRequest.BodyPublishers.ofByteArray(req.body()));
       HttpFetch.Result result =
           HttpFetch.exchange(b.build(), MAX_RESPONSE_BYTES, ctx.services.egressTimeout());
-      ctx.egressBytes.addAndGet(req.body().length);
+      ctx.network.countEgress(req.body().length);
       if (result instanceof HttpFetch.TooLarge) {
         return HostAnswer.refused("Allow", AbiStatus.TOO_LARGE);
       }
       if (!(result instanceof HttpFetch.Response resp)) {
         return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
       }
-      ctx.ingressBytes.addAndGet(resp.body().length);
+      ctx.network.countIngress(resp.body().length);
       String encoding = resp.headers().firstValue("content-encoding").orElse("identity");
       if (!redaction.isEmpty() && !encoding.equalsIgnoreCase("identity")) {
         return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);

@@ -55,19 +55,19 @@ final class ExecCalls {
     // Without it the Enforcer denies the bare name all the same.
     boolean execGranted = ctx.enforcer.grants().process().map(p -> p.exec()).orElse(false);
     ProgramResolver.Resolution resolution =
-        execGranted && !ctx.replaying() ? ctx.programResolver().resolveWithBinaries(argv) : null;
+        execGranted && !ctx.replaying() ? ctx.process.resolver().resolveWithBinaries(argv) : null;
     ExecRequest resolved =
         resolution != null
             ? resolution.request()
             : execGranted
-                ? ctx.programResolver().resolve(argv)
+                ? ctx.process.resolver().resolve(argv)
                 : ExecRequest.named(argv.get(0).substring(argv.get(0).lastIndexOf('/') + 1));
     HostAnswer a =
         ctx.journaled(
             "exec",
             json,
             () -> {
-              Decision d = ctx.enforcer.mayExec(resolved, ctx.runningChildren.get(), ctx.taint);
+              Decision d = ctx.enforcer.mayExec(resolved, ctx.process.running(), ctx.taint);
               if (!d.allowed()) {
                 return SandboxImports.refusal(d);
               }
@@ -119,16 +119,16 @@ final class ExecCalls {
     if (resolution == null) {
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     }
-    ctx.runningChildren.incrementAndGet();
+    ctx.process.spawning();
     ExecImage image = null;
     ProcessTree tree = null;
     try {
       image = ExecImage.of(resolution);
       List<String> command = new ArrayList<>(argv);
       command.set(0, image.program().toString());
-      Path cwd = ctx.storage.map(StorageRoot::root).orElse(image.emptyWorkDir());
+      Path cwd = ctx.storage.root().map(StorageRoot::root).orElse(image.emptyWorkDir());
       tree = ProcessTree.start(command, cwd, Map.of("PATH", image.bin().toString()));
-      ctx.childStarted(tree);
+      ctx.process.started(tree);
       Process p = tree.process();
       CompletableFuture<byte[]> out =
           CompletableFuture.supplyAsync(() -> drain(p.getInputStream()));
@@ -158,12 +158,12 @@ final class ExecCalls {
     } finally {
       if (tree != null) {
         tree.close();
-        ctx.childEnded(tree);
+        ctx.process.ended(tree);
       }
       if (image != null) {
         image.close();
       }
-      ctx.runningChildren.decrementAndGet();
+      ctx.process.reaped();
     }
   }
 

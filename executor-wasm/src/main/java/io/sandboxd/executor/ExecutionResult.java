@@ -3,12 +3,22 @@ package io.sandboxd.executor;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Receipt;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What one execution did: its outcome, what it consumed (CPU and wall time, peak memory, energy per
- * class), its log and its replay journal.
+ * class), its log and its replay journal. Built with {@link #builder()} or {@link #declined}.
  */
 public record ExecutionResult(
     Outcome outcome,
@@ -26,26 +36,149 @@ public record ExecutionResult(
     long clockConstantMs,
     long hostCalls,
     IoCounts io,
-    java.util.SortedSet<String> taint,
-    java.util.Optional<ReplaySource.Divergence> replayDivergence) {
+    SortedSet<String> taint,
+    Optional<ReplaySource.Divergence> replayDivergence) {
 
-  /** Brokered I/O for the receipt. */
-  public record IoCounts(
-      long readOps,
-      long readBytes,
-      long writeBytes,
-      long egressBytes,
-      long ingressBytes,
-      long inferenceCalls,
-      DeviceClass inferenceClass,
-      long inferenceUj) {
-    public static final IoCounts NONE = new IoCounts(0, 0, 0, 0, 0, 0, DeviceClass.Cpu, 0);
+  /** Brokered I/O for the receipt, one part per capability that counts it. */
+  public record IoCounts(Receipt.IoUse storage, Receipt.NetUse network, Inference inference) {
+    public static final IoCounts NONE =
+        new IoCounts(Receipt.IoUse.NONE, Receipt.NetUse.NONE, new Inference(0, DeviceClass.Cpu, 0));
   }
 
+  /** Inference calls, the device class that served them, and the energy they drew there. */
+  public record Inference(long calls, DeviceClass deviceClass, long uj) {}
+
   public ExecutionResult {
-    taint = java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(taint));
+    taint = Collections.unmodifiableSortedSet(new TreeSet<>(taint));
     energy = Map.copyOf(energy);
     journal = List.copyOf(journal);
     journalBlobs = Map.copyOf(journalBlobs);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A run declined before it started (e.g. a device class the node cannot meter): nothing ran, so
+   * every dispatchable class reads zero energy and the journal is empty.
+   */
+  public static ExecutionResult declined(
+      String reason, Set<DeviceClass> classes, boolean clockGranted, long nowMs) {
+    Map<DeviceClass, ClassEnergy> zero = new TreeMap<>();
+    for (DeviceClass c : classes) {
+      zero.put(c, new ClassEnergy(0, Provenance.Estimator, "none", 1, 0));
+    }
+    return builder()
+        .outcome(new Outcome.Declined(reason))
+        .wall(nowMs, 0)
+        .consumed(0, 0, zero)
+        .clock(clockGranted, Executor.CLOCK_CONSTANT_MS)
+        .build();
+  }
+
+  /** Gathers a result by name; what is not set is zero or empty. */
+  public static final class Builder {
+    private Outcome outcome;
+    private long cpuTimeNanos;
+    private long wallNanos;
+    private long startedMs;
+    private long endedMs;
+    private long memoryPeakBytes;
+    private Map<DeviceClass, ClassEnergy> energy = Map.of();
+    private String log = "";
+    private List<JournalEntry> journal = List.of();
+    private Map<String, byte[]> journalBlobs = Map.of();
+    private String journalRoot = Journal.rootOf(List.of());
+    private boolean clockGranted;
+    private long clockConstantMs = Executor.CLOCK_CONSTANT_MS;
+    private long hostCalls;
+    private IoCounts io = IoCounts.NONE;
+    private SortedSet<String> taint = new TreeSet<>();
+    private Optional<ReplaySource.Divergence> replayDivergence = Optional.empty();
+
+    private Builder() {}
+
+    public Builder outcome(Outcome outcome) {
+      this.outcome = outcome;
+      return this;
+    }
+
+    /** Start time and wall time; the end is the start plus the wall time. */
+    public Builder wall(long startedMs, long wallNanos) {
+      this.startedMs = startedMs;
+      this.wallNanos = wallNanos;
+      this.endedMs = startedMs + TimeUnit.NANOSECONDS.toMillis(wallNanos);
+      return this;
+    }
+
+    /** CPU time, peak memory and energy per class: what the run consumed. */
+    public Builder consumed(
+        long cpuTimeNanos, long memoryPeakBytes, Map<DeviceClass, ClassEnergy> energy) {
+      this.cpuTimeNanos = cpuTimeNanos;
+      this.memoryPeakBytes = memoryPeakBytes;
+      this.energy = energy;
+      return this;
+    }
+
+    public Builder log(String log) {
+      this.log = log;
+      return this;
+    }
+
+    public Builder journal(List<JournalEntry> entries, Map<String, byte[]> blobs, String root) {
+      this.journal = entries;
+      this.journalBlobs = blobs;
+      this.journalRoot = root;
+      return this;
+    }
+
+    /** Whether the clock was granted, and the constant the unit saw if not. */
+    public Builder clock(boolean granted, long constantMs) {
+      this.clockGranted = granted;
+      this.clockConstantMs = constantMs;
+      return this;
+    }
+
+    public Builder hostCalls(long hostCalls) {
+      this.hostCalls = hostCalls;
+      return this;
+    }
+
+    public Builder io(IoCounts io) {
+      this.io = io;
+      return this;
+    }
+
+    public Builder taint(SortedSet<String> taint) {
+      this.taint = taint;
+      return this;
+    }
+
+    public Builder replayDivergence(Optional<ReplaySource.Divergence> replayDivergence) {
+      this.replayDivergence = replayDivergence;
+      return this;
+    }
+
+    public ExecutionResult build() {
+      return new ExecutionResult(
+          Objects.requireNonNull(outcome, "outcome"),
+          cpuTimeNanos,
+          wallNanos,
+          startedMs,
+          endedMs,
+          memoryPeakBytes,
+          energy,
+          log,
+          journal,
+          journalBlobs,
+          journalRoot,
+          clockGranted,
+          clockConstantMs,
+          hostCalls,
+          io,
+          taint,
+          replayDivergence);
+    }
   }
 }

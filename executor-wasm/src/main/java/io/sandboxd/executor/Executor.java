@@ -11,7 +11,6 @@ import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.ComputeGrant;
 import io.sandboxd.enforcer.Enforcer;
-import io.sandboxd.enforcer.HostService;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -93,7 +92,6 @@ public final class Executor implements AutoCloseable {
     ComputeGrant compute = req.grants().compute();
     Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
-    boolean clockGranted = enforcer.mayHost(HostService.CLOCK).allowed();
     Optional<StorageRoot> storage;
     try {
       // A replay answers every storage input from the journal: it never creates or reads the root.
@@ -145,32 +143,12 @@ public final class Executor implements AutoCloseable {
     long cpu = task.cpuNanos();
     Map<DeviceClass, ClassEnergy> energy = meter.end();
     Outcome outcome = decide(task, breach, cpu, energy, compute);
-    return new ExecutionResult(
-        outcome,
-        cpu,
-        wall,
-        startedMs,
-        startedMs + TimeUnit.NANOSECONDS.toMillis(wall),
-        task.memoryPeakBytes(),
-        energy,
-        ctx.log(),
-        ctx.journal.entries(),
-        ctx.journal.blobs(),
-        ctx.journal.root(),
-        clockGranted,
-        CLOCK_CONSTANT_MS,
-        ctx.hostCalls(),
-        new ExecutionResult.IoCounts(
-            ctx.readOps.get(),
-            ctx.readBytes.get(),
-            ctx.writeBytes.get(),
-            ctx.egressBytes.get(),
-            ctx.ingressBytes.get(),
-            ctx.inferenceCalls.get(),
-            services.inferenceClass(),
-            ctx.inferenceUj.get()),
-        ctx.taint.labels(),
-        req.replay().map(ReplaySource::divergence));
+    return ctx.report(ExecutionResult.builder())
+        .outcome(outcome)
+        .wall(startedMs, wall)
+        .consumed(cpu, task.memoryPeakBytes(), energy)
+        .replayDivergence(req.replay().map(ReplaySource::divergence))
+        .build();
   }
 
   private static long wallNanos() {
@@ -326,7 +304,7 @@ public final class Executor implements AutoCloseable {
 
     /** The guest thread's CPU time plus that of every process its exec calls started. */
     long cpuNanos() {
-      return cpuNanos + ctx.childCpuNanos();
+      return cpuNanos + ctx.process.cpuNanos();
     }
 
     /** CPU time of this task so far (exec children included): live while it runs, final after. */
@@ -336,7 +314,7 @@ public final class Executor implements AutoCloseable {
         return cpuNanos();
       }
       long now = threads.getThreadCpuTime(t.getId()) - cpuStart;
-      return Math.max(now, 0) + ctx.childCpuNanos();
+      return Math.max(now, 0) + ctx.process.cpuNanos();
     }
 
     long memoryPeakBytes() {

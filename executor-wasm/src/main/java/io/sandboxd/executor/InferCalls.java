@@ -58,13 +58,13 @@ final class InferCalls {
                       MAX_RESPONSE_BYTES,
                       ctx.services.egressTimeout());
               if (!(result instanceof HttpFetch.Failed)) {
-                ctx.inferenceCalls.incrementAndGet();
+                ctx.network.countInference();
               }
               long after = ctx.services.inferenceEnergyUj().getAsLong();
               if (before >= 0 && after >= 0) {
                 // The serving class's counter over the call's window; an upper bound when other
                 // work shares the device, so the receipt labels it ModelBased at best.
-                ctx.inferenceUj.addAndGet(Math.max(0, after - before));
+                ctx.network.countInferenceUj(Math.max(0, after - before));
               }
               if (result instanceof HttpFetch.TooLarge) {
                 return HostAnswer.refused("Allow", AbiStatus.TOO_LARGE);

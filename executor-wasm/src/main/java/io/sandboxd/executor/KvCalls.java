@@ -41,11 +41,11 @@ final class KvCalls {
               if (!d.allowed()) {
                 return SandboxImports.refusal(d);
               }
-              if (ctx.services.kv().isEmpty()) {
+              if (ctx.kv.store().isEmpty()) {
                 return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
               }
               try {
-                Optional<byte[]> v = ctx.services.kv().get().get(key);
+                Optional<byte[]> v = ctx.kv.store().get().get(key);
                 return v.isPresent()
                     ? HostAnswer.allow(v.get())
                     : HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
@@ -88,15 +88,12 @@ final class KvCalls {
               if (!d.allowed()) {
                 return SandboxImports.refusal(d);
               }
-              if (ctx.services.kv().isEmpty()) {
+              if (ctx.kv.store().isEmpty()) {
                 return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
               }
               try {
                 KvStore.Put put =
-                    ctx.services
-                        .kv()
-                        .get()
-                        .put(key, value, ctx.unitAddress, ctx.services.kvQuotaBytes());
+                    ctx.kv.store().get().put(key, value, ctx.kv.owner(), ctx.kv.quotaBytes());
                 return put == KvStore.Put.STORED
                     ? HostAnswer.allow(new byte[0])
                     : HostAnswer.refused("Allow", AbiStatus.QUOTA);

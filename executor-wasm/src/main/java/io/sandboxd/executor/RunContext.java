@@ -8,14 +8,15 @@ import io.sandboxd.enforcer.RunTaint;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * What the host functions of one run see: its Enforcer and taint, journal (or the record it
- * replays), log, storage root, the node's services, and counters for the receipt.
+ * What the host functions of one run see. Its core is shared by every call: the Enforcer and taint,
+ * the journal (or the record it replays), the log and the call count. Each capability is a part
+ * that owns its state and its counters for the receipt: {@link #clock}, {@link #random}, {@link
+ * #storage}, {@link #network}, {@link #process} and {@link #kv}.
  */
 final class RunContext {
   /** Captured log bytes per run; past this the log is cut with a marker. */
@@ -23,26 +24,17 @@ final class RunContext {
 
   final Enforcer enforcer;
   final Journal journal;
-  final LongSupplier clockNanos;
-  final long clockConstantMs;
-  final SecureRandom random;
   final RunTaint taint = new RunTaint();
   final HostServices services;
-  final Optional<StorageRoot> storage;
   final Optional<ReplaySource> replay;
 
-  /** The unit's address: the owner its kv bytes are counted against. */
-  final String unitAddress;
+  final RunClock clock;
+  final RunRandom random;
+  final RunStorage storage;
+  final RunNetwork network;
+  final RunProcess process;
+  final RunKv kv;
 
-  final IoCeiling ioCeiling;
-  final AtomicLong readOps = new AtomicLong();
-  final AtomicLong readBytes = new AtomicLong();
-  final AtomicLong writeBytes = new AtomicLong();
-  final AtomicLong egressBytes = new AtomicLong();
-  final AtomicLong ingressBytes = new AtomicLong();
-  final AtomicLong runningChildren = new AtomicLong();
-  final AtomicLong inferenceCalls = new AtomicLong();
-  final AtomicLong inferenceUj = new AtomicLong();
   // One growing buffer: a line costs one small copy and leaves no object behind to collect.
   private byte[] logBuffer = new byte[1024];
   private int logBytes;
@@ -59,49 +51,26 @@ final class RunContext {
       Optional<ReplaySource> replay,
       String unitAddress) {
     this.enforcer = enforcer;
-    this.unitAddress = unitAddress;
-    this.clockNanos = clockNanos;
-    this.clockConstantMs = clockConstantMs;
-    this.random = random;
     this.services = services;
-    this.storage = storage;
     this.replay = replay;
     this.journal = new Journal(services.journalLimits());
-    this.ioCeiling = new IoCeiling(enforcer);
+    this.clock = new RunClock(enforcer, clockNanos, clockConstantMs);
+    this.random = new RunRandom(enforcer, random);
+    this.storage = new RunStorage(enforcer, storage);
+    this.network = new RunNetwork(services.inferenceClass());
+    this.process = new RunProcess(services.execSearchPath(), storage.map(StorageRoot::root));
+    this.kv = new RunKv(services.kv(), unitAddress, services.kvQuotaBytes());
   }
 
-  private io.sandboxd.enforcer.ProgramResolver programResolver;
-
-  /** The run's resolver for `exec`, over the node's search path; made on first use. */
-  io.sandboxd.enforcer.ProgramResolver programResolver() {
-    if (programResolver == null) {
-      programResolver =
-          new io.sandboxd.enforcer.ProgramResolver(
-              java.nio.file.Path.of("/"),
-              services.execSearchPath(),
-              storage.map(StorageRoot::root));
-    }
-    return programResolver;
-  }
-
-  private long childCpuDone;
-  private ProcessTree liveChild;
-
-  /** CPU time of every process the run's exec calls started, live ones included. */
-  synchronized long childCpuNanos() {
-    return childCpuDone + (liveChild == null ? 0 : liveChild.cpuNanos());
-  }
-
-  synchronized void childStarted(ProcessTree tree) {
-    liveChild = tree;
-  }
-
-  /** Moves an ended (closed) tree's final CPU time into the run's total. */
-  synchronized void childEnded(ProcessTree tree) {
-    if (liveChild == tree) {
-      liveChild = null;
-    }
-    childCpuDone += tree.cpuNanos();
+  /** What the run left for its result: the core's log, journal and calls, each part's counts. */
+  ExecutionResult.Builder report(ExecutionResult.Builder result) {
+    return result
+        .log(log())
+        .journal(journal.entries(), journal.blobs(), journal.root())
+        .clock(clock.granted(), clock.constantMs())
+        .hostCalls(hostCalls)
+        .io(new ExecutionResult.IoCounts(storage.use(), network.use(), network.inference()))
+        .taint(taint.labels());
   }
 
   boolean replaying() {

@@ -271,14 +271,8 @@ final class SandboxImports {
       return AbiStatus.FAULT;
     }
     HostAnswer a =
-        ctx.journaledIfAllowed(
-            ctx.enforcer.mayHost(HostService.CLOCK),
-            // Not granted: the normalized constant, never an error and never the wall clock.
-            d -> new HostAnswer(d.name(), AbiStatus.OK, le64(ctx.clockConstantMs * 1_000_000L)),
-            "clock_now",
-            CanonicalJson.mapper().createObjectNode(),
-            () -> HostAnswer.allow(le64(ctx.clockNanos.getAsLong())),
-            null);
+        ctx.clock.read(
+            ctx, CanonicalJson.mapper().createObjectNode(), AbiStatus.OK, ctx.clock::wallNanos);
     mem.write(outPtr, a.payload());
     return a.status();
   }
@@ -289,7 +283,7 @@ final class SandboxImports {
     }
     HostAnswer a =
         ctx.journaledIfAllowed(
-            ctx.enforcer.mayHost(HostService.RANDOM),
+            ctx.random.grant(),
             SandboxImports::refusal,
             "random_u64",
             CanonicalJson.mapper().createObjectNode(),

@@ -74,11 +74,11 @@ final class StorageCalls {
               if (!d.allowed()) {
                 return SandboxImports.refusal(d);
               }
-              Optional<Path> file = ctx.storage.flatMap(r -> r.resolve(p));
+              Optional<Path> file = ctx.storage.resolve(p);
               if (file.isEmpty()) {
                 return HostAnswer.refused("Denied", AbiStatus.DENIED);
               }
-              if (!ctx.ioCeiling.admit(0)) {
+              if (!ctx.storage.admit(0)) {
                 return HostAnswer.refused("Allow", AbiStatus.RATE);
               }
               return readFile(ctx, file.get(), offset);
@@ -101,7 +101,7 @@ final class StorageCalls {
       if (remaining > MAX_READ_BYTES) {
         return HostAnswer.refused("Allow", AbiStatus.INVALID);
       }
-      if (!ctx.ioCeiling.admit(remaining)) {
+      if (!ctx.storage.admit(remaining)) {
         return HostAnswer.refused("Allow", AbiStatus.RATE);
       }
       ByteBuffer buf = ByteBuffer.allocate((int) remaining);
@@ -113,8 +113,7 @@ final class StorageCalls {
         }
         pos += n;
       }
-      ctx.readOps.incrementAndGet();
-      ctx.readBytes.addAndGet(buf.position());
+      ctx.storage.countRead(buf.position());
       byte[] out = new byte[buf.position()];
       buf.flip().get(out);
       return HostAnswer.allow(out);
@@ -162,17 +161,17 @@ final class StorageCalls {
     if (!d.allowed()) {
       return SandboxImports.refusal(d);
     }
-    Optional<Path> file = ctx.storage.flatMap(r -> r.resolve(p));
+    Optional<Path> file = ctx.storage.resolve(p);
     if (file.isEmpty()) {
       return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
     if (StorageRoot.multiplyLinked(file.get())) {
       return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
-    if (!ctx.ioCeiling.admit(0)) {
+    if (!ctx.storage.admit(0)) {
       return HostAnswer.refused("Allow", AbiStatus.RATE);
     }
-    StorageLedger ledger = ctx.storage.get().ledger();
+    StorageLedger ledger = ctx.storage.ledger();
     long before = StorageRoot.size(file.get());
     boolean exists = Files.exists(file.get(), LinkOption.NOFOLLOW_LINKS);
     // Holes count: a write at 2^40 would otherwise make a 1 TiB sparse file.
@@ -200,7 +199,7 @@ final class StorageCalls {
           pos += ch.write(buf, pos);
         }
       }
-      ctx.writeBytes.addAndGet(data.length);
+      ctx.storage.countWrite(data.length);
       written = true;
       return HostAnswer.allow(new byte[0]);
     } catch (IOException e) {
@@ -213,7 +212,7 @@ final class StorageCalls {
 
   /** How many of {@code file} and its parents below the root do not exist yet. */
   private static long missingEntries(RunContext ctx, Path file) {
-    Path root = ctx.storage.get().root();
+    Path root = ctx.storage.dir();
     long n = 0;
     for (Path p = file; p != null && !p.equals(root); p = p.getParent()) {
       if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
@@ -236,7 +235,7 @@ final class StorageCalls {
     if (!d.allowed()) {
       return SandboxImports.refusal(d);
     }
-    Optional<Path> file = ctx.storage.flatMap(r -> r.resolve(p));
+    Optional<Path> file = ctx.storage.resolve(p);
     if (file.isEmpty()) {
       return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
@@ -245,7 +244,7 @@ final class StorageCalls {
       if (!Files.deleteIfExists(file.get())) {
         return HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
       }
-      ctx.storage.get().ledger().settle(-cost);
+      ctx.storage.ledger().settle(-cost);
       return HostAnswer.allow(new byte[0]);
     } catch (IOException e) {
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);

@@ -8,7 +8,6 @@ import com.dylibso.chicory.wasi.WasiPreview1;
 import com.dylibso.chicory.wasi.WasiPreview1_ModuleFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.enforcer.HostService;
 import io.sandboxd.enforcer.PathMode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -95,6 +94,7 @@ final class WasiRun implements AutoCloseable {
   static WasiRun open(RunContext ctx, String name, Map<String, String> env) {
     WasiPathBroker broker =
         ctx.storage
+            .root()
             .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
             .orElse(null);
     return new WasiRun(ctx, List.of(name), env, broker);
@@ -132,18 +132,11 @@ final class WasiRun implements AutoCloseable {
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "clock_time_get").put("clock_id", id);
     HostAnswer ans =
-        ctx.journaledIfAllowed(
-            ctx.enforcer.mayHost(HostService.CLOCK),
-            // Not granted: the normalized constant for both clocks, never an error (§7.5).
-            d -> new HostAnswer(d.name(), Errno.SUCCESS, le64(ctx.clockConstantMs * 1_000_000L)),
-            "clock_now",
+        ctx.clock.read(
+            ctx,
             request,
-            () ->
-                new HostAnswer(
-                    "Allow",
-                    Errno.SUCCESS,
-                    le64(id == CLOCK_REALTIME ? ctx.clockNanos.getAsLong() : System.nanoTime())),
-            null);
+            Errno.SUCCESS,
+            () -> id == CLOCK_REALTIME ? ctx.clock.wallNanos() : System.nanoTime());
     if (ans.status() == Errno.SUCCESS) {
       mem.write(ptr, ans.payload());
     }
@@ -162,15 +155,11 @@ final class WasiRun implements AutoCloseable {
         CanonicalJson.mapper().createObjectNode().put("wasi", "random_get").put("len", len);
     HostAnswer ans =
         ctx.journaledIfAllowed(
-            ctx.enforcer.mayHost(HostService.RANDOM),
+            ctx.random.grant(),
             d -> HostAnswer.refused(d.name(), Errno.ACCES),
             "random_u64",
             request,
-            () -> {
-              byte[] bytes = new byte[(int) len];
-              ctx.random.nextBytes(bytes);
-              return HostAnswer.allow(bytes);
-            },
+            () -> HostAnswer.allow(ctx.random.bytes((int) len)),
             null);
     if (ans.status() == Errno.SUCCESS) {
       mem.write(ptr, ans.payload());
@@ -573,11 +562,8 @@ final class WasiRun implements AutoCloseable {
    * File times are the wall clock by another name: without host.clock they read as the constant.
    */
   private void normalizeTimes(Memory memory, long buf) {
-    if (!ctx.enforcer.mayHost(HostService.CLOCK).allowed()) {
-      long t = ctx.clockConstantMs * 1_000_000L;
-      for (int off = 40; off <= 56; off += 8) {
-        memory.writeLong((int) buf + off, t);
-      }
+    for (int off = 40; off <= 56; off += 8) {
+      memory.writeLong((int) buf + off, ctx.clock.shown(memory.readLong((int) buf + off)));
     }
   }
 

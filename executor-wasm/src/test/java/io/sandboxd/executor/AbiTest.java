@@ -182,8 +182,8 @@ class AbiTest {
     assertEquals(0, returned(ok));
     assertEquals("stored bytes\n", ok.log());
     assertEquals("stored bytes", Files.readString(root.resolve("data/a.txt")));
-    assertEquals(12, ok.io().readBytes());
-    assertEquals(12, ok.io().writeBytes());
+    assertEquals(12, ok.io().storage().readBytes());
+    assertEquals(12, ok.io().storage().writeBytes());
 
     // Write outside the write globs.
     assertEquals(
@@ -404,7 +404,7 @@ class AbiTest {
       assertEquals("{\"choices\":[{\"text\":\"hi\"}]}\n", ok.log());
       assertEquals("{\"model\":\"m\",\"prompt\":\"hello\"}", seen.get());
       assertEquals("inference", ok.journal().get(0).call());
-      assertEquals(1, ok.io().inferenceCalls());
+      assertEquals(1, ok.io().inference().calls());
 
       seen.set(null);
       ExecutionResult denied =

@@ -3,11 +3,12 @@ package io.sandboxd.daemon.store;
 import io.sandboxd.attest.Envelope;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Everything one execute step leaves behind, appended to the store in one transaction: the signed
  * records, the replay journal and its blobs, the module bytes, the unit's log, and the submission's
- * canonical grants and entry (so the run can be replayed).
+ * canonical grants and entry (so the run can be replayed). Built with {@link #builder()}.
  */
 public record RunRecord(
     String runId,
@@ -23,4 +24,95 @@ public record RunRecord(
     byte[] module,
     String log,
     String grantsJson,
-    String entry) {}
+    String entry) {
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Gathers a record by name; the journal, log, grants and entry default to empty. */
+  public static final class Builder {
+    private String runId;
+    private long createdMs;
+    private String unit;
+    private String grantsId;
+    private String outcomeJson;
+    private Envelope receipt;
+    private Envelope attestation;
+    private Envelope segment;
+    private List<String> journalEntries = List.of();
+    private Map<String, byte[]> blobs = Map.of();
+    private byte[] module;
+    private String log = "";
+    private String grantsJson = "";
+    private String entry = "";
+
+    private Builder() {}
+
+    /** The run's id and when it was created. */
+    public Builder run(String runId, long createdMs) {
+      this.runId = runId;
+      this.createdMs = createdMs;
+      return this;
+    }
+
+    /** The unit's address and the grants' id it ran under. */
+    public Builder unit(String unit, String grantsId) {
+      this.unit = unit;
+      this.grantsId = grantsId;
+      return this;
+    }
+
+    public Builder outcomeJson(String outcomeJson) {
+      this.outcomeJson = outcomeJson;
+      return this;
+    }
+
+    /** The signed records of the step, in the order they chain. */
+    public Builder signed(Envelope receipt, Envelope attestation, Envelope segment) {
+      this.receipt = receipt;
+      this.attestation = attestation;
+      this.segment = segment;
+      return this;
+    }
+
+    public Builder journal(List<String> entries, Map<String, byte[]> blobs) {
+      this.journalEntries = entries;
+      this.blobs = blobs;
+      return this;
+    }
+
+    public Builder log(String log) {
+      this.log = log;
+      return this;
+    }
+
+    /**
+     * What was submitted: the module, its canonical grants and entry export (a replay reruns it).
+     */
+    public Builder submission(byte[] module, String grantsJson, String entry) {
+      this.module = module;
+      this.grantsJson = grantsJson;
+      this.entry = entry;
+      return this;
+    }
+
+    public RunRecord build() {
+      return new RunRecord(
+          Objects.requireNonNull(runId, "runId"),
+          createdMs,
+          Objects.requireNonNull(unit, "unit"),
+          Objects.requireNonNull(grantsId, "grantsId"),
+          Objects.requireNonNull(outcomeJson, "outcomeJson"),
+          Objects.requireNonNull(receipt, "receipt"),
+          Objects.requireNonNull(attestation, "attestation"),
+          Objects.requireNonNull(segment, "segment"),
+          journalEntries,
+          blobs,
+          Objects.requireNonNull(module, "module"),
+          log,
+          grantsJson,
+          entry);
+    }
+  }
+}

@@ -90,21 +90,15 @@ final class TestRuns {
             Provenance.Estimator,
             createdMs);
     Envelope segment = Envelope.sign(seg.toCore(), key);
-    return new RunRecord(
-        runId,
-        createdMs,
-        unit,
-        grantsId,
-        "\"Completed\"",
-        receipt,
-        attestation,
-        segment,
-        journal,
-        blobs,
-        module,
-        "log of " + runId + "\n",
-        "{\"compute\":{}}",
-        "run");
+    return RunRecord.builder()
+        .run(runId, createdMs)
+        .unit(unit, grantsId)
+        .outcomeJson("\"Completed\"")
+        .signed(receipt, attestation, segment)
+        .journal(journal, blobs)
+        .log("log of " + runId + "\n")
+        .submission(module, "{\"compute\":{}}", "run")
+        .build();
   }
 
   /** A run with a two-entry journal, one blob and its own module. */
