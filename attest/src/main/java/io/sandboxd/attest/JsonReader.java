@@ -178,6 +178,11 @@ public final class JsonReader {
     return optionalInteger(key, 0, MAX_U32).orElse(dflt);
   }
 
+  /** An optional integer in [min, max], {@code dflt} when absent. */
+  public long integer(String key, long dflt, long min, long max) {
+    return optionalInteger(key, min, max).orElse(dflt);
+  }
+
   /** An optional integer in [min, max]. */
   public Optional<Long> optionalInteger(String key, long min, long max) {
     return optional(key).map(v -> integer(v, pathOf(key), min, max, fault));
@@ -205,6 +210,13 @@ public final class JsonReader {
   /** A required object whose keys must all be in {@code known}. */
   public JsonReader object(String key, Set<String> known) {
     return object(key).only(known);
+  }
+
+  /** An optional object whose keys must all be in {@code known}; absent reads as empty. */
+  public JsonReader objectOrEmpty(String key, Set<String> known) {
+    return optionalObject(key, known)
+        .orElseGet(
+            () -> new JsonReader(CanonicalJson.mapper().createObjectNode(), pathOf(key), fault));
   }
 
   /** An optional object whose keys must all be in {@code known}. */

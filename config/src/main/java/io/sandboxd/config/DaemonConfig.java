@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.JsonReader;
 import io.sandboxd.enforcer.ProgramRef;
 import io.sandboxd.enforcer.SecretBindings;
 import io.sandboxd.enforcer.SecretTarget;
@@ -214,9 +215,9 @@ public record DaemonConfig(
     } catch (AttestException e) {
       throw new ConfigException(e.getMessage(), e);
     }
-    Fields f = new Fields(root, "$", TOP);
+    JsonReader f = JsonReader.of(root, "$", TOP, ConfigException.FAULT);
     DaemonConfig d = defaults();
-    Fields exec = f.object("exec", Set.of("denylist", "search_path", "timeout_ms"));
+    JsonReader exec = f.objectOrEmpty("exec", Set.of("denylist", "search_path", "timeout_ms"));
     List<String> deny = exec.strings("denylist", List.of());
     for (int i = 0; i < deny.size(); i++) {
       ProgramRef ref;
@@ -236,10 +237,12 @@ public record DaemonConfig(
         throw new ConfigException("$.exec.search_path[" + i + "]: must be an absolute directory");
       }
     }
-    Fields egress = f.object("egress", Set.of("timeout_ms"));
-    Fields inf = f.object("inference", Set.of("endpoint", "class"));
+    JsonReader egress = f.objectOrEmpty("egress", Set.of("timeout_ms"));
+    Optional<JsonReader> inferenceFields =
+        f.optionalObject("inference", Set.of("endpoint", "class"));
     Optional<Inference> inference = Optional.empty();
-    if (inf.present()) {
+    if (inferenceFields.isPresent()) {
+      JsonReader inf = inferenceFields.get();
       String ep = inf.string("endpoint", null);
       if (ep == null) {
         throw new ConfigException("$.inference.endpoint: missing");
@@ -261,41 +264,43 @@ public record DaemonConfig(
       }
       inference = Optional.of(new Inference(uri, cls));
     }
-    Fields m =
-        f.object(
+    JsonReader m =
+        f.objectOrEmpty(
             "metering",
             Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
-    Fields q = f.object("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
+    JsonReader q =
+        f.objectOrEmpty("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
     Map<String, Secret> secrets = secrets(root.get("secrets"));
-    int units = (int) f.positive("max_concurrent_units", d.maxConcurrentUnits(), 1024);
-    Fields compile = f.object("compile", Set.of("max_concurrent", "timeout_ms"));
+    int units = (int) f.integer("max_concurrent_units", d.maxConcurrentUnits(), 1, 1024);
+    JsonReader compile = f.objectOrEmpty("compile", Set.of("max_concurrent", "timeout_ms"));
     Compile compileDefaults = Compile.defaults(units);
-    long compileSlots = compile.positive("max_concurrent", compileDefaults.maxConcurrent(), units);
+    long compileSlots =
+        compile.integer("max_concurrent", compileDefaults.maxConcurrent(), 1, units);
     return new DaemonConfig(
         units,
-        f.positive("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 32767L * 65536),
-        f.positive("max_wall_ms", d.maxWallMs(), 7L * 24 * 3600 * 1000),
-        new Exec(Set.copyOf(deny), search, exec.positive("timeout_ms", 10_000, 3_600_000)),
-        egress.positive("timeout_ms", d.egressTimeoutMs(), 3_600_000),
+        f.integer("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 1, 32767L * 65536),
+        f.integer("max_wall_ms", d.maxWallMs(), 1, 7L * 24 * 3600 * 1000),
+        new Exec(Set.copyOf(deny), search, exec.integer("timeout_ms", 10_000, 1, 3_600_000)),
+        egress.integer("timeout_ms", d.egressTimeoutMs(), 1, 3_600_000),
         inference,
         new Metering(
             Optional.ofNullable(m.string("powercap_root", null)).map(Path::of),
             Optional.ofNullable(m.string("nvml_library", null)),
-            m.positive("estimator_cpu_mw", 10_000, 10_000_000),
-            m.positive("sampling_interval_ms", 1_000, 60_000)),
+            m.integer("estimator_cpu_mw", 10_000, 1, 10_000_000),
+            m.integer("sampling_interval_ms", 1_000, 1, 60_000)),
         limits(f, d.limits()),
         new Quotas(
-            q.positive("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1L << 50),
-            q.positive("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1L << 40)),
+            q.integer("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1, 1L << 50),
+            q.integer("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1, 1L << 40)),
         secrets,
         new Compile(
             (int) compileSlots,
-            compile.positive("timeout_ms", compileDefaults.timeoutMs(), 3_600_000)));
+            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)));
   }
 
-  private static Limits limits(Fields f, Limits d) {
-    Fields c =
-        f.object(
+  private static Limits limits(JsonReader f, Limits d) {
+    JsonReader c =
+        f.objectOrEmpty(
             "connections",
             Set.of(
                 "max_total",
@@ -303,24 +308,24 @@ public record DaemonConfig(
                 "idle_timeout_ms",
                 "handshake_timeout_ms",
                 "max_age_ms"));
-    Fields j = f.object("journal", Set.of("max_entries", "max_bytes"));
-    Fields s = f.object("store", Set.of("max_bytes", "max_runs", "max_age_ms"));
+    JsonReader j = f.objectOrEmpty("journal", Set.of("max_entries", "max_bytes"));
+    JsonReader s = f.objectOrEmpty("store", Set.of("max_bytes", "max_runs", "max_age_ms"));
     Connections dc = d.connections();
     long day = 24L * 3600 * 1000;
     return new Limits(
         new Connections(
-            (int) c.positive("max_total", dc.maxTotal(), 1 << 20),
-            (int) c.positive("max_per_peer", dc.maxPerPeer(), 1 << 20),
-            c.positive("idle_timeout_ms", dc.idleTimeoutMs(), day),
-            c.positive("handshake_timeout_ms", dc.handshakeTimeoutMs(), 3_600_000),
-            c.positive("max_age_ms", dc.maxAgeMs(), 365 * day)),
+            (int) c.integer("max_total", dc.maxTotal(), 1, 1 << 20),
+            (int) c.integer("max_per_peer", dc.maxPerPeer(), 1, 1 << 20),
+            c.integer("idle_timeout_ms", dc.idleTimeoutMs(), 1, day),
+            c.integer("handshake_timeout_ms", dc.handshakeTimeoutMs(), 1, 3_600_000),
+            c.integer("max_age_ms", dc.maxAgeMs(), 1, 365 * day)),
         new Journal(
-            (int) j.positive("max_entries", d.journal().maxEntries(), 10_000_000),
-            j.positive("max_bytes", d.journal().maxBytes(), 4L << 30)),
+            (int) j.integer("max_entries", d.journal().maxEntries(), 1, 10_000_000),
+            j.integer("max_bytes", d.journal().maxBytes(), 1, 4L << 30)),
         new Store(
-            s.positive("max_bytes", d.store().maxBytes(), 1L << 50),
-            s.positive("max_runs", d.store().maxRuns(), 1L << 40),
-            s.positive("max_age_ms", d.store().maxAgeMs(), 100 * 365 * day)));
+            s.integer("max_bytes", d.store().maxBytes(), 1, 1L << 50),
+            s.integer("max_runs", d.store().maxRuns(), 1, 1L << 40),
+            s.integer("max_age_ms", d.store().maxAgeMs(), 1, 100 * 365 * day)));
   }
 
   /** Most secrets one node configures, and most endpoints one secret is bound to. */
@@ -346,10 +351,9 @@ public record DaemonConfig(
       if (handle.isEmpty() || !handle.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
         throw new ConfigException(at + ": a secret handle is non-empty printable ASCII");
       }
-      Fields f = new Fields(e.getValue(), at, Set.of("file", "env", "endpoints"));
-      if (!f.present()) {
-        throw new ConfigException(at + ": expected an object");
-      }
+      JsonReader f =
+          JsonReader.of(
+              e.getValue(), at, Set.of("file", "env", "endpoints"), ConfigException.FAULT);
       String file = f.string("file", null);
       String env = f.string("env", null);
       if ((file == null) == (env == null)) {
@@ -386,87 +390,5 @@ public record DaemonConfig(
       out.put(handle, new Secret(source, targets));
     }
     return out;
-  }
-
-  /** Strict reads of one JSON object's fields, errors naming the path. */
-  private static final class Fields {
-    private final JsonNode node;
-    private final String path;
-
-    Fields(JsonNode node, String path, Set<String> allowed) {
-      this.path = path;
-      if (node == null || node.isNull()) {
-        this.node = null;
-        return;
-      }
-      if (!node.isObject()) {
-        throw new ConfigException(path + ": expected an object");
-      }
-      for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-        String name = it.next();
-        if (!allowed.contains(name)) {
-          throw new ConfigException(path + "." + name + ": unknown field");
-        }
-      }
-      this.node = node;
-    }
-
-    boolean present() {
-      return node != null;
-    }
-
-    private JsonNode get(String field) {
-      return node == null || node.get(field) == null || node.get(field).isNull()
-          ? null
-          : node.get(field);
-    }
-
-    Fields object(String field, Set<String> allowed) {
-      return new Fields(get(field), path + "." + field, allowed);
-    }
-
-    long positive(String field, long dflt, long max) {
-      JsonNode v = get(field);
-      if (v == null) {
-        return dflt;
-      }
-      if (!v.isIntegralNumber()
-          || !v.canConvertToLong()
-          || v.longValue() < 1
-          || v.longValue() > max) {
-        throw new ConfigException(
-            path + "." + field + ": expected an integer in [1, " + max + "], got " + v);
-      }
-      return v.longValue();
-    }
-
-    String string(String field, String dflt) {
-      JsonNode v = get(field);
-      if (v == null) {
-        return dflt;
-      }
-      if (!v.isTextual()) {
-        throw new ConfigException(path + "." + field + ": expected a string");
-      }
-      return v.textValue();
-    }
-
-    List<String> strings(String field, List<String> dflt) {
-      JsonNode v = get(field);
-      if (v == null) {
-        return dflt;
-      }
-      if (!v.isArray()) {
-        throw new ConfigException(path + "." + field + ": expected an array of strings");
-      }
-      List<String> out = new ArrayList<>();
-      for (int i = 0; i < v.size(); i++) {
-        if (!v.get(i).isTextual()) {
-          throw new ConfigException(path + "." + field + "[" + i + "]: expected a string");
-        }
-        out.add(v.get(i).textValue());
-      }
-      return out;
-    }
   }
 }

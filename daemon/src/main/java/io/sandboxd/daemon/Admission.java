@@ -67,7 +67,14 @@ public final class Admission {
       throw new AdmissionException(ex.getMessage(), ex);
     }
     CompiledUnit unit = compiled.unit();
-    return new Admitted(grants, unit, defaultEntry(unit, entry), module, compiled.cpuNanos());
+    String chosen = defaultEntry(unit, entry);
+    try {
+      // The one place the entry is checked: the executor trusts what admission let through.
+      UnitCompiler.checkEntry(unit, chosen);
+    } catch (UnitException ex) {
+      throw new AdmissionException(ex.getMessage(), ex);
+    }
+    return new Admitted(grants, unit, chosen, module, compiled.cpuNanos());
   }
 
   /** The entry to call: the one asked for, else `run` (our ABI), else `_start` (a WASI command). */

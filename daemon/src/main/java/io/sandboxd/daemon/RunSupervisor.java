@@ -72,14 +72,10 @@ public final class RunSupervisor {
     if (decline.isPresent()) {
       result = declined(a, decline.get());
     } else {
-      try {
-        result =
-            executor.execute(
-                new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-                    .withStorageRoot(storageBase.resolve(a.unit().address())));
-      } catch (io.sandboxd.executor.UnitException e) {
-        throw new AdmissionException(e.getMessage(), e);
-      }
+      result =
+          executor.execute(
+              new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+                  .withStorageRoot(storageBase.resolve(a.unit().address())));
     }
     RunRecord record = seal(runId, a, result);
     store.append(record);
@@ -218,7 +214,7 @@ public final class RunSupervisor {
     }
     Optional<RunStore.Pruned> pruned = store.pruned(runId);
     if (pruned.isPresent()) {
-      throw new AdmissionException(
+      throw new ReplayRefusedException(
           "run "
               + runId
               + ": journal pruned by "
@@ -229,7 +225,8 @@ public final class RunSupervisor {
     }
     RunStore.Submission s = sub.get();
     if (s.grantsJson().isEmpty()) {
-      throw new AdmissionException("run " + runId + ": recorded without its grants; cannot replay");
+      throw new ReplayRefusedException(
+          "run " + runId + ": recorded without its grants; cannot replay");
     }
     Attestation recorded =
         Attestation.fromCore(store.records(runId, RecordKind.ATTESTATION).get(0).core());
@@ -244,7 +241,14 @@ public final class RunSupervisor {
               recorded.journalRoot(),
               Optional.empty()));
     }
-    Admission.Admitted a = admission.admit(s.module(), s.grantsJson(), s.entry());
+    Admission.Admitted a;
+    try {
+      a = admission.admit(s.module(), s.grantsJson(), s.entry());
+    } catch (AdmissionException e) {
+      // The node's policy changed since the run (e.g. a secret binding was removed).
+      throw new ReplayRefusedException(
+          "run " + runId + ": no longer admitted on this node: " + e.getMessage(), e);
+    }
     List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
     ExecutionResult r =

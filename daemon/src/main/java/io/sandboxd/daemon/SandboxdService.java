@@ -1,6 +1,5 @@
 package io.sandboxd.daemon;
 
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
@@ -18,8 +17,7 @@ import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.RunSummary;
-import io.sandboxd.daemon.store.StoreException;
-import io.sandboxd.daemon.store.TamperedRunException;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -42,120 +40,96 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   @Override
   public void submit(SubmitRequest req, StreamObserver<SubmitReply> out) {
-    try {
-      RunRecord r =
-          supervisor.submit(req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
-      LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
-      out.onNext(
-          SubmitReply.newBuilder()
+    answer(
+        "submit",
+        out,
+        () -> {
+          RunRecord r =
+              supervisor.submit(req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
+          LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
+          return SubmitReply.newBuilder()
               .setRunId(r.runId())
               .setOutcomeJson(r.outcomeJson())
               .setReceipt(r.receipt().toJsonLine())
               .setAttestation(r.attestation().toJsonLine())
               .setSegment(r.segment().toJsonLine())
               .setLog(r.log())
-              .build());
-      out.onCompleted();
-    } catch (AdmissionException | io.sandboxd.executor.UnitException e) {
-      out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
-    } catch (io.sandboxd.executor.ExecutorBusyException e) {
-      out.onError(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
-    } catch (StoreException e) {
-      LOG.log(Level.SEVERE, "store failure; run not acknowledged", e);
-      out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
-    } catch (RuntimeException e) {
-      LOG.log(Level.SEVERE, "submit failed", e);
-      out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
-    }
+              .build();
+        });
   }
 
   @Override
   public void getRun(GetRunRequest req, StreamObserver<RunInfo> out) {
-    try {
-      var run = store.run(req.getRunId());
-      if (run.isEmpty()) {
-        out.onError(
-            Status.NOT_FOUND
-                .withDescription("run_id: no run \"" + req.getRunId() + "\" on this node")
-                .asRuntimeException());
-        return;
-      }
-      RunInfo.Builder info = info(run.get()).toBuilder();
-      store
-          .pruned(req.getRunId())
-          .ifPresent(
-              p ->
-                  info.setPruned(
-                      "journal, blobs, log and module bytes pruned at "
-                          + java.time.Instant.ofEpochMilli(p.prunedMs())
-                          + " by "
-                          + p.reason()
-                          + " (signed records kept)"));
-      out.onNext(info.build());
-      out.onCompleted();
-    } catch (StoreException e) {
-      out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
-    }
+    answer(
+        "getRun",
+        out,
+        () -> {
+          RunSummary run =
+              store.run(req.getRunId()).orElseThrow(() -> new RunNotFoundException(req.getRunId()));
+          RunInfo.Builder info = info(run).toBuilder();
+          store
+              .pruned(req.getRunId())
+              .ifPresent(
+                  p ->
+                      info.setPruned(
+                          "journal, blobs, log and module bytes pruned at "
+                              + java.time.Instant.ofEpochMilli(p.prunedMs())
+                              + " by "
+                              + p.reason()
+                              + " (signed records kept)"));
+          return info.build();
+        });
   }
 
   @Override
   public void listRuns(ListRunsRequest req, StreamObserver<ListRunsReply> out) {
-    try {
-      int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
-      ListRunsReply.Builder b = ListRunsReply.newBuilder();
-      for (RunSummary s : store.list(limit)) {
-        b.addRuns(info(s));
-      }
-      out.onNext(b.build());
-      out.onCompleted();
-    } catch (StoreException e) {
-      out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
-    }
+    answer(
+        "listRuns",
+        out,
+        () -> {
+          int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
+          ListRunsReply.Builder b = ListRunsReply.newBuilder();
+          for (RunSummary s : store.list(limit)) {
+            b.addRuns(info(s));
+          }
+          return b.build();
+        });
   }
 
   @Override
   public void getRecords(GetRecordsRequest req, StreamObserver<RecordsReply> out) {
-    try {
-      if (store.run(req.getRunId()).isEmpty()) {
-        out.onError(
-            Status.NOT_FOUND
-                .withDescription("run_id: no run \"" + req.getRunId() + "\" on this node")
-                .asRuntimeException());
-        return;
-      }
-      RecordsReply.Builder b = RecordsReply.newBuilder();
-      for (Envelope e : store.records(req.getRunId(), RecordKind.SEGMENT)) {
-        b.addSegments(e.toJsonLine());
-      }
-      for (Envelope e : store.records(req.getRunId(), RecordKind.RECEIPT)) {
-        b.addReceipts(e.toJsonLine());
-      }
-      for (Envelope e : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
-        b.addAttestations(e.toJsonLine());
-      }
-      out.onNext(b.build());
-      out.onCompleted();
-    } catch (TamperedRunException e) {
-      out.onError(Status.DATA_LOSS.withDescription(e.getMessage()).asRuntimeException());
-    } catch (StoreException e) {
-      out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
-    }
+    answer(
+        "getRecords",
+        out,
+        () -> {
+          if (store.run(req.getRunId()).isEmpty()) {
+            throw new RunNotFoundException(req.getRunId());
+          }
+          RecordsReply.Builder b = RecordsReply.newBuilder();
+          for (Envelope e : store.records(req.getRunId(), RecordKind.SEGMENT)) {
+            b.addSegments(e.toJsonLine());
+          }
+          for (Envelope e : store.records(req.getRunId(), RecordKind.RECEIPT)) {
+            b.addReceipts(e.toJsonLine());
+          }
+          for (Envelope e : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
+            b.addAttestations(e.toJsonLine());
+          }
+          return b.build();
+        });
   }
 
   @Override
   public void replay(ReplayRequest req, StreamObserver<ReplayReply> out) {
-    try {
-      var verdict = supervisor.replay(req.getRunId());
-      if (verdict.isEmpty()) {
-        out.onError(
-            Status.NOT_FOUND
-                .withDescription("run_id: no run \"" + req.getRunId() + "\" on this node")
-                .asRuntimeException());
-        return;
-      }
-      var v = verdict.get();
-      out.onNext(
-          ReplayReply.newBuilder()
+    answer(
+        "replay",
+        out,
+        () -> {
+          var v =
+              supervisor
+                  .replay(req.getRunId())
+                  .orElseThrow(() -> new RunNotFoundException(req.getRunId()));
+          return ReplayReply.newBuilder()
               .setRunId(v.runId())
               .setMatches(v.matches())
               .setRecordedOutcome(v.recordedOutcome())
@@ -163,18 +137,29 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               .setRecordedRoot(v.recordedRoot() == null ? "" : v.recordedRoot())
               .setReplayedRoot(v.replayedRoot())
               .setDivergence(v.divergence().orElse(""))
-              .build());
-      out.onCompleted();
-    } catch (AdmissionException e) {
-      out.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
-    } catch (TamperedRunException e) {
-      out.onError(Status.DATA_LOSS.withDescription(e.getMessage()).asRuntimeException());
-    } catch (StoreException e) {
-      out.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
+              .build();
+        });
+  }
+
+  /**
+   * Runs one call's body and sends its reply, or the status {@link ErrorStatus} gives its failure:
+   * the one place a handler's exception becomes a gRPC status. Unexpected failures (INTERNAL) and
+   * the store's are logged with their cause; a client's mistake is not.
+   */
+  private static <T> void answer(String call, StreamObserver<T> out, Supplier<T> body) {
+    T reply;
+    try {
+      reply = body.get();
     } catch (RuntimeException e) {
-      LOG.log(Level.SEVERE, "replay failed", e);
-      out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+      ErrorStatus.Row row = ErrorStatus.rowOf(e);
+      if (row == null || row.severe()) {
+        LOG.log(Level.SEVERE, call + " failed: " + e.getMessage(), e);
+      }
+      out.onError(ErrorStatus.of(e).asRuntimeException());
+      return;
     }
+    out.onNext(reply);
+    out.onCompleted();
   }
 
   private static RunInfo info(RunSummary s) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -18,19 +19,19 @@ public record BrowserGrant(boolean enabled, List<Origin> origins, boolean headle
   }
 
   static BrowserGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new BrowserGrant(
-        f.bool("enabled"),
+        f.bool("enabled", false),
         f.list(
             "origins",
             (n, p) -> {
               try {
-                return Origin.parse(JsonFields.text(n, p));
+                return Origin.parse(JsonReader.text(n, p, GrantsException.FAULT));
               } catch (IllegalArgumentException e) {
                 throw new GrantsException(p, e.getMessage(), e);
               }
             }),
-        f.bool("headless"));
+        f.bool("headless", false));
   }
 
   ObjectNode toJson() {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.JsonReader;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Set;
@@ -29,7 +30,7 @@ public record ComputeGrant(
   }
 
   private static void requireRange(String field, long v) {
-    if (v < 0 || v > JsonFields.MAX_U64) {
+    if (v < 0 || v > JsonReader.MAX_U64) {
       throw new IllegalArgumentException(field + " " + v + " outside [0, 2^53-1]");
     }
   }
@@ -40,20 +41,20 @@ public record ComputeGrant(
   }
 
   static ComputeGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     Set<DeviceClass> devices = EnumSet.noneOf(DeviceClass.class);
     devices.addAll(
         f.list(
             "devices",
             (n, p) -> {
               try {
-                return DeviceClass.fromJson(JsonFields.text(n, p));
+                return DeviceClass.fromJson(JsonReader.text(n, p, GrantsException.FAULT));
               } catch (IllegalArgumentException e) {
                 throw new GrantsException(p, e.getMessage(), e);
               }
             }));
     return new ComputeGrant(
-        devices, f.u64("energy_budget_uj"), f.u64("cpu_time_ms"), f.u64("memory_bytes"));
+        devices, f.u64("energy_budget_uj", 0), f.u64("cpu_time_ms", 0), f.u64("memory_bytes", 0));
   }
 
   ObjectNode toJson() {

@@ -3,6 +3,7 @@ package io.sandboxd.enforcer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.Set;
 
 /** Framebuffer access: the switch, VNC export, and the per-dimension surface bound in pixels. */
@@ -12,17 +13,20 @@ public record DisplayGrant(boolean enabled, boolean vnc, long maxWidth, long max
 
   public DisplayGrant {
     if (maxWidth < 0
-        || maxWidth > JsonFields.MAX_U32
+        || maxWidth > JsonReader.MAX_U32
         || maxHeight < 0
-        || maxHeight > JsonFields.MAX_U32) {
+        || maxHeight > JsonReader.MAX_U32) {
       throw new IllegalArgumentException("max_width and max_height are u32");
     }
   }
 
   static DisplayGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new DisplayGrant(
-        f.bool("enabled"), f.bool("vnc"), f.u32("max_width"), f.u32("max_height"));
+        f.bool("enabled", false),
+        f.bool("vnc", false),
+        f.u32("max_width", 0),
+        f.u32("max_height", 0));
   }
 
   ObjectNode toJson() {

@@ -3,6 +3,7 @@ package io.sandboxd.enforcer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.Set;
 
 /**
@@ -14,10 +15,10 @@ public record EgressCredential(Endpoint endpoint, String secretRef, Injection in
   private static final Set<String> FIELDS = Set.of("endpoint", "secret_ref", "inject");
 
   static EgressCredential parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     Endpoint endpoint =
         NetworkGrant.endpoint(f.optional("endpoint").orElse(null), f.pathOf("endpoint"));
-    String ref = f.text("secret_ref");
+    String ref = f.string("secret_ref");
     if (ref.isEmpty()) {
       throw new GrantsException(f.pathOf("secret_ref"), "empty secret handle");
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -24,13 +25,13 @@ public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
   }
 
   static FlowGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     List<SourcePattern> untrusted =
         f.list(
             "untrusted",
             (n, p) -> {
               try {
-                return SourcePattern.parse(JsonFields.text(n, p));
+                return SourcePattern.parse(JsonReader.text(n, p, GrantsException.FAULT));
               } catch (IllegalArgumentException e) {
                 throw new GrantsException(p, e.getMessage(), e);
               }
@@ -41,10 +42,10 @@ public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
         f.list(
             "open",
             (n, p) -> {
-              JsonFields o = JsonFields.of(n, p, OPEN_FIELDS);
+              JsonReader o = JsonReader.of(n, p, OPEN_FIELDS, GrantsException.FAULT);
               SinkPattern sink;
               try {
-                sink = SinkPattern.parse(o.text("sink"));
+                sink = SinkPattern.parse(o.string("sink"));
               } catch (IllegalArgumentException e) {
                 throw new GrantsException(o.pathOf("sink"), e.getMessage(), e);
               }
@@ -54,7 +55,9 @@ public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
                       (x, q) -> {
                         String label;
                         try {
-                          label = SourcePattern.parse(JsonFields.text(x, q)).label();
+                          label =
+                              SourcePattern.parse(JsonReader.text(x, q, GrantsException.FAULT))
+                                  .label();
                         } catch (IllegalArgumentException e) {
                           throw new GrantsException(q, e.getMessage(), e);
                         }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.CanonicalJsonException;
+import io.sandboxd.attest.JsonReader;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -72,7 +73,7 @@ public record Grants(
    * absent or {@code null} field reads as its deny-by-default value.
    */
   public static Grants parse(JsonNode json) {
-    JsonFields f = JsonFields.of(json, "$", FIELDS);
+    JsonReader f = JsonReader.of(json, "$", FIELDS, GrantsException.FAULT);
     return new Grants(
         f.optional("compute")
             .map(n -> ComputeGrant.parse(n, "$.compute"))

@@ -1,8 +1,13 @@
 package io.sandboxd.enforcer;
 
+import io.sandboxd.attest.JsonReader;
+
 /** A grant document that cannot be accepted; the message starts with the JSON path at fault. */
 public final class GrantsException extends RuntimeException {
   private static final long serialVersionUID = 1L;
+
+  /** How the strict JSON reader reports a grant field at fault. */
+  public static final JsonReader.Fault FAULT = GrantsException::new;
 
   private final String path;
 

@@ -3,6 +3,7 @@ package io.sandboxd.enforcer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.Set;
 
 /** Which host services a unit may call: logging, the wall clock, randomness, inference. */
@@ -26,8 +27,12 @@ public record HostGrant(boolean logging, boolean clock, boolean random, boolean 
   }
 
   static HostGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
-    return new HostGrant(f.bool("logging"), f.bool("clock"), f.bool("random"), f.bool("inference"));
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
+    return new HostGrant(
+        f.bool("logging", false),
+        f.bool("clock", false),
+        f.bool("random", false),
+        f.bool("inference", false));
   }
 
   ObjectNode toJson() {

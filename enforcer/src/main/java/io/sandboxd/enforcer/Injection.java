@@ -3,6 +3,7 @@ package io.sandboxd.enforcer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.Set;
 
 /** Where the host injects an egress credential: a request header or a query parameter (Q5). */
@@ -23,18 +24,19 @@ public sealed interface Injection permits Injection.Header, Injection.Query {
     switch (tag) {
       case "Header":
         {
-          JsonFields f = JsonFields.of(node.get(tag), p, Set.of("name", "prefix"));
-          String name = f.text("name");
+          JsonReader f =
+              JsonReader.of(node.get(tag), p, Set.of("name", "prefix"), GrantsException.FAULT);
+          String name = f.string("name");
           if (name.isEmpty() || !name.chars().allMatch(Injection::isTokenChar)) {
             throw new GrantsException(f.pathOf("name"), "not an HTTP header name");
           }
-          String prefix = f.optional("prefix").isPresent() ? f.text("prefix") : "";
+          String prefix = f.optional("prefix").isPresent() ? f.string("prefix") : "";
           return new Header(name, prefix);
         }
       case "Query":
         {
-          JsonFields f = JsonFields.of(node.get(tag), p, Set.of("param"));
-          String param = f.text("param");
+          JsonReader f = JsonReader.of(node.get(tag), p, Set.of("param"), GrantsException.FAULT);
+          String param = f.string("param");
           if (param.isEmpty()) {
             throw new GrantsException(f.pathOf("param"), "empty query parameter name");
           }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -26,19 +27,21 @@ public record KvGrant(boolean read, boolean write, List<Bytes> prefixes) {
   }
 
   static KvGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
-    return new KvGrant(f.bool("read"), f.bool("write"), f.list("prefixes", KvGrant::bytes));
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
+    return new KvGrant(
+        f.bool("read", false), f.bool("write", false), f.list("prefixes", KvGrant::bytes));
   }
 
   /** Q3 codec: a byte string is a JSON array of integers 0..255. */
   static Bytes bytes(JsonNode n, String p) {
     if (n == null || !n.isArray()) {
       throw new GrantsException(
-          p, "expected an array of integers 0..255, got " + JsonFields.typeOf(n));
+          p, "expected an array of integers 0..255, got " + JsonReader.typeOf(n));
     }
     byte[] out = new byte[n.size()];
     for (int i = 0; i < n.size(); i++) {
-      out[i] = (byte) JsonFields.integer(n.get(i), p + "[" + i + "]", 255);
+      out[i] =
+          (byte) JsonReader.integer(n.get(i), p + "[" + i + "]", 0, 255, GrantsException.FAULT);
     }
     return Bytes.of(out);
   }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -39,16 +40,16 @@ public record NetworkGrant(
   }
 
   static NetworkGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new NetworkGrant(
         f.list("outbound", NetworkGrant::endpoint),
-        f.bool("inbound"),
+        f.bool("inbound", false),
         f.list("credentials", EgressCredential::parse));
   }
 
   static Endpoint endpoint(JsonNode n, String p) {
     try {
-      return Endpoint.parse(JsonFields.text(n, p));
+      return Endpoint.parse(JsonReader.text(n, p, GrantsException.FAULT));
     } catch (IllegalArgumentException e) {
       throw new GrantsException(p, e.getMessage(), e);
     }

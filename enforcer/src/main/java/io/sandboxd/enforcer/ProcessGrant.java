@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -15,25 +16,25 @@ public record ProcessGrant(boolean exec, List<ProgramRef> programs, long maxProc
 
   public ProcessGrant {
     programs = List.copyOf(new TreeSet<>(programs));
-    if (maxProcesses < 0 || maxProcesses > JsonFields.MAX_U32) {
+    if (maxProcesses < 0 || maxProcesses > JsonReader.MAX_U32) {
       throw new IllegalArgumentException("max_processes " + maxProcesses + " is not a u32");
     }
   }
 
   static ProcessGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new ProcessGrant(
-        f.bool("exec"),
+        f.bool("exec", false),
         f.list(
             "programs",
             (n, p) -> {
               try {
-                return new ProgramRef(JsonFields.text(n, p));
+                return new ProgramRef(JsonReader.text(n, p, GrantsException.FAULT));
               } catch (IllegalArgumentException e) {
                 throw new GrantsException(p, e.getMessage(), e);
               }
             }),
-        f.u32("max_processes"));
+        f.u32("max_processes", 0));
   }
 
   ObjectNode toJson() {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.CanonicalJsonException;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.JsonReader;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -110,12 +111,12 @@ public final class QueryRunner {
       throw new GrantsException("$", "a query is a JSON object");
     }
     JsonNode kind = query.get("query");
-    String name = JsonFields.text(kind, "$.query");
+    String name = JsonReader.text(kind, "$.query", GrantsException.FAULT);
     Set<String> known = FIELDS.get(name);
     if (known == null) {
       throw new GrantsException("$.query", "unknown query \"" + name + "\"");
     }
-    JsonFields f = JsonFields.of(query, "$", known);
+    JsonReader f = JsonReader.of(query, "$", known, GrantsException.FAULT);
     switch (name) {
       case "may_dispatch":
         return enforcer.mayDispatch(parse(f, "class", DeviceClass::fromJson));
@@ -130,7 +131,7 @@ public final class QueryRunner {
       case "may_exec":
         return exec(f);
       case "may_navigate":
-        return enforcer.mayNavigate(f.text("origin"));
+        return enforcer.mayNavigate(f.string("origin"));
       case "may_display":
         if (f.optional("width").isEmpty() && f.optional("height").isEmpty()) {
           return enforcer.mayDisplay();
@@ -147,8 +148,8 @@ public final class QueryRunner {
     }
   }
 
-  private static <T> T parse(JsonFields f, String key, java.util.function.Function<String, T> p) {
-    String text = f.text(key);
+  private static <T> T parse(JsonReader f, String key, java.util.function.Function<String, T> p) {
+    String text = f.string(key);
     try {
       return p.apply(text);
     } catch (IllegalArgumentException e) {
@@ -156,14 +157,14 @@ public final class QueryRunner {
     }
   }
 
-  private static long required(JsonFields f, String key) {
-    return f.optionalInteger(key, JsonFields.MAX_U64)
+  private static long required(JsonReader f, String key) {
+    return f.optionalInteger(key, 0, JsonReader.MAX_U64)
         .orElseThrow(() -> new GrantsException(f.pathOf(key), "missing integer"));
   }
 
-  private Decision path(JsonFields f) {
+  private Decision path(JsonReader f) {
     PathMode mode = parse(f, "mode", PathMode::fromJson);
-    String text = f.text("path");
+    String text = f.string("path");
     StoragePath p;
     try {
       p = StoragePath.parse(text);
@@ -177,8 +178,8 @@ public final class QueryRunner {
     return d;
   }
 
-  private Decision egress(JsonFields f) {
-    String text = f.text("endpoint");
+  private Decision egress(JsonReader f) {
+    String text = f.string("endpoint");
     Endpoint e;
     try {
       e = Endpoint.parse(text);
@@ -192,14 +193,14 @@ public final class QueryRunner {
     return d;
   }
 
-  private Decision kv(JsonFields f) {
+  private Decision kv(JsonReader f) {
     KvDirection dir = parse(f, "dir", KvDirection::fromJson);
     byte[] key;
     if (f.optional("key").isPresent() == f.optional("key_bytes").isPresent()) {
       throw new GrantsException("$", "give exactly one of key (text) and key_bytes (integers)");
     }
     if (f.optional("key").isPresent()) {
-      key = f.text("key").getBytes(StandardCharsets.UTF_8);
+      key = f.string("key").getBytes(StandardCharsets.UTF_8);
     } else {
       key = KvGrant.bytes(f.optional("key_bytes").get(), f.pathOf("key_bytes")).toArray();
     }
@@ -210,23 +211,23 @@ public final class QueryRunner {
     return d;
   }
 
-  private Decision exec(JsonFields f) {
-    long running = f.u32("running");
+  private Decision exec(JsonReader f) {
+    long running = f.u32("running", 0);
     Optional<JsonNode> argvNode = f.optional("argv");
     Optional<JsonNode> pathNode = f.optional("path");
     ExecRequest request;
     if (argvNode.isPresent()) {
-      List<String> argv = f.list("argv", JsonFields::text);
+      List<String> argv = f.strings("argv", List.of());
       if (argv.isEmpty()) {
         throw new GrantsException(f.pathOf("argv"), "empty argument vector");
       }
       request = requireResolver(f.pathOf("argv")).resolve(argv);
     } else if (pathNode.isPresent()) {
       String program =
-          f.optional("program").isPresent() ? f.text("program") : baseName(f.text("path"));
-      request = requireResolver(f.pathOf("path")).resolveFile(program, f.text("path"));
+          f.optional("program").isPresent() ? f.string("program") : baseName(f.string("path"));
+      request = requireResolver(f.pathOf("path")).resolveFile(program, f.string("path"));
     } else {
-      request = ExecRequest.named(f.text("program"));
+      request = ExecRequest.named(f.string("program"));
     }
     Decision d = enforcer.mayExec(request, running, taint);
     if (d.allowed()) {

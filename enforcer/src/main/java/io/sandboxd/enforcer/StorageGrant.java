@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.JsonReader;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -45,13 +46,13 @@ public record StorageGrant(
   }
 
   static StorageGrant parse(JsonNode node, String path) {
-    JsonFields f = JsonFields.of(node, path, FIELDS);
+    JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new StorageGrant(
         f.list("read", StorageGrant::glob),
         f.list("write", StorageGrant::glob),
         f.list("delete", StorageGrant::glob),
-        optional(f.optionalInteger("max_iops", JsonFields.MAX_U64).orElse(null)),
-        optional(f.optionalInteger("max_read_bps", JsonFields.MAX_U64).orElse(null)));
+        optional(f.optionalInteger("max_iops", 0, JsonReader.MAX_U64).orElse(null)),
+        optional(f.optionalInteger("max_read_bps", 0, JsonReader.MAX_U64).orElse(null)));
   }
 
   private static OptionalLong optional(Long v) {
@@ -60,7 +61,7 @@ public record StorageGrant(
 
   private static Glob glob(JsonNode n, String p) {
     try {
-      return Glob.parse(JsonFields.text(n, p));
+      return Glob.parse(JsonReader.text(n, p, GrantsException.FAULT));
     } catch (IllegalArgumentException e) {
       throw new GrantsException(p, e.getMessage(), e);
     }

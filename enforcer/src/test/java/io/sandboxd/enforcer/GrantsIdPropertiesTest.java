@@ -32,7 +32,7 @@ class GrantsIdPropertiesTest {
     List<String> w = g.list(0, 4, () -> g.pick(GLOBS));
     List<String> out =
         g.list(0, 3, () -> g.pick("a.example:443", "B.example:80", "[::1]:8080", "10.0.0.1:5432"));
-    long b = g.longBetween(0, JsonFields.MAX_U64);
+    long b = g.longBetween(0, io.sandboxd.attest.JsonReader.MAX_U64);
     boolean kvRead = g.bool();
     boolean clock = g.bool();
     long iops = g.longBetween(-1, 1_000_000); // -1 = unset

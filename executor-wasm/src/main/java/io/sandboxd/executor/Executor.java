@@ -88,7 +88,6 @@ public final class Executor implements AutoCloseable {
 
   /** Executes the request to its end (completed, failed or terminated) and reports what it used. */
   public ExecutionResult execute(UnitRequest req) {
-    UnitCompiler.checkEntry(req.unit(), req.entry());
     ComputeGrant compute = req.grants().compute();
     Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());

@@ -358,7 +358,7 @@ public final class UnitCompiler {
   /**
    * Checks that {@code entry} is an exported function taking nothing and returning i32 or nothing.
    */
-  static void checkEntry(CompiledUnit unit, String entry) {
+  public static void checkEntry(CompiledUnit unit, String entry) {
     var exports = unit.module().exportSection();
     for (int i = 0; i < exports.exportCount(); i++) {
       Export e = exports.getExport(i);
