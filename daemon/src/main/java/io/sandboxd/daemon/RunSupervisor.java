@@ -96,42 +96,40 @@ public final class RunSupervisor {
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
     List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
     Receipt receipt =
-        new Receipt(
-            runId,
-            unit,
-            grantsId,
-            TIER,
-            energy,
-            0,
-            inference,
+        Receipt.builder()
+            .runId(runId)
+            .unit(unit)
+            .grantsId(grantsId)
+            .tier(TIER)
+            .energy(energy)
+            .inference(inference)
             // Compiling for this run is work done for this run (a declined run records none).
-            TimeUnit.NANOSECONDS.toMillis(
-                r.cpuTimeNanos()
-                    + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())),
-            r.memoryPeakBytes(),
-            TimeUnit.NANOSECONDS.toMillis(r.wallNanos()),
-            r.io().storage(),
-            r.io().network(),
-            r.startedMs(),
-            r.endedMs());
+            .cpuTimeMs(
+                TimeUnit.NANOSECONDS.toMillis(
+                    r.cpuTimeNanos()
+                        + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())))
+            .memoryPeakBytes(r.memoryPeakBytes())
+            .wallMs(TimeUnit.NANOSECONDS.toMillis(r.wallNanos()))
+            .io(r.io().storage())
+            .net(r.io().network())
+            .startedMs(r.startedMs())
+            .endedMs(r.endedMs())
+            .build();
     Envelope receiptEnv = Envelope.sign(receipt.toCore(), node.key());
     long now = System.currentTimeMillis();
     Attestation attestation =
-        new Attestation(
-            node.host(),
-            TIER,
-            grantsId,
-            receiptEnv.address(),
-            unit,
-            null,
-            r.journalRoot(),
-            r.outcome(),
-            r.clockGranted(),
-            r.clockGranted() ? null : r.clockConstantMs(),
-            false,
-            false,
-            null,
-            now);
+        Attestation.builder()
+            .host(node.host())
+            .tier(TIER)
+            .grantsId(grantsId)
+            .receipt(receiptEnv.address())
+            .unit(unit)
+            .journalRoot(r.journalRoot())
+            .outcome(r.outcome())
+            .clockGranted(r.clockGranted())
+            .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
+            .issuedMs(now)
+            .build();
     Envelope attestationEnv = Envelope.sign(attestation.toCore(), node.key());
     RunSegment segment =
         new RunSegment(
