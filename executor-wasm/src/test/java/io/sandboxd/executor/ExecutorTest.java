@@ -215,14 +215,16 @@ class ExecutorTest {
     assertTrue(ns.getMessage().contains("env.f"), ns.getMessage());
 
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(SPIN));
+    // The entry is checked once, at admission.
     UnitException entry =
-        assertThrows(
-            UnitException.class,
-            () ->
-                EXECUTOR.execute(
-                    new UnitRequest("r", unit, "main", grants(LOG_ONLY, 1, 1 << 20, 1))));
+        assertThrows(UnitException.class, () -> UnitCompiler.checkEntry(unit, "main"));
     assertEquals(UnitException.Part.ENTRY, entry.part());
     assertTrue(entry.getMessage().contains("\"main\""), entry.getMessage());
+    // A request that skipped admission fails its run; it never escapes the executor.
+    ExecutionResult skipped =
+        EXECUTOR.execute(
+            new UnitRequest("r", unit, "main", grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000)));
+    assertTrue(skipped.outcome() instanceof Outcome.Failed, skipped.outcome().toString());
   }
 
   @Test
