@@ -8,33 +8,34 @@ import java.util.function.Supplier;
 /**
  * A seeded generator for property tests in plain JUnit: try {@code i} of a property draws from its
  * own fixed seed {@code i}, and a failure names that seed ({@code -Dseeded.seed=i} reruns only it).
- * Draws lean towards the edges of their range (bounds, 0, ±1), as a property tester would.
+ * Draws lean towards the edges of their range (bounds, 0, ±1), as a property tester would. Shared
+ * with other modules' tests through this module's test-jar.
  */
-final class Seeded {
+public final class Seeded {
   /** One try of a property. */
   @FunctionalInterface
-  interface Try {
+  public interface Try {
     void run(Seeded g) throws Exception;
   }
 
   private final long seed;
   private final Random random;
 
-  Seeded(long seed) {
+  public Seeded(long seed) {
     this.seed = seed;
     this.random = new Random(seed);
   }
 
-  long seed() {
+  public long seed() {
     return seed;
   }
 
-  Random random() {
+  public Random random() {
     return random;
   }
 
   /** Runs {@code tries} tries, seeds 1..tries; the first failure is rethrown naming its seed. */
-  static void repeat(int tries, Try body) {
+  public static void repeat(int tries, Try body) {
     String only = System.getProperty("seeded.seed");
     if (only != null && !only.isBlank()) {
       once(Long.parseLong(only.strip()), body);
@@ -46,7 +47,7 @@ final class Seeded {
   }
 
   /** Runs the try of one seed. */
-  static void once(long seed, Try body) {
+  public static void once(long seed, Try body) {
     try {
       body.run(new Seeded(seed));
     } catch (Exception | AssertionError e) {
@@ -56,7 +57,7 @@ final class Seeded {
   }
 
   /** A long in [lo, hi], one draw in eight taken from the range's edges. */
-  long longBetween(long lo, long hi) {
+  public long longBetween(long lo, long hi) {
     if (random.nextInt(8) == 0) {
       long[] edges = {lo, hi, lo + 1, hi - 1, 0, 1, -1};
       long e = edges[random.nextInt(edges.length)];
@@ -75,37 +76,37 @@ final class Seeded {
     return v;
   }
 
-  int intBetween(int lo, int hi) {
+  public int intBetween(int lo, int hi) {
     return (int) longBetween(lo, hi);
   }
 
   /** Any long, edges included. */
-  long anyLong() {
+  public long anyLong() {
     return random.nextInt(8) == 0
         ? pick(Long.MIN_VALUE, Long.MAX_VALUE, 0L, 1L, -1L)
         : random.nextLong();
   }
 
-  boolean bool() {
+  public boolean bool() {
     return random.nextBoolean();
   }
 
   /** True with probability {@code p}. */
-  boolean chance(double p) {
+  public boolean chance(double p) {
     return random.nextDouble() < p;
   }
 
   @SafeVarargs
-  final <T> T pick(T... values) {
+  public final <T> T pick(T... values) {
     return values[random.nextInt(values.length)];
   }
 
-  <T> T pick(List<T> values) {
+  public <T> T pick(List<T> values) {
     return values.get(random.nextInt(values.size()));
   }
 
   /** A list of {@code min..max} elements, the empty and the longest list included as edges. */
-  <T> List<T> list(int min, int max, Supplier<T> element) {
+  public <T> List<T> list(int min, int max, Supplier<T> element) {
     int n = intBetween(min, max);
     List<T> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -115,18 +116,18 @@ final class Seeded {
   }
 
   /** {@code null} with probability {@code p}, else a value. */
-  <T> T orNull(double p, Supplier<T> value) {
+  public <T> T orNull(double p, Supplier<T> value) {
     return chance(p) ? null : value.get();
   }
 
-  byte[] bytes(int minLength, int maxLength) {
+  public byte[] bytes(int minLength, int maxLength) {
     byte[] b = new byte[intBetween(minLength, maxLength)];
     random.nextBytes(b);
     return b;
   }
 
   /** A string of {@code min..max} characters, each one of {@code alphabet}. */
-  String string(int min, int max, String alphabet) {
+  public String string(int min, int max, String alphabet) {
     int n = intBetween(min, max);
     StringBuilder sb = new StringBuilder(n);
     for (int i = 0; i < n; i++) {
@@ -136,7 +137,7 @@ final class Seeded {
   }
 
   /** A string of up to {@code max} characters, each drawn from one of the inclusive ranges. */
-  String string(int max, char[]... ranges) {
+  public String string(int max, char[]... ranges) {
     int n = intBetween(0, max);
     StringBuilder sb = new StringBuilder(n);
     for (int i = 0; i < n; i++) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.Seeded;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;

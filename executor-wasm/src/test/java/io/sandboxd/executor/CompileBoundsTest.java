@@ -1,11 +1,5 @@
 package io.sandboxd.executor;
 
-import static io.sandboxd.executor.WasmWriter.body;
-import static io.sandboxd.executor.WasmWriter.bytes;
-import static io.sandboxd.executor.WasmWriter.concat;
-import static io.sandboxd.executor.WasmWriter.name;
-import static io.sandboxd.executor.WasmWriter.u32;
-import static io.sandboxd.executor.WasmWriter.vec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -14,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.Outcome;
 import java.time.Duration;
+import java.util.Arrays;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -107,20 +102,7 @@ class CompileBoundsTest {
 
   @Test
   void manyFunctionsOfManyLocalsInATinyModuleAreRefused() {
-    int n = 40;
-    byte[][] fs = new byte[n][];
-    byte[][] bodies = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      fs[i] = u32(0);
-      bodies[i] = body(vec(concat(u32(50_000), bytes(0x7e))), bytes(0x41, 0x00, 0x0b));
-    }
-    byte[] wasm =
-        new WasmWriter()
-            .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
-            .section(WasmWriter.FUNCTION, vec(fs))
-            .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(0))))
-            .section(WasmWriter.CODE, vec(bodies))
-            .bytes();
+    byte[] wasm = WasmWriter.functionsWithLocals(40, 50_000);
     UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
     assertTrue(e.getMessage().contains("may declare at most"), e.getMessage());
   }
@@ -134,26 +116,9 @@ class CompileBoundsTest {
 
   @Test
   void manyBrTablesWithinThePerTableLimitAreRefusedPastTheModuleLimit() {
-    int n = 5;
-    byte[] code =
-        concat(
-            bytes(0x02, 0x40, 0x41, 0x00, 0x0e),
-            u32(60_000),
-            new byte[60_000],
-            bytes(0x00, 0x0b, 0x41, 0x00, 0x0b));
-    byte[][] fs = new byte[n][];
-    byte[][] bodies = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      fs[i] = u32(0);
-      bodies[i] = body(vec(), code);
-    }
-    byte[] wasm =
-        new WasmWriter()
-            .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
-            .section(WasmWriter.FUNCTION, vec(fs))
-            .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(0))))
-            .section(WasmWriter.CODE, vec(bodies))
-            .bytes();
+    byte[][] bodies = new byte[5][];
+    Arrays.fill(bodies, WasmWriter.brTableBody(60_000));
+    byte[] wasm = WasmWriter.runModule(0, bodies);
     UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
     assertTrue(e.getMessage().contains("a module may have at most"), e.getMessage());
   }
@@ -161,13 +126,7 @@ class CompileBoundsTest {
   @Test
   void exportIndicesOutOfRangeAreModuleErrors() {
     for (long index : new long[] {1, 0xFFFF_FFFFL, 0x7FFF_FFFFL}) {
-      byte[] wasm =
-          new WasmWriter()
-              .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
-              .section(WasmWriter.FUNCTION, vec(u32(0)))
-              .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(index))))
-              .section(WasmWriter.CODE, vec(body(vec(), bytes(0x41, 0x00, 0x0b))))
-              .bytes();
+      byte[] wasm = WasmWriter.runModule(index, WasmWriter.returning(0));
       UnitException e = assertThrows(UnitException.class, () -> compiler().compile(wasm));
       assertTrue(e.getMessage().contains("export 0"), e.getMessage());
     }

@@ -60,21 +60,7 @@ class EgressBoundsTest {
           ex.getResponseBody().write(bytes);
           ex.close();
         });
-    server.createContext(
-        "/api/huge",
-        ex -> {
-          // Chunked (no length announced): only reading tells how big it is.
-          ex.sendResponseHeaders(200, 0);
-          byte[] chunk = new byte[64 * 1024];
-          try (OutputStream out = ex.getResponseBody()) {
-            for (long sent = 0; sent < (1L << 30); sent += chunk.length) {
-              out.write(chunk);
-              hugeBytesSent.addAndGet(chunk.length);
-            }
-          } catch (IOException dropped) {
-            // the client hung up at its cap
-          }
-        });
+    server.createContext("/api/huge", HostileResponses.hugeChunked(hugeBytesSent));
     server.createContext(
         "/api/drip",
         ex -> {
@@ -90,12 +76,7 @@ class EgressBoundsTest {
             // the client gave up
           }
         });
-    server.createContext(
-        "/api/declared",
-        ex -> {
-          ex.sendResponseHeaders(200, 1L << 30);
-          ex.close();
-        });
+    server.createContext("/api/declared", HostileResponses.declaredOnly(1L << 30));
     server.start();
     endpoint = "127.0.0.1:" + server.getAddress().getPort();
     SecretBindings bound =

@@ -1,18 +1,16 @@
 package io.sandboxd.it;
 
-import static io.sandboxd.it.WasmWriter.body;
-import static io.sandboxd.it.WasmWriter.bytes;
-import static io.sandboxd.it.WasmWriter.concat;
-import static io.sandboxd.it.WasmWriter.name;
-import static io.sandboxd.it.WasmWriter.u32;
-import static io.sandboxd.it.WasmWriter.vec;
+import static io.sandboxd.executor.WasmWriter.bytes;
+import static io.sandboxd.executor.WasmWriter.concat;
+import static io.sandboxd.executor.WasmWriter.name;
+import static io.sandboxd.executor.WasmWriter.u32;
+import static io.sandboxd.executor.WasmWriter.vec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
@@ -20,7 +18,7 @@ import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
+import io.sandboxd.executor.WasmWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,12 +51,7 @@ class AdmissionBoundsTest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (daemon != null) {
-      daemon.close();
-    }
+    Submissions.closeAll(client, daemon);
   }
 
   static String grants(long memoryBytes) {
@@ -69,14 +62,7 @@ class AdmissionBoundsTest {
   }
 
   static SubmitReply submit(DaemonClient c, byte[] module, String grants) {
-    return c.stub()
-        .withDeadlineAfter(180, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry("run")
-                .build());
+    return Submissions.submit(c, module, grants, "run", 180);
   }
 
   static StatusRuntimeException refused(byte[] module, String grants) {
@@ -119,20 +105,7 @@ class AdmissionBoundsTest {
     assertTrue(one.getStatus().getDescription().contains("50000 locals"), one.toString());
 
     // 40 functions of 50,000 locals each in a module of a few hundred bytes.
-    int n = 40;
-    byte[][] fs = new byte[n][];
-    byte[][] bodies = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      fs[i] = u32(0);
-      bodies[i] = body(vec(concat(u32(50_000), bytes(0x7e))), bytes(0x41, 0x00, 0x0b));
-    }
-    byte[] locals =
-        new WasmWriter()
-            .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
-            .section(WasmWriter.FUNCTION, vec(fs))
-            .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(0))))
-            .section(WasmWriter.CODE, vec(bodies))
-            .bytes();
+    byte[] locals = WasmWriter.functionsWithLocals(40, 50_000);
     StatusRuntimeException many = refused(locals, grants(65_536));
     assertEquals(Status.Code.INVALID_ARGUMENT, many.getStatus().getCode());
     assertTrue(many.getStatus().getDescription().contains("locals"), many.toString());
@@ -226,13 +199,7 @@ class AdmissionBoundsTest {
 
     // Export indices -1 and out of range.
     for (long index : new long[] {0xFFFF_FFFFL, 5}) {
-      byte[] m =
-          new WasmWriter()
-              .section(WasmWriter.TYPE, vec(bytes(0x60, 0x00, 0x01, 0x7f)))
-              .section(WasmWriter.FUNCTION, vec(u32(0)))
-              .section(WasmWriter.EXPORT, vec(concat(name("run"), bytes(0x00), u32(index))))
-              .section(WasmWriter.CODE, vec(body(vec(), bytes(0x41, 0x00, 0x0b))))
-              .bytes();
+      byte[] m = WasmWriter.runModule(index, WasmWriter.returning(0));
       StatusRuntimeException e = refused(m, ok);
       assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.toString());
       assertTrue(e.getStatus().getDescription().contains("export 0"), e.toString());

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.Attestation;
@@ -23,7 +22,6 @@ import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,34 +50,19 @@ class DaemonEndToEndTest {
 
   @BeforeAll
   static void start() throws Exception {
-    hello = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
-    helloGrants =
-        Files.readString(
-            DaemonProcess.ROOT.resolve("examples/hello.grants.json"), StandardCharsets.UTF_8);
+    hello = Submissions.exampleUnit("hello");
+    helloGrants = Submissions.exampleGrants("hello");
     daemon = DaemonProcess.start(dir.resolve("state"), dir.resolve("run/sandboxd.sock"));
     client = new DaemonClient(daemon.socket);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (daemon != null) {
-      daemon.close();
-    }
+    Submissions.closeAll(client, daemon);
   }
 
   static SubmitReply submit(byte[] module, String grants, String entry) {
-    return client
-        .stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry(entry)
-                .build());
+    return Submissions.submit(client, module, grants, entry, 120);
   }
 
   static PublicKey nodeKey(SubmitReply r) {
@@ -236,8 +219,8 @@ class DaemonEndToEndTest {
   @Test
   @Order(4)
   void aRunawayUnitIsTerminatedWhileAnotherCompletes() throws Exception {
-    byte[] spin = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/spin.wasm"));
-    String spinGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
+    byte[] spin = Submissions.exampleUnit("spin");
+    String spinGrants = Submissions.exampleGrants("spin");
     CompletableFuture<SubmitReply> runaway =
         CompletableFuture.supplyAsync(() -> submit(spin, spinGrants, "run"));
     SubmitReply ok = submit(hello, helloGrants, "run");

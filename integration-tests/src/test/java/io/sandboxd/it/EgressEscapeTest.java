@@ -6,15 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.google.protobuf.ByteString;
 import com.sun.net.httpserver.HttpServer;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
+import io.sandboxd.executor.HostileResponses;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -79,27 +77,8 @@ class EgressEscapeTest {
           ex.sendResponseHeaders(302, -1);
           ex.close();
         });
-    bound.createContext(
-        "/api/huge",
-        ex -> {
-          // 1 GiB generated on the fly, chunked: no length announced, only reading tells.
-          ex.sendResponseHeaders(200, 0);
-          byte[] chunk = new byte[64 * 1024];
-          try (OutputStream out = ex.getResponseBody()) {
-            for (long sent = 0; sent < (1L << 30); sent += chunk.length) {
-              out.write(chunk);
-              hugeBytesSent.addAndGet(chunk.length);
-            }
-          } catch (IOException dropped) {
-            // the daemon hung up at its cap
-          }
-        });
-    bound.createContext(
-        "/api/declared",
-        ex -> {
-          ex.sendResponseHeaders(200, 2L << 30);
-          ex.close();
-        });
+    bound.createContext("/api/huge", HostileResponses.hugeChunked(hugeBytesSent));
+    bound.createContext("/api/declared", HostileResponses.declaredOnly(2L << 30));
     bound.start();
     endpoint = "127.0.0.1:" + bound.getAddress().getPort();
 
@@ -126,12 +105,7 @@ class EgressEscapeTest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (daemon != null) {
-      daemon.close();
-    }
+    Submissions.closeAll(client, daemon);
     if (bound != null) {
       bound.stop(0);
     }
@@ -208,15 +182,7 @@ class EgressEscapeTest {
   static final String QUERY = "{\"Query\":{\"param\":\"key\"}}";
 
   static SubmitReply submit(byte[] module, String grants) {
-    return client
-        .stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry("run")
-                .build());
+    return Submissions.submit(client, module, grants);
   }
 
   /** The secret as it would show in text: raw, any case, escaped, percent-encoded, base64. */

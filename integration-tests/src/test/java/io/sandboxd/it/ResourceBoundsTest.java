@@ -1,11 +1,11 @@
 package io.sandboxd.it;
 
+import static io.sandboxd.it.Submissions.submit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
@@ -16,7 +16,6 @@ import io.sandboxd.daemon.rpc.ReplayReply;
 import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.RunInfo;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -118,17 +117,6 @@ class ResourceBoundsTest {
 
   static String log() throws IOException {
     return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-  }
-
-  static SubmitReply submit(DaemonClient c, byte[] module, String grants) {
-    return c.stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry("run")
-                .build());
   }
 
   /** A unit drawing {@code n} random numbers with the `sandbox` ABI, ignoring the status. */
@@ -242,8 +230,8 @@ class ResourceBoundsTest {
       }
     }
     // The daemon kept descriptors for its own work: a run is stored and answered.
-    byte[] hello = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
-    String helloGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
+    byte[] hello = Submissions.exampleUnit("hello");
+    String helloGrants = Submissions.exampleGrants("hello");
     assertEquals("\"Completed\"", submit(client, hello, helloGrants).getOutcomeJson());
     assertTrue(!log().contains("Too many open files"), log());
   }

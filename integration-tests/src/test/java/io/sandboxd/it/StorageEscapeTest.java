@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import com.google.protobuf.ByteString;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -59,12 +57,7 @@ class StorageEscapeTest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (daemon != null) {
-      daemon.close();
-    }
+    Submissions.closeAll(client, daemon);
   }
 
   /** {@code src/test/c/storage_attack.c} built for one scenario with clang-16 for wasm32-wasi. */
@@ -118,15 +111,7 @@ class StorageEscapeTest {
   static final String NO_KV = "{\"read\":false,\"write\":false,\"prefixes\":[]}";
 
   static SubmitReply submit(byte[] module, String grants) {
-    return client
-        .stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry("_start")
-                .build());
+    return Submissions.submit(client, module, grants, "_start", 120);
   }
 
   /** Every file beneath {@code root} with its bytes (links as their target), for comparing. */

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
@@ -13,13 +12,10 @@ import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.sql.Connection;
@@ -27,8 +23,6 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,46 +48,18 @@ class StoreTamperTest {
   @BeforeAll
   static void recordRuns() throws Exception {
     pristine = dir.resolve("pristine");
-    byte[] hello = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
-    String helloGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
-    byte[] spinWasm = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/spin.wasm"));
-    String spinGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
-    try (DaemonProcess d = DaemonProcess.start(pristine, dir.resolve("p/sandboxd.sock"));
-        DaemonClient c = new DaemonClient(d.socket)) {
-      hello1 = submit(c, hello, helloGrants);
-      spin = submit(c, spinWasm, spinGrants);
-      hello2 = submit(c, hello, helloGrants);
-    }
+    List<SubmitReply> runs =
+        StoppedState.record(pristine, dir.resolve("p/sandboxd.sock"), "hello", "spin", "hello");
+    hello1 = runs.get(0);
+    spin = runs.get(1);
+    hello2 = runs.get(2);
     assertEquals("\"Completed\"", hello1.getOutcomeJson());
     assertEquals("{\"Terminated\":{\"breach\":\"CpuTime\"}}", spin.getOutcomeJson());
   }
 
-  static SubmitReply submit(DaemonClient c, byte[] module, String grants) {
-    return c.stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry("run")
-                .build());
-  }
-
   /** A copy of the pristine state (key, host id, store), to tamper with. */
   static Path copyOfPristine(String name) throws Exception {
-    Path target = dir.resolve(name);
-    try (Stream<Path> walk = Files.walk(pristine)) {
-      for (Path p : walk.toList()) {
-        Path t = target.resolve(pristine.relativize(p).toString());
-        if (Files.isDirectory(p)) {
-          Files.createDirectories(t);
-          Files.setPosixFilePermissions(t, Files.getPosixFilePermissions(p));
-        } else {
-          Files.copy(p, t, StandardCopyOption.COPY_ATTRIBUTES);
-        }
-      }
-    }
-    return target;
+    return StoppedState.copy(pristine, dir.resolve(name));
   }
 
   static void sql(Path state, String... statements) throws Exception {

@@ -4,16 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.stream.Stream;
+import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,31 +32,15 @@ class StoreUpgradeTest {
   @BeforeAll
   static void recordRuns() throws Exception {
     pristine = dir.resolve("pristine");
-    byte[] helloWasm = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/hello.wasm"));
-    String helloGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/hello.grants.json"));
-    byte[] spinWasm = Files.readAllBytes(DaemonProcess.ROOT.resolve("examples/spin.wasm"));
-    String spinGrants = Files.readString(DaemonProcess.ROOT.resolve("examples/spin.grants.json"));
-    try (DaemonProcess d = DaemonProcess.start(pristine, dir.resolve("p/sandboxd.sock"));
-        DaemonClient c = new DaemonClient(d.socket)) {
-      hello = StoreTamperTest.submit(c, helloWasm, helloGrants);
-      spin = StoreTamperTest.submit(c, spinWasm, spinGrants);
-    }
+    List<SubmitReply> runs =
+        StoppedState.record(pristine, dir.resolve("p/sandboxd.sock"), "hello", "spin");
+    hello = runs.get(0);
+    spin = runs.get(1);
   }
 
   /** A copy of the pristine state with its store taken back to schema version 1. */
   static Path versionOneCopy(String name) throws Exception {
-    Path target = dir.resolve(name);
-    try (Stream<Path> walk = Files.walk(pristine)) {
-      for (Path p : walk.toList()) {
-        Path t = target.resolve(pristine.relativize(p).toString());
-        if (Files.isDirectory(p)) {
-          Files.createDirectories(t);
-          Files.setPosixFilePermissions(t, Files.getPosixFilePermissions(p));
-        } else {
-          Files.copy(p, t, StandardCopyOption.COPY_ATTRIBUTES);
-        }
-      }
-    }
+    Path target = StoppedState.copy(pristine, dir.resolve(name));
     exec(
         target,
         "DROP TABLE ledger",

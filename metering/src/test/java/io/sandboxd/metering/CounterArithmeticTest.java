@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Seeded;
 import java.math.BigInteger;
 import org.junit.jupiter.api.Test;
 
