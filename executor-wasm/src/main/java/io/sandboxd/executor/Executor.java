@@ -56,6 +56,8 @@ public final class Executor implements AutoCloseable {
   public Executor(
       int maxConcurrent, EnergyModel energyModel, long maxWallMillis, HostServices services) {
     this.services = services;
+    // Probes exec confinement once and ends exec trees a crashed daemon left running.
+    ProcessTree.cgroupParent();
     AtomicInteger n = new AtomicInteger();
     this.guests =
         new ThreadPoolExecutor(

@@ -266,10 +266,62 @@ final class ProcessTree implements AutoCloseable {
           Files.isRegularFile(probe.resolve("cpu.stat"))
               && Files.isWritable(probe.resolve("cgroup.procs"));
       Files.delete(probe);
+      if (usable) {
+        sweepStale(parent);
+      }
       return usable ? Optional.of(parent) : Optional.empty();
     } catch (IOException | RuntimeException e) {
       return Optional.empty();
     }
+  }
+
+  /**
+   * Ends what a daemon that died left behind: each exec cgroup whose daemon pid (the name's first
+   * number) is no longer alive has its processes killed and is removed, so a crash cannot leave
+   * exec trees running outside any run.
+   */
+  static int sweepStale(Path parent) {
+    int swept = 0;
+    try (var dirs = Files.newDirectoryStream(parent, CGROUP_PREFIX + "*")) {
+      for (Path cg : dirs) {
+        String rest = cg.getFileName().toString().substring(CGROUP_PREFIX.length());
+        String pid = rest.startsWith("probe-") ? rest.substring(6) : rest.split("-")[0];
+        long owner;
+        try {
+          owner = Long.parseLong(pid);
+        } catch (NumberFormatException e) {
+          continue;
+        }
+        if (owner == ProcessHandle.current().pid()
+            || ProcessHandle.of(owner).map(ProcessHandle::isAlive).orElse(false)) {
+          continue;
+        }
+        try {
+          if (Files.exists(cg.resolve("cgroup.kill"))) {
+            Files.writeString(cg.resolve("cgroup.kill"), "1");
+          }
+          // rmdir succeeds once the killed processes are gone; a later start retries otherwise.
+          for (int i = 0; i < 50 && Files.exists(cg); i++) {
+            try {
+              Files.delete(cg);
+            } catch (IOException busy) {
+              Thread.sleep(10);
+            }
+          }
+          if (!Files.exists(cg)) {
+            swept++;
+          }
+        } catch (IOException e) {
+          // Not ours to remove (another user's, or already gone): leave it.
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // A sweep is housekeeping: it never stops exec from working.
+    }
+    return swept;
   }
 
   private static String unshare() throws IOException {
