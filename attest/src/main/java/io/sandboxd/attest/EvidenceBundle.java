@@ -77,6 +77,7 @@ public final class EvidenceBundle {
     Map<String, Item<Receipt>> receipts = new LinkedHashMap<>();
     List<Item<Attestation>> attestations = new ArrayList<>();
     int others = 0;
+    List<Item<WarmpoolClaim>> claims = new ArrayList<>();
     for (int i = 0; i < envelopes.size(); i++) {
       Envelope e = envelopes.get(i);
       String schema = e.schema().orElse("");
@@ -92,10 +93,35 @@ public final class EvidenceBundle {
           }
           case Attestation.SCHEMA ->
               attestations.add(new Item<>(i, e, Attestation.fromCore(e.core())));
+          case WarmpoolClaim.SCHEMA -> {
+            // Parsed strictly (a malformed claim is invalid), then counted with the others.
+            claims.add(new Item<>(i, e, WarmpoolClaim.fromCore(e.core())));
+            others++;
+          }
+          case WarmpoolEvict.SCHEMA -> {
+            WarmpoolEvict.fromCore(e.core());
+            others++;
+          }
           default -> others++;
         }
       } catch (AttestException ex) {
         return new Verdict.Invalid(signers, "item " + i, ex.getMessage());
+      }
+    }
+    for (Item<WarmpoolClaim> c : claims) {
+      for (Item<Receipt> r : receipts.values()) {
+        if (r.record().runId().equals(c.record().runId())
+            && r.record().idleUj() != c.record().accruedIdleUj()) {
+          return new Verdict.Invalid(
+              signers,
+              "warmpool claim at item " + c.index(),
+              "accrued_idle_uj "
+                  + c.record().accruedIdleUj()
+                  + " but the run's receipt at item "
+                  + r.index()
+                  + " says idle_uj "
+                  + r.record().idleUj());
+        }
       }
     }
     List<SegmentChain.Verdict.Valid> chains = new ArrayList<>();

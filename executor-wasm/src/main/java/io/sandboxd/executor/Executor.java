@@ -1,11 +1,9 @@
 package io.sandboxd.executor;
 
 import com.dylibso.chicory.runtime.ChicoryInterruptedException;
-import com.dylibso.chicory.runtime.ImportValues;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Memory;
 import com.dylibso.chicory.wasm.ChicoryException;
-import com.dylibso.chicory.wasm.types.MemoryLimits;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
@@ -24,7 +22,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -90,6 +87,31 @@ public final class Executor implements AutoCloseable {
 
   /** Executes the request to its end (completed, failed or terminated) and reports what it used. */
   public ExecutionResult execute(UnitRequest req) {
+    return execute(req, null);
+  }
+
+  /**
+   * The memory limits a run of {@code unit} under {@code compute} gets on this node: a prepared
+   * instance serves the run only when it was made with the same.
+   */
+  public InstanceShape shape(CompiledUnit unit, ComputeGrant compute) {
+    return new InstanceShape(
+        memoryLimitPages(unit, compute, services.maxUnitMemoryBytes()),
+        memoryCapBytes(compute, services.maxUnitMemoryBytes()));
+  }
+
+  /**
+   * As {@link #execute(UnitRequest)}, running the unit on {@code warm} (an instance made in advance
+   * and never run, of the same unit and shape) when given; the instance is used up by this run.
+   */
+  public ExecutionResult execute(UnitRequest req, PreparedInstance warm) {
+    if (warm != null
+        && (!warm.unit().address().equals(req.unit().address())
+            || !warm.shape().equals(shape(req.unit(), req.grants().compute()))
+            || !warm.take())) {
+      throw new IllegalArgumentException(
+          "a prepared instance serves one run of its own unit and shape");
+    }
     ComputeGrant compute = req.grants().compute();
     Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
@@ -121,12 +143,7 @@ public final class Executor implements AutoCloseable {
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
-    GuestTask task =
-        new GuestTask(
-            req,
-            ctx,
-            memoryLimitPages(req.unit(), compute, services.maxUnitMemoryBytes()),
-            memoryCapBytes(compute, services.maxUnitMemoryBytes()));
+    GuestTask task = new GuestTask(req, ctx, shape(req.unit(), compute), warm);
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
     Future<Integer> future;
     try {
@@ -278,8 +295,8 @@ public final class Executor implements AutoCloseable {
   private final class GuestTask implements java.util.concurrent.Callable<Integer> {
     private final UnitRequest req;
     private final RunContext ctx;
-    private final int limitPages;
-    private final long capBytes;
+    private final InstanceShape shape;
+    private final PreparedInstance warm;
     private final AtomicReference<Thread> thread = new AtomicReference<>();
     final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile long cpuNanos;
@@ -292,11 +309,11 @@ public final class Executor implements AutoCloseable {
     // The guest ended through WASI proc_exit rather than by returning from its entry.
     volatile boolean exited;
 
-    GuestTask(UnitRequest req, RunContext ctx, int limitPages, long capBytes) {
+    GuestTask(UnitRequest req, RunContext ctx, InstanceShape shape, PreparedInstance warm) {
       this.req = req;
       this.ctx = ctx;
-      this.limitPages = limitPages;
-      this.capBytes = capBytes;
+      this.shape = shape;
+      this.warm = warm;
     }
 
     Thread thread() {
@@ -342,65 +359,21 @@ public final class Executor implements AutoCloseable {
       thread.set(me);
       Instance instance = null;
       WasiRun wasi = null;
-      // Instantiated unbound, then bound to this run: the seam a pre-instantiated instance uses.
-      RunBinding binding = new RunBinding();
+      RunBinding binding = null;
       try {
         CompiledUnit unit = req.unit();
-        if (unit.initialPages() > limitPages) {
-          memoryBreach =
-              "module needs " + unit.initialPages() + " pages at start; the limit is " + limitPages;
+        // Instantiated unbound (in advance, for a warm instance), then bound to this run.
+        PreparedInstance prepared;
+        try {
+          prepared = warm != null ? warm : PreparedInstance.prepare(unit, shape);
+        } catch (PreparedInstance.MemoryBreachException e) {
+          memoryBreach = e.getMessage();
           return -1;
         }
-        InstanceFootprint footprint = unit.footprint();
-        long atStart = footprint.staticBytes() + (long) unit.initialPages() * Memory.PAGE_SIZE;
-        if (atStart > capBytes) {
-          memoryBreach =
-              "module needs "
-                  + atStart
-                  + " bytes at start (tables "
-                  + footprint.tableBytes()
-                  + ", memory "
-                  + (long) unit.initialPages() * Memory.PAGE_SIZE
-                  + "); the limit is "
-                  + capBytes;
-          return -1;
-        }
-        // What memory may not grow into is left for tables to grow into, and no more.
-        AtomicLong tableBudget =
-            new AtomicLong(
-                Math.max(
-                    0, capBytes - footprint.staticBytes() - (long) limitPages * Memory.PAGE_SIZE));
-        AtomicInteger tableIndex = new AtomicInteger();
-        boolean usesWasi = WasiImports.imports(unit.module());
-        Instance.Builder b =
-            Instance.builder(unit.module())
-                .withImportValues(
-                    ImportValues.builder()
-                        .addFunction(SandboxImports.functions(binding))
-                        .addFunction(
-                            usesWasi
-                                ? WasiImports.functions(binding)
-                                : new com.dylibso.chicory.runtime.HostFunction[0])
-                        .build())
-                .withMachineFactory(unit.machineFactory())
-                .withTableFactory(
-                    (table, initRef) ->
-                        BudgetedTable.of(
-                            table,
-                            initRef,
-                            footprint,
-                            tableIndex.getAndIncrement(),
-                            tableBudget,
-                            Integer.MAX_VALUE))
-                // Chicory would otherwise run an exported `_start` while instantiating; the entry
-                // runs once, below, whichever export it is.
-                .withStart(false);
-        if (unit.module().memorySection().isPresent()) {
-          b.withMemoryLimits(new MemoryLimits(unit.initialPages(), limitPages));
-        }
-        instance = b.build();
+        instance = prepared.instance();
+        binding = prepared.binding();
         // The run's WASI state (descriptors, argv, env, stdio, preopens) is made at bind time too.
-        wasi = usesWasi ? WasiRun.open(ctx, unit.address(), req.env()) : null;
+        wasi = prepared.usesWasi() ? WasiRun.open(ctx, unit.address(), req.env()) : null;
         binding.bind(ctx, wasi);
         long[] ret = instance.export(req.entry()).apply();
         exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
@@ -432,7 +405,9 @@ public final class Executor implements AutoCloseable {
         failure = "host error: " + e;
         return -1;
       } finally {
-        binding.release();
+        if (binding != null) {
+          binding.release();
+        }
         if (wasi != null) {
           wasi.close();
         }
