@@ -58,7 +58,10 @@ public record WarmpoolEvict(
 
   /** Tiers are S0..S6 (WIRE.md §2.12). */
   static void requireTier(String tier, String path) {
-    if (tier.length() != 2 || tier.charAt(0) != 'S' || tier.charAt(1) < '0' || tier.charAt(1) > '6') {
+    if (tier.length() != 2
+        || tier.charAt(0) != 'S'
+        || tier.charAt(1) < '0'
+        || tier.charAt(1) > '6') {
       throw new AttestException(path + ": expected a tier S0..S6, got \"" + tier + "\"");
     }
   }

@@ -36,7 +36,8 @@ public record DaemonConfig(
     Limits limits,
     Quotas quotas,
     Map<String, Secret> secrets,
-    Compile compile) {
+    Compile compile,
+    Pools pools) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -62,7 +63,8 @@ public record DaemonConfig(
         Limits.defaults(),
         new Quotas(1L << 30, 64L << 20),
         Map.of(),
-        Compile.defaults(maxConcurrentUnits));
+        Compile.defaults(maxConcurrentUnits),
+        Pools.defaults());
   }
 
   /**
@@ -170,7 +172,9 @@ public record DaemonConfig(
           "store",
           "quotas",
           "secrets",
-          "compile");
+          "compile",
+          "pools",
+          "pool_limits");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -186,7 +190,8 @@ public record DaemonConfig(
         Limits.defaults(),
         new Quotas(1L << 30, 64L << 20),
         Map.of(),
-        Compile.defaults(units));
+        Compile.defaults(units),
+        Pools.defaults());
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -295,7 +300,12 @@ public record DaemonConfig(
         secrets,
         new Compile(
             (int) compileSlots,
-            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)));
+            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)),
+        Pools.parse(
+            root.get("pools"),
+            f.objectOrEmpty(
+                "pool_limits",
+                Set.of("adaptive", "max_idle_bytes", "idle_estimate_mw", "refill_interval_ms"))));
   }
 
   private static Limits limits(JsonReader f, Limits d) {

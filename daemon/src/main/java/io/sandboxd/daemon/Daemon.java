@@ -23,6 +23,7 @@ import io.sandboxd.metering.DiscoveredMeters;
 import io.sandboxd.metering.EstimatorModel;
 import io.sandboxd.metering.MeterDiscovery;
 import io.sandboxd.metering.MeteringConfig;
+import io.sandboxd.warmpool.WarmPools;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,7 +75,8 @@ public final class Daemon implements AutoCloseable {
           d.limits(),
           d.quotas(),
           d.secrets(),
-          DaemonConfig.Compile.defaults(maxConcurrentUnits));
+          DaemonConfig.Compile.defaults(maxConcurrentUnits),
+          d.pools());
     }
   }
 
@@ -156,6 +158,7 @@ public final class Daemon implements AutoCloseable {
   private final DiscoveredMeters meters;
   private final Attribution attribution;
   private final KvStore kv;
+  private final WarmPools pools;
 
   private Daemon(
       DaemonPaths paths,
@@ -168,7 +171,9 @@ public final class Daemon implements AutoCloseable {
       NodeIdentity node,
       DiscoveredMeters meters,
       Attribution attribution,
-      KvStore kv) {
+      KvStore kv,
+      WarmPools pools) {
+    this.pools = pools;
     this.meters = meters;
     this.attribution = attribution;
     this.kv = kv;
@@ -210,6 +215,7 @@ public final class Daemon implements AutoCloseable {
     DiscoveredMeters meters = null;
     Attribution attribution = null;
     KvStore kv = null;
+    WarmPools pools = null;
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
       store = RunStore.open(paths.storeFile(), node.key());
@@ -231,24 +237,24 @@ public final class Daemon implements AutoCloseable {
               EnergyModel.attributed(attribution),
               config.maxWallMs(),
               services);
-      Admission admission =
-          new Admission(
-              new UnitCompiler(
-                  256,
-                  io.sandboxd.executor.CompileLimits.defaults()
-                      .withBudget(
-                          config.compile().maxConcurrent(),
-                          java.time.Duration.ofMillis(config.compile().timeoutMs()))),
-              meterable,
-              config.secretBindings());
+      UnitCompiler compiler =
+          new UnitCompiler(
+              256,
+              io.sandboxd.executor.CompileLimits.defaults()
+                  .withBudget(
+                      config.compile().maxConcurrent(),
+                      java.time.Duration.ofMillis(config.compile().timeoutMs())));
+      Admission admission = new Admission(compiler, meterable, config.secretBindings());
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
+      pools = PoolWiring.start(config, meters, attribution, store, node, compiler, executor);
+      supervisor.usePools(pools);
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(new SandboxdService(supervisor, store))
+              .addService(new SandboxdService(supervisor, store, pools))
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the
@@ -263,8 +269,22 @@ public final class Daemon implements AutoCloseable {
               + " key "
               + node.host().publicKey());
       return new Daemon(
-          paths, lock, store, executor, server, boss, workers, node, meters, attribution, kv);
+          paths,
+          lock,
+          store,
+          executor,
+          server,
+          boss,
+          workers,
+          node,
+          meters,
+          attribution,
+          kv,
+          pools);
     } catch (IOException | RuntimeException e) {
+      if (pools != null) {
+        pools.close();
+      }
       if (executor != null) {
         executor.close();
       }
@@ -404,6 +424,9 @@ public final class Daemon implements AutoCloseable {
     }
     boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    // Idle instances are evicted (reason Shutdown) and their records stored before the store
+    // closes.
+    pools.close();
     executor.close();
     attribution.close();
     meters.close();

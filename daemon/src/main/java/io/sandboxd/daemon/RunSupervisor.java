@@ -17,6 +17,9 @@ import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
 import io.sandboxd.executor.UnitRequest;
+import io.sandboxd.warmpool.Claim;
+import io.sandboxd.warmpool.PoolKey;
+import io.sandboxd.warmpool.WarmPools;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
@@ -39,6 +42,8 @@ public final class RunSupervisor {
   private final NodeIdentity node;
   private final Path storageBase;
   private final SecureRandom random = new SecureRandom();
+  // Warm instances, when the node keeps pools; null runs every unit cold.
+  private volatile WarmPools pools;
 
   /** A supervisor whose unit storage lives next to the store, in {@code storage/}. */
   public RunSupervisor(Admission admission, Executor executor, RunStore store, NodeIdentity node) {
@@ -63,21 +68,42 @@ public final class RunSupervisor {
     this.storageBase = storageBase;
   }
 
+  /** Serves runs from {@code pools} (warm instances) from now on. */
+  public void usePools(WarmPools pools) {
+    this.pools = pools;
+  }
+
+  /** A warm instance for the run when a pool holds one of its module, tier and limits. */
+  private Claim claim(Admission.Admitted a, String runId) {
+    WarmPools p = pools;
+    if (p == null) {
+      return Claim.cold();
+    }
+    return p.claim(
+        PoolKey.s2(a.unit().address()),
+        a.unit(),
+        executor.shape(a.unit(), a.grants().compute()),
+        runId);
+  }
+
   /** Admits, runs and records a unit; the returned record is on disk. */
   public RunRecord submit(byte[] module, String grantsJson, String entry) {
     Admission.Admitted a = admission.admit(module, grantsJson, entry);
     String runId = newRunId();
     Optional<String> decline = admission.declineReason(a.grants());
     ExecutionResult result;
+    Claim claim = Claim.cold();
     if (decline.isPresent()) {
       result = declined(a, decline.get());
     } else {
+      claim = claim(a, runId);
       result =
           executor.execute(
               new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-                  .withStorageRoot(storageBase.resolve(a.unit().address())));
+                  .withStorageRoot(storageBase.resolve(a.unit().address())),
+              claim.instance().orElse(null));
     }
-    RunRecord record = seal(runId, a, result);
+    RunRecord record = seal(runId, a, result, claim);
     store.append(record);
     return record;
   }
@@ -90,7 +116,7 @@ public final class RunSupervisor {
         System.currentTimeMillis());
   }
 
-  private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
+  private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r, Claim claim) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -103,6 +129,8 @@ public final class RunSupervisor {
             .tier(TIER)
             .energy(energy)
             .inference(inference)
+            // Idle energy of the warm instance the run claimed; never counted against the budget.
+            .idleUj(claim.idleUj())
             // Compiling for this run is work done for this run (a declined run records none).
             .cpuTimeMs(
                 TimeUnit.NANOSECONDS.toMillis(
@@ -157,6 +185,7 @@ public final class RunSupervisor {
         .log(r.log())
         .submission(
             a.module(), CanonicalJson.canonicalString(a.grants().canonicalTree()), a.entry())
+        .claim(claim.record().map(c -> Envelope.sign(c.toCore(), node.key())))
         .build();
   }
 

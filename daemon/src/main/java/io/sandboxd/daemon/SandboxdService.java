@@ -4,8 +4,12 @@ import io.grpc.stub.StreamObserver;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.ListPoolsReply;
+import io.sandboxd.daemon.rpc.ListPoolsRequest;
 import io.sandboxd.daemon.rpc.ListRunsReply;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
+import io.sandboxd.daemon.rpc.PoolEvictions;
+import io.sandboxd.daemon.rpc.PoolInfo;
 import io.sandboxd.daemon.rpc.RecordsReply;
 import io.sandboxd.daemon.rpc.ReplayReply;
 import io.sandboxd.daemon.rpc.ReplayRequest;
@@ -17,6 +21,8 @@ import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.RunSummary;
+import io.sandboxd.warmpool.PoolStats;
+import io.sandboxd.warmpool.WarmPools;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -32,10 +38,17 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   private final RunSupervisor supervisor;
   private final RunStore store;
+  // The node's warm pools; null when it keeps none.
+  private final WarmPools pools;
 
   SandboxdService(RunSupervisor supervisor, RunStore store) {
+    this(supervisor, store, null);
+  }
+
+  SandboxdService(RunSupervisor supervisor, RunStore store, WarmPools pools) {
     this.supervisor = supervisor;
     this.store = store;
+    this.pools = pools;
   }
 
   @Override
@@ -54,6 +67,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               .setAttestation(r.attestation().toJsonLine())
               .setSegment(r.segment().toJsonLine())
               .setLog(r.log())
+              .setClaim(r.claim().map(Envelope::toJsonLine).orElse(""))
               .build();
         });
   }
@@ -67,6 +81,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           RunSummary run =
               store.run(req.getRunId()).orElseThrow(() -> new RunNotFoundException(req.getRunId()));
           RunInfo.Builder info = info(run).toBuilder();
+          if (run.tampered().isEmpty()) {
+            store.claim(req.getRunId()).ifPresent(c -> info.setClaim(c.toJsonLine()).setWarm(true));
+          }
           store
               .pruned(req.getRunId())
               .ifPresent(
@@ -114,6 +131,51 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           }
           for (Envelope e : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
             b.addAttestations(e.toJsonLine());
+          }
+          store.claim(req.getRunId()).ifPresent(c -> b.addClaims(c.toJsonLine()));
+          return b.build();
+        });
+  }
+
+  @Override
+  public void listPools(ListPoolsRequest req, StreamObserver<ListPoolsReply> out) {
+    answer(
+        "listPools",
+        out,
+        () -> {
+          ListPoolsReply.Builder b = ListPoolsReply.newBuilder();
+          if (pools != null) {
+            for (PoolStats p : pools.stats()) {
+              PoolInfo.Builder info =
+                  PoolInfo.newBuilder()
+                      .setModule(p.key().module())
+                      .setManifest(p.key().manifest().orElse(""))
+                      .setTier(p.key().tier())
+                      .setIdle(p.idle())
+                      .setClaims(p.claims())
+                      .setHits(p.hits())
+                      .setMisses(p.misses())
+                      .setIdleUj(p.idleUj())
+                      .setConfigured(p.configured());
+              p.evictions().entrySet().stream()
+                  .sorted(java.util.Map.Entry.comparingByKey())
+                  .forEach(
+                      e ->
+                          info.addEvictions(
+                              PoolEvictions.newBuilder()
+                                  .setReason(e.getKey().name())
+                                  .setCount(e.getValue())));
+              b.addPools(info);
+            }
+            b.setIdleBytes(pools.idleBytes())
+                .setMaxIdleBytes(pools.maxIdleBytes())
+                .setIdlePower(pools.idlePowerLine());
+          }
+          int n = Math.min(req.getEvictions(), MAX_LIST);
+          if (n > 0) {
+            for (Envelope e : store.evictions(n)) {
+              b.addEvictions(e.toJsonLine());
+            }
           }
           return b.build();
         });

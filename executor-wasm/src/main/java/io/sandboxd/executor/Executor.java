@@ -101,6 +101,16 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
+   * The memory limits of a run of {@code unit} whose grant asks for no less than the node's cap.
+   */
+  public InstanceShape nodeShape(CompiledUnit unit) {
+    long cap = services.maxUnitMemoryBytes();
+    long available = cap - unit.footprint().staticBytes();
+    long pages = Math.min(unit.declaredMaxPages(), Math.max(0, available) / Memory.PAGE_SIZE);
+    return new InstanceShape((int) Math.min(pages, Memory.RUNTIME_MAX_PAGES), cap);
+  }
+
+  /**
    * As {@link #execute(UnitRequest)}, running the unit on {@code warm} (an instance made in advance
    * and never run, of the same unit and shape) when given; the instance is used up by this run.
    */

@@ -11,6 +11,11 @@ import java.util.Optional;
 public record Claim(Optional<PreparedInstance> instance, Optional<WarmpoolClaim> record) {
   static final Claim COLD = new Claim(Optional.empty(), Optional.empty());
 
+  /** No warm instance: the run instantiates its own. */
+  public static Claim cold() {
+    return COLD;
+  }
+
   /** Whether a warm instance serves the run. */
   public boolean warm() {
     return instance.isPresent();

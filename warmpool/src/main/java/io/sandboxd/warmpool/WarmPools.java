@@ -42,7 +42,8 @@ public final class WarmPools implements AutoCloseable {
 
   /** Where eviction records go: the daemon signs and stores them. */
   public interface Evictions {
-    void evicted(WarmpoolEvict record);
+    /** Records of instances evicted together (stored in one transaction). */
+    void evicted(List<WarmpoolEvict> records);
   }
 
   private final PoolPolicy policy;
@@ -235,6 +236,16 @@ public final class WarmPools implements AutoCloseable {
     return out;
   }
 
+  /** The node-wide ceiling on heap bytes held by idle instances. */
+  public long maxIdleBytes() {
+    return policy.maxIdleBytes();
+  }
+
+  /** The idle draw the pools apportion now, with its provenance. */
+  public String idlePowerLine() {
+    return idlePower.milliwatts() + " mW " + idlePower.provenance();
+  }
+
   /** Heap bytes all idle instances hold now. */
   public synchronized long idleBytes() {
     long total = 0;
@@ -346,7 +357,8 @@ public final class WarmPools implements AutoCloseable {
       if (closed || pools.get(p.key) != p || !p.shape.equals(shape)) {
         // Made for limits the pool no longer holds (or a pool that is gone): never served.
         evicted.add(
-            evict(p, idle, closed ? WarmpoolEvict.Reason.Shutdown : WarmpoolEvict.Reason.Drift, now));
+            evict(
+                p, idle, closed ? WarmpoolEvict.Reason.Shutdown : WarmpoolEvict.Reason.Drift, now));
       } else {
         p.idle.addLast(idle);
       }
@@ -410,12 +422,13 @@ public final class WarmPools implements AutoCloseable {
   }
 
   private void publish(List<WarmpoolEvict> evicted) {
-    for (WarmpoolEvict e : evicted) {
-      try {
-        sink.evicted(e);
-      } catch (RuntimeException ex) {
-        LOG.log(Level.WARNING, "warm pool eviction record not stored: " + ex.getMessage(), ex);
-      }
+    if (evicted.isEmpty()) {
+      return;
+    }
+    try {
+      sink.evicted(List.copyOf(evicted));
+    } catch (RuntimeException ex) {
+      LOG.log(Level.WARNING, "warm pool eviction records not stored: " + ex.getMessage(), ex);
     }
   }
 

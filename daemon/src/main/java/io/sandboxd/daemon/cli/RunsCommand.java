@@ -80,11 +80,24 @@ final class RunsCommand implements Runnable {
         description = "Print the segment envelopes as JSON lines (pipe to `sandboxctl verify -`).")
     boolean export;
 
+    @Option(
+        names = "--json",
+        description = "Print the run and its signed records (warm-pool claim included) as JSON.")
+    boolean json;
+
     @Override
     public Integer call() {
       Path sock = socketOrDefault(socket);
       try (DaemonClient c = new DaemonClient(sock)) {
         RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
+        if (json) {
+          RecordsReply records =
+              r.getOutcomeJson().startsWith(TAMPERED)
+                  ? RecordsReply.getDefaultInstance()
+                  : c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
+          System.out.println(RunJson.of(r, records));
+          return r.getOutcomeJson().startsWith(TAMPERED) ? 1 : 0;
+        }
         if (r.getOutcomeJson().startsWith(TAMPERED)) {
           System.out.println("run        " + r.getRunId());
           System.out.println("outcome    " + r.getOutcomeJson());
@@ -115,6 +128,7 @@ final class RunsCommand implements Runnable {
         rec.getReceiptsList().forEach(x -> System.out.println("receipt     " + x));
         rec.getAttestationsList().forEach(x -> System.out.println("attestation " + x));
         rec.getSegmentsList().forEach(x -> System.out.println("segment     " + x));
+        rec.getClaimsList().forEach(x -> System.out.println("claim       " + x));
         return 0;
       } catch (StatusRuntimeException e) {
         System.err.println("sandboxctl runs show: " + RpcErrors.describe(e, sock));

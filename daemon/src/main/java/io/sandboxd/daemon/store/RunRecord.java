@@ -4,6 +4,7 @@ import io.sandboxd.attest.Envelope;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything one execute step leaves behind, appended to the store in one transaction: the signed
@@ -24,7 +25,8 @@ public record RunRecord(
     byte[] module,
     String log,
     String grantsJson,
-    String entry) {
+    String entry,
+    Optional<Envelope> claim) {
 
   public static Builder builder() {
     return new Builder();
@@ -46,8 +48,15 @@ public record RunRecord(
     private String log = "";
     private String grantsJson = "";
     private String entry = "";
+    private Optional<Envelope> claim = Optional.empty();
 
     private Builder() {}
+
+    /** The signed warm-pool claim of the instance the run ran on, stored with the run. */
+    public Builder claim(Optional<Envelope> claim) {
+      this.claim = claim;
+      return this;
+    }
 
     /** The run's id and when it was created. */
     public Builder run(String runId, long createdMs) {
@@ -112,7 +121,8 @@ public record RunRecord(
           Objects.requireNonNull(module, "module"),
           log,
           grantsJson,
-          entry);
+          entry,
+          claim);
     }
   }
 }

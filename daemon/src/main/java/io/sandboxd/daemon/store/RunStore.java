@@ -126,6 +126,9 @@ public final class RunStore implements AutoCloseable {
         m.setBytes(2, r.module());
         m.executeUpdate();
       }
+      if (r.claim().isPresent()) {
+        PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
+      }
       appendToLedger(r);
       db.commit();
     } catch (SQLException | RuntimeException e) {
@@ -358,6 +361,71 @@ public final class RunStore implements AutoCloseable {
       st.setLong(4, seq);
       st.setString(5, env.toJsonLine());
       st.executeUpdate();
+    }
+  }
+
+  /** The bytes of a module some stored run ran, checked against its address; empty if none. */
+  public synchronized Optional<byte[]> module(String address) {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT bytes FROM modules WHERE address = ?")) {
+      st.setString(1, address);
+      byte[] bytes = null;
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          bytes = rs.getBytes(1);
+        }
+      }
+      db.commit();
+      if (bytes != null && !io.sandboxd.attest.Blake3.hex(bytes).equals(address)) {
+        throw new StoreException("module " + address + ": stored bytes do not match its address");
+      }
+      return Optional.ofNullable(bytes);
+    } catch (SQLException e) {
+      throw new StoreException("module " + address + ": cannot read: " + e.getMessage(), e);
+    }
+  }
+
+  /** Stores signed warm-pool eviction records in one fsynced transaction. */
+  public synchronized void appendEvictions(List<Envelope> evictions) {
+    try {
+      for (Envelope e : evictions) {
+        PoolRecordTable.insertEviction(db, e);
+      }
+      db.commit();
+    } catch (SQLException | RuntimeException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new StoreException("warm-pool evictions not stored: " + e.getMessage(), e);
+    }
+  }
+
+  /** The run's signed warm-pool claim (verified), or empty for a run that started cold. */
+  public synchronized Optional<Envelope> claim(String runId) {
+    try {
+      Optional<Envelope> c = PoolRecordTable.claim(db, runId);
+      db.commit();
+      if (c.isPresent()
+          && c.get().verify(Optional.of(key.publicKey())) instanceof Verification.Invalid inv) {
+        throw new TamperedRunException(
+            runId, "warm-pool claim " + c.get().address() + ": " + inv.reason());
+      }
+      return c;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run " + runId + ": cannot read its claim: " + e.getMessage(), e);
+    }
+  }
+
+  /** The newest {@code limit} signed eviction records, oldest first. */
+  public synchronized List<Envelope> evictions(int limit) {
+    try {
+      List<Envelope> out = PoolRecordTable.evictions(db, limit);
+      db.commit();
+      return out;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("cannot read warm-pool evictions: " + e.getMessage(), e);
     }
   }
 

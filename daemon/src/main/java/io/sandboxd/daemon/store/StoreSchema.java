@@ -45,7 +45,8 @@ final class StoreSchema {
               2,
               "signed ledger and store head (existing runs verified, then signed), retention's"
                   + " pruned table and blob-user index",
-              LedgerMigration::apply));
+              LedgerMigration::apply),
+          StoreMigration.ddl(3, "signed warm-pool claims and evictions", PoolRecordTable.DDL));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

@@ -1,0 +1,92 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.WarmpoolClaim;
+import io.sandboxd.attest.WarmpoolEvict;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The {@code pool_records} table: signed warm-pool claims (one per warm run, stored with the run)
+ * and evictions (no run). Each row is a self-verifying envelope; it is checked on read.
+ */
+final class PoolRecordTable {
+  private PoolRecordTable() {}
+
+  static final List<String> DDL =
+      List.of(
+          "CREATE TABLE pool_records (address TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+              + " run_id TEXT, created_ms INTEGER NOT NULL, envelope TEXT NOT NULL)",
+          "CREATE INDEX pool_records_by_run ON pool_records (run_id)",
+          "CREATE INDEX pool_records_by_kind ON pool_records (kind, created_ms)");
+
+  static final String CLAIM = "claim";
+  static final String EVICT = "evict";
+
+  static void insertClaim(Connection db, String runId, Envelope claim) throws SQLException {
+    WarmpoolClaim c = WarmpoolClaim.fromCore(claim.core());
+    if (!c.runId().equals(runId)) {
+      throw new StoreException("run " + runId + ": its warm-pool claim names run " + c.runId());
+    }
+    insert(db, CLAIM, runId, c.claimedMs(), claim);
+  }
+
+  static void insertEviction(Connection db, Envelope evict) throws SQLException {
+    WarmpoolEvict e = WarmpoolEvict.fromCore(evict.core());
+    insert(db, EVICT, null, e.evictedMs(), evict);
+  }
+
+  private static void insert(Connection db, String kind, String runId, long ms, Envelope env)
+      throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT OR IGNORE INTO pool_records (address, kind, run_id, created_ms, envelope)"
+                + " VALUES (?,?,?,?,?)")) {
+      st.setString(1, env.address());
+      st.setString(2, kind);
+      st.setString(3, runId);
+      st.setLong(4, ms);
+      st.setString(5, env.toJsonLine());
+      st.executeUpdate();
+    }
+  }
+
+  static Optional<Envelope> claim(Connection db, String runId) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT envelope FROM pool_records WHERE kind = ? AND run_id = ? LIMIT 1")) {
+      st.setString(1, CLAIM);
+      st.setString(2, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next()
+            ? Optional.of(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))))
+            : Optional.empty();
+      }
+    }
+  }
+
+  /** The newest {@code limit} evictions, oldest first. */
+  static List<Envelope> evictions(Connection db, int limit) throws SQLException {
+    List<Envelope> out = new ArrayList<>();
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT envelope FROM (SELECT envelope, created_ms, rowid AS r FROM pool_records"
+                + " WHERE kind = ? ORDER BY created_ms DESC, r DESC LIMIT ?)"
+                + " ORDER BY created_ms, r")) {
+      st.setString(1, EVICT);
+      st.setInt(2, limit);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));
+        }
+      }
+    }
+    return out;
+  }
+}
