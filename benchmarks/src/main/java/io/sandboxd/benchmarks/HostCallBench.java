@@ -9,6 +9,8 @@ import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
+import io.sandboxd.executor.InstanceShape;
+import io.sandboxd.executor.PreparedInstance;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.executor.UnitRequest;
 import java.nio.ByteBuffer;
@@ -66,6 +68,7 @@ public class HostCallBench {
   private Executor executor;
   private CompiledUnit unit;
   private UnitRequest request;
+  private InstanceShape shape;
   private HostFunction[] bareImports;
   private final AtomicLong sink = new AtomicLong();
 
@@ -103,6 +106,7 @@ public class HostCallBench {
     executor = new Executor(1, EnergyModel.estimate(10_000), 600_000);
     unit = new UnitCompiler(4).compile(Wat2Wasm.parse(wat(call, n)));
     request = new UnitRequest("host-call-bench", unit, "run", BenchSupport.grants(true, true));
+    shape = executor.shape(unit, request.grants().compute());
     FunctionType logType = FunctionType.of(List.of(ValType.I32, ValType.I32), List.of(ValType.I32));
     FunctionType clockType = FunctionType.of(List.of(ValType.I32), List.of(ValType.I32));
     bareImports =
@@ -151,6 +155,23 @@ public class HostCallBench {
   @Benchmark
   public ExecutionResult executor() {
     return executor.execute(request);
+  }
+
+  /** An instance made in advance, as a warm pool holds it (made outside the measured op). */
+  @State(Scope.Thread)
+  public static class Warm {
+    PreparedInstance instance;
+
+    @Setup(Level.Invocation)
+    public void prepare(HostCallBench b) {
+      instance = PreparedInstance.prepare(b.unit, b.shape);
+    }
+  }
+
+  /** The unit through the real executor on a warm instance: no instantiation in the run. */
+  @Benchmark
+  public ExecutionResult executorWarm(Warm w) {
+    return executor.execute(request, w.instance);
   }
 
   /** The same module on bare Chicory with unenforced, unjournaled host functions. */

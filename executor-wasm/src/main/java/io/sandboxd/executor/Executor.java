@@ -118,7 +118,7 @@ public final class Executor implements AutoCloseable {
     if (warm != null
         && (!warm.unit().address().equals(req.unit().address())
             || !warm.shape().equals(shape(req.unit(), req.grants().compute()))
-            || !warm.take())) {
+            || !warm.use())) {
       throw new IllegalArgumentException(
           "a prepared instance serves one run of its own unit and shape");
     }

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * An instance of a compiled unit, instantiated and initialized (data and element segments, no start
  * function) but never run, whose host functions are bound to a run only when one claims it. It
- * serves exactly one run: {@link #take()} succeeds once.
+ * serves exactly one run: {@link #take()} (a pool handing it out) succeeds once, and so does
+ * running it.
  */
 public final class PreparedInstance {
   private final CompiledUnit unit;
@@ -21,6 +22,7 @@ public final class PreparedInstance {
   private final RunBinding binding;
   private final boolean usesWasi;
   private final AtomicBoolean taken = new AtomicBoolean();
+  private final AtomicBoolean used = new AtomicBoolean();
 
   private PreparedInstance(
       CompiledUnit unit,
@@ -93,9 +95,15 @@ public final class PreparedInstance {
     return new PreparedInstance(unit, shape, b.build(), binding, usesWasi);
   }
 
-  /** Claims the instance for one run; false when a run already took it. */
+  /** Claims the instance for one run; false when something already took it. */
   public boolean take() {
     return taken.compareAndSet(false, true);
+  }
+
+  /** Marks the instance as running its one run; false when it already ran. */
+  boolean use() {
+    taken.set(true);
+    return used.compareAndSet(false, true);
   }
 
   public CompiledUnit unit() {
@@ -111,6 +119,17 @@ public final class PreparedInstance {
     Memory m = instance.memory();
     long memory = m == null ? 0 : (long) m.pages() * Memory.PAGE_SIZE;
     return memory + unit.footprint().staticBytes();
+  }
+
+  /**
+   * Calls {@code export} with no run bound (any host call traps): how benchmarks and tests reach
+   * the guest's first instruction without a run. Takes the instance like a claim.
+   */
+  public long[] enterUnbound(String export) {
+    if (!use()) {
+      throw new IllegalStateException("the instance already served a run");
+    }
+    return instance.export(export).apply();
   }
 
   Instance instance() {
