@@ -112,7 +112,7 @@ class WarmPoolTest {
     Path cfg =
         config(
             "{\"pool_limits\":{\"adaptive\":{\"submits\":1,\"window_ms\":60000,\"min_idle\":1,"
-                + "\"max_idle\":1,\"ttl_ms\":1500},\"max_idle_bytes\":65536,"
+                + "\"max_idle\":1,\"ttl_ms\":5000},\"max_idle_bytes\":65536,"
                 + "\"idle_estimate_mw\":5000000000,\"refill_interval_ms\":50}}");
     Path state = dir.resolve("state");
     Path socket = dir.resolve("d.sock");
@@ -128,7 +128,7 @@ class WarmPoolTest {
         assertEquals(0, receiptIdleUj(cold));
       }
       await("a warm instance", () -> pool(c, WRITER).map(p -> p.getIdle() == 1).orElse(false));
-      Thread.sleep(200);
+      Thread.sleep(100);
       SubmitReply warm = Submissions.submit(c, WRITER, GRANTS);
       // A fresh instance: memory[100] is zero although the earlier runs wrote it.
       assertEquals("{\"Completed\":{}}", warm.getOutcomeJson());
@@ -166,7 +166,7 @@ class WarmPoolTest {
       Path claimFile = dir.resolve("claim.json");
       Files.writeString(claimFile, run.get("claim").toString());
       DaemonProcess.Result v =
-          DaemonProcess.sandboxctl(null, "verify", claimFile.toString(), "--socket", "x");
+          DaemonProcess.sandboxctl(null, "verify", claimFile.toString());
       assertEquals(0, v.exit(), v.out() + v.err());
       assertTrue(v.out().contains("valid: " + WarmpoolClaim.SCHEMA), v.out());
       String both = warm.getClaim() + "\n" + warm.getReceipt() + "\n";
