@@ -14,8 +14,10 @@ import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
+import io.sandboxd.executor.FactoryCache;
 import io.sandboxd.executor.HostServices;
 import io.sandboxd.executor.KvStore;
+import io.sandboxd.executor.ModuleStore;
 import io.sandboxd.executor.SecretStore;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.metering.Attribution;
@@ -74,7 +76,8 @@ public final class Daemon implements AutoCloseable {
           d.limits(),
           d.quotas(),
           d.secrets(),
-          DaemonConfig.Compile.defaults(maxConcurrentUnits));
+          DaemonConfig.Compile.defaults(maxConcurrentUnits),
+          DaemonConfig.Modules.defaults());
     }
   }
 
@@ -231,16 +234,20 @@ public final class Daemon implements AutoCloseable {
               EnergyModel.attributed(attribution),
               config.maxWallMs(),
               services);
-      Admission admission =
-          new Admission(
-              new UnitCompiler(
-                  256,
-                  io.sandboxd.executor.CompileLimits.defaults()
-                      .withBudget(
-                          config.compile().maxConcurrent(),
-                          java.time.Duration.ofMillis(config.compile().timeoutMs()))),
-              meterable,
-              config.secretBindings());
+      UnitCompiler compiler =
+          new UnitCompiler(
+              new FactoryCache(config.modules().factoryCacheEntries()),
+              io.sandboxd.executor.CompileLimits.defaults()
+                  .withBudget(
+                      config.compile().maxConcurrent(),
+                      java.time.Duration.ofMillis(config.compile().timeoutMs())));
+      ModuleStore modules =
+          ModuleStore.open(
+              paths.stateDir().resolve("modules"),
+              compiler,
+              config.modules().maxBytes(),
+              config.modules().maxModules());
+      Admission admission = new Admission(compiler, meterable, config.secretBindings());
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
@@ -248,7 +255,7 @@ public final class Daemon implements AutoCloseable {
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(new SandboxdService(supervisor, store))
+              .addService(new SandboxdService(supervisor, store, modules))
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the
