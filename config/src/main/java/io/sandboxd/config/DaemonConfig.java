@@ -37,6 +37,7 @@ public record DaemonConfig(
     Quotas quotas,
     Map<String, Secret> secrets,
     Compile compile,
+    Modules modules,
     Pools pools) {
 
   public DaemonConfig {
@@ -64,6 +65,7 @@ public record DaemonConfig(
         new Quotas(1L << 30, 64L << 20),
         Map.of(),
         Compile.defaults(maxConcurrentUnits),
+        Modules.defaults(),
         Pools.defaults());
   }
 
@@ -100,6 +102,16 @@ public record DaemonConfig(
   public record Compile(int maxConcurrent, long timeoutMs) {
     public static Compile defaults(int maxConcurrentUnits) {
       return new Compile(Math.min(2, maxConcurrentUnits), 60_000);
+    }
+  }
+
+  /**
+   * The module store (units by address): the largest module accepted (stored or submitted), how
+   * many modules the node holds at most, and how many compiled machine factories stay cached.
+   */
+  public record Modules(long maxBytes, long maxModules, int factoryCacheEntries) {
+    public static Modules defaults() {
+      return new Modules(32L << 20, 4096, 256);
     }
   }
 
@@ -173,6 +185,7 @@ public record DaemonConfig(
           "quotas",
           "secrets",
           "compile",
+          "modules",
           "pools",
           "pool_limits");
 
@@ -191,6 +204,7 @@ public record DaemonConfig(
         new Quotas(1L << 30, 64L << 20),
         Map.of(),
         Compile.defaults(units),
+        Modules.defaults(),
         Pools.defaults());
   }
 
@@ -281,6 +295,9 @@ public record DaemonConfig(
     Compile compileDefaults = Compile.defaults(units);
     long compileSlots =
         compile.integer("max_concurrent", compileDefaults.maxConcurrent(), 1, units);
+    JsonReader mods =
+        f.objectOrEmpty("modules", Set.of("max_bytes", "max_modules", "factory_cache_entries"));
+    Modules modDefaults = Modules.defaults();
     return new DaemonConfig(
         units,
         f.integer("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 1, 32767L * 65536),
@@ -301,6 +318,13 @@ public record DaemonConfig(
         new Compile(
             (int) compileSlots,
             compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)),
+        new Modules(
+            // A module travels in one gRPC message of at most 64 MiB.
+            mods.integer("max_bytes", modDefaults.maxBytes(), 8, 63L << 20),
+            mods.integer("max_modules", modDefaults.maxModules(), 1, 1L << 24),
+            (int)
+                mods.integer(
+                    "factory_cache_entries", modDefaults.factoryCacheEntries(), 1, 1 << 16)),
         Pools.parse(
             root.get("pools"),
             f.objectOrEmpty(

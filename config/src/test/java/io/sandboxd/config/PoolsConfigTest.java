@@ -18,8 +18,7 @@ class PoolsConfigTest {
 
   static String refusal(String json) {
     return assertThrows(
-            ConfigException.class,
-            () -> DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8)))
+            ConfigException.class, () -> DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8)))
         .getMessage();
   }
 
@@ -43,7 +42,8 @@ class PoolsConfigTest {
 
   @Test
   void badInputIsRefusedWithItsPath() {
-    assertTrue(refusal("{\"pools\":[{\"module\":\"" + A + "\",\"min\":1}]}").contains("$.pools[0]"));
+    assertTrue(
+        refusal("{\"pools\":[{\"module\":\"" + A + "\",\"min\":1}]}").contains("$.pools[0]"));
     assertTrue(refusal("{\"pools\":[{\"module\":\"" + A + "\",\"min\":1}]}").contains("min"));
     assertTrue(refusal("{\"pools\":[{\"min_idle\":1}]}").contains("$.pools[0].module"));
     assertTrue(refusal("{\"pools\":[{\"module\":\"xyz\"}]}").contains("$.pools[0].module"));
@@ -59,6 +59,7 @@ class PoolsConfigTest {
         refusal("{\"pool_limits\":{\"adaptive\":{\"submits\":-1}}}")
             .contains("$.pool_limits.adaptive.submits"));
     assertTrue(
-        refusal("{\"pool_limits\":{\"max_idle_bytes\":1.5}}").contains("$.pool_limits.max_idle_bytes"));
+        refusal("{\"pool_limits\":{\"max_idle_bytes\":1.5}}")
+            .contains("$.pool_limits.max_idle_bytes"));
   }
 }

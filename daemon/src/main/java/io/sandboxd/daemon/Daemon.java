@@ -14,8 +14,10 @@ import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
+import io.sandboxd.executor.FactoryCache;
 import io.sandboxd.executor.HostServices;
 import io.sandboxd.executor.KvStore;
+import io.sandboxd.executor.ModuleStore;
 import io.sandboxd.executor.SecretStore;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.metering.Attribution;
@@ -76,6 +78,7 @@ public final class Daemon implements AutoCloseable {
           d.quotas(),
           d.secrets(),
           DaemonConfig.Compile.defaults(maxConcurrentUnits),
+          DaemonConfig.Modules.defaults(),
           d.pools());
     }
   }
@@ -239,22 +242,29 @@ public final class Daemon implements AutoCloseable {
               services);
       UnitCompiler compiler =
           new UnitCompiler(
-              256,
+              new FactoryCache(config.modules().factoryCacheEntries()),
               io.sandboxd.executor.CompileLimits.defaults()
                   .withBudget(
                       config.compile().maxConcurrent(),
                       java.time.Duration.ofMillis(config.compile().timeoutMs())));
+      ModuleStore modules =
+          ModuleStore.open(
+              paths.stateDir().resolve("modules"),
+              compiler,
+              config.modules().maxBytes(),
+              config.modules().maxModules());
       Admission admission = new Admission(compiler, meterable, config.secretBindings());
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
-      pools = PoolWiring.start(config, meters, attribution, store, node, compiler, executor);
+      pools =
+          PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(new SandboxdService(supervisor, store, pools))
+              .addService(new SandboxdService(supervisor, store, modules, pools))
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the

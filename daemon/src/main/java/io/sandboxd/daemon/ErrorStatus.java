@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.daemon.store.TamperedRunException;
 import io.sandboxd.executor.ExecutorBusyException;
+import io.sandboxd.executor.ModuleStoreException;
 import io.sandboxd.executor.UnitException;
 import java.util.List;
 
@@ -24,6 +25,11 @@ final class ErrorStatus {
           new Row(ReplayRefusedException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ExecutorBusyException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(TamperedRunException.class, Status.Code.DATA_LOSS, true),
+          new Row(ModuleStoreException.NotFound.class, Status.Code.NOT_FOUND, false),
+          new Row(ModuleStoreException.BadAddress.class, Status.Code.INVALID_ARGUMENT, false),
+          new Row(ModuleStoreException.Limit.class, Status.Code.RESOURCE_EXHAUSTED, false),
+          new Row(ModuleStoreException.Damaged.class, Status.Code.DATA_LOSS, true),
+          new Row(ModuleStoreException.class, Status.Code.UNAVAILABLE, true),
           // The store could not read or write: nothing was acknowledged; the client may retry.
           new Row(StoreException.class, Status.Code.UNAVAILABLE, true));
 

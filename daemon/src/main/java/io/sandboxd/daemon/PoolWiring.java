@@ -7,6 +7,7 @@ import io.sandboxd.config.Pools;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.Executor;
+import io.sandboxd.executor.ModuleStore;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.executor.UnitException;
 import io.sandboxd.metering.Attribution;
@@ -34,6 +35,7 @@ final class PoolWiring {
       DiscoveredMeters meters,
       Attribution attribution,
       RunStore store,
+      ModuleStore modules,
       NodeIdentity node,
       UnitCompiler compiler,
       Executor executor) {
@@ -65,7 +67,7 @@ final class PoolWiring {
                     records.stream().map(r -> Envelope.sign(r.toCore(), node.key())).toList()),
             System::currentTimeMillis);
     for (String warning :
-        pools.configure(address -> held(store, compiler, address), executor::nodeShape)) {
+        pools.configure(address -> held(store, modules, compiler, address), executor::nodeShape)) {
       LOG.warning(warning);
     }
     pools.start();

@@ -4,12 +4,17 @@ import io.grpc.stub.StreamObserver;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.ListModulesReply;
+import io.sandboxd.daemon.rpc.ListModulesRequest;
 import io.sandboxd.daemon.rpc.ListPoolsReply;
 import io.sandboxd.daemon.rpc.ListPoolsRequest;
 import io.sandboxd.daemon.rpc.ListRunsReply;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
+import io.sandboxd.daemon.rpc.ModuleInfo;
 import io.sandboxd.daemon.rpc.PoolEvictions;
 import io.sandboxd.daemon.rpc.PoolInfo;
+import io.sandboxd.daemon.rpc.PutModuleReply;
+import io.sandboxd.daemon.rpc.PutModuleRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
 import io.sandboxd.daemon.rpc.ReplayReply;
 import io.sandboxd.daemon.rpc.ReplayRequest;
@@ -21,6 +26,8 @@ import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.RunSummary;
+import io.sandboxd.executor.FactoryCache;
+import io.sandboxd.executor.ModuleStore;
 import io.sandboxd.warmpool.PoolStats;
 import io.sandboxd.warmpool.WarmPools;
 import java.util.function.Supplier;
@@ -38,17 +45,79 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   private final RunSupervisor supervisor;
   private final RunStore store;
+  private final ModuleStore modules;
   // The node's warm pools; null when it keeps none.
   private final WarmPools pools;
 
-  SandboxdService(RunSupervisor supervisor, RunStore store) {
-    this(supervisor, store, null);
+  SandboxdService(RunSupervisor supervisor, RunStore store, ModuleStore modules) {
+    this(supervisor, store, modules, null);
   }
 
-  SandboxdService(RunSupervisor supervisor, RunStore store, WarmPools pools) {
+  SandboxdService(RunSupervisor supervisor, RunStore store, ModuleStore modules, WarmPools pools) {
     this.supervisor = supervisor;
     this.store = store;
+    this.modules = modules;
     this.pools = pools;
+  }
+
+  /**
+   * The submission's module bytes: those sent, or those held at {@code module_address} (exactly one
+   * of the two may be given), within the node's module size.
+   */
+  private byte[] moduleOf(SubmitRequest req) {
+    if (!req.getModuleAddress().isEmpty()) {
+      if (!req.getModule().isEmpty()) {
+        throw new AdmissionException(
+            "module, module_address: give exactly one (the bytes or the address of held bytes)",
+            null);
+      }
+      return modules.get(ModuleStore.parseAddress(req.getModuleAddress()));
+    }
+    modules.checkSize(req.getModule().size());
+    return req.getModule().toByteArray();
+  }
+
+  @Override
+  public void putModule(PutModuleRequest req, StreamObserver<PutModuleReply> out) {
+    answer(
+        "putModule",
+        out,
+        () -> {
+          ModuleStore.Put p = modules.put(req.getModule().toByteArray());
+          if (!p.alreadyHeld()) {
+            LOG.info(() -> "module b3:" + p.address() + " stored (" + p.bytes() + " bytes)");
+          }
+          return PutModuleReply.newBuilder()
+              .setAddress(p.address())
+              .setBytes(p.bytes())
+              .setAlreadyHeld(p.alreadyHeld())
+              .build();
+        });
+  }
+
+  @Override
+  public void listModules(ListModulesRequest req, StreamObserver<ListModulesReply> out) {
+    answer(
+        "listModules",
+        out,
+        () -> {
+          FactoryCache factories = modules.compiler().factories();
+          ListModulesReply.Builder b = ListModulesReply.newBuilder();
+          for (ModuleStore.Held h : modules.list()) {
+            b.addModules(
+                ModuleInfo.newBuilder()
+                    .setAddress(h.address())
+                    .setBytes(h.bytes())
+                    .setStoredMs(h.storedMs())
+                    .setCompiled(factories.contains(h.address())));
+          }
+          FactoryCache.Stats s = factories.stats();
+          return b.setFactoryCacheHits(s.hits())
+              .setFactoryCacheMisses(s.misses())
+              .setFactoryCacheEntries(s.entries())
+              .setFactoryCacheCapacity(s.capacity())
+              .build();
+        });
   }
 
   @Override
@@ -57,8 +126,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "submit",
         out,
         () -> {
-          RunRecord r =
-              supervisor.submit(req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
+          RunRecord r = supervisor.submit(moduleOf(req), req.getGrantsJson(), req.getEntry());
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           return SubmitReply.newBuilder()
               .setRunId(r.runId())

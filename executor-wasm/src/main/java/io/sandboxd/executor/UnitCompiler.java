@@ -17,8 +17,6 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -41,8 +39,7 @@ public final class UnitCompiler {
   private static final byte[] WASM_MAGIC = {0x00, 0x61, 0x73, 0x6d};
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
-  private final Map<String, CompiledUnit> cache = new ConcurrentHashMap<>();
-  private final int maxCached;
+  private final FactoryCache cache;
   private final CompileLimits limits;
   private final Semaphore permits;
   private final ExecutorService workers;
@@ -52,7 +49,12 @@ public final class UnitCompiler {
   }
 
   public UnitCompiler(int maxCached, CompileLimits limits) {
-    this.maxCached = maxCached;
+    this(new FactoryCache(maxCached), limits);
+  }
+
+  /** A compiler that keeps what it compiled in {@code cache} (bounded, least recently used out). */
+  public UnitCompiler(FactoryCache cache, CompileLimits limits) {
+    this.cache = cache;
     this.limits = limits;
     this.permits = new Semaphore(limits.maxConcurrent(), true);
     AtomicInteger n = new AtomicInteger();
@@ -87,10 +89,17 @@ public final class UnitCompiler {
    * @throws ExecutorBusyException when every compile slot stayed busy for the whole time budget
    */
   public Compilation compileMetered(byte[] wasm) {
-    String address = addressOf(wasm);
-    CompiledUnit hit = cache.get(address);
-    if (hit != null) {
-      return new Compilation(hit, 0);
+    return compileMetered(addressOf(wasm), wasm);
+  }
+
+  /**
+   * As {@link #compileMetered(byte[])} for bytes whose address the caller has already established
+   * (the module store verifies it on every read), so they are not hashed again.
+   */
+  public Compilation compileMetered(String address, byte[] wasm) {
+    java.util.Optional<CompiledUnit> hit = cache.get(address);
+    if (hit.isPresent()) {
+      return new Compilation(hit.get(), 0);
     }
     long budgetMs = limits.timeout().toMillis();
     try {
@@ -146,12 +155,12 @@ public final class UnitCompiler {
       throw new UnitException(
           UnitException.Part.MODULE, "module: failed to compile: " + describe(e.getCause()), e);
     }
-    if (cache.size() >= maxCached) {
-      // A simple bound: drop everything rather than grow without limit.
-      cache.clear();
-    }
-    CompiledUnit raced = cache.putIfAbsent(address, unit);
-    return new Compilation(raced != null ? raced : unit, cpu.get());
+    return new Compilation(cache.put(unit), cpu.get());
+  }
+
+  /** The compiled factories this compiler keeps, by module address. */
+  public FactoryCache factories() {
+    return cache;
   }
 
   private static String describe(Throwable t) {

@@ -24,7 +24,10 @@ import picocli.CommandLine.Parameters;
 final class RunCommand implements Callable<Integer> {
   static final int NOT_COMPLETED = 3;
 
-  @Parameters(index = "0", paramLabel = "MODULE.wasm", description = "The unit's module.")
+  @Parameters(
+      index = "0",
+      paramLabel = "MODULE.wasm|b3:ADDR",
+      description = "The unit's module, or b3:<64 hex> of one the daemon holds (modules put).")
   Path module;
 
   @Option(names = "--grants", required = true, paramLabel = "FILE", description = "Grants JSON.")
@@ -46,8 +49,10 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() {
     byte[] wasm;
     String grantsJson;
+    // A b3: address names a module the daemon holds; anything else is a file.
+    String address = module.toString().startsWith("b3:") ? module.toString() : "";
     try {
-      wasm = Files.readAllBytes(module);
+      wasm = address.isEmpty() ? Files.readAllBytes(module) : new byte[0];
       grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
     } catch (IOException e) {
       System.err.println("sandboxctl run: cannot read " + e.getMessage());
@@ -62,6 +67,7 @@ final class RunCommand implements Callable<Integer> {
               .submit(
                   SubmitRequest.newBuilder()
                       .setModule(com.google.protobuf.ByteString.copyFrom(wasm))
+                      .setModuleAddress(address)
                       .setGrantsJson(grantsJson)
                       .setEntry(entry)
                       .build());

@@ -26,6 +26,7 @@ import picocli.CommandLine.ScopeType;
       MetersCommand.class,
       GrantsCommand.class,
       EnforceCommand.class,
+      ModulesCommand.class,
       PoolsCommand.class
     })
 public final class Sandboxctl implements Runnable {

@@ -1,0 +1,122 @@
+package io.sandboxd.daemon.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.ListModulesReply;
+import io.sandboxd.daemon.rpc.ListModulesRequest;
+import io.sandboxd.daemon.rpc.ModuleInfo;
+import io.sandboxd.daemon.rpc.PutModuleReply;
+import io.sandboxd.daemon.rpc.PutModuleRequest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** `sandboxctl modules put|list`: the modules the daemon holds by address. */
+@Command(
+    name = "modules",
+    description = "Store a module on the daemon by its address, or list the modules it holds.",
+    subcommands = {ModulesCommand.Put.class, ModulesCommand.ListHeld.class})
+final class ModulesCommand implements Runnable {
+  @Override
+  public void run() {
+    picocli.CommandLine.usage(this, System.err);
+  }
+
+  /** `modules put FILE`: prints the 64-hex address (submit it as `run b3:<address>`). */
+  @Command(
+      name = "put",
+      description = "Validate and store a module; prints its 64-hex BLAKE3 address.")
+  static final class Put implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "MODULE.wasm", description = "The module.")
+    Path module;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      byte[] wasm;
+      try {
+        wasm = Files.readAllBytes(module);
+      } catch (IOException e) {
+        System.err.println("sandboxctl modules put: cannot read " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        PutModuleReply r =
+            c.stub()
+                .putModule(
+                    PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(wasm)).build());
+        System.out.println(r.getAddress());
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl modules put: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** `modules list [--json]`. */
+  @Command(name = "list", description = "List the modules the daemon holds.")
+  static final class ListHeld implements Callable<Integer> {
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Option(
+        names = "--json",
+        description =
+            "One JSON object: modules (address, bytes, stored_ms, compiled) and factory_cache"
+                + " (hits, misses, entries, capacity).")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      ListModulesReply r;
+      try (DaemonClient c = new DaemonClient(sock)) {
+        r = c.stub().listModules(ListModulesRequest.getDefaultInstance());
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl modules list: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+      if (json) {
+        ObjectNode o = CanonicalJson.mapper().createObjectNode();
+        ArrayNode mods = o.putArray("modules");
+        for (ModuleInfo m : r.getModulesList()) {
+          mods.addObject()
+              .put("address", m.getAddress())
+              .put("bytes", m.getBytes())
+              .put("stored_ms", m.getStoredMs())
+              .put("compiled", m.getCompiled());
+        }
+        o.putObject("factory_cache")
+            .put("hits", r.getFactoryCacheHits())
+            .put("misses", r.getFactoryCacheMisses())
+            .put("entries", r.getFactoryCacheEntries())
+            .put("capacity", r.getFactoryCacheCapacity());
+        System.out.println(CanonicalJson.canonicalString(o));
+        return 0;
+      }
+      System.out.printf("%-64s  %10s  %-24s  %s%n", "ADDRESS", "BYTES", "STORED", "COMPILED");
+      for (ModuleInfo m : r.getModulesList()) {
+        System.out.printf(
+            "%-64s  %10d  %-24s  %s%n",
+            m.getAddress(),
+            m.getBytes(),
+            Instant.ofEpochMilli(m.getStoredMs()),
+            m.getCompiled() ? "yes" : "no");
+      }
+      return 0;
+    }
+  }
+}

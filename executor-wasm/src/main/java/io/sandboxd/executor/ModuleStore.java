@@ -1,0 +1,247 @@
+package io.sandboxd.executor;
+
+import io.sandboxd.attest.Blake3;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * The node's content-addressed module store: one file per module, named by the BLAKE3-256 of its
+ * bytes, in a private directory. A module is validated and compiled (as admission does) before
+ * anything is written, written and fsynced (file, then directory after the rename) before {@link
+ * #put} returns, and its bytes are checked against its address on every read.
+ */
+public final class ModuleStore {
+  private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
+  private static final String TMP_PREFIX = ".incoming-";
+
+  private final Path dir;
+  private final UnitCompiler compiler;
+  private final long maxBytes;
+  private final long maxModules;
+  private long held;
+
+  private ModuleStore(Path dir, UnitCompiler compiler, long maxBytes, long maxModules, long held) {
+    this.dir = dir;
+    this.compiler = compiler;
+    this.maxBytes = maxBytes;
+    this.maxModules = maxModules;
+    this.held = held;
+  }
+
+  /**
+   * Opens (creating, mode 0700) the store in {@code dir}; modules are validated with {@code
+   * compiler}, whose factory cache then holds them. Partial writes a crash left are removed.
+   */
+  public static ModuleStore open(Path dir, UnitCompiler compiler, long maxBytes, long maxModules) {
+    try {
+      if (!Files.isDirectory(dir)) {
+        Files.createDirectories(
+            dir,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      }
+      long n = 0;
+      try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+        for (Path f : files) {
+          String name = f.getFileName().toString();
+          if (name.startsWith(TMP_PREFIX)) {
+            Files.deleteIfExists(f);
+          } else if (HEX64.matcher(name).matches()) {
+            n++;
+          }
+        }
+      }
+      return new ModuleStore(dir, compiler, maxBytes, maxModules, n);
+    } catch (IOException e) {
+      throw new ModuleStoreException("module store " + dir + ": cannot open: " + e, e);
+    }
+  }
+
+  /** The outcome of a put: the module's address and size, and whether it was held before. */
+  public record Put(String address, long bytes, boolean alreadyHeld) {}
+
+  /** One held module. */
+  public record Held(String address, long bytes, long storedMs) {}
+
+  /**
+   * Parses a module address given as {@code b3:<64 hex>} or 64 hex (either case) to 64 lowercase
+   * hex.
+   *
+   * @throws ModuleStoreException.BadAddress naming what is wrong
+   */
+  public static String parseAddress(String text) {
+    String hex = text.startsWith("b3:") ? text.substring(3) : text;
+    String lower = hex.toLowerCase(Locale.ROOT);
+    if (!HEX64.matcher(lower).matches()) {
+      String shown = text.length() > 80 ? text.substring(0, 80) + "..." : text;
+      throw new ModuleStoreException.BadAddress(
+          "module_address: \""
+              + shown
+              + "\" is not a module address (b3:<64 hex> or 64 hex, BLAKE3-256 of the module)");
+    }
+    return lower;
+  }
+
+  /** The largest module this store (and a submission of bytes) accepts. */
+  public long maxBytes() {
+    return maxBytes;
+  }
+
+  /**
+   * Refuses {@code length} bytes past the configured size.
+   *
+   * @throws ModuleStoreException.Limit naming both
+   */
+  public void checkSize(long length) {
+    if (length > maxBytes) {
+      throw new ModuleStoreException.Limit(
+          "module: " + length + " bytes; this node accepts modules of at most " + maxBytes);
+    }
+  }
+
+  /**
+   * Validates {@code wasm} and stores it by its address; returns once it is durable. A module that
+   * does not validate throws {@link UnitException} and nothing is stored.
+   */
+  public Put put(byte[] wasm) {
+    checkSize(wasm.length);
+    String address = UnitCompiler.addressOf(wasm);
+    compiler.compileMetered(address, wasm);
+    Path file = dir.resolve(address);
+    synchronized (this) {
+      if (Files.isRegularFile(file)) {
+        // Held: but re-written if its bytes were damaged, so the put repairs it.
+        try {
+          get(address);
+          return new Put(address, wasm.length, true);
+        } catch (ModuleStoreException.Damaged e) {
+          held--;
+        }
+      }
+      if (held >= maxModules) {
+        throw new ModuleStoreException.Limit(
+            "module store: holds " + held + " modules, the most this node keeps");
+      }
+      write(file, wasm);
+      held++;
+    }
+    return new Put(address, wasm.length, false);
+  }
+
+  private void write(Path file, byte[] wasm) {
+    Path tmp = dir.resolve(TMP_PREFIX + file.getFileName() + "-" + System.nanoTime());
+    try {
+      try (FileChannel ch =
+          FileChannel.open(
+              tmp,
+              java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+        ByteBuffer b = ByteBuffer.wrap(wasm);
+        while (b.hasRemaining()) {
+          ch.write(b);
+        }
+        ch.force(true);
+      }
+      try {
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } catch (AtomicMoveNotSupportedException e) {
+        throw new IOException("the state directory cannot rename atomically", e);
+      }
+      // The rename is durable only once the directory is.
+      try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+        d.force(true);
+      }
+    } catch (IOException e) {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new ModuleStoreException(
+          "module store: cannot write " + file.getFileName() + ": " + e, e);
+    }
+  }
+
+  /** Whether a module of {@code address} (64 lowercase hex) is held. */
+  public boolean holds(String address) {
+    return HEX64.matcher(address).matches() && Files.isRegularFile(dir.resolve(address));
+  }
+
+  /**
+   * The bytes of the module at {@code address} (64 lowercase hex, see {@link #parseAddress}),
+   * checked against the address.
+   *
+   * @throws ModuleStoreException.NotFound when not held
+   * @throws ModuleStoreException.Damaged when the bytes do not hash to the address
+   */
+  public byte[] get(String address) {
+    if (!HEX64.matcher(address).matches()) {
+      throw new ModuleStoreException.BadAddress("module_address: not 64 lowercase hex");
+    }
+    Path file = dir.resolve(address);
+    byte[] bytes;
+    try {
+      if (Files.size(file) > Math.max(maxBytes, 64L << 20)) {
+        throw new ModuleStoreException.Damaged(
+            "module store: b3:" + address + " is larger than any module it accepts");
+      }
+      bytes = Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      throw new ModuleStoreException.NotFound(address);
+    } catch (IOException e) {
+      throw new ModuleStoreException("module store: cannot read b3:" + address + ": " + e, e);
+    }
+    String actual = Blake3.hex(bytes);
+    if (!actual.equals(address)) {
+      throw new ModuleStoreException.Damaged(
+          "module store: the file held as b3:"
+              + address
+              + " hashes to b3:"
+              + actual
+              + "; it was changed on disk (put the module again)");
+    }
+    return bytes;
+  }
+
+  /** The held modules, by address. */
+  public List<Held> list() {
+    List<Held> out = new ArrayList<>();
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+      for (Path f : files) {
+        String name = f.getFileName().toString();
+        if (!HEX64.matcher(name).matches()) {
+          continue;
+        }
+        try {
+          BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
+          out.add(new Held(name, a.size(), a.lastModifiedTime().toMillis()));
+        } catch (NoSuchFileException gone) {
+          // Removed while listing.
+        }
+      }
+    } catch (IOException e) {
+      throw new ModuleStoreException("module store: cannot list: " + e, e);
+    }
+    out.sort(Comparator.comparing(Held::address));
+    return out;
+  }
+
+  /** The compiler that validates this store's modules, and its factory cache. */
+  public UnitCompiler compiler() {
+    return compiler;
+  }
+}
