@@ -1,12 +1,15 @@
 package io.sandboxd.attest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 import java.util.Set;
 
 /**
  * The host's signed statement about one execution (WIRE.md §2.4): who ran which unit under which
- * grants, how it ended, and the roots of its receipt and replay journal.
+ * grants, how it ended, the roots of its receipt and replay journal, and for a WASI command the
+ * inputs it was given and the outputs it produced ({@code inputs}/{@code outputs}, null otherwise).
  */
 public record Attestation(
     HostIdentity host,
@@ -22,7 +25,9 @@ public record Attestation(
     boolean probingDetected,
     boolean tamperingDetected,
     String teeReport,
-    long issuedMs) {
+    long issuedMs,
+    Inputs inputs,
+    Outputs outputs) {
 
   public static final String SCHEMA = "sandbox.attestation/1";
 
@@ -41,7 +46,73 @@ public record Attestation(
           "probing_detected",
           "tampering_detected",
           "tee_report",
-          "issued_ms");
+          "issued_ms",
+          "inputs",
+          "outputs");
+
+  /** An attestation of the first shape, which named no inputs or outputs. */
+  public Attestation(
+      HostIdentity host,
+      String tier,
+      String grantsId,
+      String receipt,
+      String unit,
+      String manifest,
+      String journalRoot,
+      Outcome outcome,
+      boolean clockGranted,
+      Long clockConstantMs,
+      boolean probingDetected,
+      boolean tamperingDetected,
+      String teeReport,
+      long issuedMs) {
+    this(
+        host,
+        tier,
+        grantsId,
+        receipt,
+        unit,
+        manifest,
+        journalRoot,
+        outcome,
+        clockGranted,
+        clockConstantMs,
+        probingDetected,
+        tamperingDetected,
+        teeReport,
+        issuedMs,
+        null,
+        null);
+  }
+
+  /** Bytes named by address: BLAKE3-256 of the raw bytes (not JCS) and their count. */
+  public record Blob(String address, long bytes) {
+    private static final Set<String> FIELDS = Set.of("address", "bytes");
+
+    /** The blob of {@code raw}. */
+    public static Blob of(byte[] raw) {
+      return new Blob(Blake3.hex(raw), raw.length);
+    }
+
+    ObjectNode toJson() {
+      return CanonicalJson.mapper().createObjectNode().put("address", address).put("bytes", bytes);
+    }
+
+    static Blob read(JsonReader r) {
+      r.only(FIELDS);
+      return new Blob(r.hex32("address"), r.u64("bytes"));
+    }
+  }
+
+  /** What a WASI command was given: its full argv and its stdin (null when none was attached). */
+  public record Inputs(List<String> args, Blob stdin) {
+    public Inputs {
+      args = List.copyOf(args);
+    }
+  }
+
+  /** What a WASI command wrote to stdout and stderr, as kept (at most the node's caps). */
+  public record Outputs(Blob stdout, Blob stderr) {}
 
   public ObjectNode toCore() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
@@ -67,6 +138,23 @@ public record Attestation(
     o.put("tampering_detected", tamperingDetected);
     o.put("tee_report", teeReport);
     o.put("issued_ms", issuedMs);
+    // Omitted, not null, when absent: the first shape had no such keys, and a unit of the sandbox
+    // ABI keeps the bytes it always had (a reader treats a missing key as null).
+    if (inputs != null) {
+      ObjectNode in = o.putObject("inputs");
+      ArrayNode args = in.putArray("args");
+      inputs.args().forEach(args::add);
+      if (inputs.stdin() == null) {
+        in.putNull("stdin");
+      } else {
+        in.set("stdin", inputs.stdin().toJson());
+      }
+    }
+    if (outputs != null) {
+      ObjectNode out = o.putObject("outputs");
+      out.set("stdout", outputs.stdout().toJson());
+      out.set("stderr", outputs.stderr().toJson());
+    }
     return o;
   }
 
@@ -89,7 +177,25 @@ public record Attestation(
         r.bool("probing_detected"),
         r.bool("tampering_detected"),
         r.nullableString("tee_report"),
-        r.u64("issued_ms"));
+        r.u64("issued_ms"),
+        r.optionalObject("inputs", Set.of("args", "stdin"))
+            .map(Attestation::readInputs)
+            .orElse(null),
+        r.optionalObject("outputs", Set.of("stdout", "stderr"))
+            .map(
+                out ->
+                    new Outputs(Blob.read(out.object("stdout")), Blob.read(out.object("stderr"))))
+            .orElse(null));
+  }
+
+  private static Inputs readInputs(JsonReader in) {
+    JsonNode args = in.required("args");
+    if (!args.isArray()) {
+      throw in.fault(in.pathOf("args"), "expected an array, got " + JsonReader.typeOf(args));
+    }
+    return new Inputs(
+        in.list("args", (n, p) -> JsonReader.text(n, p, JsonReader.RECORD)),
+        in.optionalObject("stdin", Blob.FIELDS).map(Blob::read).orElse(null));
   }
 
   /** Starts a Attestation built field by field; unset numbers are 0, unset references null. */
@@ -113,6 +219,8 @@ public record Attestation(
     private boolean tamperingDetected;
     private String teeReport;
     private long issuedMs;
+    private Inputs inputs;
+    private Outputs outputs;
 
     private Builder() {}
 
@@ -186,6 +294,18 @@ public record Attestation(
       return this;
     }
 
+    /** What a WASI command was given; null (the default) for a unit that takes no inputs. */
+    public Builder inputs(Inputs inputs) {
+      this.inputs = inputs;
+      return this;
+    }
+
+    /** What a WASI command wrote; null (the default) for a unit that has no stdio. */
+    public Builder outputs(Outputs outputs) {
+      this.outputs = outputs;
+      return this;
+    }
+
     public Attestation build() {
       return new Attestation(
           host,
@@ -201,7 +321,9 @@ public record Attestation(
           probingDetected,
           tamperingDetected,
           teeReport,
-          issuedMs);
+          issuedMs,
+          inputs,
+          outputs);
     }
   }
 }

@@ -38,7 +38,8 @@ public record DaemonConfig(
     Map<String, Secret> secrets,
     Compile compile,
     Modules modules,
-    Pools pools) {
+    Pools pools,
+    Io io) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -66,7 +67,27 @@ public record DaemonConfig(
         Map.of(),
         Compile.defaults(maxConcurrentUnits),
         Modules.defaults(),
-        Pools.defaults());
+        Pools.defaults(),
+        Io.defaults());
+  }
+
+  /**
+   * What a WASI command may be given and how much of its output is kept: stdin bytes, argv entries
+   * and their total UTF-8 bytes (a submission past these is refused), and the bytes of stdout and
+   * of stderr kept per run (past them the stream is cut and the run says so).
+   */
+  public record Io(
+      long stdinMaxBytes,
+      long stdoutMaxBytes,
+      long stderrMaxBytes,
+      int argsMaxCount,
+      long argsMaxBytes) {
+    /** Most bytes any cap may be: stdin and outputs travel in one gRPC message of 64 MiB. */
+    public static final long MAX_CAP = 48L << 20;
+
+    public static Io defaults() {
+      return new Io(8L << 20, 1L << 20, 1L << 20, 4096, 1L << 20);
+    }
   }
 
   /**
@@ -187,7 +208,8 @@ public record DaemonConfig(
           "compile",
           "modules",
           "pools",
-          "pool_limits");
+          "pool_limits",
+          "io");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -205,7 +227,8 @@ public record DaemonConfig(
         Map.of(),
         Compile.defaults(units),
         Modules.defaults(),
-        Pools.defaults());
+        Pools.defaults(),
+        Io.defaults());
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -329,7 +352,26 @@ public record DaemonConfig(
             root.get("pools"),
             f.objectOrEmpty(
                 "pool_limits",
-                Set.of("adaptive", "max_idle_bytes", "idle_estimate_mw", "refill_interval_ms"))));
+                Set.of("adaptive", "max_idle_bytes", "idle_estimate_mw", "refill_interval_ms"))),
+        io(f, d.io()));
+  }
+
+  private static Io io(JsonReader f, Io d) {
+    JsonReader io =
+        f.objectOrEmpty(
+            "io",
+            Set.of(
+                "stdin_max_bytes",
+                "stdout_max_bytes",
+                "stderr_max_bytes",
+                "args_max_count",
+                "args_max_bytes"));
+    return new Io(
+        io.integer("stdin_max_bytes", d.stdinMaxBytes(), 0, Io.MAX_CAP),
+        io.integer("stdout_max_bytes", d.stdoutMaxBytes(), 0, Io.MAX_CAP),
+        io.integer("stderr_max_bytes", d.stderrMaxBytes(), 0, Io.MAX_CAP),
+        (int) io.integer("args_max_count", d.argsMaxCount(), 1, 1 << 20),
+        io.integer("args_max_bytes", d.argsMaxBytes(), 1, Io.MAX_CAP));
   }
 
   private static Limits limits(JsonReader f, Limits d) {

@@ -68,6 +68,26 @@ class DaemonConfigTest {
   }
 
   @Test
+  void ioCapsHaveDefaultsAndAreReadStrictly() {
+    DaemonConfig.Io d = DaemonConfig.defaults().io();
+    assertTrue(d.stdinMaxBytes() > 0 && d.stdinMaxBytes() <= DaemonConfig.Io.MAX_CAP);
+    assertTrue(d.stdoutMaxBytes() > 0 && d.stderrMaxBytes() > 0);
+    DaemonConfig.Io io =
+        parse(
+                "{\"io\":{\"stdin_max_bytes\":10,\"stdout_max_bytes\":20,"
+                    + "\"stderr_max_bytes\":0,\"args_max_count\":3,\"args_max_bytes\":40}}")
+            .io();
+    assertEquals(new DaemonConfig.Io(10, 20, 0, 3, 40), io);
+    assertEquals(d, parse("{\"io\":{}}").io());
+    assertTrue(refusal("{\"io\":{\"stdout\":1}}").startsWith("$.io.stdout: unknown field"));
+    assertTrue(refusal("{\"io\":{\"args_max_count\":0}}").startsWith("$.io.args_max_count"));
+    assertTrue(
+        refusal("{\"io\":{\"stdin_max_bytes\":" + (DaemonConfig.Io.MAX_CAP + 1) + "}}")
+            .startsWith("$.io.stdin_max_bytes"));
+    assertTrue(refusal("{\"io\":{\"stderr_max_bytes\":-1}}").startsWith("$.io.stderr_max_bytes"));
+  }
+
+  @Test
   void badFieldsAreRefusedNamingThePath() {
     assertTrue(refusal("{\"max_wal_ms\":1}").startsWith("$.max_wal_ms: unknown field"));
     assertTrue(refusal("{\"exec\":{\"denylist\":[\"ls\"]}}").startsWith("$.exec.denylist[0]"));

@@ -79,7 +79,8 @@ public final class Daemon implements AutoCloseable {
           d.secrets(),
           DaemonConfig.Compile.defaults(maxConcurrentUnits),
           DaemonConfig.Modules.defaults(),
-          d.pools());
+          d.pools(),
+          d.io());
     }
   }
 

@@ -37,7 +37,35 @@ public record ExecutionResult(
     long hostCalls,
     IoCounts io,
     SortedSet<String> taint,
-    Optional<ReplaySource.Divergence> replayDivergence) {
+    Optional<ReplaySource.Divergence> replayDivergence,
+    Optional<Stdio> stdio,
+    int exitStatus,
+    boolean exited) {
+
+  /**
+   * One output stream of a WASI command: the bytes kept, how many the unit wrote (more than kept
+   * when the cap cut it), and whether it was kept at all (host.logging granted).
+   */
+  public record Output(byte[] bytes, long written, boolean kept) {
+    public static final Output EMPTY = new Output(new byte[0], 0, true);
+
+    public Output {
+      bytes = bytes.clone();
+    }
+
+    @Override
+    public byte[] bytes() {
+      return bytes.clone();
+    }
+
+    /** The unit wrote more than was kept. */
+    public boolean truncated() {
+      return written > bytes.length;
+    }
+  }
+
+  /** What a WASI command wrote to stdout and stderr; absent for a unit without WASI. */
+  public record Stdio(Output stdout, Output stderr) {}
 
   /** Brokered I/O for the receipt, one part per capability that counts it. */
   public record IoCounts(Receipt.IoUse storage, Receipt.NetUse network, Inference inference) {
@@ -96,8 +124,27 @@ public record ExecutionResult(
     private IoCounts io = IoCounts.NONE;
     private SortedSet<String> taint = new TreeSet<>();
     private Optional<ReplaySource.Divergence> replayDivergence = Optional.empty();
+    private Optional<Stdio> stdio = Optional.empty();
+    private int exitStatus;
+    private boolean exited;
 
     private Builder() {}
+
+    /** What a WASI command wrote (absent for a unit without WASI). */
+    public Builder stdio(Optional<Stdio> stdio) {
+      this.stdio = stdio;
+      return this;
+    }
+
+    /**
+     * The guest's exit status: what it passed to WASI proc_exit ({@code exited}), else what its
+     * entry returned (0 for none).
+     */
+    public Builder exit(int status, boolean exited) {
+      this.exitStatus = status;
+      this.exited = exited;
+      return this;
+    }
 
     public Builder outcome(Outcome outcome) {
       this.outcome = outcome;
@@ -178,7 +225,10 @@ public record ExecutionResult(
           hostCalls,
           io,
           taint,
-          replayDivergence);
+          replayDivergence,
+          stdio,
+          exitStatus,
+          exited);
     }
   }
 }

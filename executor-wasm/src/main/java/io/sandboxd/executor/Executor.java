@@ -176,6 +176,8 @@ public final class Executor implements AutoCloseable {
         .wall(startedMs, wall)
         .consumed(cpu, task.memoryPeakBytes(), energy)
         .replayDivergence(req.replay().map(ReplaySource::divergence))
+        .stdio(task.stdio)
+        .exit(task.exitCode, task.exited)
         .build();
   }
 
@@ -287,7 +289,11 @@ public final class Executor implements AutoCloseable {
       return new Outcome.Failed(task.failure);
     }
     if (task.exitCode != 0) {
-      return new Outcome.Failed((task.exited ? "exit status " : "entry returned ") + task.exitCode);
+      // proc_exit takes a u32: 4294967295 is not -1.
+      return new Outcome.Failed(
+          task.exited
+              ? "exit status " + Integer.toUnsignedString(task.exitCode)
+              : "entry returned " + task.exitCode);
     }
     return new Outcome.Completed();
   }
@@ -318,6 +324,8 @@ public final class Executor implements AutoCloseable {
     volatile int exitCode;
     // The guest ended through WASI proc_exit rather than by returning from its entry.
     volatile boolean exited;
+    // What a WASI guest wrote; set on the guest thread before `done` is counted down.
+    volatile Optional<ExecutionResult.Stdio> stdio = Optional.empty();
 
     GuestTask(UnitRequest req, RunContext ctx, InstanceShape shape, PreparedInstance warm) {
       this.req = req;
@@ -383,7 +391,10 @@ public final class Executor implements AutoCloseable {
         instance = prepared.instance();
         binding = prepared.binding();
         // The run's WASI state (descriptors, argv, env, stdio, preopens) is made at bind time too.
-        wasi = prepared.usesWasi() ? WasiRun.open(ctx, unit.address(), req.env()) : null;
+        wasi =
+            prepared.usesWasi()
+                ? WasiRun.open(ctx, req.io().argv(unit.address()), req.env(), req.io())
+                : null;
         binding.bind(ctx, wasi);
         long[] ret = instance.export(req.entry()).apply();
         exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
@@ -420,6 +431,7 @@ public final class Executor implements AutoCloseable {
         }
         if (wasi != null) {
           wasi.close();
+          stdio = Optional.of(wasi.stdio());
         }
         if (instance != null && instance.memory() != null) {
           memoryPeakBytes = (long) instance.memory().pages() * Memory.PAGE_SIZE;

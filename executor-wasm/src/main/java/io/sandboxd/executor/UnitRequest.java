@@ -7,7 +7,8 @@ import java.util.Optional;
 
 /**
  * One execution to perform: a compiled unit, its entry export, the grants in force, the unit's
- * storage root on the host, its environment, and (for a replay) the recorded journal to follow.
+ * storage root on the host, its environment, (for a replay) the recorded journal to follow, and
+ * what a WASI command is given ({@link UnitIo}).
  */
 public record UnitRequest(
     String runId,
@@ -16,26 +17,44 @@ public record UnitRequest(
     Grants grants,
     Optional<Path> storageRoot,
     Map<String, String> env,
-    Optional<ReplaySource> replay) {
+    Optional<ReplaySource> replay,
+    UnitIo io) {
 
   public UnitRequest {
     env = Map.copyOf(env);
   }
 
+  /** A request whose WASI command gets no arguments or stdin and the default output caps. */
+  public UnitRequest(
+      String runId,
+      CompiledUnit unit,
+      String entry,
+      Grants grants,
+      Optional<Path> storageRoot,
+      Map<String, String> env,
+      Optional<ReplaySource> replay) {
+    this(runId, unit, entry, grants, storageRoot, env, replay, UnitIo.NONE);
+  }
+
   /** A live run with no storage root and an empty environment. */
   public UnitRequest(String runId, CompiledUnit unit, String entry, Grants grants) {
-    this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty());
+    this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty(), UnitIo.NONE);
   }
 
   public UnitRequest withStorageRoot(Path root) {
-    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay);
+    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay, io);
   }
 
   public UnitRequest withEnv(Map<String, String> environment) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, environment, replay);
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, environment, replay, io);
   }
 
   public UnitRequest withReplay(ReplaySource source) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, Optional.of(source));
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, Optional.of(source), io);
+  }
+
+  /** The same request giving a WASI command {@code io}'s argv and stdin, under its caps. */
+  public UnitRequest withIo(UnitIo unitIo) {
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, unitIo);
   }
 }

@@ -8,7 +8,9 @@ import com.dylibso.chicory.wasi.WasiPreview1;
 import com.dylibso.chicory.wasi.WasiPreview1_ModuleFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.enforcer.HostService;
 import io.sandboxd.enforcer.PathMode;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -27,11 +29,12 @@ import java.util.stream.Stream;
 
 /**
  * The WASI side of one run, attached to an instance when the run binds it ({@link RunBinding}):
- * Chicory's {@link WasiPreview1} made for this run (its descriptors, argv, environment, stdio into
- * the run log, the storage root preopened as "/"), the run's {@link WasiPathBroker}, and the bodies
- * of the calls {@link WasiImports} brokers. Paths go through the broker (storage grant, containment
- * in the storage root); `clock_time_get` and `random_get` follow host.clock and host.random and are
- * journaled as `clock_now` and `random_u64` with a request naming the WASI call.
+ * Chicory's {@link WasiPreview1} made for this run (its descriptors, argv, environment, the stdin
+ * it was given, stdout and stderr captured under their caps, the storage root preopened as "/"),
+ * the run's {@link WasiPathBroker}, and the bodies of the calls {@link WasiImports} brokers. Paths
+ * go through the broker (storage grant, containment in the storage root); `clock_time_get` and
+ * `random_get` follow host.clock and host.random and are journaled as `clock_now` and `random_u64`
+ * with a request naming the WASI call.
  *
  * <p>Chicory's preview 1 takes its streams, preopens, argv and environment when it is built and
  * cannot be re-pointed, so each run builds its own here, at bind time, and the instance's WASI host
@@ -58,19 +61,31 @@ final class WasiRun implements AutoCloseable {
   private final RunContext ctx;
   private final WasiPreview1 wasi;
   private final WasiPathBroker broker;
-  private final GuestLogStream stdout;
-  private final GuestLogStream stderr;
+  private final OutputCapture stdout;
+  private final OutputCapture stderr;
   private final Map<String, WasmFunctionHandle> chicory = new HashMap<>();
 
   private WasiRun(
-      RunContext ctx, List<String> args, Map<String, String> env, WasiPathBroker broker) {
+      RunContext ctx,
+      List<String> args,
+      Map<String, String> env,
+      WasiPathBroker broker,
+      UnitIo io) {
     this.ctx = ctx;
     this.broker = broker;
-    this.stdout = new GuestLogStream(ctx);
-    this.stderr = new GuestLogStream(ctx);
+    // Output goes to the submitter, as the log does: kept only when host.logging is granted
+    // (ABI.md), and counted either way.
+    boolean keep = ctx.enforcer.mayHost(HostService.LOGGING).allowed();
+    this.stdout = new OutputCapture(io.stdoutMaxBytes(), keep);
+    this.stderr = new OutputCapture(io.stderrMaxBytes(), keep);
+    // The stdin given ends at EOF: a guest that reads forever reads it once, then 0 bytes.
+    InputStream stdin =
+        io.stdin()
+            .<InputStream>map(ByteArrayInputStream::new)
+            .orElse(InputStream.nullInputStream());
     WasiOptions.Builder opts =
         WasiOptions.builder()
-            .withStdin(InputStream.nullInputStream())
+            .withStdin(stdin)
             .withStdout(stdout)
             .withStderr(stderr)
             .withArguments(args);
@@ -92,12 +107,50 @@ final class WasiRun implements AutoCloseable {
    * preopened as "/" when present; {@code name} is argv[0]; {@code env} the guest's environment.
    */
   static WasiRun open(RunContext ctx, String name, Map<String, String> env) {
+    return open(ctx, List.of(name), env, UnitIo.NONE);
+  }
+
+  /**
+   * As above, with {@code argv} the guest's full argv and {@code io} its stdin and output caps (its
+   * args are already resolved into {@code argv}).
+   */
+  static WasiRun open(RunContext ctx, List<String> argv, Map<String, String> env, UnitIo io) {
     WasiPathBroker broker =
         ctx.storage
             .root()
             .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
             .orElse(null);
-    return new WasiRun(ctx, List.of(name), env, broker);
+    return new WasiRun(ctx, argv, env, broker, io);
+  }
+
+  /**
+   * What the guest wrote to stdout and stderr. Call after {@link #close()}; a cut or discarded
+   * stream is also noted in the run log, so the result says so wherever it is read.
+   */
+  ExecutionResult.Stdio stdio() {
+    return new ExecutionResult.Stdio(stdout.output(), stderr.output());
+  }
+
+  private void noteCut(String name, ExecutionResult.Output o) {
+    if (!o.kept() && o.written() > 0) {
+      ctx.appendLog(
+          ("[sandboxd: "
+                  + name
+                  + " not kept: host.logging is not granted; the unit wrote "
+                  + o.written()
+                  + " bytes]")
+              .getBytes(StandardCharsets.UTF_8));
+    } else if (o.truncated()) {
+      ctx.appendLog(
+          ("[sandboxd: "
+                  + name
+                  + " truncated at the node's cap of "
+                  + o.bytes().length
+                  + " bytes; the unit wrote "
+                  + o.written()
+                  + " bytes]")
+              .getBytes(StandardCharsets.UTF_8));
+    }
   }
 
   /** Chicory's own implementation of {@code name}, acting on this run's descriptors. */
@@ -744,11 +797,11 @@ final class WasiRun implements AutoCloseable {
     return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
   }
 
-  /** Flushes a last unterminated line of output and closes every descriptor the guest left open. */
+  /** Notes cut output in the log and closes every descriptor the guest left open. */
   @Override
   public void close() {
-    stdout.flush();
-    stderr.flush();
+    noteCut("stdout", stdout.output());
+    noteCut("stderr", stderr.output());
     wasi.close();
   }
 }

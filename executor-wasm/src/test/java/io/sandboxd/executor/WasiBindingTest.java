@@ -1,5 +1,6 @@
 package io.sandboxd.executor;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * WASI bound after instantiation: one instance serves one run, then another, each with its own
- * Chicory preview 1 state (environment, stdio into its own log) and its own counts and journal.
+ * Chicory preview 1 state (environment, its own stdout) and its own counts and journal.
  */
 class WasiBindingTest {
   // Writes "hi\n" to stdout, reads the clock into memory[48..56), and returns the environment's
@@ -67,21 +68,27 @@ class WasiBindingTest {
         RunBindingTest.context(
             "{\"logging\":false,\"clock\":true,\"random\":false,\"inference\":false}", 222);
 
-    try (WasiRun wasi = WasiRun.open(first, "first", Map.of("A", "1"))) {
+    WasiRun firstWasi = WasiRun.open(first, "first", Map.of("A", "1"));
+    try (WasiRun wasi = firstWasi) {
       binding.bind(first, wasi);
       assertEquals(1, RunBindingTest.run(instance));
       binding.release();
     }
     assertEquals(111, instance.memory().readLong(48));
-    try (WasiRun wasi = WasiRun.open(second, "second", Map.of("B", "1", "C", "2"))) {
+    WasiRun secondWasi = WasiRun.open(second, "second", Map.of("B", "1", "C", "2"));
+    try (WasiRun wasi = secondWasi) {
       binding.bind(second, wasi);
       assertEquals(2, RunBindingTest.run(instance));
       binding.release();
     }
     assertEquals(222, instance.memory().readLong(48));
 
-    assertEquals("hi\n", first.log());
-    assertEquals("", second.log(), "the second run's grant does not log");
+    assertEquals("hi\n", new String(firstWasi.stdio().stdout().bytes(), UTF_8));
+    assertEquals(
+        0, secondWasi.stdio().stdout().bytes().length, "the second run's grant does not log");
+    assertEquals(3, secondWasi.stdio().stdout().written(), "but what it wrote is counted");
+    assertEquals("", first.log(), "stdout is not the run log");
+    assertTrue(second.log().contains("stdout not kept: host.logging is not granted"), second.log());
     assertEquals(3, first.hostCalls());
     assertEquals(3, second.hostCalls());
     assertEquals(1, first.journal.size());

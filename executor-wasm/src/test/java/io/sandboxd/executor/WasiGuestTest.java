@@ -22,9 +22,16 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * WASI preview 1 guests written in C and built with clang-16 during the test: each prints what its
- * calls returned, so the run log is the evidence of what the guest saw.
+ * calls returned, so their stdout and stderr are the evidence of what the guest saw.
  */
 class WasiGuestTest {
+  /** What the guest wrote: stdout, then stderr. */
+  static String out(ExecutionResult r) {
+    ExecutionResult.Stdio io = r.stdio().orElseThrow();
+    return new String(io.stdout().bytes(), StandardCharsets.UTF_8)
+        + new String(io.stderr().bytes(), StandardCharsets.UTF_8);
+  }
+
   static final Executor EXECUTOR = new Executor(2, EnergyModel.estimate(10_000), 60_000);
   static final UnitCompiler COMPILER = new UnitCompiler(16);
   static CompiledUnit files;
@@ -95,7 +102,7 @@ class WasiGuestTest {
     Path root = layout(tmp);
     ExecutionResult r =
         run(files, grants(STORAGE, LOG_ONLY), root, Map.of("GREETING", "hello from the request"));
-    String log = r.log();
+    String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
     assertEquals("written by a wasi guest\n", Files.readString(root.resolve("notes/hello.txt")));
     assertTrue(Files.isDirectory(root.resolve("notes/sub")));
@@ -112,7 +119,7 @@ class WasiGuestTest {
     assertFalse(log.contains("hidden.txt"), log);
     // Without host.clock even file times read as the normalized constant.
     assertTrue(log.contains("size=24 mtime=" + Executor.CLOCK_CONSTANT_MS / 1000 + "\n"), log);
-    assertTrue(log.endsWith("done\n"), "stderr goes to the log too: " + log);
+    assertTrue(log.endsWith("done\n"), "stderr is captured too: " + log);
   }
 
   @Test
@@ -121,7 +128,7 @@ class WasiGuestTest {
     Path secret = tmp.resolve("outside/secret.txt");
     FileTime before = Files.getLastModifiedTime(secret);
     ExecutionResult r = run(escape, grants(STORAGE, LOG_ONLY), root, Map.of());
-    String log = r.log();
+    String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
 
     assertTrue(log.contains("dotdot: errno=" + ENOTCAPABLE + "\n"), log);
@@ -160,7 +167,7 @@ class WasiGuestTest {
   @Test
   void clockNotGrantedIsTheConstantAndRandomDeniedIsAnErrno() {
     ExecutionResult r = run(clockRandom, grants(NO_STORAGE, LOG_ONLY), null, Map.of());
-    String log = r.log();
+    String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
     assertTrue(log.contains("realtime=0.000000000\nmonotonic=0.000000000\n"), log);
     assertTrue(log.contains("getentropy=-1 errno=" + EACCES + "\n"), log);
@@ -172,7 +179,7 @@ class WasiGuestTest {
   @Test
   void grantedClockAndRandomAreLiveAndJournaled() {
     ExecutionResult r = run(clockRandom, grants(NO_STORAGE, ALL_HOST), null, Map.of());
-    String log = r.log();
+    String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
     long seconds = Long.parseLong(log.substring("realtime=".length(), log.indexOf('.')));
     assertTrue(seconds > 1_700_000_000L, log);
@@ -189,13 +196,16 @@ class WasiGuestTest {
     String none = "{\"logging\":false,\"clock\":false,\"random\":false,\"inference\":false}";
     ExecutionResult r = run(clockRandom, grants(NO_STORAGE, none), null, Map.of("EXIT_WITH", "3"));
     assertEquals(new Outcome.Failed("exit status 3"), r.outcome());
-    assertEquals("", r.log());
+    assertEquals("", out(r));
+    assertTrue(r.stdio().orElseThrow().stdout().written() > 0, "written, counted, not kept");
+    assertEquals(3, r.exitStatus());
+    assertTrue(r.exited());
   }
 
   @Test
   void withoutAStorageRootNoPathIsReachable() {
     ExecutionResult r = run(escape, grants(STORAGE, LOG_ONLY), null, Map.of());
-    String log = r.log();
+    String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
     // No preopen: libc finds no directory to resolve against, the raw call has no descriptor 3.
     assertTrue(log.contains("granted: errno=" + ENOTCAPABLE + "\n"), log);
