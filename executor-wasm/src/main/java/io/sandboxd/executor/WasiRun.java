@@ -68,11 +68,13 @@ final class WasiRun implements AutoCloseable {
     this.broker = broker;
     this.stdout = new GuestLogStream(ctx);
     this.stderr = new GuestLogStream(ctx);
+    // Not terminals (Chicory's default says they are): a program that believes its stdin is a
+    // TTY runs interactively, e.g. the SQLite shell prints prompts and sleeps 50 ms at EOF.
     WasiOptions.Builder opts =
         WasiOptions.builder()
-            .withStdin(InputStream.nullInputStream())
-            .withStdout(stdout)
-            .withStderr(stderr)
+            .withStdin(InputStream.nullInputStream(), false)
+            .withStdout(stdout, false)
+            .withStderr(stderr, false)
             .withArguments(args);
     // Sorted, so the guest sees the same environment in the same order on every node and replay.
     new TreeMap<>(env).forEach(opts::withEnvironment);
