@@ -83,11 +83,13 @@ final class WasiRun implements AutoCloseable {
         io.stdin()
             .<InputStream>map(ByteArrayInputStream::new)
             .orElse(InputStream.nullInputStream());
+    // Not terminals (Chicory's default says they are): a program that believes its stdin is a
+    // TTY runs interactively, e.g. the SQLite shell prints prompts and sleeps 50 ms at EOF.
     WasiOptions.Builder opts =
         WasiOptions.builder()
-            .withStdin(stdin)
-            .withStdout(stdout)
-            .withStderr(stderr)
+            .withStdin(stdin, false)
+            .withStdout(stdout, false)
+            .withStderr(stderr, false)
             .withArguments(args);
     // Sorted, so the guest sees the same environment in the same order on every node and replay.
     new TreeMap<>(env).forEach(opts::withEnvironment);

@@ -1,0 +1,144 @@
+package io.sandboxd.benchmarks;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+
+/**
+ * A generated module of ordinary code at a chosen size (issue 16 item 5): many functions of
+ * straight-line integer arithmetic on four locals, with a conditional branch every few operations
+ * and a call to the previous function, as compiled C looks to a compiler, and an exported {@code
+ * run} that calls the last one. Seeded, so a size always gives the same bytes.
+ */
+final class BigModule {
+  /** Bytes of one function body, roughly: C compilers emit functions of this order. */
+  static final int BODY_BYTES = 2048;
+
+  private BigModule() {}
+
+  /** A module whose code section holds about {@code codeBytes} bytes. */
+  static byte[] generate(long codeBytes, long seed) {
+    Random random = new Random(seed);
+    int functions = (int) Math.max(2, codeBytes / BODY_BYTES);
+    ByteArrayOutputStream code = new ByteArrayOutputStream();
+    u32(code, functions + 1);
+    for (int f = 0; f < functions; f++) {
+      vec(code, body(f, random));
+    }
+    // run: () -> i32, calls the last generated function with 1.
+    ByteArrayOutputStream run = new ByteArrayOutputStream();
+    run.write(0); // no locals
+    run.write(0x41); // i32.const 1
+    s32(run, 1);
+    run.write(0x10); // call
+    u32(run, functions - 1);
+    run.write(0x0b);
+    vec(code, run.toByteArray());
+
+    ByteArrayOutputStream m = new ByteArrayOutputStream();
+    m.writeBytes(new byte[] {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00});
+    // types: 0 = (i32) -> i32, 1 = () -> i32
+    section(m, 1, new byte[] {0x02, 0x60, 0x01, 0x7f, 0x01, 0x7f, 0x60, 0x00, 0x01, 0x7f});
+    ByteArrayOutputStream fs = new ByteArrayOutputStream();
+    u32(fs, functions + 1);
+    for (int f = 0; f < functions; f++) {
+      fs.write(0);
+    }
+    fs.write(1);
+    section(m, 3, fs.toByteArray());
+    ByteArrayOutputStream ex = new ByteArrayOutputStream();
+    u32(ex, 1);
+    vec(ex, "run".getBytes(StandardCharsets.UTF_8));
+    ex.write(0);
+    u32(ex, functions);
+    section(m, 7, ex.toByteArray());
+    section(m, 10, code.toByteArray());
+    return m.toByteArray();
+  }
+
+  private static byte[] body(int index, Random random) {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    b.write(1); // one group of locals
+    b.write(4);
+    b.write(0x7f); // 4 x i32 (local 0 is the parameter: 5 in all)
+    int ops = 0;
+    while (b.size() < BODY_BYTES - 24) {
+      int src = random.nextInt(5);
+      int dst = 1 + random.nextInt(4);
+      b.write(0x20); // local.get
+      b.write(src);
+      b.write(0x41); // i32.const
+      s32(b, random.nextInt(1 << 20));
+      b.write(ARITH[random.nextInt(ARITH.length)]);
+      b.write(0x21); // local.set
+      b.write(dst);
+      if (++ops % 8 == 0) {
+        // if (local) { local = local + 1 }
+        b.write(0x20);
+        b.write(dst);
+        b.write(0x04); // if
+        b.write(0x40); // empty block type
+        b.write(0x20);
+        b.write(dst);
+        b.write(0x41);
+        s32(b, 1);
+        b.write(0x6a); // i32.add
+        b.write(0x21);
+        b.write(dst);
+        b.write(0x0b); // end
+      }
+    }
+    if (index > 0) {
+      b.write(0x20);
+      b.write(1);
+      b.write(0x10); // call the previous function
+      u32(b, index - 1);
+      b.write(0x21);
+      b.write(2);
+    }
+    // return local1 ^ local2 ^ param
+    b.write(0x20);
+    b.write(1);
+    b.write(0x20);
+    b.write(2);
+    b.write(0x73); // i32.xor
+    b.write(0x20);
+    b.write(0);
+    b.write(0x73);
+    b.write(0x0b);
+    return b.toByteArray();
+  }
+
+  // i32.add, i32.sub, i32.mul, i32.and, i32.or, i32.xor, i32.shl, i32.rotl
+  private static final int[] ARITH = {0x6a, 0x6b, 0x6c, 0x71, 0x72, 0x73, 0x74, 0x77};
+
+  private static void section(ByteArrayOutputStream m, int id, byte[] content) {
+    m.write(id);
+    vec(m, content);
+  }
+
+  private static void vec(ByteArrayOutputStream out, byte[] bytes) {
+    u32(out, bytes.length);
+    out.writeBytes(bytes);
+  }
+
+  private static void u32(ByteArrayOutputStream out, long v) {
+    do {
+      int b = (int) (v & 0x7f);
+      v >>>= 7;
+      out.write(v != 0 ? b | 0x80 : b);
+    } while (v != 0);
+  }
+
+  private static void s32(ByteArrayOutputStream out, int v) {
+    while (true) {
+      int b = v & 0x7f;
+      v >>= 7;
+      if ((v == 0 && (b & 0x40) == 0) || (v == -1 && (b & 0x40) != 0)) {
+        out.write(b);
+        return;
+      }
+      out.write(b | 0x80);
+    }
+  }
+}
