@@ -2,6 +2,7 @@ package io.sandboxd.executor;
 
 import io.sandboxd.enforcer.Grants;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -16,10 +17,24 @@ public record UnitRequest(
     Grants grants,
     Optional<Path> storageRoot,
     Map<String, String> env,
-    Optional<ReplaySource> replay) {
+    Optional<ReplaySource> replay,
+    List<MountedDir> mounts) {
 
   public UnitRequest {
     env = Map.copyOf(env);
+    mounts = List.copyOf(mounts);
+  }
+
+  /** A request without environment mounts. */
+  public UnitRequest(
+      String runId,
+      CompiledUnit unit,
+      String entry,
+      Grants grants,
+      Optional<Path> storageRoot,
+      Map<String, String> env,
+      Optional<ReplaySource> replay) {
+    this(runId, unit, entry, grants, storageRoot, env, replay, List.of());
   }
 
   /** A live run with no storage root and an empty environment. */
@@ -27,15 +42,24 @@ public record UnitRequest(
     this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty());
   }
 
+  /**
+   * The request run in an environment's directories, each preopened at its target beside the
+   * storage root (WASI guests with a storage root only) and brokered by the same storage globs.
+   */
+  public UnitRequest withMounts(List<MountedDir> dirs) {
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, dirs);
+  }
+
   public UnitRequest withStorageRoot(Path root) {
-    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay);
+    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay, mounts);
   }
 
   public UnitRequest withEnv(Map<String, String> environment) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, environment, replay);
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, environment, replay, mounts);
   }
 
   public UnitRequest withReplay(ReplaySource source) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, Optional.of(source));
+    return new UnitRequest(
+        runId, unit, entry, grants, storageRoot, env, Optional.of(source), mounts);
   }
 }

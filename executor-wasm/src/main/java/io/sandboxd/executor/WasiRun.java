@@ -80,6 +80,11 @@ final class WasiRun implements AutoCloseable {
       // Preopened as "/": wasi-libc then maps "/x", "x" and "./x" alike beneath the root. A replay
       // preopens nothing: every descriptor call is answered from the journal, never from the disk.
       opts.withDirectory("/", broker.root());
+      // An environment's mounts next, as descriptors 4, 5, ...: wasi-libc maps "/data/x" to the
+      // longest preopen above it, and the broker joins them all into one namespace.
+      for (WasiPathBroker.Preopen m : broker.mounts()) {
+        opts.withDirectory("/" + m.rel(), m.root());
+      }
     }
     this.wasi = WasiPreview1.builder().withOptions(opts.build()).build();
     for (HostFunction f : WasiPreview1_ModuleFactory.toHostFunctions(wasi)) {
@@ -92,10 +97,14 @@ final class WasiRun implements AutoCloseable {
    * preopened as "/" when present; {@code name} is argv[0]; {@code env} the guest's environment.
    */
   static WasiRun open(RunContext ctx, String name, Map<String, String> env) {
+    List<WasiPathBroker.Mount> mounts =
+        ctx.storage.mounts().stream()
+            .map(m -> new WasiPathBroker.Mount(m.rel(), m.root().root(), m.root().ledger()))
+            .toList();
     WasiPathBroker broker =
         ctx.storage
             .root()
-            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
+            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger(), mounts))
             .orElse(null);
     return new WasiRun(ctx, List.of(name), env, broker);
   }
@@ -211,7 +220,7 @@ final class WasiRun implements AutoCloseable {
       // Another name of these bytes may be one the grant keeps read-only or hidden.
       return Errno.PERM;
     }
-    StorageLedger ledger = broker.ledger();
+    StorageLedger ledger = b.ledger();
     long before = exists ? StorageRoot.cost(b.host()) : 0;
     long reserve = exists ? 0 : StorageLedger.ENTRY_BYTES;
     if ((oflags & O_CREAT) != 0 && !ledger.reserve(reserve)) {
@@ -225,7 +234,7 @@ final class WasiRun implements AutoCloseable {
       errno =
           wasi.pathOpen(
               memory,
-              WasiPathBroker.ROOT_FD,
+              b.fd(),
               lookup & ~LOOKUP_SYMLINK_FOLLOW,
               b.forChicory(),
               oflags,
@@ -262,11 +271,11 @@ final class WasiRun implements AutoCloseable {
         pathLen,
         false,
         b -> {
-          StorageLedger ledger = broker.ledger();
+          StorageLedger ledger = b.ledger();
           if (!ledger.reserve(StorageLedger.ENTRY_BYTES)) {
             return Errno.DQUOT;
           }
-          int errno = wasi.pathCreateDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          int errno = wasi.pathCreateDirectory(b.fd(), b.forChicory());
           if (errno != Errno.SUCCESS) {
             ledger.settle(-StorageLedger.ENTRY_BYTES);
           }
@@ -288,11 +297,7 @@ final class WasiRun implements AutoCloseable {
             follows(lookup),
             b ->
                 wasi.pathFilestatGet(
-                    memory,
-                    WasiPathBroker.ROOT_FD,
-                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                    b.forChicory(),
-                    (int) buf),
+                    memory, b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), (int) buf),
             PathMode.READ);
     if (errno == Errno.SUCCESS) {
       normalizeTimes(memory, buf);
@@ -319,12 +324,7 @@ final class WasiRun implements AutoCloseable {
             StorageRoot.multiplyLinked(b.host())
                 ? Errno.PERM
                 : wasi.pathFilestatSetTimes(
-                    WasiPathBroker.ROOT_FD,
-                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                    b.forChicory(),
-                    atim,
-                    mtim,
-                    fstFlags),
+                    b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), atim, mtim, fstFlags),
         PathMode.WRITE);
   }
 
@@ -350,12 +350,7 @@ final class WasiRun implements AutoCloseable {
         false,
         b ->
             wasi.pathReadlink(
-                memory,
-                WasiPathBroker.ROOT_FD,
-                b.forChicory(),
-                (int) buf,
-                (int) bufLen,
-                (int) usedPtr),
+                memory, b.fd(), b.forChicory(), (int) buf, (int) bufLen, (int) usedPtr),
         PathMode.READ);
   }
 
@@ -367,9 +362,9 @@ final class WasiRun implements AutoCloseable {
         pathLen,
         false,
         b -> {
-          int errno = wasi.pathRemoveDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          int errno = wasi.pathRemoveDirectory(b.fd(), b.forChicory());
           if (errno == Errno.SUCCESS) {
-            broker.ledger().settle(-StorageLedger.ENTRY_BYTES);
+            b.ledger().settle(-StorageLedger.ENTRY_BYTES);
           }
           return errno;
         },
@@ -385,9 +380,9 @@ final class WasiRun implements AutoCloseable {
         false,
         b -> {
           long cost = StorageRoot.cost(b.host());
-          int errno = wasi.pathUnlinkFile(WasiPathBroker.ROOT_FD, b.forChicory());
+          int errno = wasi.pathUnlinkFile(b.fd(), b.forChicory());
           if (errno == Errno.SUCCESS) {
-            broker.ledger().settle(-cost);
+            b.ledger().settle(-cost);
           }
           return errno;
         },
@@ -421,6 +416,10 @@ final class WasiRun implements AutoCloseable {
     if (from.rel().isEmpty() || to.rel().isEmpty()) {
       return Errno.ACCES;
     }
+    if (from.at() != to.at()) {
+      // Another directory on the host (a mount): bytes would leave one quota for another.
+      return Errno.XDEV;
+    }
     if ((from.dirOnly() || to.dirOnly())
         && !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
       return Errno.NOTDIR;
@@ -434,11 +433,9 @@ final class WasiRun implements AutoCloseable {
       return beneath;
     }
     long replaced = replaces ? StorageRoot.cost(to.host()) : 0;
-    int errno =
-        wasi.pathRename(
-            WasiPathBroker.ROOT_FD, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
+    int errno = wasi.pathRename(from.fd(), from.forChicory(), to.fd(), to.forChicory());
     if (errno == Errno.SUCCESS) {
-      broker.ledger().settle(-replaced);
+      to.ledger().settle(-replaced);
     }
     return errno;
   }
@@ -568,7 +565,7 @@ final class WasiRun implements AutoCloseable {
   }
 
   int fdClose(int fd) {
-    if (fd <= WasiPathBroker.ROOT_FD && fd >= 0) {
+    if (isReserved(fd)) {
       // Every brokered path is acted on through the root descriptor, and stdio stays stdio (so
       // which calls are journaled never depends on what the guest closed): they stay open.
       return Errno.NOTSUP;
@@ -591,8 +588,8 @@ final class WasiRun implements AutoCloseable {
     return errno;
   }
 
-  private static boolean isReserved(int fd) {
-    return fd >= 0 && fd <= WasiPathBroker.ROOT_FD;
+  private boolean isReserved(int fd) {
+    return fd >= 0 && fd <= (broker == null ? WasiPathBroker.ROOT_FD : broker.lastPreopenFd());
   }
 
   // ---- writes through descriptors: bounded by the module's storage quota ----
@@ -650,13 +647,13 @@ final class WasiRun implements AutoCloseable {
    */
   private int grown(int fd, End end, Act0 act) {
     WasiPathBroker.Opened o = broker == null ? null : broker.opened(fd);
-    if (o == null || o.directory() || fd == WasiPathBroker.ROOT_FD) {
+    if (o == null || o.directory() || isReserved(fd)) {
       return act.run();
     }
     if (!o.writable()) {
       return Errno.NOTCAPABLE;
     }
-    Path host = broker.root().resolve(o.rel());
+    Path host = broker.host(o.rel());
     if (StorageRoot.multiplyLinked(host)) {
       return Errno.PERM;
     }
@@ -666,7 +663,7 @@ final class WasiRun implements AutoCloseable {
       return Errno.INVAL;
     }
     long growth = Math.max(0, newEnd - size);
-    StorageLedger ledger = broker.ledger();
+    StorageLedger ledger = broker.ledgerOf(o.rel());
     if (!ledger.reserve(growth)) {
       return Errno.DQUOT;
     }
