@@ -12,10 +12,12 @@ import io.sandboxd.attest.RunSegment;
 import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
+import io.sandboxd.executor.UnitEnvironment;
 import io.sandboxd.executor.UnitRequest;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -38,6 +40,7 @@ public final class RunSupervisor {
   private final RunStore store;
   private final NodeIdentity node;
   private final Path storageBase;
+  private final OfferedEnvironments environments;
   private final SecureRandom random = new SecureRandom();
 
   /** A supervisor whose unit storage lives next to the store, in {@code storage/}. */
@@ -56,6 +59,18 @@ public final class RunSupervisor {
    */
   public RunSupervisor(
       Admission admission, Executor executor, RunStore store, NodeIdentity node, Path storageBase) {
+    this(admission, executor, store, node, storageBase, OfferedEnvironments.none());
+  }
+
+  /** As above, on a node that offers {@code environments} for units to run in. */
+  public RunSupervisor(
+      Admission admission,
+      Executor executor,
+      RunStore store,
+      NodeIdentity node,
+      Path storageBase,
+      OfferedEnvironments environments) {
+    this.environments = environments;
     this.admission = admission;
     this.executor = executor;
     this.store = store;
@@ -65,6 +80,21 @@ public final class RunSupervisor {
 
   /** Admits, runs and records a unit; the returned record is on disk. */
   public RunRecord submit(byte[] module, String grantsJson, String entry) {
+    return submit(module, grantsJson, entry, "");
+  }
+
+  /** The environments this node offers. */
+  public OfferedEnvironments environments() {
+    return environments;
+  }
+
+  /**
+   * As above, in the environment {@code env} names ({@code NAME} or {@code b3:<address>}; empty for
+   * none), which must be one this node offers.
+   */
+  public RunRecord submit(byte[] module, String grantsJson, String entry, String env) {
+    Optional<OfferedEnvironments.Offer> offer =
+        env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
     Admission.Admitted a = admission.admit(module, grantsJson, entry);
     String runId = newRunId();
     Optional<String> decline = admission.declineReason(a.grants());
@@ -72,12 +102,19 @@ public final class RunSupervisor {
     if (decline.isPresent()) {
       result = declined(a, decline.get());
     } else {
-      result =
-          executor.execute(
-              new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-                  .withStorageRoot(storageBase.resolve(a.unit().address())));
+      UnitRequest req =
+          new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+              .withStorageRoot(storageBase.resolve(a.unit().address()));
+      if (offer.isEmpty()) {
+        result = executor.execute(req);
+      } else {
+        UnitEnvironment unitEnv = offer.get().unit();
+        try (EnvironmentMounts.Prepared dirs = environments.mounts().prepare(unitEnv, runId)) {
+          result = executor.execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()));
+        }
+      }
     }
-    RunRecord record = seal(runId, a, result);
+    RunRecord record = seal(runId, a, result, offer.map(OfferedEnvironments.Offer::address));
     store.append(record);
     return record;
   }
@@ -90,7 +127,8 @@ public final class RunSupervisor {
         System.currentTimeMillis());
   }
 
-  private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
+  private RunRecord seal(
+      String runId, Admission.Admitted a, ExecutionResult r, Optional<String> manifest) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -125,6 +163,7 @@ public final class RunSupervisor {
             .receipt(receiptEnv.address())
             .unit(unit)
             .journalRoot(r.journalRoot())
+            .manifest(manifest.orElse(null))
             .outcome(r.outcome())
             .clockGranted(r.clockGranted())
             .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
@@ -247,13 +286,32 @@ public final class RunSupervisor {
       throw new ReplayRefusedException(
           "run " + runId + ": no longer admitted on this node: " + e.getMessage(), e);
     }
+    // The same environment or none: its variables and mount targets are part of what the guest saw.
+    Optional<OfferedEnvironments.Offer> offer = Optional.empty();
+    if (recorded.manifest() != null) {
+      offer = environments.byAddress(recorded.manifest());
+      if (offer.isEmpty()) {
+        throw new ReplayRefusedException(
+            "run "
+                + runId
+                + ": ran in environment b3:"
+                + recorded.manifest()
+                + ", which this node no longer offers; it can only be replayed in that"
+                + " environment");
+      }
+    }
     List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
-    ExecutionResult r =
-        executor.execute(
-            new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-                .withStorageRoot(storageBase.resolve(a.unit().address()))
-                .withReplay(source));
+    UnitRequest req =
+        new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+            .withStorageRoot(storageBase.resolve(a.unit().address()));
+    if (offer.isPresent()) {
+      UnitEnvironment unitEnv = offer.get().unit();
+      req =
+          req.withEnv(unitEnv.containerEnv())
+              .withMounts(environments.mounts().named(unitEnv, runId));
+    }
+    ExecutionResult r = executor.execute(req.withReplay(source));
     Optional<String> divergence = r.replayDivergence().map(ReplaySource.Divergence::describe);
     if (divergence.isEmpty() && source.remaining() > 0) {
       divergence =

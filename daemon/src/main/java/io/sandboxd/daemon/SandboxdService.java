@@ -45,7 +45,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () -> {
           RunRecord r =
-              supervisor.submit(req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
+              supervisor.submit(
+                  req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry(), req.getEnv());
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           return SubmitReply.newBuilder()
               .setRunId(r.runId())
@@ -67,6 +68,14 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           RunSummary run =
               store.run(req.getRunId()).orElseThrow(() -> new RunNotFoundException(req.getRunId()));
           RunInfo.Builder info = info(run).toBuilder();
+          if (run.tampered().isEmpty()) {
+            for (Envelope a : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
+              com.fasterxml.jackson.databind.JsonNode m = a.core().get("manifest");
+              if (m != null && m.isTextual()) {
+                info.setManifest(m.textValue());
+              }
+            }
+          }
           store
               .pruned(req.getRunId())
               .ifPresent(
@@ -114,6 +123,27 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           }
           for (Envelope e : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
             b.addAttestations(e.toJsonLine());
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void listEnvironments(
+      io.sandboxd.daemon.rpc.ListEnvironmentsRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.ListEnvironmentsReply> out) {
+    answer(
+        "listEnvironments",
+        out,
+        () -> {
+          var b = io.sandboxd.daemon.rpc.ListEnvironmentsReply.newBuilder();
+          for (OfferedEnvironments.Offer o : supervisor.environments().list()) {
+            b.addEnvironments(
+                io.sandboxd.daemon.rpc.EnvironmentInfo.newBuilder()
+                    .setName(o.name())
+                    .setAddress(o.address())
+                    .setPinned(o.manifest().pinned())
+                    .setManifest(o.manifest().toJsonLine()));
           }
           return b.build();
         });
