@@ -319,7 +319,10 @@ public final class Daemon implements AutoCloseable {
   /** A devcontainer.json ingested into its signed manifest (WIRE.md §2.7). */
   static OfferedEnvironments.SignedManifest ingestDevcontainer(
       byte[] devcontainer, io.sandboxd.attest.SigningKey key) {
-    throw new UnsupportedOperationException("devcontainer ingestion is not in this build yet");
+    io.sandboxd.attest.ManifestEnvelope signed =
+        io.sandboxd.attest.ManifestEnvelope.sign(
+            io.sandboxd.attest.DevcontainerIngest.ingest(devcontainer), key);
+    return new OfferedEnvironments.SignedManifest(signed.envelope(), signed.pinned());
   }
 
   /**
