@@ -39,10 +39,39 @@ public record DaemonConfig(
     Compile compile,
     Modules modules,
     Pools pools,
-    Io io) {
+    Io io,
+    Environments environments) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
+  }
+
+  /** A configuration without environments. */
+  public DaemonConfig(
+      int maxConcurrentUnits,
+      long maxUnitMemoryBytes,
+      long maxWallMs,
+      Exec exec,
+      long egressTimeoutMs,
+      Optional<Inference> inference,
+      Metering metering,
+      Limits limits,
+      Quotas quotas,
+      Map<String, Secret> secrets,
+      Compile compile) {
+    this(
+        maxConcurrentUnits,
+        maxUnitMemoryBytes,
+        maxWallMs,
+        exec,
+        egressTimeoutMs,
+        inference,
+        metering,
+        limits,
+        quotas,
+        secrets,
+        compile,
+        Environments.none());
   }
 
   /** A configuration without secrets. */
@@ -68,7 +97,8 @@ public record DaemonConfig(
         Compile.defaults(maxConcurrentUnits),
         Modules.defaults(),
         Pools.defaults(),
-        Io.defaults());
+        Io.defaults(),
+        Environments.none());
   }
 
   /**
@@ -89,6 +119,32 @@ public record DaemonConfig(
       return new Io(8L << 20, 1L << 20, 1L << 20, 4096, 1L << 20);
     }
   }
+
+  /**
+   * The environments this node offers ({@code environments}: each a name and the devcontainer.json
+   * ingested at start) and the host directories their bind mounts may name ({@code bind_allow}).
+   */
+  public record Environments(List<Offered> offered, List<Path> bindAllow) {
+    public Environments {
+      offered = List.copyOf(offered);
+      bindAllow = List.copyOf(bindAllow);
+    }
+
+    public static Environments none() {
+      return new Environments(List.of(), List.of());
+    }
+
+    /** One offered environment: the name submissions use, the file that declares it. */
+    public record Offered(String name, Path devcontainer) {}
+  }
+
+  /** Most environments one node offers, and most directories it allows binding. */
+  static final int MAX_ENVIRONMENTS = 256;
+
+  static final int MAX_BIND_ALLOW = 256;
+
+  private static final java.util.regex.Pattern ENV_NAME =
+      java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
 
   /**
    * One node secret (under {@code secrets} keyed by its handle, e.g. {@code vault:api-key}): where
@@ -209,7 +265,9 @@ public record DaemonConfig(
           "modules",
           "pools",
           "pool_limits",
-          "io");
+          "io",
+          "environments",
+          "bind_allow");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -228,7 +286,8 @@ public record DaemonConfig(
         Compile.defaults(units),
         Modules.defaults(),
         Pools.defaults(),
-        Io.defaults());
+        Io.defaults(),
+        Environments.none());
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -353,7 +412,8 @@ public record DaemonConfig(
             f.objectOrEmpty(
                 "pool_limits",
                 Set.of("adaptive", "max_idle_bytes", "idle_estimate_mw", "refill_interval_ms"))),
-        io(f, d.io()));
+        io(f, d.io()),
+        environments(f));
   }
 
   private static Io io(JsonReader f, Io d) {
@@ -372,6 +432,54 @@ public record DaemonConfig(
         io.integer("stderr_max_bytes", d.stderrMaxBytes(), 0, Io.MAX_CAP),
         (int) io.integer("args_max_count", d.argsMaxCount(), 1, 1 << 20),
         io.integer("args_max_bytes", d.argsMaxBytes(), 1, Io.MAX_CAP));
+
+  }
+
+  private static Environments environments(JsonReader f) {
+    List<Environments.Offered> offered =
+        f.list(
+            "environments",
+            (n, at) -> {
+              JsonReader e =
+                  JsonReader.of(n, at, Set.of("name", "devcontainer"), ConfigException.FAULT);
+              String name = e.string("name", null);
+              if (name == null || !ENV_NAME.matcher(name).matches()) {
+                throw new ConfigException(
+                    at + ".name: expected [A-Za-z0-9][A-Za-z0-9_.-]*, at most 64 characters");
+              }
+              String file = e.string("devcontainer", null);
+              if (file == null || !file.startsWith("/") || file.indexOf('\0') >= 0) {
+                throw new ConfigException(
+                    at + ".devcontainer: expected the absolute path of a devcontainer.json");
+              }
+              return new Environments.Offered(name, Path.of(file));
+            });
+    if (offered.size() > MAX_ENVIRONMENTS) {
+      throw new ConfigException("$.environments: more than " + MAX_ENVIRONMENTS);
+    }
+    Set<String> names = new java.util.HashSet<>();
+    for (int i = 0; i < offered.size(); i++) {
+      if (!names.add(offered.get(i).name())) {
+        throw new ConfigException(
+            "$.environments[" + i + "].name: \"" + offered.get(i).name() + "\" named twice");
+      }
+    }
+    List<String> allow = f.strings("bind_allow", List.of());
+    if (allow.size() > MAX_BIND_ALLOW) {
+      throw new ConfigException("$.bind_allow: more than " + MAX_BIND_ALLOW);
+    }
+    List<Path> dirs = new ArrayList<>();
+    for (int i = 0; i < allow.size(); i++) {
+      String d = allow.get(i);
+      if (!d.startsWith("/")
+          || d.indexOf('\0') >= 0
+          || !Path.of(d).normalize().toString().equals(d)) {
+        throw new ConfigException(
+            "$.bind_allow[" + i + "]: expected an absolute, normalized directory path");
+      }
+      dirs.add(Path.of(d));
+    }
+    return new Environments(offered, dirs);
   }
 
   private static Limits limits(JsonReader f, Limits d) {

@@ -13,6 +13,7 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.executor.EnergyModel;
+import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.FactoryCache;
 import io.sandboxd.executor.HostServices;
@@ -255,8 +256,10 @@ public final class Daemon implements AutoCloseable {
               config.modules().maxBytes(),
               config.modules().maxModules());
       Admission admission = new Admission(compiler, meterable, config.secretBindings());
+      OfferedEnvironments environments = environments(config, paths.stateDir(), node);
       RunSupervisor supervisor =
-          new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
+          new RunSupervisor(
+              admission, executor, store, node, paths.stateDir().resolve("storage"), environments);
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
@@ -312,6 +315,45 @@ public final class Daemon implements AutoCloseable {
       lock.close();
       throw e;
     }
+  }
+
+  /**
+   * The environments the configuration offers, ingested, signed, checked and stored; a refused one
+   * stops the start naming it and what was refused.
+   */
+  static OfferedEnvironments environments(DaemonConfig config, Path stateDir, NodeIdentity node)
+      throws IOException {
+    EnvironmentMounts mounts;
+    try {
+      mounts = new EnvironmentMounts(stateDir, config.environments().bindAllow());
+    } catch (io.sandboxd.executor.MountException e) {
+      throw new EnvironmentRefusedException("configuration: " + e.getMessage(), e);
+    }
+    OfferedEnvironments offered =
+        OfferedEnvironments.load(
+            config.environments(),
+            node.key(),
+            mounts,
+            stateDir.resolve("environments"),
+            Daemon::ingestDevcontainer);
+    for (OfferedEnvironments.Offer o : offered.list()) {
+      LOG.info(
+          "environment "
+              + o.name()
+              + " b3:"
+              + o.address()
+              + (o.manifest().pinned() ? " pinned" : " unpinned"));
+    }
+    return offered;
+  }
+
+  /** A devcontainer.json ingested into its signed manifest (WIRE.md §2.7). */
+  static OfferedEnvironments.SignedManifest ingestDevcontainer(
+      byte[] devcontainer, io.sandboxd.attest.SigningKey key) {
+    io.sandboxd.attest.ManifestEnvelope signed =
+        io.sandboxd.attest.ManifestEnvelope.sign(
+            io.sandboxd.attest.DevcontainerIngest.ingest(devcontainer), key);
+    return new OfferedEnvironments.SignedManifest(signed.envelope(), signed.pinned());
   }
 
   /**

@@ -22,6 +22,10 @@ final class ErrorStatus {
           new Row(AdmissionException.class, Status.Code.INVALID_ARGUMENT, false),
           new Row(UnitException.class, Status.Code.INVALID_ARGUMENT, false),
           new Row(RunNotFoundException.class, Status.Code.NOT_FOUND, false),
+          new Row(EnvironmentNotOfferedException.class, Status.Code.NOT_FOUND, false),
+          // A mount the node allowed at start cannot be made now (e.g. a bind source removed).
+          new Row(
+              io.sandboxd.executor.MountException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ReplayRefusedException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ExecutorBusyException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(TamperedRunException.class, Status.Code.DATA_LOSS, true),

@@ -12,10 +12,12 @@ import io.sandboxd.attest.RunSegment;
 import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
+import io.sandboxd.executor.UnitEnvironment;
 import io.sandboxd.executor.UnitRequest;
 import io.sandboxd.warmpool.Claim;
 import io.sandboxd.warmpool.PoolKey;
@@ -41,6 +43,7 @@ public final class RunSupervisor {
   private final RunStore store;
   private final NodeIdentity node;
   private final Path storageBase;
+  private final OfferedEnvironments environments;
   private final SecureRandom random = new SecureRandom();
   // Warm instances, when the node keeps pools; null runs every unit cold.
   private volatile WarmPools pools;
@@ -61,6 +64,18 @@ public final class RunSupervisor {
    */
   public RunSupervisor(
       Admission admission, Executor executor, RunStore store, NodeIdentity node, Path storageBase) {
+    this(admission, executor, store, node, storageBase, OfferedEnvironments.none());
+  }
+
+  /** As above, on a node that offers {@code environments} for units to run in. */
+  public RunSupervisor(
+      Admission admission,
+      Executor executor,
+      RunStore store,
+      NodeIdentity node,
+      Path storageBase,
+      OfferedEnvironments environments) {
+    this.environments = environments;
     this.admission = admission;
     this.executor = executor;
     this.store = store;
@@ -88,6 +103,21 @@ public final class RunSupervisor {
 
   /** Admits, runs and records a unit; the returned record is on disk. */
   public RunRecord submit(byte[] module, String grantsJson, String entry) {
+    return submit(module, grantsJson, entry, "");
+  }
+
+  /** The environments this node offers. */
+  public OfferedEnvironments environments() {
+    return environments;
+  }
+
+  /**
+   * As above, in the environment {@code env} names ({@code NAME} or {@code b3:<address>}; empty for
+   * none), which must be one this node offers.
+   */
+  public RunRecord submit(byte[] module, String grantsJson, String entry, String env) {
+    Optional<OfferedEnvironments.Offer> offer =
+        env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
     Admission.Admitted a = admission.admit(module, grantsJson, entry);
     String runId = newRunId();
     Optional<String> decline = admission.declineReason(a.grants());
@@ -96,14 +126,22 @@ public final class RunSupervisor {
     if (decline.isPresent()) {
       result = declined(a, decline.get());
     } else {
-      claim = claim(a, runId);
-      result =
-          executor.execute(
-              new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-                  .withStorageRoot(storageBase.resolve(a.unit().address())),
-              claim.instance().orElse(null));
+      UnitRequest req =
+          new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+              .withStorageRoot(storageBase.resolve(a.unit().address()));
+      if (offer.isEmpty()) {
+        claim = claim(a, runId);
+        result = executor.execute(req, claim.instance().orElse(null));
+      } else {
+        // A pool holds instances of no environment: a run in one always starts cold.
+        UnitEnvironment unitEnv = offer.get().unit();
+        try (EnvironmentMounts.Prepared dirs = environments.mounts().prepare(unitEnv, runId)) {
+          result = executor.execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()));
+        }
+      }
     }
-    RunRecord record = seal(runId, a, result, claim);
+    RunRecord record =
+        seal(runId, a, result, claim, offer.map(OfferedEnvironments.Offer::address));
     store.append(record);
     return record;
   }
@@ -116,7 +154,12 @@ public final class RunSupervisor {
         System.currentTimeMillis());
   }
 
-  private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r, Claim claim) {
+  private RunRecord seal(
+      String runId,
+      Admission.Admitted a,
+      ExecutionResult r,
+      Claim claim,
+      Optional<String> manifest) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -153,6 +196,7 @@ public final class RunSupervisor {
             .receipt(receiptEnv.address())
             .unit(unit)
             .journalRoot(r.journalRoot())
+            .manifest(manifest.orElse(null))
             .outcome(r.outcome())
             .clockGranted(r.clockGranted())
             .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
@@ -276,13 +320,32 @@ public final class RunSupervisor {
       throw new ReplayRefusedException(
           "run " + runId + ": no longer admitted on this node: " + e.getMessage(), e);
     }
+    // The same environment or none: its variables and mount targets are part of what the guest saw.
+    Optional<OfferedEnvironments.Offer> offer = Optional.empty();
+    if (recorded.manifest() != null) {
+      offer = environments.byAddress(recorded.manifest());
+      if (offer.isEmpty()) {
+        throw new ReplayRefusedException(
+            "run "
+                + runId
+                + ": ran in environment b3:"
+                + recorded.manifest()
+                + ", which this node no longer offers; it can only be replayed in that"
+                + " environment");
+      }
+    }
     List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
-    ExecutionResult r =
-        executor.execute(
-            new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-                .withStorageRoot(storageBase.resolve(a.unit().address()))
-                .withReplay(source));
+    UnitRequest req =
+        new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+            .withStorageRoot(storageBase.resolve(a.unit().address()));
+    if (offer.isPresent()) {
+      UnitEnvironment unitEnv = offer.get().unit();
+      req =
+          req.withEnv(unitEnv.containerEnv())
+              .withMounts(environments.mounts().named(unitEnv, runId));
+    }
+    ExecutionResult r = executor.execute(req.withReplay(source));
     Optional<String> divergence = r.replayDivergence().map(ReplaySource.Divergence::describe);
     if (divergence.isEmpty() && source.remaining() > 0) {
       divergence =

@@ -126,7 +126,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "submit",
         out,
         () -> {
-          RunRecord r = supervisor.submit(moduleOf(req), req.getGrantsJson(), req.getEntry());
+          RunRecord r =
+              supervisor.submit(moduleOf(req), req.getGrantsJson(), req.getEntry(), req.getEnv());
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           return SubmitReply.newBuilder()
               .setRunId(r.runId())
@@ -151,6 +152,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           RunInfo.Builder info = info(run).toBuilder();
           if (run.tampered().isEmpty()) {
             store.claim(req.getRunId()).ifPresent(c -> info.setClaim(c.toJsonLine()).setWarm(true));
+            for (Envelope a : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
+              com.fasterxml.jackson.databind.JsonNode m = a.core().get("manifest");
+              if (m != null && m.isTextual()) {
+                info.setManifest(m.textValue());
+              }
+            }
           }
           store
               .pruned(req.getRunId())
@@ -244,6 +251,27 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
             for (Envelope e : store.evictions(n)) {
               b.addEvictions(e.toJsonLine());
             }
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void listEnvironments(
+      io.sandboxd.daemon.rpc.ListEnvironmentsRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.ListEnvironmentsReply> out) {
+    answer(
+        "listEnvironments",
+        out,
+        () -> {
+          var b = io.sandboxd.daemon.rpc.ListEnvironmentsReply.newBuilder();
+          for (OfferedEnvironments.Offer o : supervisor.environments().list()) {
+            b.addEnvironments(
+                io.sandboxd.daemon.rpc.EnvironmentInfo.newBuilder()
+                    .setName(o.name())
+                    .setAddress(o.address())
+                    .setPinned(o.manifest().pinned())
+                    .setManifest(o.manifest().toJsonLine()));
           }
           return b.build();
         });

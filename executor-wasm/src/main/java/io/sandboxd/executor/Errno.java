@@ -18,6 +18,7 @@ final class Errno {
   static final int NOTSUP = 58;
   static final int PERM = 63;
   static final int NOTCAPABLE = 76;
+  static final int XDEV = 75;
 
   private Errno() {}
 }

@@ -14,6 +14,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.security.SecureRandom;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -150,6 +151,8 @@ public final class Executor implements AutoCloseable {
             storage,
             req.replay(),
             req.unit().address());
+    List<RunStorage.MountRoot> mounts = openMounts(req, storage);
+    ctx.storage.mounts(mounts);
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
@@ -161,11 +164,13 @@ public final class Executor implements AutoCloseable {
     } catch (java.util.concurrent.RejectedExecutionException e) {
       meter.end();
       storage.ifPresent(StorageRoot::close);
+      mounts.forEach(m -> m.root().close());
       throw new ExecutorBusyException(
           "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
     }
     Outcome.Breach breach = watch(task, future, compute, meter);
     storage.ifPresent(StorageRoot::close);
+    mounts.forEach(m -> m.root().close());
 
     long wall = System.nanoTime() - t0;
     long cpu = task.cpuNanos();
@@ -179,6 +184,31 @@ public final class Executor implements AutoCloseable {
         .stdio(task.stdio)
         .exit(task.exitCode, task.exited)
         .build();
+  }
+
+  /**
+   * The environment's directories, each with a quota ledger like the storage root's (a replay
+   * opens, creates and reads none of them). A unit without a storage root gets no preopens at all.
+   */
+  private List<RunStorage.MountRoot> openMounts(UnitRequest req, Optional<StorageRoot> storage) {
+    List<RunStorage.MountRoot> out = new java.util.ArrayList<>();
+    if (storage.isEmpty()) {
+      return out;
+    }
+    try {
+      for (MountedDir m : req.mounts()) {
+        StorageRoot root =
+            req.replay().isPresent()
+                ? StorageRoot.forReplay(m.host())
+                : StorageRoot.open(m.host(), services.storageQuotaBytes());
+        out.add(new RunStorage.MountRoot(m.rel(), root));
+      }
+    } catch (IOException e) {
+      out.forEach(m -> m.root().close());
+      storage.get().close();
+      throw new java.io.UncheckedIOException("mount " + e.getMessage(), e);
+    }
+    return out;
   }
 
   private static long wallNanos() {

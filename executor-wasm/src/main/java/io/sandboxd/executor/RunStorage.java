@@ -4,6 +4,7 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.enforcer.Enforcer;
 import io.sandboxd.enforcer.StoragePath;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -13,6 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class RunStorage {
   private final Optional<StorageRoot> root;
+  private List<MountRoot> mounts = List.of();
   private final IoCeiling ceiling;
   private final AtomicLong readOps = new AtomicLong();
   private final AtomicLong readBytes = new AtomicLong();
@@ -25,6 +27,18 @@ final class RunStorage {
 
   Optional<StorageRoot> root() {
     return root;
+  }
+
+  /** An environment's directory as a run holds it: its target without the "/", its live root. */
+  record MountRoot(String rel, StorageRoot root) {}
+
+  /** The environment's mounts; set once, before the guest starts. */
+  void mounts(List<MountRoot> m) {
+    this.mounts = List.copyOf(m);
+  }
+
+  List<MountRoot> mounts() {
+    return mounts;
   }
 
   /** The file {@code p} names under the root; empty without a root or outside it. */

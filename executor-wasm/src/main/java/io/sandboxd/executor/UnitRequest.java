@@ -2,6 +2,7 @@ package io.sandboxd.executor;
 
 import io.sandboxd.enforcer.Grants;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -18,13 +19,18 @@ public record UnitRequest(
     Optional<Path> storageRoot,
     Map<String, String> env,
     Optional<ReplaySource> replay,
-    UnitIo io) {
+    UnitIo io,
+    List<MountedDir> mounts) {
 
   public UnitRequest {
     env = Map.copyOf(env);
+    mounts = List.copyOf(mounts);
   }
 
-  /** A request whose WASI command gets no arguments or stdin and the default output caps. */
+  /**
+   * A request whose WASI command gets no arguments or stdin and the default output caps, and no
+   * environment mounts.
+   */
   public UnitRequest(
       String runId,
       CompiledUnit unit,
@@ -33,28 +39,38 @@ public record UnitRequest(
       Optional<Path> storageRoot,
       Map<String, String> env,
       Optional<ReplaySource> replay) {
-    this(runId, unit, entry, grants, storageRoot, env, replay, UnitIo.NONE);
+    this(runId, unit, entry, grants, storageRoot, env, replay, UnitIo.NONE, List.of());
   }
 
   /** A live run with no storage root and an empty environment. */
   public UnitRequest(String runId, CompiledUnit unit, String entry, Grants grants) {
-    this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty(), UnitIo.NONE);
+    this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty());
+  }
+
+  /**
+   * The request run in an environment's directories, each preopened at its target beside the
+   * storage root (WASI guests with a storage root only) and brokered by the same storage globs.
+   */
+  public UnitRequest withMounts(List<MountedDir> dirs) {
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, io, dirs);
   }
 
   public UnitRequest withStorageRoot(Path root) {
-    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay, io);
+    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay, io, mounts);
   }
 
   public UnitRequest withEnv(Map<String, String> environment) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, environment, replay, io);
+    return new UnitRequest(
+        runId, unit, entry, grants, storageRoot, environment, replay, io, mounts);
   }
 
   public UnitRequest withReplay(ReplaySource source) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, Optional.of(source), io);
+    return new UnitRequest(
+        runId, unit, entry, grants, storageRoot, env, Optional.of(source), io, mounts);
   }
 
   /** The same request giving a WASI command {@code io}'s argv and stdin, under its caps. */
   public UnitRequest withIo(UnitIo unitIo) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, unitIo);
+    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, unitIo, mounts);
   }
 }

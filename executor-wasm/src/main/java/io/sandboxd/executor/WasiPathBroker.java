@@ -38,20 +38,60 @@ final class WasiPathBroker {
    * dirOnly} when the guest named it with a trailing {@code /} (or {@code /.}), so only a directory
    * may answer to it.
    */
-  record Brokered(int errno, String rel, Path host, boolean dirOnly) {
+  record Brokered(int errno, String rel, Path host, boolean dirOnly, Preopen at) {
     static Brokered refused(int errno) {
-      return new Brokered(errno, null, null, false);
+      return new Brokered(errno, null, null, false, null);
     }
 
     boolean ok() {
       return errno == Errno.SUCCESS;
     }
 
-    /** The path as Chicory resolves it against the root descriptor. */
+    /** The path as Chicory resolves it against the descriptor of the preopen it lies in. */
     String forChicory() {
-      return rel.isEmpty() ? "." : rel;
+      String inner = at.inner(rel);
+      return inner.isEmpty() ? "." : inner;
+    }
+
+    /** The preopened descriptor Chicory acts through. */
+    int fd() {
+      return at.fd();
+    }
+
+    /** The quota ledger of the directory the path lies in. */
+    StorageLedger ledger() {
+      return at.ledger();
     }
   }
+
+  /**
+   * A directory preopened for the guest: the storage root at {@code ""} ({@link #ROOT_FD}), or an
+   * environment's mount at its target ({@code "data"} for {@code /data}), each a real host path
+   * with its own quota ledger. Guest paths form one namespace: a path lies in the preopen with the
+   * longest target that is a prefix of it, so a mount shadows what the storage root holds there.
+   */
+  record Preopen(String rel, Path root, StorageLedger ledger, int fd) {
+    boolean holds(String path) {
+      return rel.isEmpty()
+          || path.equals(rel)
+          || (path.startsWith(rel) && path.charAt(rel.length()) == '/');
+    }
+
+    /** {@code path} relative to this preopen's directory. */
+    String inner(String path) {
+      return rel.isEmpty()
+          ? path
+          : path.length() == rel.length() ? "" : path.substring(rel.length() + 1);
+    }
+
+    /** The namespace path of {@code inner}, a path relative to this preopen's directory. */
+    String outer(String inner) {
+      return inner.isEmpty() ? rel : rel.isEmpty() ? inner : rel + "/" + inner;
+    }
+  }
+
+  /** An environment mount to preopen: its target (without the leading "/"), its real directory. */
+  record Mount(String rel, Path realRoot, StorageLedger ledger) {}
 
   /** One directory entry the guest may see. */
   record Entry(String name, byte type, long ino) {}
@@ -64,23 +104,75 @@ final class WasiPathBroker {
 
   private final Enforcer enforcer;
   private final Path root;
-  private final StorageLedger ledger;
+  // The storage root first, then the mounts in the order Chicory numbers their descriptors.
+  private final List<Preopen> preopens = new ArrayList<>();
   private final Map<Integer, Opened> open = new HashMap<>();
 
   /** A broker for {@code realRoot}, which must already be a real (symlink-free) path. */
   WasiPathBroker(Enforcer enforcer, Path realRoot, StorageLedger ledger) {
+    this(enforcer, realRoot, ledger, List.of());
+  }
+
+  /**
+   * A broker for {@code realRoot} and the environment's {@code mounts} (real paths too), which
+   * Chicory preopens after the root, in this order, as descriptors 4, 5, ...
+   */
+  WasiPathBroker(Enforcer enforcer, Path realRoot, StorageLedger ledger, List<Mount> mounts) {
     this.enforcer = enforcer;
     this.root = realRoot;
-    this.ledger = ledger;
+    preopens.add(new Preopen("", realRoot, ledger, ROOT_FD));
     open.put(ROOT_FD, new Opened("", true, false, false));
+    for (Mount m : mounts) {
+      int fd = ROOT_FD + preopens.size();
+      preopens.add(new Preopen(m.rel(), m.realRoot(), m.ledger(), fd));
+      open.put(fd, new Opened(m.rel(), true, false, false));
+    }
   }
 
   Path root() {
     return root;
   }
 
-  StorageLedger ledger() {
-    return ledger;
+  /** The mounts, in descriptor order (the storage root not included). */
+  List<Preopen> mounts() {
+    return preopens.subList(1, preopens.size());
+  }
+
+  /** The highest descriptor preopened: those up to it stay open whatever the guest does. */
+  int lastPreopenFd() {
+    return ROOT_FD + preopens.size() - 1;
+  }
+
+  /** The preopen a namespace path lies in: the one with the longest target above it. */
+  Preopen preopenOf(String rel) {
+    Preopen best = preopens.get(0);
+    for (Preopen p : preopens) {
+      if (p.holds(rel) && p.rel().length() > best.rel().length()) {
+        best = p;
+      }
+    }
+    return best;
+  }
+
+  /** The host path of a namespace path (already brokered). */
+  Path host(String rel) {
+    Preopen at = preopenOf(rel);
+    String inner = at.inner(rel);
+    return inner.isEmpty() ? at.root() : at.root().resolve(inner);
+  }
+
+  /** The quota ledger of the directory a namespace path lies in. */
+  StorageLedger ledgerOf(String rel) {
+    return preopenOf(rel).ledger();
+  }
+
+  private boolean isPreopen(String rel) {
+    for (Preopen p : preopens) {
+      if (p.rel().equals(rel)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -107,7 +199,7 @@ final class WasiPathBroker {
           && !Files.isDirectory(real.host(), LinkOption.NOFOLLOW_LINKS)) {
         return Brokered.refused(Errno.NOTDIR);
       }
-      real = new Brokered(Errno.SUCCESS, real.rel(), real.host(), true);
+      real = new Brokered(Errno.SUCCESS, real.rel(), real.host(), true, real.at());
     }
     if (real.rel().equals(named.rel())) {
       return real;
@@ -153,13 +245,17 @@ final class WasiPathBroker {
       segments.add(seg);
     }
     String rel = String.join("/", segments);
-    return new Brokered(Errno.SUCCESS, rel, root.resolve(rel), dirOnly);
+    return new Brokered(Errno.SUCCESS, rel, host(rel), dirOnly, preopenOf(rel));
   }
 
-  /** ACCES unless every mode is granted for {@code rel}; the root itself may only be read. */
+  /**
+   * ACCES unless every mode is granted for {@code rel}; the root and each mount point itself may
+   * only be read, like the root (the guest holds their descriptors already; removing or renaming
+   * one would pull it from under its descriptor). What lies beneath is decided by the globs.
+   */
   int decide(String rel, PathMode... modes) {
     for (PathMode m : modes) {
-      if (rel.isEmpty() ? m != PathMode.READ : !enforcer.mayPath(m, rel).allowed()) {
+      if (isPreopen(rel) ? m != PathMode.READ : !enforcer.mayPath(m, rel).allowed()) {
         return Errno.ACCES;
       }
     }
@@ -181,10 +277,13 @@ final class WasiPathBroker {
    * host and must stay beneath it; the last segment is resolved too when {@code followFinal}.
    */
   private Brokered contain(String rel, boolean followFinal) {
-    if (rel.isEmpty()) {
-      return new Brokered(Errno.SUCCESS, "", root, false);
+    Preopen at = preopenOf(rel);
+    Path root = at.root();
+    String inner = at.inner(rel);
+    if (inner.isEmpty()) {
+      return new Brokered(Errno.SUCCESS, rel, root, false, at);
     }
-    Path named = root.resolve(rel);
+    Path named = root.resolve(inner);
     Path parent;
     try {
       parent = named.getParent().toRealPath();
@@ -205,7 +304,7 @@ final class WasiPathBroker {
         target = target.toRealPath();
       } catch (NoSuchFileException e) {
         // A dangling link: say whether it points inside, and never create its target.
-        return Brokered.refused(pointsInside(target) ? Errno.NOENT : Errno.NOTCAPABLE);
+        return Brokered.refused(pointsInside(target, root) ? Errno.NOENT : Errno.NOTCAPABLE);
       } catch (IOException e) {
         return Brokered.refused(ioErrno(e));
       }
@@ -213,10 +312,15 @@ final class WasiPathBroker {
         return Brokered.refused(Errno.NOTCAPABLE);
       }
     }
-    return new Brokered(Errno.SUCCESS, root.relativize(target).toString(), target, false);
+    String real = at.outer(root.relativize(target).toString());
+    if (preopenOf(real) != at) {
+      // Really beneath this directory, but a mount shadows that name: two paths for one file.
+      return Brokered.refused(Errno.NOTCAPABLE);
+    }
+    return new Brokered(Errno.SUCCESS, real, target, false, at);
   }
 
-  private boolean pointsInside(Path link) {
+  private static boolean pointsInside(Path link, Path root) {
     try {
       return link.getParent().resolve(Files.readSymbolicLink(link)).normalize().startsWith(root);
     } catch (IOException e) {
@@ -259,7 +363,7 @@ final class WasiPathBroker {
    * path), sorted by name so listings are deterministic; `.` and `..` are left out.
    */
   List<Entry> listing(Opened dir) throws IOException {
-    Path host = root.resolve(dir.rel());
+    Path host = host(dir.rel());
     List<Entry> out = new ArrayList<>();
     List<Path> children;
     try (Stream<Path> s = Files.list(host)) {

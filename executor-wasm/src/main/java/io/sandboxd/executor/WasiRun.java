@@ -97,6 +97,11 @@ final class WasiRun implements AutoCloseable {
       // Preopened as "/": wasi-libc then maps "/x", "x" and "./x" alike beneath the root. A replay
       // preopens nothing: every descriptor call is answered from the journal, never from the disk.
       opts.withDirectory("/", broker.root());
+      // An environment's mounts next, as descriptors 4, 5, ...: wasi-libc maps "/data/x" to the
+      // longest preopen above it, and the broker joins them all into one namespace.
+      for (WasiPathBroker.Preopen m : broker.mounts()) {
+        opts.withDirectory("/" + m.rel(), m.root());
+      }
     }
     this.wasi = WasiPreview1.builder().withOptions(opts.build()).build();
     for (HostFunction f : WasiPreview1_ModuleFactory.toHostFunctions(wasi)) {
@@ -117,10 +122,14 @@ final class WasiRun implements AutoCloseable {
    * args are already resolved into {@code argv}).
    */
   static WasiRun open(RunContext ctx, List<String> argv, Map<String, String> env, UnitIo io) {
+    List<WasiPathBroker.Mount> mounts =
+        ctx.storage.mounts().stream()
+            .map(m -> new WasiPathBroker.Mount(m.rel(), m.root().root(), m.root().ledger()))
+            .toList();
     WasiPathBroker broker =
         ctx.storage
             .root()
-            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger()))
+            .map(root -> new WasiPathBroker(ctx.enforcer, root.root(), root.ledger(), mounts))
             .orElse(null);
     return new WasiRun(ctx, argv, env, broker, io);
   }
@@ -266,7 +275,7 @@ final class WasiRun implements AutoCloseable {
       // Another name of these bytes may be one the grant keeps read-only or hidden.
       return Errno.PERM;
     }
-    StorageLedger ledger = broker.ledger();
+    StorageLedger ledger = b.ledger();
     long before = exists ? StorageRoot.cost(b.host()) : 0;
     long reserve = exists ? 0 : StorageLedger.ENTRY_BYTES;
     if ((oflags & O_CREAT) != 0 && !ledger.reserve(reserve)) {
@@ -280,7 +289,7 @@ final class WasiRun implements AutoCloseable {
       errno =
           wasi.pathOpen(
               memory,
-              WasiPathBroker.ROOT_FD,
+              b.fd(),
               lookup & ~LOOKUP_SYMLINK_FOLLOW,
               b.forChicory(),
               oflags,
@@ -317,11 +326,11 @@ final class WasiRun implements AutoCloseable {
         pathLen,
         false,
         b -> {
-          StorageLedger ledger = broker.ledger();
+          StorageLedger ledger = b.ledger();
           if (!ledger.reserve(StorageLedger.ENTRY_BYTES)) {
             return Errno.DQUOT;
           }
-          int errno = wasi.pathCreateDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          int errno = wasi.pathCreateDirectory(b.fd(), b.forChicory());
           if (errno != Errno.SUCCESS) {
             ledger.settle(-StorageLedger.ENTRY_BYTES);
           }
@@ -343,11 +352,7 @@ final class WasiRun implements AutoCloseable {
             follows(lookup),
             b ->
                 wasi.pathFilestatGet(
-                    memory,
-                    WasiPathBroker.ROOT_FD,
-                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                    b.forChicory(),
-                    (int) buf),
+                    memory, b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), (int) buf),
             PathMode.READ);
     if (errno == Errno.SUCCESS) {
       normalizeTimes(memory, buf);
@@ -374,12 +379,7 @@ final class WasiRun implements AutoCloseable {
             StorageRoot.multiplyLinked(b.host())
                 ? Errno.PERM
                 : wasi.pathFilestatSetTimes(
-                    WasiPathBroker.ROOT_FD,
-                    lookup & ~LOOKUP_SYMLINK_FOLLOW,
-                    b.forChicory(),
-                    atim,
-                    mtim,
-                    fstFlags),
+                    b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), atim, mtim, fstFlags),
         PathMode.WRITE);
   }
 
@@ -405,12 +405,7 @@ final class WasiRun implements AutoCloseable {
         false,
         b ->
             wasi.pathReadlink(
-                memory,
-                WasiPathBroker.ROOT_FD,
-                b.forChicory(),
-                (int) buf,
-                (int) bufLen,
-                (int) usedPtr),
+                memory, b.fd(), b.forChicory(), (int) buf, (int) bufLen, (int) usedPtr),
         PathMode.READ);
   }
 
@@ -422,9 +417,9 @@ final class WasiRun implements AutoCloseable {
         pathLen,
         false,
         b -> {
-          int errno = wasi.pathRemoveDirectory(WasiPathBroker.ROOT_FD, b.forChicory());
+          int errno = wasi.pathRemoveDirectory(b.fd(), b.forChicory());
           if (errno == Errno.SUCCESS) {
-            broker.ledger().settle(-StorageLedger.ENTRY_BYTES);
+            b.ledger().settle(-StorageLedger.ENTRY_BYTES);
           }
           return errno;
         },
@@ -440,9 +435,9 @@ final class WasiRun implements AutoCloseable {
         false,
         b -> {
           long cost = StorageRoot.cost(b.host());
-          int errno = wasi.pathUnlinkFile(WasiPathBroker.ROOT_FD, b.forChicory());
+          int errno = wasi.pathUnlinkFile(b.fd(), b.forChicory());
           if (errno == Errno.SUCCESS) {
-            broker.ledger().settle(-cost);
+            b.ledger().settle(-cost);
           }
           return errno;
         },
@@ -476,6 +471,10 @@ final class WasiRun implements AutoCloseable {
     if (from.rel().isEmpty() || to.rel().isEmpty()) {
       return Errno.ACCES;
     }
+    if (from.at() != to.at()) {
+      // Another directory on the host (a mount): bytes would leave one quota for another.
+      return Errno.XDEV;
+    }
     if ((from.dirOnly() || to.dirOnly())
         && !Files.isDirectory(from.host(), LinkOption.NOFOLLOW_LINKS)) {
       return Errno.NOTDIR;
@@ -489,11 +488,9 @@ final class WasiRun implements AutoCloseable {
       return beneath;
     }
     long replaced = replaces ? StorageRoot.cost(to.host()) : 0;
-    int errno =
-        wasi.pathRename(
-            WasiPathBroker.ROOT_FD, from.forChicory(), WasiPathBroker.ROOT_FD, to.forChicory());
+    int errno = wasi.pathRename(from.fd(), from.forChicory(), to.fd(), to.forChicory());
     if (errno == Errno.SUCCESS) {
-      broker.ledger().settle(-replaced);
+      to.ledger().settle(-replaced);
     }
     return errno;
   }
@@ -623,7 +620,7 @@ final class WasiRun implements AutoCloseable {
   }
 
   int fdClose(int fd) {
-    if (fd <= WasiPathBroker.ROOT_FD && fd >= 0) {
+    if (isReserved(fd)) {
       // Every brokered path is acted on through the root descriptor, and stdio stays stdio (so
       // which calls are journaled never depends on what the guest closed): they stay open.
       return Errno.NOTSUP;
@@ -646,8 +643,8 @@ final class WasiRun implements AutoCloseable {
     return errno;
   }
 
-  private static boolean isReserved(int fd) {
-    return fd >= 0 && fd <= WasiPathBroker.ROOT_FD;
+  private boolean isReserved(int fd) {
+    return fd >= 0 && fd <= (broker == null ? WasiPathBroker.ROOT_FD : broker.lastPreopenFd());
   }
 
   // ---- writes through descriptors: bounded by the module's storage quota ----
@@ -705,13 +702,13 @@ final class WasiRun implements AutoCloseable {
    */
   private int grown(int fd, End end, Act0 act) {
     WasiPathBroker.Opened o = broker == null ? null : broker.opened(fd);
-    if (o == null || o.directory() || fd == WasiPathBroker.ROOT_FD) {
+    if (o == null || o.directory() || isReserved(fd)) {
       return act.run();
     }
     if (!o.writable()) {
       return Errno.NOTCAPABLE;
     }
-    Path host = broker.root().resolve(o.rel());
+    Path host = broker.host(o.rel());
     if (StorageRoot.multiplyLinked(host)) {
       return Errno.PERM;
     }
@@ -721,7 +718,7 @@ final class WasiRun implements AutoCloseable {
       return Errno.INVAL;
     }
     long growth = Math.max(0, newEnd - size);
-    StorageLedger ledger = broker.ledger();
+    StorageLedger ledger = broker.ledgerOf(o.rel());
     if (!ledger.reserve(growth)) {
       return Errno.DQUOT;
     }

@@ -42,6 +42,12 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
   Path socket;
 
+  @Option(
+      names = "--env",
+      paramLabel = "NAME|b3:ADDR",
+      description = "Run in an environment the daemon offers (see `sandboxctl envs`).")
+  String env = "";
+
   @Option(names = "--json", description = "One JSON object: run_id, outcome and the envelopes.")
   boolean json;
 
@@ -70,6 +76,7 @@ final class RunCommand implements Callable<Integer> {
                       .setModuleAddress(address)
                       .setGrantsJson(grantsJson)
                       .setEntry(entry)
+                      .setEnv(env)
                       .build());
     } catch (StatusRuntimeException e) {
       System.err.println("sandboxctl run: " + RpcErrors.describe(e, sock));

@@ -27,7 +27,8 @@ import picocli.CommandLine.ScopeType;
       GrantsCommand.class,
       EnforceCommand.class,
       ModulesCommand.class,
-      PoolsCommand.class
+      PoolsCommand.class,
+      EnvsCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */
