@@ -71,6 +71,9 @@ public record DaemonConfig(
         quotas,
         secrets,
         compile,
+        Modules.defaults(),
+        Pools.defaults(),
+        Io.defaults(),
         Environments.none());
   }
 

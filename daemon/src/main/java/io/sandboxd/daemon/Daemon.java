@@ -81,7 +81,8 @@ public final class Daemon implements AutoCloseable {
           DaemonConfig.Compile.defaults(maxConcurrentUnits),
           DaemonConfig.Modules.defaults(),
           d.pools(),
-          d.io());
+          d.io(),
+          d.environments());
     }
   }
 
