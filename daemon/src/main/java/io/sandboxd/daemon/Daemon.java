@@ -243,13 +243,14 @@ public final class Daemon implements AutoCloseable {
               meterable,
               config.secretBindings());
       RunSupervisor supervisor =
-          new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
+          new RunSupervisor(
+              admission, executor, store, node, paths.stateDir().resolve("storage"), config.io());
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(new SandboxdService(supervisor, store))
+              .addService(StrictRequests.of(new SandboxdService(supervisor, store)))
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the

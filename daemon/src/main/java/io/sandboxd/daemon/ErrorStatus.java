@@ -23,6 +23,8 @@ final class ErrorStatus {
           new Row(RunNotFoundException.class, Status.Code.NOT_FOUND, false),
           new Row(ReplayRefusedException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ExecutorBusyException.class, Status.Code.RESOURCE_EXHAUSTED, false),
+          new Row(InputTooLargeException.class, Status.Code.RESOURCE_EXHAUSTED, false),
+          new Row(OutputUnavailableException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(TamperedRunException.class, Status.Code.DATA_LOSS, true),
           // The store could not read or write: nothing was acknowledged; the client may retry.
           new Row(StoreException.class, Status.Code.UNAVAILABLE, true));

@@ -8,7 +8,8 @@ import java.util.Objects;
 /**
  * Everything one execute step leaves behind, appended to the store in one transaction: the signed
  * records, the replay journal and its blobs, the module bytes, the unit's log, and the submission's
- * canonical grants and entry (so the run can be replayed). Built with {@link #builder()}.
+ * canonical grants and entry (so the run can be replayed), and a WASI command's inputs and outputs
+ * ({@code io}, null for a unit without WASI). Built with {@link #builder()}.
  */
 public record RunRecord(
     String runId,
@@ -24,7 +25,8 @@ public record RunRecord(
     byte[] module,
     String log,
     String grantsJson,
-    String entry) {
+    String entry,
+    RunIo io) {
 
   public static Builder builder() {
     return new Builder();
@@ -46,8 +48,15 @@ public record RunRecord(
     private String log = "";
     private String grantsJson = "";
     private String entry = "";
+    private RunIo io;
 
     private Builder() {}
+
+    /** A WASI command's inputs and outputs; unset (null) for a unit without WASI. */
+    public Builder io(RunIo io) {
+      this.io = io;
+      return this;
+    }
 
     /** The run's id and when it was created. */
     public Builder run(String runId, long createdMs) {
@@ -112,7 +121,8 @@ public record RunRecord(
           Objects.requireNonNull(module, "module"),
           log,
           grantsJson,
-          entry);
+          entry,
+          io);
     }
   }
 }
