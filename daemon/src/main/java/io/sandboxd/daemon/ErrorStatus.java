@@ -28,6 +28,8 @@ final class ErrorStatus {
               io.sandboxd.executor.MountException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ReplayRefusedException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ExecutorBusyException.class, Status.Code.RESOURCE_EXHAUSTED, false),
+          new Row(InputTooLargeException.class, Status.Code.RESOURCE_EXHAUSTED, false),
+          new Row(OutputUnavailableException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(TamperedRunException.class, Status.Code.DATA_LOSS, true),
           new Row(ModuleStoreException.NotFound.class, Status.Code.NOT_FOUND, false),
           new Row(ModuleStoreException.BadAddress.class, Status.Code.INVALID_ARGUMENT, false),

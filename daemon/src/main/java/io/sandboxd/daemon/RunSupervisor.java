@@ -9,7 +9,9 @@ import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
+import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RecordKind;
+import io.sandboxd.daemon.store.RunIo;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.EnvironmentMounts;
@@ -18,6 +20,8 @@ import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
 import io.sandboxd.executor.UnitEnvironment;
+import io.sandboxd.executor.UnitCompiler;
+import io.sandboxd.executor.UnitIo;
 import io.sandboxd.executor.UnitRequest;
 import io.sandboxd.warmpool.Claim;
 import io.sandboxd.warmpool.PoolKey;
@@ -44,6 +48,7 @@ public final class RunSupervisor {
   private final NodeIdentity node;
   private final Path storageBase;
   private final OfferedEnvironments environments;
+  private final DaemonConfig.Io ioCaps;
   private final SecureRandom random = new SecureRandom();
   // Warm instances, when the node keeps pools; null runs every unit cold.
   private volatile WarmPools pools;
@@ -64,23 +69,35 @@ public final class RunSupervisor {
    */
   public RunSupervisor(
       Admission admission, Executor executor, RunStore store, NodeIdentity node, Path storageBase) {
-    this(admission, executor, store, node, storageBase, OfferedEnvironments.none());
+    this(
+        admission,
+        executor,
+        store,
+        node,
+        storageBase,
+        OfferedEnvironments.none(),
+        DaemonConfig.Io.defaults());
   }
 
-  /** As above, on a node that offers {@code environments} for units to run in. */
+  /**
+   * As above, on a node that offers {@code environments} for units to run in, holding a WASI
+   * command's inputs and outputs to {@code ioCaps}.
+   */
   public RunSupervisor(
       Admission admission,
       Executor executor,
       RunStore store,
       NodeIdentity node,
       Path storageBase,
-      OfferedEnvironments environments) {
+      OfferedEnvironments environments,
+      DaemonConfig.Io ioCaps) {
     this.environments = environments;
     this.admission = admission;
     this.executor = executor;
     this.store = store;
     this.node = node;
     this.storageBase = storageBase;
+    this.ioCaps = ioCaps;
   }
 
   /** Serves runs from {@code pools} (warm instances) from now on. */
@@ -103,7 +120,7 @@ public final class RunSupervisor {
 
   /** Admits, runs and records a unit; the returned record is on disk. */
   public RunRecord submit(byte[] module, String grantsJson, String entry) {
-    return submit(module, grantsJson, entry, "");
+    return submit(module, grantsJson, entry, "", CommandInput.NONE);
   }
 
   /** The environments this node offers. */
@@ -112,13 +129,23 @@ public final class RunSupervisor {
   }
 
   /**
-   * As above, in the environment {@code env} names ({@code NAME} or {@code b3:<address>}; empty for
-   * none), which must be one this node offers.
+   * Admits, runs and records a unit in the environment {@code env} names ({@code NAME} or {@code
+   * b3:<address>}; empty for none, else one this node offers), giving a WASI command {@code input}
+   * (argv and stdin, checked against the node's caps first); the returned record is on disk.
    */
-  public RunRecord submit(byte[] module, String grantsJson, String entry, String env) {
+  public RunRecord submit(
+      byte[] module, String grantsJson, String entry, String env, CommandInput input) {
+    UnitIo unitIo = input.check(ioCaps);
     Optional<OfferedEnvironments.Offer> offer =
         env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
     Admission.Admitted a = admission.admit(module, grantsJson, entry);
+    // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
+    if ((input.args().size() > 1 || input.stdin().isPresent())
+        && !UnitCompiler.usesWasi(a.unit())) {
+      throw new AdmissionException(
+          (input.args().size() > 1 ? "args" : "stdin")
+              + ": the unit imports no WASI, so it can read no arguments or stdin");
+    }
     String runId = newRunId();
     Optional<String> decline = admission.declineReason(a.grants());
     ExecutionResult result;
@@ -128,7 +155,8 @@ public final class RunSupervisor {
     } else {
       UnitRequest req =
           new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-              .withStorageRoot(storageBase.resolve(a.unit().address()));
+              .withStorageRoot(storageBase.resolve(a.unit().address()))
+              .withIo(unitIo);
       if (offer.isEmpty()) {
         claim = claim(a, runId);
         result = executor.execute(req, claim.instance().orElse(null));
@@ -141,7 +169,7 @@ public final class RunSupervisor {
       }
     }
     RunRecord record =
-        seal(runId, a, result, claim, offer.map(OfferedEnvironments.Offer::address));
+        seal(runId, a, result, claim, offer.map(OfferedEnvironments.Offer::address), unitIo);
     store.append(record);
     return record;
   }
@@ -159,7 +187,8 @@ public final class RunSupervisor {
       Admission.Admitted a,
       ExecutionResult r,
       Claim claim,
-      Optional<String> manifest) {
+      Optional<String> manifest,
+      UnitIo unitIo) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -201,6 +230,15 @@ public final class RunSupervisor {
             .clockGranted(r.clockGranted())
             .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
             .issuedMs(now)
+            .inputs(r.stdio().map(io -> inputs(unitIo, unit)).orElse(null))
+            .outputs(
+                r.stdio()
+                    .map(
+                        io ->
+                            new Attestation.Outputs(
+                                Attestation.Blob.of(io.stdout().bytes()),
+                                Attestation.Blob.of(io.stderr().bytes())))
+                    .orElse(null))
             .build();
     Envelope attestationEnv = Envelope.sign(attestation.toCore(), node.key());
     RunSegment segment =
@@ -230,7 +268,25 @@ public final class RunSupervisor {
         .submission(
             a.module(), CanonicalJson.canonicalString(a.grants().canonicalTree()), a.entry())
         .claim(claim.record().map(c -> Envelope.sign(c.toCore(), node.key())))
+        .io(
+            r.stdio()
+                .map(
+                    io ->
+                        new RunIo(
+                            unitIo.argv(unit),
+                            unitIo.stdin(),
+                            io.stdout(),
+                            io.stderr(),
+                            r.exitStatus(),
+                            r.exited()))
+                .orElse(null))
         .build();
+  }
+
+  /** The attested inputs of a WASI command: the argv it saw and its stdin, if one was attached. */
+  private static Attestation.Inputs inputs(UnitIo unitIo, String unit) {
+    return new Attestation.Inputs(
+        unitIo.argv(unit), unitIo.stdin().map(Attestation.Blob::of).orElse(null));
   }
 
   /**
@@ -338,7 +394,8 @@ public final class RunSupervisor {
     ReplaySource source = new ReplaySource(entries, s.blobs());
     UnitRequest req =
         new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-            .withStorageRoot(storageBase.resolve(a.unit().address()));
+            .withStorageRoot(storageBase.resolve(a.unit().address()))
+            .withIo(recordedIo(runId, recorded));
     if (offer.isPresent()) {
       UnitEnvironment unitEnv = offer.get().unit();
       req =
@@ -347,6 +404,9 @@ public final class RunSupervisor {
     }
     ExecutionResult r = executor.execute(req.withReplay(source));
     Optional<String> divergence = r.replayDivergence().map(ReplaySource.Divergence::describe);
+    if (divergence.isEmpty() && recorded.outputs() != null) {
+      divergence = outputDivergence(recorded.outputs(), r);
+    }
     if (divergence.isEmpty() && source.remaining() > 0) {
       divergence =
           Optional.of(
@@ -364,6 +424,56 @@ public final class RunSupervisor {
             recorded.journalRoot(),
             r.journalRoot(),
             divergence));
+  }
+
+  /**
+   * A recorded WASI command's inputs, from its signed attestation (the stored stdin is checked
+   * against the address it names), with output caps that keep exactly what the run kept.
+   */
+  private UnitIo recordedIo(String runId, Attestation recorded) {
+    if (recorded.inputs() == null) {
+      return UnitIo.NONE;
+    }
+    Optional<byte[]> stdin = Optional.empty();
+    Attestation.Blob in = recorded.inputs().stdin();
+    if (in != null) {
+      stdin =
+          Optional.of(
+              store
+                  .ioBlob(runId, in.address())
+                  .orElseThrow(
+                      () ->
+                          new ReplayRefusedException(
+                              "run " + runId + ": its stdin " + in.address() + " is not stored")));
+    }
+    Attestation.Outputs out = recorded.outputs();
+    int outCap = out == null ? UnitIo.DEFAULT_OUTPUT_BYTES : (int) out.stdout().bytes();
+    int errCap = out == null ? UnitIo.DEFAULT_OUTPUT_BYTES : (int) out.stderr().bytes();
+    return new UnitIo(recorded.inputs().args(), stdin, outCap, errCap);
+  }
+
+  /** Where a replay's stdout or stderr differs from the attested one, if it does. */
+  private static Optional<String> outputDivergence(
+      Attestation.Outputs recorded, ExecutionResult r) {
+    if (r.stdio().isEmpty()) {
+      return Optional.of("outputs: recorded stdout and stderr, the replay had no stdio");
+    }
+    ExecutionResult.Stdio io = r.stdio().get();
+    Attestation.Blob out = Attestation.Blob.of(io.stdout().bytes());
+    Attestation.Blob err = Attestation.Blob.of(io.stderr().bytes());
+    if (!out.equals(recorded.stdout())) {
+      return Optional.of(
+          "stdout: recorded " + describe(recorded.stdout()) + ", replay wrote " + describe(out));
+    }
+    if (!err.equals(recorded.stderr())) {
+      return Optional.of(
+          "stderr: recorded " + describe(recorded.stderr()) + ", replay wrote " + describe(err));
+    }
+    return Optional.empty();
+  }
+
+  private static String describe(Attestation.Blob b) {
+    return b.address() + " (" + b.bytes() + " bytes)";
   }
 
   /** Time-ordered, unguessable run ids: 12 hex digits of ms then 8 random hex digits. */

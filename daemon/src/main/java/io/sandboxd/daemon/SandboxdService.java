@@ -1,7 +1,12 @@
 package io.sandboxd.daemon;
 
+import com.google.protobuf.ByteString;
 import io.grpc.stub.StreamObserver;
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.daemon.rpc.GetOutputReply;
+import io.sandboxd.daemon.rpc.GetOutputRequest;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ListModulesReply;
@@ -23,6 +28,7 @@ import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.store.RecordKind;
+import io.sandboxd.daemon.store.RunIo;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.RunSummary;
@@ -127,17 +133,34 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () -> {
           RunRecord r =
-              supervisor.submit(moduleOf(req), req.getGrantsJson(), req.getEntry(), req.getEnv());
+              supervisor.submit(
+                  moduleOf(req),
+                  req.getGrantsJson(),
+                  req.getEntry(),
+                  req.getEnv(),
+                  new CommandInput(
+                      req.getArgsList(),
+                      req.getStdinSet()
+                          ? java.util.Optional.of(req.getStdin().toByteArray())
+                          : java.util.Optional.empty()));
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
-          return SubmitReply.newBuilder()
-              .setRunId(r.runId())
-              .setOutcomeJson(r.outcomeJson())
-              .setReceipt(r.receipt().toJsonLine())
-              .setAttestation(r.attestation().toJsonLine())
-              .setSegment(r.segment().toJsonLine())
-              .setLog(r.log())
-              .setClaim(r.claim().map(Envelope::toJsonLine).orElse(""))
-              .build();
+          SubmitReply.Builder reply =
+              SubmitReply.newBuilder()
+                  .setRunId(r.runId())
+                  .setOutcomeJson(r.outcomeJson())
+                  .setReceipt(r.receipt().toJsonLine())
+                  .setAttestation(r.attestation().toJsonLine())
+                  .setSegment(r.segment().toJsonLine())
+                  .setLog(r.log())
+                  .setClaim(r.claim().map(Envelope::toJsonLine).orElse(""));
+          if (r.io() != null) {
+            reply
+                .setStdout(ByteString.copyFrom(r.io().stdout().bytes()))
+                .setStderr(ByteString.copyFrom(r.io().stderr().bytes()))
+                .setExitStatus(r.io().exitStatus())
+                .setExited(r.io().exited());
+          }
+          return reply.build();
         });
   }
 
@@ -158,6 +181,13 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                 info.setManifest(m.textValue());
               }
             }
+            store
+                .io(req.getRunId())
+                .ifPresent(
+                    io ->
+                        info.setIoJson(ioJson(io))
+                            .setExitStatus(io.exitStatus())
+                            .setExited(io.exited()));
           }
           store
               .pruned(req.getRunId())
@@ -297,6 +327,76 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               .setDivergence(v.divergence().orElse(""))
               .build();
         });
+  }
+
+  @Override
+  public void getOutput(GetOutputRequest req, StreamObserver<GetOutputReply> out) {
+    answer(
+        "getOutput",
+        out,
+        () -> {
+          String runId = req.getRunId();
+          if (store.run(runId).isEmpty()) {
+            throw new RunNotFoundException(runId);
+          }
+          String stream = req.getStderr() ? "stderr" : "stdout";
+          // The signed attestation names the bytes; the store's copy must hash to that address.
+          Attestation a =
+              Attestation.fromCore(store.records(runId, RecordKind.ATTESTATION).get(0).core());
+          if (a.outputs() == null) {
+            throw new OutputUnavailableException(
+                "run " + runId + ": the unit was not a WASI command; it has no " + stream);
+          }
+          Attestation.Blob named = req.getStderr() ? a.outputs().stderr() : a.outputs().stdout();
+          byte[] data =
+              store
+                  .ioBlob(runId, named.address())
+                  .orElseThrow(
+                      () ->
+                          new OutputUnavailableException(
+                              "run "
+                                  + runId
+                                  + ": its "
+                                  + stream
+                                  + " was pruned by retention (the attestation still names it: "
+                                  + named.address()
+                                  + ")"));
+          GetOutputReply.Builder b =
+              GetOutputReply.newBuilder()
+                  .setData(ByteString.copyFrom(data))
+                  .setAddress(named.address())
+                  .setWritten(data.length)
+                  .setKept(true);
+          store
+              .io(runId)
+              .ifPresent(
+                  io -> {
+                    RunIo.Stream s = req.getStderr() ? io.stderr() : io.stdout();
+                    b.setWritten(s.written()).setKept(s.kept());
+                  });
+          return b.build();
+        });
+  }
+
+  /** A WASI command's inputs and outputs for {@code runs show}: canonical JSON. */
+  static String ioJson(RunIo.Stored io) {
+    var o = CanonicalJson.mapper().createObjectNode();
+    var args = o.putArray("args");
+    io.args().forEach(args::add);
+    if (io.stdinAddress().isPresent()) {
+      o.putObject("stdin").put("address", io.stdinAddress().get()).put("bytes", io.stdinBytes());
+    } else {
+      o.putNull("stdin");
+    }
+    for (String name : new String[] {"stdout", "stderr"}) {
+      RunIo.Stream s = name.equals("stdout") ? io.stdout() : io.stderr();
+      o.putObject(name)
+          .put("address", s.address())
+          .put("bytes", s.bytes())
+          .put("written", s.written())
+          .put("kept", s.kept());
+    }
+    return CanonicalJson.canonicalString(o);
   }
 
   /**

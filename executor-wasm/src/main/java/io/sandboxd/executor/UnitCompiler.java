@@ -415,4 +415,9 @@ public final class UnitCompiler {
         .mapToObj(i -> exports.getExport(i).name())
         .toList();
   }
+
+  /** Whether a compiled unit imports WASI: only then can it read argv and stdin or write stdio. */
+  public static boolean usesWasi(CompiledUnit unit) {
+    return WasiImports.imports(unit.module());
+  }
 }

@@ -32,7 +32,7 @@ public record UnitIo(
   }
 
   /** The argv the guest sees: the given one, else the unit's address alone. */
-  List<String> argv(String unitAddress) {
+  public List<String> argv(String unitAddress) {
     return args.isEmpty() ? List.of(unitAddress) : args;
   }
 }

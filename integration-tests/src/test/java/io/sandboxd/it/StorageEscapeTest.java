@@ -108,6 +108,11 @@ class StorageEscapeTest {
         + ",\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}}";
   }
 
+  /** What a guest printed: its stdout, then its stderr. */
+  static String out(SubmitReply r) {
+    return r.getStdout().toStringUtf8() + r.getStderr().toStringUtf8();
+  }
+
   static final String NO_KV = "{\"read\":false,\"write\":false,\"prefixes\":[]}";
 
   static SubmitReply submit(byte[] module, String grants) {
@@ -147,7 +152,7 @@ class StorageEscapeTest {
     String storage =
         "{\"read\":[\"ro/**\",\"rw/**\"],\"write\":[\"rw/**\"],\"delete\":[\"rw/**\"]}";
     SubmitReply r = submit(module, grants(storage, NO_KV));
-    String log = r.getLog();
+    String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
 
     assertTrue(log.contains("link: wasi=" + EPERM + "\n"), log);
@@ -182,7 +187,7 @@ class StorageEscapeTest {
     Files.writeString(data.resolve("gone"), "delete me\n");
     String storage = "{\"read\":[\"data/**\"],\"write\":[\"data/**\"],\"delete\":[\"data/**\"]}";
     SubmitReply r = submit(module, grants(storage, NO_KV));
-    String log = r.getLog();
+    String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
     assertTrue(log.contains("counter read: 41\n"), log);
     assertTrue(log.contains("unlink gone: 0 errno=0\n"), log);
@@ -219,7 +224,7 @@ class StorageEscapeTest {
     Path root = storageOf(module);
     SubmitReply r =
         submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", NO_KV));
-    String log = r.getLog();
+    String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
     assertTrue(log.contains("open: wasi=0\n"), log);
     assertTrue(log.contains("pwrite: wasi=" + EDQUOT + "\n"), log);
@@ -238,7 +243,7 @@ class StorageEscapeTest {
     String kv = "{\"read\":false,\"write\":true,\"prefixes\":[[113,47]]}";
     SubmitReply r =
         submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", kv));
-    String log = r.getLog();
+    String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
     // 8 MiB of kv quota holds seven 1 MiB values (keys and entries cost a little more).
     assertTrue(log.contains("kv stopped at 7 status=" + QUOTA + "\n"), log);
@@ -258,7 +263,7 @@ class StorageEscapeTest {
     // gets exactly as far again, neither less (double counting) nor more (a reset).
     SubmitReply again =
         submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", kv));
-    String log2 = again.getLog();
+    String log2 = out(again);
     assertTrue(log2.contains("kv stopped at 7 status=" + QUOTA + "\n"), log2);
     assertTrue(log2.contains("storage stopped at 3 errno=" + EDQUOT + "\n"), log2);
   }

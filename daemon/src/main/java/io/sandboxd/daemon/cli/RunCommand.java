@@ -1,6 +1,7 @@
 package io.sandboxd.daemon.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.DaemonClient;
@@ -11,24 +12,47 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * `sandboxctl run`: submits a unit to the daemon and prints its run id and signed records. Exit 0
- * when the unit completed, 3 for any other recorded outcome, 2 when the daemon refused the input.
+ * `sandboxctl run`: submits a unit to the daemon. A WASI command gets argv (`--argv0`, then the
+ * ARGs after `--`) and, with `--stdin`, standard input; its stdout and stderr come out on ours, the
+ * run id and outcome on stderr, and the exit code is the guest's exit status (see {@link
+ * #exitCode}). With `--json` one JSON object says everything instead.
  */
-@Command(name = "run", description = "Submit a WebAssembly unit to the daemon.")
+@Command(
+    name = "run",
+    description = "Submit a WebAssembly unit to the daemon.",
+    footer = {
+      "",
+      "Exit status: the guest's own when it completed (0) or ended through proc_exit(n): n for",
+      "n in 1..255, 255 for any status above 255 (never wrapped: 256 would read as success; the",
+      "full status is printed on stderr). Any other recorded outcome (a breach, a trap, a",
+      "decline, a `run` entry returning non-zero) exits 3; a submission the daemon refused, 2."
+    })
 final class RunCommand implements Callable<Integer> {
   static final int NOT_COMPLETED = 3;
+
+  /** What a guest exit status above 255 exits with. */
+  static final int STATUS_ABOVE_255 = 255;
 
   @Parameters(
       index = "0",
       paramLabel = "MODULE.wasm|b3:ADDR",
       description = "The unit's module, or b3:<64 hex> of one the daemon holds (modules put).")
   Path module;
+
+  @Parameters(
+      index = "1..*",
+      paramLabel = "ARG",
+      description = "argv[1..] of a WASI command (put them after `--`).")
+  List<String> args = new ArrayList<>();
 
   @Option(names = "--grants", required = true, paramLabel = "FILE", description = "Grants JSON.")
   Path grants;
@@ -39,6 +63,18 @@ final class RunCommand implements Callable<Integer> {
       description = "Entry export (default: run, or _start for a WASI command module).")
   String entry = "";
 
+  @Option(
+      names = "--stdin",
+      paramLabel = "FILE|-",
+      description = "Give the unit this file (or our stdin, `-`) as its stdin; default: none.")
+  String stdin;
+
+  @Option(
+      names = "--argv0",
+      paramLabel = "NAME",
+      description = "argv[0] of a WASI command (default: the module's file name).")
+  String argv0;
+
   @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
   Path socket;
 
@@ -48,7 +84,9 @@ final class RunCommand implements Callable<Integer> {
       description = "Run in an environment the daemon offers (see `sandboxctl envs`).")
   String env = "";
 
-  @Option(names = "--json", description = "One JSON object: run_id, outcome and the envelopes.")
+      names = "--json",
+      description =
+          "One JSON object: run_id, outcome, the envelopes, log, stdout, stderr, exit status.")
   boolean json;
 
   @Override
@@ -57,27 +95,35 @@ final class RunCommand implements Callable<Integer> {
     String grantsJson;
     // A b3: address names a module the daemon holds; anything else is a file.
     String address = module.toString().startsWith("b3:") ? module.toString() : "";
+    byte[] input = null;
     try {
       wasm = address.isEmpty() ? Files.readAllBytes(module) : new byte[0];
       grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
+      if (stdin != null) {
+        input = Input.read(stdin);
+      }
     } catch (IOException e) {
       System.err.println("sandboxctl run: cannot read " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
+    List<String> argv = new ArrayList<>();
+    argv.add(argv0 != null ? argv0 : String.valueOf(module.getFileName()));
+    argv.addAll(args);
     Path sock = socket != null ? socket : DaemonPaths.defaultClientSocket();
     SubmitReply reply;
     try (DaemonClient client = new DaemonClient(sock)) {
-      reply =
-          client
-              .stub()
-              .submit(
-                  SubmitRequest.newBuilder()
-                      .setModule(com.google.protobuf.ByteString.copyFrom(wasm))
-                      .setModuleAddress(address)
-                      .setGrantsJson(grantsJson)
-                      .setEntry(entry)
-                      .setEnv(env)
-                      .build());
+      SubmitRequest.Builder req =
+          SubmitRequest.newBuilder()
+              .setModule(ByteString.copyFrom(wasm))
+              .setModuleAddress(address)
+              .setGrantsJson(grantsJson)
+              .setEntry(entry)
+              .setEnv(env)
+              .addAllArgs(argv);
+      if (input != null) {
+        req.setStdin(ByteString.copyFrom(input)).setStdinSet(true);
+      }
+      reply = client.stub().submit(req.build());
     } catch (StatusRuntimeException e) {
       System.err.println("sandboxctl run: " + RpcErrors.describe(e, sock));
       return Sandboxctl.UNUSABLE;
@@ -90,17 +136,57 @@ final class RunCommand implements Callable<Integer> {
       o.set("attestation", CanonicalJson.parse(reply.getAttestation()));
       o.set("segment", CanonicalJson.parse(reply.getSegment()));
       o.put("log", reply.getLog());
+      o.set("stdout", stream(reply.getStdout()));
+      o.set("stderr", stream(reply.getStderr()));
+      o.put("exit_status", Integer.toUnsignedLong(reply.getExitStatus()));
+      o.put("exited", reply.getExited());
       System.out.println(CanonicalJson.canonicalString(o));
     } else {
-      System.out.println("run " + reply.getRunId());
-      System.out.println("outcome " + reply.getOutcomeJson());
-      if (!reply.getLog().isEmpty()) {
-        System.out.print("log:\n" + reply.getLog().indent(2));
+      try {
+        reply.getStdout().writeTo(System.out);
+        System.out.flush();
+        reply.getStderr().writeTo(System.err);
+      } catch (IOException e) {
+        System.err.println("sandboxctl run: cannot write the unit's output: " + e.getMessage());
       }
-      System.out.println("receipt " + reply.getReceipt());
-      System.out.println("attestation " + reply.getAttestation());
-      System.out.println("segment " + reply.getSegment());
+      if (!reply.getLog().isEmpty()) {
+        System.err.print("log:\n" + reply.getLog().indent(2));
+      }
+      System.err.println("run " + reply.getRunId() + " outcome " + reply.getOutcomeJson());
+      if (reply.getExited() && Integer.compareUnsigned(reply.getExitStatus(), 255) > 0) {
+        System.err.println(
+            "exit status "
+                + Integer.toUnsignedString(reply.getExitStatus())
+                + " is above 255: sandboxctl exits "
+                + STATUS_ABOVE_255);
+      }
+      System.err.flush();
     }
-    return reply.getOutcomeJson().equals("\"Completed\"") ? 0 : NOT_COMPLETED;
+    return exitCode(reply);
+  }
+
+  /** What sandboxctl exits with for a recorded run: the guest's own status where it has one. */
+  static int exitCode(SubmitReply reply) {
+    if (reply.getOutcomeJson().equals("\"Completed\"")) {
+      return 0;
+    }
+    if (reply.getExited() && reply.getOutcomeJson().startsWith("{\"Failed\"")) {
+      int status = reply.getExitStatus();
+      return Integer.compareUnsigned(status, 255) > 0 ? STATUS_ABOVE_255 : status;
+    }
+    return NOT_COMPLETED;
+  }
+
+  /** One output stream for --json: its size, its bytes in base64, and its text when UTF-8. */
+  private static ObjectNode stream(ByteString bytes) {
+    ObjectNode s = CanonicalJson.mapper().createObjectNode();
+    s.put("bytes", bytes.size());
+    s.put("base64", Base64.getEncoder().encodeToString(bytes.toByteArray()));
+    if (bytes.isValidUtf8()) {
+      s.put("text", bytes.toStringUtf8());
+    } else {
+      s.putNull("text");
+    }
+    return s;
   }
 }

@@ -19,7 +19,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "runs",
     description = "List runs, or show one run and its records.",
-    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class})
+    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class, OutputCommand.class})
 final class RunsCommand implements Runnable {
   @Override
   public void run() {
@@ -124,6 +124,13 @@ final class RunsCommand implements Runnable {
         }
         if (!r.getLog().isEmpty()) {
           System.out.print("log:\n" + r.getLog().indent(2));
+        }
+        if (!r.getIoJson().isEmpty()) {
+          System.out.println("io         " + r.getIoJson());
+          System.out.println(
+              "exit       "
+                  + Integer.toUnsignedString(r.getExitStatus())
+                  + (r.getExited() ? " (proc_exit)" : ""));
         }
         rec.getReceiptsList().forEach(x -> System.out.println("receipt     " + x));
         rec.getAttestationsList().forEach(x -> System.out.println("attestation " + x));

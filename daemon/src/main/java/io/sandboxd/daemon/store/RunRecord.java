@@ -9,7 +9,8 @@ import java.util.Optional;
 /**
  * Everything one execute step leaves behind, appended to the store in one transaction: the signed
  * records, the replay journal and its blobs, the module bytes, the unit's log, and the submission's
- * canonical grants and entry (so the run can be replayed). Built with {@link #builder()}.
+ * canonical grants and entry (so the run can be replayed), and a WASI command's inputs and outputs
+ * ({@code io}, null for a unit without WASI). Built with {@link #builder()}.
  */
 public record RunRecord(
     String runId,
@@ -26,7 +27,8 @@ public record RunRecord(
     String log,
     String grantsJson,
     String entry,
-    Optional<Envelope> claim) {
+    Optional<Envelope> claim,
+    RunIo io) {
 
   public static Builder builder() {
     return new Builder();
@@ -55,6 +57,14 @@ public record RunRecord(
     /** The signed warm-pool claim of the instance the run ran on, stored with the run. */
     public Builder claim(Optional<Envelope> claim) {
       this.claim = claim;
+      return this;
+    }
+
+    private RunIo io;
+
+    /** A WASI command's inputs and outputs; unset (null) for a unit without WASI. */
+    public Builder io(RunIo io) {
+      this.io = io;
       return this;
     }
 
@@ -122,7 +132,8 @@ public record RunRecord(
           log,
           grantsJson,
           entry,
-          claim);
+          claim,
+          io);
     }
   }
 }

@@ -2,6 +2,7 @@ package io.sandboxd.daemon.store;
 
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
@@ -128,6 +129,9 @@ public final class RunStore implements AutoCloseable {
       }
       if (r.claim().isPresent()) {
         PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
+      }
+      if (r.io() != null) {
+        insertIo(r.runId(), r.io());
       }
       appendToLedger(r);
       db.commit();
@@ -259,6 +263,16 @@ public final class RunStore implements AutoCloseable {
     }
     exec("DELETE FROM journal WHERE run_id = ?1", runId);
     exec("UPDATE runs SET log = '' WHERE run_id = ?1", runId);
+    // A WASI command's stdin and outputs, unless another unpruned run names the same bytes.
+    exec(
+        "DELETE FROM io_blobs WHERE address IN (SELECT stdin FROM run_io WHERE run_id = ?1"
+            + " UNION SELECT stdout FROM run_io WHERE run_id = ?1"
+            + " UNION SELECT stderr FROM run_io WHERE run_id = ?1)"
+            + " AND NOT EXISTS (SELECT 1 FROM run_io o WHERE o.run_id <> ?1"
+            + " AND o.run_id NOT IN (SELECT run_id FROM pruned)"
+            + " AND (o.stdin = io_blobs.address OR o.stdout = io_blobs.address"
+            + " OR o.stderr = io_blobs.address))",
+        runId);
     exec(
         "INSERT OR REPLACE INTO pruned (run_id, pruned_ms, reason) VALUES (?1, " + nowMs + ", ?2)",
         runId,
@@ -348,6 +362,106 @@ public final class RunStore implements AutoCloseable {
       throw new StoreException("run " + r.runId() + ": outcome differs from its attestation's");
     }
     StoreLedger.sign(db, key, stored);
+  }
+
+  private void insertIo(String runId, RunIo io) throws SQLException {
+    RunIo.Stream out = RunIo.Stream.of(io.stdout());
+    RunIo.Stream err = RunIo.Stream.of(io.stderr());
+    Optional<byte[]> stdin = io.stdin();
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT INTO run_io (run_id, args, stdin, stdin_bytes, stdout, stdout_bytes,"
+                + " stdout_written, stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
+                + " exit_status, exited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
+      com.fasterxml.jackson.databind.node.ArrayNode args = CanonicalJson.mapper().createArrayNode();
+      io.args().forEach(args::add);
+      st.setString(1, runId);
+      st.setString(2, CanonicalJson.canonicalString(args));
+      st.setString(3, stdin.map(Blake3::hex).orElse(null));
+      st.setLong(4, stdin.map(b -> (long) b.length).orElse(0L));
+      st.setString(5, out.address());
+      st.setLong(6, out.bytes());
+      st.setLong(7, out.written());
+      st.setInt(8, out.kept() ? 1 : 0);
+      st.setString(9, err.address());
+      st.setLong(10, err.bytes());
+      st.setLong(11, err.written());
+      st.setInt(12, err.kept() ? 1 : 0);
+      st.setInt(13, io.exitStatus());
+      st.setInt(14, io.exited() ? 1 : 0);
+      st.executeUpdate();
+    }
+    try (PreparedStatement b =
+        db.prepareStatement("INSERT OR IGNORE INTO io_blobs (address, bytes) VALUES (?,?)")) {
+      for (byte[] bytes :
+          stdin.isPresent()
+              ? List.of(stdin.get(), io.stdout().bytes(), io.stderr().bytes())
+              : List.of(io.stdout().bytes(), io.stderr().bytes())) {
+        b.setString(1, Blake3.hex(bytes));
+        b.setBytes(2, bytes);
+        b.addBatch();
+      }
+      b.executeBatch();
+    }
+  }
+
+  /** A WASI command's stored inputs and outputs by address; empty for a unit without WASI. */
+  public synchronized Optional<RunIo.Stored> io(String runId) {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT args, stdin, stdin_bytes, stdout, stdout_bytes, stdout_written, stdout_kept,"
+                + " stderr, stderr_bytes, stderr_written, stderr_kept, exit_status, exited"
+                + " FROM run_io WHERE run_id = ?")) {
+      st.setString(1, runId);
+      Optional<RunIo.Stored> out = Optional.empty();
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          List<String> args = new ArrayList<>();
+          CanonicalJson.parse(rs.getString(1)).forEach(n -> args.add(n.textValue()));
+          out =
+              Optional.of(
+                  new RunIo.Stored(
+                      args,
+                      Optional.ofNullable(rs.getString(2)),
+                      rs.getLong(3),
+                      new RunIo.Stream(
+                          rs.getString(4), rs.getLong(5), rs.getLong(6), rs.getInt(7) != 0),
+                      new RunIo.Stream(
+                          rs.getString(8), rs.getLong(9), rs.getLong(10), rs.getInt(11) != 0),
+                      rs.getInt(12),
+                      rs.getInt(13) != 0));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run " + runId + ": cannot read its io: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The bytes stored under {@code address} (stdin, stdout or stderr of some run), checked against
+   * it; empty when retention pruned them.
+   */
+  public synchronized Optional<byte[]> ioBlob(String runId, String address) {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT bytes FROM io_blobs WHERE address = ?")) {
+      st.setString(1, address);
+      byte[] bytes = null;
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          bytes = rs.getBytes(1);
+        }
+      }
+      db.commit();
+      if (bytes != null && !Blake3.hex(bytes).equals(address)) {
+        throw new TamperedRunException(
+            runId, "io blob " + address + " does not hash to its address");
+      }
+      return Optional.ofNullable(bytes);
+    } catch (SQLException e) {
+      throw new StoreException("run " + runId + ": cannot read io blob: " + e.getMessage(), e);
+    }
   }
 
   private void insertRecord(String runId, RecordKind kind, long seq, Envelope env)

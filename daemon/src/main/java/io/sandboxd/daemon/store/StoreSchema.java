@@ -46,7 +46,23 @@ final class StoreSchema {
               "signed ledger and store head (existing runs verified, then signed), retention's"
                   + " pruned table and blob-user index",
               LedgerMigration::apply),
-          StoreMigration.ddl(3, "signed warm-pool claims and evictions", PoolRecordTable.DDL));
+          StoreMigration.ddl(3, "signed warm-pool claims and evictions", PoolRecordTable.DDL),
+          StoreMigration.ddl(
+              4,
+              // IF NOT EXISTS: a store of this schema from before versioning reads as version 2.
+              "a WASI command's argv, stdin, stdout, stderr and exit status; io blobs",
+              List.of(
+                  "CREATE TABLE IF NOT EXISTS run_io (run_id TEXT PRIMARY KEY, args TEXT NOT NULL,"
+                      + " stdin TEXT, stdin_bytes INTEGER NOT NULL,"
+                      + " stdout TEXT NOT NULL, stdout_bytes INTEGER NOT NULL,"
+                      + " stdout_written INTEGER NOT NULL, stdout_kept INTEGER NOT NULL,"
+                      + " stderr TEXT NOT NULL, stderr_bytes INTEGER NOT NULL,"
+                      + " stderr_written INTEGER NOT NULL, stderr_kept INTEGER NOT NULL,"
+                      + " exit_status INTEGER NOT NULL, exited INTEGER NOT NULL)",
+                  "CREATE TABLE IF NOT EXISTS io_blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
+                  "CREATE INDEX IF NOT EXISTS run_io_stdin ON run_io (stdin)",
+                  "CREATE INDEX IF NOT EXISTS run_io_stdout ON run_io (stdout)",
+                  "CREATE INDEX IF NOT EXISTS run_io_stderr ON run_io (stderr)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

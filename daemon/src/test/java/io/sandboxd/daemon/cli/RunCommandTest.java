@@ -67,7 +67,8 @@ class RunCommandTest {
   void completedRunExitsZeroAndIsListed() throws Exception {
     Console.Result r = run(grants("[]"));
     assertEquals(0, r.exit(), r.stderr());
-    assertTrue(r.out().contains("Completed"), r.out());
+    assertTrue(r.stderr().contains("Completed"), r.stderr());
+    assertEquals("", r.out(), "the unit wrote nothing to stdout");
     Console.Result list = Console.run("runs", "list", "--socket", socket.toString());
     assertEquals(0, list.exit(), list.stderr());
     assertEquals(2, list.out().lines().count(), "a header and one run:\n" + list.out());

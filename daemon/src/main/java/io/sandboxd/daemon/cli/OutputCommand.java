@@ -1,0 +1,66 @@
+package io.sandboxd.daemon.cli;
+
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.GetOutputReply;
+import io.sandboxd.daemon.rpc.GetOutputRequest;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** `sandboxctl runs output RUN [--stderr]`: a WASI command's stdout (or stderr), byte for byte. */
+@Command(
+    name = "output",
+    description = "Print what a run wrote to stdout (or, with --stderr, to stderr), as kept.")
+final class OutputCommand implements Callable<Integer> {
+  @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+  String runId;
+
+  @Option(names = "--stderr", description = "The run's stderr instead of its stdout.")
+  boolean stderr;
+
+  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+  Path socket;
+
+  @Override
+  public Integer call() {
+    Path sock = RunsCommand.socketOrDefault(socket);
+    GetOutputReply r;
+    try (DaemonClient c = new DaemonClient(sock)) {
+      r =
+          c.stub()
+              .getOutput(GetOutputRequest.newBuilder().setRunId(runId).setStderr(stderr).build());
+    } catch (StatusRuntimeException e) {
+      System.err.println("sandboxctl runs output: " + RpcErrors.describe(e, sock));
+      return Sandboxctl.UNUSABLE;
+    }
+    try {
+      r.getData().writeTo(System.out);
+      System.out.flush();
+    } catch (IOException e) {
+      System.err.println("sandboxctl runs output: cannot write: " + e.getMessage());
+      return 1;
+    }
+    String name = stderr ? "stderr" : "stdout";
+    if (!r.getKept() && r.getWritten() > 0) {
+      System.err.println(
+          "sandboxctl runs output: "
+              + name
+              + " was not kept (host.logging not granted); the unit wrote "
+              + r.getWritten()
+              + " bytes");
+    } else if (r.getWritten() > r.getData().size()) {
+      System.err.println(
+          "sandboxctl runs output: "
+              + name
+              + " truncated at "
+              + r.getData().size()
+              + " bytes; the unit wrote "
+              + r.getWritten());
+    }
+    return 0;
+  }
+}
