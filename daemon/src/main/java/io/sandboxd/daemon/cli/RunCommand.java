@@ -84,6 +84,7 @@ final class RunCommand implements Callable<Integer> {
       description = "Run in an environment the daemon offers (see `sandboxctl envs`).")
   String env = "";
 
+  @Option(
       names = "--json",
       description =
           "One JSON object: run_id, outcome, the envelopes, log, stdout, stderr, exit status.")
