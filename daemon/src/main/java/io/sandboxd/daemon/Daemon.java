@@ -260,7 +260,13 @@ public final class Daemon implements AutoCloseable {
       OfferedEnvironments environments = environments(config, paths.stateDir(), node);
       RunSupervisor supervisor =
           new RunSupervisor(
-              admission, executor, store, node, paths.stateDir().resolve("storage"), environments);
+              admission,
+              executor,
+              store,
+              node,
+              paths.stateDir().resolve("storage"),
+              environments,
+              config.io());
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
