@@ -75,7 +75,7 @@ class WarmpoolRecordsTest {
     assertInstanceOf(EvidenceBundle.Verdict.Valid.class, EvidenceBundle.verify(List.of(c, e), Set.of()));
     // A malformed claim, even validly signed, does not verify.
     ObjectNode bad = claim(42).toCore();
-    bad.put("accrued_idle_uj", -1);
+    bad.put("tier", "S9");
     assertInstanceOf(
         EvidenceBundle.Verdict.Invalid.class,
         EvidenceBundle.verify(List.of(Envelope.sign(bad, key)), Set.of()));

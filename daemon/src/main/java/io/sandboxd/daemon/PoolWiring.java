@@ -74,10 +74,14 @@ final class PoolWiring {
     return pools;
   }
 
-  /** The compiled module at {@code address}, when the node holds its bytes. */
+  /**
+   * The compiled module at {@code address}, when the node holds its bytes: in the module store, or
+   * as the module of a stored run.
+   */
   private static Optional<CompiledUnit> held(
-      RunStore store, UnitCompiler compiler, String address) {
-    Optional<byte[]> bytes = store.module(address);
+      RunStore store, ModuleStore modules, UnitCompiler compiler, String address) {
+    Optional<byte[]> bytes =
+        modules.holds(address) ? Optional.of(modules.get(address)) : store.module(address);
     if (bytes.isEmpty()) {
       return Optional.empty();
     }
