@@ -1,11 +1,16 @@
 package io.sandboxd.daemon;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
+import com.google.protobuf.UnknownFieldSet;
 import com.google.protobuf.WireFormat;
 import io.grpc.BindableService;
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -34,11 +39,52 @@ final class StrictRequests {
     return b.build();
   }
 
+  /**
+   * Where a request that could not be parsed carries why, from the marshaller to the handler (gRPC
+   * answers UNKNOWN for anything a marshaller throws): the largest field number, used by no
+   * message.
+   */
+  static final int REFUSAL_FIELD = 536_870_911;
+
   private static <Q, R> ServerMethodDefinition<Q, R> strict(ServerMethodDefinition<Q, R> m) {
     MethodDescriptor<Q, R> d = m.getMethodDescriptor();
+    ServerCallHandler<Q, R> inner = m.getServerCallHandler();
+    ServerCallHandler<Q, R> handler =
+        (call, headers) ->
+            new ForwardingServerCallListener.SimpleForwardingServerCallListener<Q>(
+                inner.startCall(call, headers)) {
+              private boolean refused;
+
+              @Override
+              public void onMessage(Q message) {
+                String why = refusal(message);
+                if (why != null) {
+                  refused = true;
+                  call.close(Status.INVALID_ARGUMENT.withDescription(why), new Metadata());
+                  return;
+                }
+                super.onMessage(message);
+              }
+
+              @Override
+              public void onHalfClose() {
+                if (!refused) {
+                  super.onHalfClose();
+                }
+              }
+            };
     return ServerMethodDefinition.create(
         d.toBuilder().setRequestMarshaller(new Marshaller<>(d.getRequestMarshaller())).build(),
-        m.getServerCallHandler());
+        handler);
+  }
+
+  /** Why the marshaller could not parse {@code message}, or null for a parsed one. */
+  private static String refusal(Object message) {
+    if (message instanceof Message m && m.getUnknownFields().hasField(REFUSAL_FIELD)) {
+      var values = m.getUnknownFields().getField(REFUSAL_FIELD).getLengthDelimitedList();
+      return values.isEmpty() ? "the request could not be parsed" : values.get(0).toStringUtf8();
+    }
+    return null;
   }
 
   private static final class Marshaller<T> implements MethodDescriptor.Marshaller<T> {
@@ -65,7 +111,25 @@ final class StrictRequests {
       try {
         return inner.parse(new ByteArrayInputStream(bytes));
       } catch (RuntimeException e) {
-        throw Status.INVALID_ARGUMENT.withDescription(why(bytes)).withCause(e).asRuntimeException();
+        if (!(inner instanceof MethodDescriptor.PrototypeMarshaller<T> p)
+            || !(p.getMessagePrototype() instanceof Message proto)) {
+          throw e;
+        }
+        // An empty request of the method's type that carries why, for the handler to answer.
+        @SuppressWarnings("unchecked")
+        T refused =
+            (T)
+                proto.toBuilder()
+                    .setUnknownFields(
+                        UnknownFieldSet.newBuilder()
+                            .addField(
+                                REFUSAL_FIELD,
+                                UnknownFieldSet.Field.newBuilder()
+                                    .addLengthDelimited(ByteString.copyFromUtf8(why(bytes)))
+                                    .build())
+                            .build())
+                    .build();
+        return refused;
       }
     }
 
