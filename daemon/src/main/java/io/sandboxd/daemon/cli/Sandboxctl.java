@@ -25,7 +25,8 @@ import picocli.CommandLine.ScopeType;
       ReplayCommand.class,
       MetersCommand.class,
       GrantsCommand.class,
-      EnforceCommand.class
+      EnforceCommand.class,
+      ManifestCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */
