@@ -469,7 +469,8 @@ public final class DevcontainerIngest {
     private static String unknownOption(String key) {
       return "mount option "
           + key
-          + " is not part of (source, target, kind); refused rather than dropped (WIRE.md Q11)";
+          + " is not part of (source, target, kind); refused rather than dropped (WIRE.md Q11),"
+          + " and derive removes the whole mount";
     }
   }
 }

@@ -28,7 +28,8 @@ import picocli.CommandLine.ScopeType;
       EnforceCommand.class,
       ModulesCommand.class,
       PoolsCommand.class,
-      EnvsCommand.class
+      EnvsCommand.class,
+      ManifestCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

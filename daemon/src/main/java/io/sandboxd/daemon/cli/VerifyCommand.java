@@ -5,13 +5,16 @@ import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.EvidenceBundle;
+import io.sandboxd.attest.ManifestEnvelope;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SegmentChain;
+import io.sandboxd.attest.Verification;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -42,12 +45,13 @@ final class VerifyCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     List<Envelope> envelopes;
+    List<Labelled> manifests = new ArrayList<>();
     Set<PublicKey> expected = new LinkedHashSet<>();
     try {
       for (String s : signer) {
         expected.add(PublicKey.ofHex(s, "--signer"));
       }
-      envelopes = read(Input.read(file));
+      envelopes = read(Input.read(file), manifests);
     } catch (AttestException | IOException e) {
       System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;
@@ -60,9 +64,23 @@ final class VerifyCommand implements Callable<Integer> {
       return 1;
     }
     EvidenceBundle.Verdict.Valid ok = (EvidenceBundle.Verdict.Valid) verdict;
+    // A manifest's pinned label sits outside the signed core: it must match the core's image.
+    for (Labelled m : manifests) {
+      if (m.envelope().verify(Optional.empty()) instanceof Verification.Invalid inv) {
+        System.err.println("invalid at item " + m.item() + ": " + inv.reason());
+        System.out.println("signer " + String.join(", ", ok.signers()) + " (" + how + ")");
+        return 1;
+      }
+    }
     if (envelopes.size() == 1 && ok.chains().isEmpty()) {
       Envelope only = envelopes.get(0);
       System.out.println("valid: " + only.schema().orElse("envelope") + " " + only.address());
+    }
+    for (Labelled m : manifests) {
+      System.out.println(
+          "manifest "
+              + m.envelope().address()
+              + (m.envelope().pinned() ? ": pinned" : ": unpinned (the image has no digest)"));
     }
     for (SegmentChain.Verdict.Valid c : ok.chains()) {
       System.out.println(
@@ -83,8 +101,18 @@ final class VerifyCommand implements Callable<Integer> {
     return 0;
   }
 
+  /** A manifest envelope and its place in the input. */
+  record Labelled(int item, ManifestEnvelope envelope) {}
+
   /** One envelope, a JSON array of envelopes, or JSON lines of envelopes. */
   static List<Envelope> read(byte[] input) {
+    return read(input, new ArrayList<>());
+  }
+
+  /**
+   * As {@link #read(byte[])}; manifest envelopes (with their label) also go to {@code manifests}.
+   */
+  static List<Envelope> read(byte[] input, List<Labelled> manifests) {
     List<JsonNode> docs = new ArrayList<>();
     try {
       JsonNode whole = CanonicalJson.parse(input);
@@ -115,7 +143,13 @@ final class VerifyCommand implements Callable<Integer> {
     List<Envelope> out = new ArrayList<>();
     for (int i = 0; i < docs.size(); i++) {
       try {
-        out.add(Envelope.fromJson(docs.get(i)));
+        if (ManifestEnvelope.isManifestEnvelope(docs.get(i))) {
+          ManifestEnvelope m = ManifestEnvelope.fromJson(docs.get(i));
+          manifests.add(new Labelled(i, m));
+          out.add(m.envelope());
+        } else {
+          out.add(Envelope.fromJson(docs.get(i)));
+        }
       } catch (AttestException e) {
         throw new AttestException("item " + i + ": " + e.getMessage(), e);
       }
