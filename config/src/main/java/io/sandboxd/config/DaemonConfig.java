@@ -98,7 +98,7 @@ public record DaemonConfig(
    */
   public record Compile(int maxConcurrent, long timeoutMs, long timeoutMsPerMib) {
     public static Compile defaults(int maxConcurrentUnits) {
-      return new Compile(Math.min(2, maxConcurrentUnits), 60_000, 30_000);
+      return new Compile(Math.min(2, maxConcurrentUnits), 60_000, 120_000);
     }
   }
 
