@@ -7,8 +7,9 @@ import java.util.Random;
 /**
  * A generated module of ordinary code at a chosen size (issue 16 item 5): many functions of
  * straight-line integer arithmetic on four locals, with a conditional branch every few operations
- * and a call to the previous function (in chains of 32), as compiled C looks to a compiler, and an exported {@code
- * run} that calls the last one and returns 0. Seeded, so a size always gives the same bytes.
+ * and a call to the previous function (in chains of 32), as compiled C looks to a compiler, and an
+ * exported {@code run} that calls the last one and returns 0. Seeded, so a size always gives the
+ * same bytes.
  */
 final class BigModule {
   /** Bytes of one function body, roughly: C compilers emit functions of this order. */

@@ -51,10 +51,10 @@ public record CompileLimits(
   private static final long MIB = 1L << 20;
 
   /**
-   * Browser-like validation limits, two compilations at once, 60 s each plus 120 s per MiB past
-   * the first. Chicory compiles real C code at ~3.5 s of CPU per MB (the 1.75 MB SQLite shell: 6
-   * s), but on a 2-CPU machine under a load of 25 that took 61-66 s of wall time, and over 80 s
-   * inside a daemon while builds ran alongside (benchmarks/README.md, WasiRunTiming).
+   * Browser-like validation limits, two compilations at once, 60 s each plus 120 s per MiB past the
+   * first. Chicory compiles real C code at ~3.5 s of CPU per MB (the 1.75 MB SQLite shell: 6 s),
+   * but on a 2-CPU machine under a load of 25 that took 61-66 s of wall time, and over 80 s inside
+   * a daemon while builds ran alongside (benchmarks/README.md, WasiRunTiming).
    */
   public static CompileLimits defaults() {
     return new CompileLimits(
