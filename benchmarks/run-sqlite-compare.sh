@@ -10,13 +10,14 @@
 # item 1) both sides run the shell with no arguments (it reads its empty stdin and exits).
 #
 #   benchmarks/run-sqlite-compare.sh [RUNS]        # from the repository root or here
+#   SANDBOXD_JAR=copy.jar benchmarks/run-sqlite-compare.sh   # a copy, while a build rewrites target/
 #
 # Build first: mvn -B -q -pl daemon -am package -DskipTests -Dspotless.check.skip=true
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
 runs="${1:-10}"
-jar="$repo/daemon/target/sandboxd.jar"
+jar="${SANDBOXD_JAR:-$repo/daemon/target/sandboxd.jar}"
 [[ -f "$jar" ]] || { echo "no $jar: build the daemon module first" >&2; exit 1; }
 command -v node >/dev/null || { echo "node is not on PATH" >&2; exit 1; }
 wasm="$("$repo/bin/sqlite-wasm")"

@@ -7,8 +7,9 @@ import java.util.Random;
 /**
  * A generated module of ordinary code at a chosen size (issue 16 item 5): many functions of
  * straight-line integer arithmetic on four locals, with a conditional branch every few operations
- * and a call to the previous function, as compiled C looks to a compiler, and an exported {@code
- * run} that calls the last one. Seeded, so a size always gives the same bytes.
+ * and a call to the previous function (in chains of 32), as compiled C looks to a compiler, and an
+ * exported {@code run} that calls the last one and returns 0. Seeded, so a size always gives the
+ * same bytes.
  */
 final class BigModule {
   /** Bytes of one function body, roughly: C compilers emit functions of this order. */
@@ -25,13 +26,16 @@ final class BigModule {
     for (int f = 0; f < functions; f++) {
       vec(code, body(f, random));
     }
-    // run: () -> i32, calls the last generated function with 1.
+    // run: () -> i32, calls the last generated function with 1, returns 0.
     ByteArrayOutputStream run = new ByteArrayOutputStream();
     run.write(0); // no locals
     run.write(0x41); // i32.const 1
     s32(run, 1);
     run.write(0x10); // call
     u32(run, functions - 1);
+    run.write(0x1a); // drop: the entry returns 0, so the run completes
+    run.write(0x41);
+    s32(run, 0);
     run.write(0x0b);
     vec(code, run.toByteArray());
 
@@ -88,7 +92,8 @@ final class BigModule {
         b.write(0x0b); // end
       }
     }
-    if (index > 0) {
+    // Calls chain in runs of 32, so the call stack stays shallow however many functions there are.
+    if (index % 32 != 0) {
       b.write(0x20);
       b.write(1);
       b.write(0x10); // call the previous function

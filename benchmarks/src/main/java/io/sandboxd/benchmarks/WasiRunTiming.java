@@ -132,19 +132,15 @@ public final class WasiRunTiming {
         if (i == 0) {
           System.out.println("executor outcome: " + r.outcome());
         }
-        PROBE.phases(i);
       }
     }
-    PROBE.print(runs);
     System.out.printf(
         Locale.ROOT,
         "per executor run: caller thread CPU %.2f ms, process CPU %.2f ms (median)%n",
         ms(median(caller)),
         ms(median(process)));
-    System.out.printf(
-        Locale.ROOT, "instantiate, first:   %8.2f ms%n", ms(firstInstance));
-    System.out.printf(
-        Locale.ROOT, "instantiate (bare):   %8.2f ms%n", ms(median(instantiate)));
+    System.out.printf(Locale.ROOT, "instantiate, first:   %8.2f ms%n", ms(firstInstance));
+    System.out.printf(Locale.ROOT, "instantiate (bare):   %8.2f ms%n", ms(median(instantiate)));
     System.out.printf(
         Locale.ROOT,
         "run %s (bare):    %8.2f ms wall; with stdio as terminals (Chicory's default) %8.2f ms%n",
@@ -161,36 +157,6 @@ public final class WasiRunTiming {
         ms(median(overhead)),
         (double) median(wall) / Math.max(1, median(cpu)),
         (double) median(wall) / Math.max(1, median(bare)));
-  }
-
-  static final Probe PROBE = new Probe();
-
-  /** TEMPORARY: phase timestamps from an instrumented Executor, if present. */
-  static final class Probe {
-    long[][] rows = new long[1000][];
-
-    void phases(int i) {
-      try {
-        long[] t = ((long[]) Executor.class.getField("T").get(null)).clone();
-        long[] c = ((long[]) Executor.class.getField("C").get(null)).clone();
-        rows[i] = new long[] {t[1]-t[0], t[2]-t[1], t[5]-t[2], t[6]-t[5], t[7]-t[6], t[8]-t[7], t[9]-t[8], t[10]-t[9], t[11]-t[10], t[3]-t[11], t[4]-t[3],
-          c[1]-c[0], c[2]-c[1], 0, c[6]-c[5], c[7]-c[6], c[8]-c[7], c[9]-c[8], c[10]-c[9], c[11]-c[10], 0, c[4]-c[3]};
-      } catch (ReflectiveOperationException e) {
-        rows[i] = null;
-      }
-    }
-
-    void print(int runs) {
-      if (rows[0] == null) return;
-      String[] names = {"ctx+storage", "task+meter+submit", "handoff", "pre-build", "instance.build", "wasi.open", "bind", "entry", "finally", "watch wake", "decide/end"};
-      for (int k = 0; k < names.length; k++) {
-        long[] v = new long[runs];
-        for (int i = 0; i < runs; i++) v[i] = rows[i][k];
-        long[] cv = new long[runs];
-        for (int i = 0; i < runs; i++) cv[i] = rows[i][k + 11];
-        System.out.printf(Locale.ROOT, "   phase %-18s %8.3f ms wall (median)  %8.3f ms CPU (median)%n", names[k], ms(median(v)), ms(median(cv)));
-      }
-    }
   }
 
   static final com.sun.management.OperatingSystemMXBean PROCESS =

@@ -177,11 +177,12 @@ public record DaemonConfig(
 
   /**
    * Module compilation: how many run at once (never more than units may run) and the wall time one
-   * may take before its submission is refused.
+   * may take before its submission is refused: {@code timeoutMs} for a module up to 1 MiB, plus
+   * {@code timeoutMsPerMib} for each MiB past it (compile time grows with code size).
    */
-  public record Compile(int maxConcurrent, long timeoutMs) {
+  public record Compile(int maxConcurrent, long timeoutMs, long timeoutMsPerMib) {
     public static Compile defaults(int maxConcurrentUnits) {
-      return new Compile(Math.min(2, maxConcurrentUnits), 60_000);
+      return new Compile(Math.min(2, maxConcurrentUnits), 60_000, 120_000);
     }
   }
 
@@ -376,7 +377,8 @@ public record DaemonConfig(
         f.objectOrEmpty("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
     Map<String, Secret> secrets = secrets(root.get("secrets"));
     int units = (int) f.integer("max_concurrent_units", d.maxConcurrentUnits(), 1, 1024);
-    JsonReader compile = f.objectOrEmpty("compile", Set.of("max_concurrent", "timeout_ms"));
+    JsonReader compile =
+        f.objectOrEmpty("compile", Set.of("max_concurrent", "timeout_ms", "timeout_ms_per_mib"));
     Compile compileDefaults = Compile.defaults(units);
     long compileSlots =
         compile.integer("max_concurrent", compileDefaults.maxConcurrent(), 1, units);
@@ -402,7 +404,9 @@ public record DaemonConfig(
         secrets,
         new Compile(
             (int) compileSlots,
-            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)),
+            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000),
+            compile.integer(
+                "timeout_ms_per_mib", compileDefaults.timeoutMsPerMib(), 0, 3_600_000)),
         new Modules(
             // A module travels in one gRPC message of at most 64 MiB.
             mods.integer("max_bytes", modDefaults.maxBytes(), 8, 63L << 20),

@@ -88,6 +88,19 @@ class DaemonConfigTest {
   }
 
   @Test
+  void theCompileBudgetScalesWithModuleSize() {
+    DaemonConfig.Compile d = DaemonConfig.defaults().compile();
+    assertTrue(d.timeoutMsPerMib() > 0, "default per-MiB compile budget " + d.timeoutMsPerMib());
+    DaemonConfig.Compile c =
+        parse("{\"compile\":{\"timeout_ms\":5000,\"timeout_ms_per_mib\":0}}").compile();
+    assertEquals(5000, c.timeoutMs());
+    assertEquals(0, c.timeoutMsPerMib());
+    assertTrue(
+        refusal("{\"compile\":{\"timeout_ms_per_mib\":-1}}")
+            .startsWith("$.compile.timeout_ms_per_mib"));
+  }
+
+  @Test
   void badFieldsAreRefusedNamingThePath() {
     assertTrue(refusal("{\"max_wal_ms\":1}").startsWith("$.max_wal_ms: unknown field"));
     assertTrue(refusal("{\"exec\":{\"denylist\":[\"ls\"]}}").startsWith("$.exec.denylist[0]"));

@@ -249,7 +249,8 @@ public final class Daemon implements AutoCloseable {
               io.sandboxd.executor.CompileLimits.defaults()
                   .withBudget(
                       config.compile().maxConcurrent(),
-                      java.time.Duration.ofMillis(config.compile().timeoutMs())));
+                      java.time.Duration.ofMillis(config.compile().timeoutMs()),
+                      java.time.Duration.ofMillis(config.compile().timeoutMsPerMib())));
       ModuleStore modules =
           ModuleStore.open(
               paths.stateDir().resolve("modules"),

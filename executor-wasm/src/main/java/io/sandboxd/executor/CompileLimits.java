@@ -24,7 +24,12 @@ import java.time.Duration;
  *     cannot outgrow the module
  * @param maxBrTableEntries targets of one br_table
  * @param maxConcurrent compilations running at once on the node
- * @param timeout wall time one compilation (parse, validate, compile) may take
+ * @param timeout wall time one compilation (parse, validate, compile) of a module up to 1 MiB may
+ *     take
+ * @param timeoutPerMiB wall time added for each MiB a module has past its first: compiling costs
+ *     time in proportion to code size, so real programs of many MiB get a budget in proportion,
+ *     while a small module (where compile bombs live, past the structural limits above) keeps the
+ *     base budget
  */
 public record CompileLimits(
     int maxTypes,
@@ -41,9 +46,16 @@ public record CompileLimits(
     long localsFloor,
     int maxBrTableEntries,
     int maxConcurrent,
-    Duration timeout) {
+    Duration timeout,
+    Duration timeoutPerMiB) {
+  private static final long MIB = 1L << 20;
 
-  /** Browser-like validation limits, two compilations at once, 60 s each. */
+  /**
+   * Browser-like validation limits, two compilations at once, 60 s each plus 120 s per MiB past the
+   * first. Chicory compiles real C code at ~3.5 s of CPU per MB (the 1.75 MB SQLite shell: 6 s),
+   * but on a 2-CPU machine under a load of 25 that took 61-66 s of wall time, and over 80 s inside
+   * a daemon while builds ran alongside (benchmarks/README.md, WasiRunTiming).
+   */
   public static CompileLimits defaults() {
     return new CompileLimits(
         1_000_000,
@@ -60,11 +72,17 @@ public record CompileLimits(
         65_536,
         65_520,
         2,
-        Duration.ofSeconds(60));
+        Duration.ofSeconds(60),
+        Duration.ofSeconds(120));
+  }
+
+  /** These limits with another concurrency and base time budget (the per-MiB budget kept). */
+  public CompileLimits withBudget(int concurrent, Duration wall) {
+    return withBudget(concurrent, wall, timeoutPerMiB);
   }
 
   /** These limits with another concurrency and time budget (from the node's configuration). */
-  public CompileLimits withBudget(int concurrent, Duration wall) {
+  public CompileLimits withBudget(int concurrent, Duration wall, Duration perMiB) {
     return new CompileLimits(
         maxTypes,
         maxImports,
@@ -80,6 +98,22 @@ public record CompileLimits(
         localsFloor,
         maxBrTableEntries,
         concurrent,
-        wall);
+        wall,
+        perMiB);
+  }
+
+  /**
+   * The wall time compiling a module of {@code moduleBytes} may take: {@link #timeout()}, plus
+   * {@link #timeoutPerMiB()} in proportion to the bytes past the first MiB.
+   */
+  public Duration budgetFor(long moduleBytes) {
+    long past = Math.max(0, moduleBytes - MIB);
+    long extraMs;
+    try {
+      extraMs = Math.multiplyExact(timeoutPerMiB.toMillis(), past) / MIB;
+    } catch (ArithmeticException e) {
+      extraMs = Long.MAX_VALUE / 2;
+    }
+    return timeout.plusMillis(Math.min(extraMs, Long.MAX_VALUE / 2 - timeout.toMillis()));
   }
 }

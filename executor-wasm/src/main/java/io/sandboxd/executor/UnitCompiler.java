@@ -101,7 +101,7 @@ public final class UnitCompiler {
     if (hit.isPresent()) {
       return new Compilation(hit.get(), 0);
     }
-    long budgetMs = limits.timeout().toMillis();
+    long budgetMs = limits.budgetFor(wasm.length).toMillis();
     try {
       if (!permits.tryAcquire(budgetMs, TimeUnit.MILLISECONDS)) {
         throw new ExecutorBusyException(
@@ -142,7 +142,11 @@ public final class UnitCompiler {
       job.cancel(true);
       throw new UnitException(
           UnitException.Part.LIMIT,
-          "module: compiling took longer than the node's budget of " + budgetMs + " ms",
+          "module: compiling took longer than the node's budget of "
+              + budgetMs
+              + " ms for a module of "
+              + wasm.length
+              + " bytes",
           e);
     } catch (InterruptedException e) {
       job.cancel(true);

@@ -173,6 +173,33 @@ class CompileBoundsTest {
   }
 
   @Test
+  void theTimeBudgetGrowsWithTheBytesPastTheFirstMiB() {
+    CompileLimits limits =
+        CompileLimits.defaults().withBudget(1, Duration.ofSeconds(60), Duration.ofSeconds(30));
+    long mib = 1L << 20;
+    // Small modules, where compile bombs live, keep the base budget.
+    assertEquals(Duration.ofSeconds(60), limits.budgetFor(1_000));
+    assertEquals(Duration.ofSeconds(60), limits.budgetFor(mib));
+    assertEquals(Duration.ofSeconds(75), limits.budgetFor(mib + mib / 2));
+    assertEquals(Duration.ofSeconds(60 + 15 * 30), limits.budgetFor(16 * mib));
+    // Saturates rather than overflows.
+    assertTrue(limits.budgetFor(Long.MAX_VALUE).compareTo(Duration.ofDays(365)) > 0);
+  }
+
+  @Test
+  void theSqliteShellIsAdmittedByTheDefaultLimits() {
+    // A real C program of ~1.7 MB (bin/sqlite-wasm): past the first MiB it gets more time.
+    byte[] sqlite = SqliteShellBuild.wasm();
+    CompileLimits limits = CompileLimits.defaults();
+    assertTrue(
+        limits.budgetFor(sqlite.length).compareTo(limits.timeout()) > 0,
+        sqlite.length + " bytes get " + limits.budgetFor(sqlite.length));
+    UnitCompiler.Compilation c = new UnitCompiler(2, limits).compileMetered(sqlite);
+    assertTrue(UnitCompiler.exportNames(c.unit()).contains("_start"));
+    assertTrue(c.cpuNanos() > 0);
+  }
+
+  @Test
   void executeRefusesWhatCompileAccepted() {
     CompiledUnit unit = compiler().compile(WasmWriter.minimal());
     ExecutionResult r =
