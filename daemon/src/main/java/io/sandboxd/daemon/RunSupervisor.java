@@ -79,6 +79,18 @@ public final class RunSupervisor {
         DaemonConfig.Io.defaults());
   }
 
+  /** As above, on a node that offers {@code environments} for units to run in. */
+  public RunSupervisor(
+      Admission admission,
+      Executor executor,
+      RunStore store,
+      NodeIdentity node,
+      Path storageBase,
+      OfferedEnvironments environments) {
+    this(
+        admission, executor, store, node, storageBase, environments, DaemonConfig.Io.defaults());
+  }
+
   /**
    * As above, on a node that offers {@code environments} for units to run in, holding a WASI
    * command's inputs and outputs to {@code ioCaps}.
@@ -121,6 +133,11 @@ public final class RunSupervisor {
   /** Admits, runs and records a unit; the returned record is on disk. */
   public RunRecord submit(byte[] module, String grantsJson, String entry) {
     return submit(module, grantsJson, entry, "", CommandInput.NONE);
+  }
+
+  /** As {@link #submit(byte[], String, String)}, in the environment {@code env} names. */
+  public RunRecord submit(byte[] module, String grantsJson, String entry, String env) {
+    return submit(module, grantsJson, entry, env, CommandInput.NONE);
   }
 
   /** The environments this node offers. */
