@@ -21,13 +21,20 @@ class WarmpoolRecordsTest {
 
   static WarmpoolEvict evict() {
     return new WarmpoolEvict(
-        POOL, "8899aabbccddeeff", 1_000, 11_000, WarmpoolEvict.Reason.Ttl, 50_001_234, Provenance.Estimator);
+        POOL,
+        "8899aabbccddeeff",
+        1_000,
+        11_000,
+        WarmpoolEvict.Reason.Ttl,
+        50_001_234,
+        Provenance.Estimator);
   }
 
   @Test
   void roundTripsThroughCanonicalBytes() {
     WarmpoolClaim c = claim(300_000_000);
-    assertEquals(c, WarmpoolClaim.fromCore(CanonicalJson.parse(CanonicalJson.canonicalString(c.toCore()))));
+    assertEquals(
+        c, WarmpoolClaim.fromCore(CanonicalJson.parse(CanonicalJson.canonicalString(c.toCore()))));
     WarmpoolClaim withManifest =
         new WarmpoolClaim(POOL, "i", 1, 2, "S2", "cd".repeat(32), 0, Provenance.ModelBased, "r");
     assertEquals(withManifest, WarmpoolClaim.fromCore(withManifest.toCore()));
@@ -72,7 +79,8 @@ class WarmpoolRecordsTest {
     SigningKey key = SigningKey.generate();
     Envelope c = Envelope.sign(claim(42).toCore(), key);
     Envelope e = Envelope.sign(evict().toCore(), key);
-    assertInstanceOf(EvidenceBundle.Verdict.Valid.class, EvidenceBundle.verify(List.of(c, e), Set.of()));
+    assertInstanceOf(
+        EvidenceBundle.Verdict.Valid.class, EvidenceBundle.verify(List.of(c, e), Set.of()));
     // A malformed claim, even validly signed, does not verify.
     ObjectNode bad = claim(42).toCore();
     bad.put("tier", "S9");

@@ -147,9 +147,7 @@ class WarmPoolTest {
       for (int i = 0; i < 4; i++) {
         await("refill", () -> pool(c, WRITER).map(p -> p.getIdle() == 1).orElse(false));
         assertEquals(
-            "\"Completed\"",
-            Submissions.submit(c, WRITER, GRANTS).getOutcomeJson(),
-            "run " + i);
+            "\"Completed\"", Submissions.submit(c, WRITER, GRANTS).getOutcomeJson(), "run " + i);
       }
       PoolInfo p = pool(c, WRITER).orElseThrow();
       assertTrue(p.getHits() >= 1, p.toString());
@@ -165,8 +163,7 @@ class WarmPoolTest {
       assertEquals(claimEnv.address(), run.get("claim").get("address").asText());
       Path claimFile = dir.resolve("claim.json");
       Files.writeString(claimFile, run.get("claim").toString());
-      DaemonProcess.Result v =
-          DaemonProcess.sandboxctl(null, "verify", claimFile.toString());
+      DaemonProcess.Result v = DaemonProcess.sandboxctl(null, "verify", claimFile.toString());
       assertEquals(0, v.exit(), v.out() + v.err());
       assertTrue(v.out().contains("valid: " + WarmpoolClaim.SCHEMA), v.out());
       String both = warm.getClaim() + "\n" + warm.getReceipt() + "\n";
