@@ -36,7 +36,8 @@ public record DaemonConfig(
     Limits limits,
     Quotas quotas,
     Map<String, Secret> secrets,
-    Compile compile) {
+    Compile compile,
+    NodePolicy policy) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -62,7 +63,8 @@ public record DaemonConfig(
         Limits.defaults(),
         new Quotas(1L << 30, 64L << 20),
         Map.of(),
-        Compile.defaults(maxConcurrentUnits));
+        Compile.defaults(maxConcurrentUnits),
+        NodePolicy.MODE_DEFAULT);
   }
 
   /**
@@ -170,7 +172,8 @@ public record DaemonConfig(
           "store",
           "quotas",
           "secrets",
-          "compile");
+          "compile",
+          "policy");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -186,7 +189,8 @@ public record DaemonConfig(
         Limits.defaults(),
         new Quotas(1L << 30, 64L << 20),
         Map.of(),
-        Compile.defaults(units));
+        Compile.defaults(units),
+        NodePolicy.MODE_DEFAULT);
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -295,7 +299,8 @@ public record DaemonConfig(
         secrets,
         new Compile(
             (int) compileSlots,
-            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)));
+            compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000)),
+        NodePolicy.parse(root.get("policy"), units));
   }
 
   private static Limits limits(JsonReader f, Limits d) {

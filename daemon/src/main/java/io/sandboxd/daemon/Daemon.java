@@ -74,7 +74,8 @@ public final class Daemon implements AutoCloseable {
           d.limits(),
           d.quotas(),
           d.secrets(),
-          DaemonConfig.Compile.defaults(maxConcurrentUnits));
+          DaemonConfig.Compile.defaults(maxConcurrentUnits),
+          d.policy());
     }
   }
 
