@@ -241,7 +241,8 @@ public final class Daemon implements AutoCloseable {
                           config.compile().maxConcurrent(),
                           java.time.Duration.ofMillis(config.compile().timeoutMs()))),
               meterable,
-              config.secretBindings());
+              config.secretBindings(),
+              submitterPolicy(config));
       RunSupervisor supervisor =
           new RunSupervisor(admission, executor, store, node, paths.stateDir().resolve("storage"));
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
@@ -250,6 +251,7 @@ public final class Daemon implements AutoCloseable {
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(new SandboxdService(supervisor, store))
+              .intercept(CallerCredentials.interceptor())
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the
@@ -285,6 +287,24 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
+   * The node policy of {@code config}, its names resolved against the accounts files; without a
+   * policy section (an embedded daemon: {@code sandboxd serve} picks its mode's default first) only
+   * the daemon's own user is admitted.
+   */
+  static SubmitterPolicy submitterPolicy(DaemonConfig config) {
+    io.sandboxd.config.NodePolicy policy =
+        config.policy().orDefault(true, ownUid(), config.maxConcurrentUnits());
+    SubmitterPolicy p = SubmitterPolicy.resolve(policy, Accounts.system());
+    p.summary().forEach(line -> LOG.info("node policy rule " + line));
+    return p;
+  }
+
+  /** This process's uid. */
+  public static long ownUid() {
+    return new com.sun.security.auth.module.UnixSystem().getUid();
+  }
+
+  /**
    * The server on the Unix socket with its connection bounds: a limiter on the listening channel
    * closes connections past the total or per-peer limit at once, and gRPC closes connections that
    * stay idle (no call in flight), never finish their handshake, or outlive their maximum age.
@@ -307,7 +327,10 @@ public final class Daemon implements AutoCloseable {
               + " for its own work");
     }
     ConnectionLimits limiter = new ConnectionLimits(total, limits.maxPerPeer());
-    return NettyServerBuilder.forAddress(new DomainSocketAddress(paths.socket().toString()))
+    return NettyServerBuilder.forAddress(
+            new DomainSocketAddress(paths.socket().toString()),
+            // plaintext, with each connection's SO_PEERCRED in its calls' attributes
+            io.grpc.netty.InternalNettyServerCredentials.create(new CallerCredentials()))
         .channelFactory(
             () -> {
               EpollServerDomainSocketChannel ch = new EpollServerDomainSocketChannel();

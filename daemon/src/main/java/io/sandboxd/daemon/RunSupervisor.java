@@ -65,7 +65,25 @@ public final class RunSupervisor {
 
   /** Admits, runs and records a unit; the returned record is on disk. */
   public RunRecord submit(byte[] module, String grantsJson, String entry) {
-    Admission.Admitted a = admission.admit(module, grantsJson, entry);
+    return run(admission.admit(module, grantsJson, entry), java.util.OptionalLong.empty());
+  }
+
+  /**
+   * As {@link #submit(byte[], String, String)} for {@code caller}: the node policy admits it, and
+   * its uid is recorded with the run.
+   */
+  public RunRecord submit(Caller caller, byte[] module, String grantsJson, String entry) {
+    Admission.Admitted a = admission.admit(caller, module, grantsJson, entry);
+    try (SubmitterPolicy.Slot slot = a.slot()) {
+      return run(
+          a,
+          caller.known()
+              ? java.util.OptionalLong.of(caller.uid())
+              : java.util.OptionalLong.empty());
+    }
+  }
+
+  private RunRecord run(Admission.Admitted a, java.util.OptionalLong submitterUid) {
     String runId = newRunId();
     Optional<String> decline = admission.declineReason(a.grants());
     ExecutionResult result;
@@ -77,7 +95,7 @@ public final class RunSupervisor {
               new UnitRequest(runId, a.unit(), a.entry(), a.grants())
                   .withStorageRoot(storageBase.resolve(a.unit().address())));
     }
-    RunRecord record = seal(runId, a, result);
+    RunRecord record = seal(runId, a, result, submitterUid);
     store.append(record);
     return record;
   }
@@ -90,7 +108,8 @@ public final class RunSupervisor {
         System.currentTimeMillis());
   }
 
-  private RunRecord seal(String runId, Admission.Admitted a, ExecutionResult r) {
+  private RunRecord seal(
+      String runId, Admission.Admitted a, ExecutionResult r, java.util.OptionalLong submitterUid) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -157,6 +176,7 @@ public final class RunSupervisor {
         .log(r.log())
         .submission(
             a.module(), CanonicalJson.canonicalString(a.grants().canonicalTree()), a.entry())
+        .submitter(submitterUid)
         .build();
   }
 

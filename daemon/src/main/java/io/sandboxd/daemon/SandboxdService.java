@@ -45,7 +45,11 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () -> {
           RunRecord r =
-              supervisor.submit(req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
+              supervisor.submit(
+                  Caller.current(),
+                  req.getModule().toByteArray(),
+                  req.getGrantsJson(),
+                  req.getEntry());
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           return SubmitReply.newBuilder()
               .setRunId(r.runId())
@@ -66,7 +70,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         () -> {
           RunSummary run =
               store.run(req.getRunId()).orElseThrow(() -> new RunNotFoundException(req.getRunId()));
-          RunInfo.Builder info = info(run).toBuilder();
+          RunInfo.Builder info = withSubmitter(info(run), run).toBuilder();
           store
               .pruned(req.getRunId())
               .ifPresent(
@@ -90,7 +94,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
           ListRunsReply.Builder b = ListRunsReply.newBuilder();
           for (RunSummary s : store.list(limit)) {
-            b.addRuns(info(s));
+            b.addRuns(withSubmitter(info(s), s));
           }
           return b.build();
         });
@@ -160,6 +164,15 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     }
     out.onNext(reply);
     out.onCompleted();
+  }
+
+  /** The run's submitter uid added, where the store has it (never for a tampered run). */
+  private RunInfo withSubmitter(RunInfo info, RunSummary s) {
+    if (s.tampered().isPresent()) {
+      return info;
+    }
+    var uid = store.submitter(s.runId());
+    return uid.isPresent() ? info.toBuilder().setSubmitterUid((int) uid.getAsLong()).build() : info;
   }
 
   private static RunInfo info(RunSummary s) {

@@ -24,7 +24,8 @@ public record RunRecord(
     byte[] module,
     String log,
     String grantsJson,
-    String entry) {
+    String entry,
+    java.util.OptionalLong submitterUid) {
 
   public static Builder builder() {
     return new Builder();
@@ -46,8 +47,15 @@ public record RunRecord(
     private String log = "";
     private String grantsJson = "";
     private String entry = "";
+    private java.util.OptionalLong submitterUid = java.util.OptionalLong.empty();
 
     private Builder() {}
+
+    /** The uid that submitted the run (SO_PEERCRED), when known. */
+    public Builder submitter(java.util.OptionalLong uid) {
+      this.submitterUid = uid;
+      return this;
+    }
 
     /** The run's id and when it was created. */
     public Builder run(String runId, long createdMs) {
@@ -112,7 +120,8 @@ public record RunRecord(
           Objects.requireNonNull(module, "module"),
           log,
           grantsJson,
-          entry);
+          entry,
+          submitterUid);
     }
   }
 }

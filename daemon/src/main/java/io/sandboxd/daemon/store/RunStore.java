@@ -126,6 +126,14 @@ public final class RunStore implements AutoCloseable {
         m.setBytes(2, r.module());
         m.executeUpdate();
       }
+      if (r.submitterUid().isPresent()) {
+        try (PreparedStatement u =
+            db.prepareStatement("INSERT INTO submitters (run_id, uid) VALUES (?,?)")) {
+          u.setString(1, r.runId());
+          u.setLong(2, r.submitterUid().getAsLong());
+          u.executeUpdate();
+        }
+      }
       appendToLedger(r);
       db.commit();
     } catch (SQLException | RuntimeException e) {
@@ -358,6 +366,24 @@ public final class RunStore implements AutoCloseable {
       st.setLong(4, seq);
       st.setString(5, env.toJsonLine());
       st.executeUpdate();
+    }
+  }
+
+  /** The uid that submitted {@code runId}, when the daemon knew it (runs before this: empty). */
+  public synchronized java.util.OptionalLong submitter(String runId) {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT uid FROM submitters WHERE run_id = ?")) {
+      st.setString(1, runId);
+      java.util.OptionalLong out = java.util.OptionalLong.empty();
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          out = java.util.OptionalLong.of(rs.getLong(1));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run store: query failed: " + e.getMessage(), e);
     }
   }
 

@@ -45,7 +45,12 @@ final class StoreSchema {
               2,
               "signed ledger and store head (existing runs verified, then signed), retention's"
                   + " pruned table and blob-user index",
-              LedgerMigration::apply));
+              LedgerMigration::apply),
+          StoreMigration.ddl(
+              3,
+              "submitters: the uid that submitted each run (unsigned: the signed records carry no"
+                  + " caller)",
+              List.of("CREATE TABLE IF NOT EXISTS submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
