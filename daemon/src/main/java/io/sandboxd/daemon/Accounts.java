@@ -18,7 +18,7 @@ import java.util.Set;
  * whose primary group it is). Accounts only a name service (LDAP, sssd) knows are not seen: name
  * such callers by numeric id in the policy.
  */
-record Accounts(
+public record Accounts(
     Map<String, Long> userIds,
     Map<Long, Long> primaryGroup,
     Map<String, Long> groupIds,
@@ -28,11 +28,11 @@ record Accounts(
   static final Path GROUP = Path.of("/etc/group");
 
   /** The system's files; a missing file reads as no accounts. */
-  static Accounts system() {
+  public static Accounts system() {
     return read(PASSWD, GROUP);
   }
 
-  static Accounts read(Path passwd, Path group) {
+  public static Accounts read(Path passwd, Path group) {
     Map<String, Long> users = new HashMap<>();
     Map<Long, Long> primary = new HashMap<>();
     for (String[] f : lines(passwd, 4)) {

@@ -50,7 +50,8 @@ final class StoreSchema {
               3,
               "submitters: the uid that submitted each run (unsigned: the signed records carry no"
                   + " caller)",
-              List.of("CREATE TABLE IF NOT EXISTS submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)")));
+              List.of(
+                  "CREATE TABLE IF NOT EXISTS submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
