@@ -40,7 +40,8 @@ public record DaemonConfig(
     Modules modules,
     Pools pools,
     Io io,
-    Environments environments) {
+    Environments environments,
+    NodePolicy policy) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -101,7 +102,8 @@ public record DaemonConfig(
         Modules.defaults(),
         Pools.defaults(),
         Io.defaults(),
-        Environments.none());
+        Environments.none(),
+        NodePolicy.MODE_DEFAULT);
   }
 
   /**
@@ -271,7 +273,8 @@ public record DaemonConfig(
           "pool_limits",
           "io",
           "environments",
-          "bind_allow");
+          "bind_allow",
+          "policy");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -291,7 +294,8 @@ public record DaemonConfig(
         Modules.defaults(),
         Pools.defaults(),
         Io.defaults(),
-        Environments.none());
+        Environments.none(),
+        NodePolicy.MODE_DEFAULT);
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -420,7 +424,8 @@ public record DaemonConfig(
                 "pool_limits",
                 Set.of("adaptive", "max_idle_bytes", "idle_estimate_mw", "refill_interval_ms"))),
         io(f, d.io()),
-        environments(f));
+        environments(f),
+        NodePolicy.parse(root.get("policy"), units));
   }
 
   private static Io io(JsonReader f, Io d) {

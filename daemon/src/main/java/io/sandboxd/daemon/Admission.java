@@ -26,6 +26,7 @@ public final class Admission {
   private final UnitCompiler compiler;
   private final HostProfile host;
   private final SecretBindings secrets;
+  private final SubmitterPolicy policy;
 
   /**
    * Admission on a node that runs units at S2 and can meter {@code meterable}. A WASM unit can only
@@ -38,21 +39,72 @@ public final class Admission {
 
   /** As above, on a node whose secrets may go only where {@code secrets} binds them. */
   public Admission(UnitCompiler compiler, Set<DeviceClass> meterable, SecretBindings secrets) {
+    this(compiler, meterable, secrets, SubmitterPolicy.unrestricted());
+  }
+
+  /** As above, each caller held to the node {@code policy}. */
+  public Admission(
+      UnitCompiler compiler,
+      Set<DeviceClass> meterable,
+      SecretBindings secrets,
+      SubmitterPolicy policy) {
     this.compiler = compiler;
     this.secrets = secrets;
+    this.policy = policy;
     java.util.EnumSet<DeviceClass> m = java.util.EnumSet.of(DeviceClass.Cpu);
     m.addAll(meterable);
     this.host = new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
   }
 
   /**
-   * An admitted submission: parsed grants, a compiled unit, and the CPU time compiling it took for
-   * this submission (0 when the node had it compiled already), which this run pays for.
+   * An admitted submission: parsed grants, a compiled unit, the CPU time compiling it took for this
+   * submission (0 when the node had it compiled already), which this run pays for, and its place
+   * among its caller's runs in flight (closed once the run is recorded).
    */
   public record Admitted(
-      Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {}
+      Grants grants,
+      CompiledUnit unit,
+      String entry,
+      byte[] module,
+      long compileCpuNanos,
+      SubmitterPolicy.Slot slot) {
+    public Admitted(
+        Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {
+      this(grants, unit, entry, module, compileCpuNanos, () -> {});
+    }
+  }
 
+  /** The node policy this admission applies. */
+  public SubmitterPolicy policy() {
+    return policy;
+  }
+
+  /**
+   * Admits {@code caller}'s submission: the node policy first (a rule for the caller, the module's
+   * size, the grants within the rule's ceiling, a place among its runs in flight), then {@link
+   * #admit(byte[], String, String)}.
+   */
+  public Admitted admit(Caller caller, byte[] module, String grantsJson, String entry) {
+    io.sandboxd.config.NodePolicy.Rule rule = policy.ruleFor(caller);
+    SubmitterPolicy.checkModule(rule, caller, module.length);
+    Grants grants = parseGrants(grantsJson);
+    SubmitterPolicy.checkGrants(rule, caller, grants);
+    SubmitterPolicy.Slot slot = policy.acquire(rule, caller);
+    try {
+      Admitted a = compile(grants, module, entry);
+      return new Admitted(a.grants(), a.unit(), a.entry(), a.module(), a.compileCpuNanos(), slot);
+    } catch (RuntimeException e) {
+      slot.close();
+      throw e;
+    }
+  }
+
+  /** Admits a submission without a caller (a replay of a recorded run, embedding, tests). */
   public Admitted admit(byte[] module, String grantsJson, String entry) {
+    return compile(parseGrants(grantsJson), module, entry);
+  }
+
+  private Grants parseGrants(String grantsJson) {
     Grants grants;
     try {
       grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
@@ -60,6 +112,10 @@ public final class Admission {
     } catch (GrantsException | io.sandboxd.attest.AttestException e) {
       throw new AdmissionException("grants: " + e.getMessage(), e);
     }
+    return grants;
+  }
+
+  private Admitted compile(Grants grants, byte[] module, String entry) {
     UnitCompiler.Compilation compiled;
     try {
       compiled = compiler.compileMetered(module);

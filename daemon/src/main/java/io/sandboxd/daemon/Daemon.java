@@ -82,7 +82,8 @@ public final class Daemon implements AutoCloseable {
           DaemonConfig.Modules.defaults(),
           d.pools(),
           d.io(),
-          d.environments());
+          d.environments(),
+          d.policy());
     }
   }
 
@@ -257,7 +258,7 @@ public final class Daemon implements AutoCloseable {
               compiler,
               config.modules().maxBytes(),
               config.modules().maxModules());
-      Admission admission = new Admission(compiler, meterable, config.secretBindings());
+      Admission admission = new Admission(compiler, meterable, config.secretBindings(), submitterPolicy(config));
       OfferedEnvironments environments = environments(config, paths.stateDir(), node);
       RunSupervisor supervisor =
           new RunSupervisor(
@@ -277,6 +278,7 @@ public final class Daemon implements AutoCloseable {
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(new SandboxdService(supervisor, store, modules, pools))
+              .intercept(CallerCredentials.interceptor())
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the
@@ -365,6 +367,24 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
+   * The node policy of {@code config}, its names resolved against the accounts files; without a
+   * policy section (an embedded daemon: {@code sandboxd serve} picks its mode's default first) only
+   * the daemon's own user is admitted.
+   */
+  static SubmitterPolicy submitterPolicy(DaemonConfig config) {
+    io.sandboxd.config.NodePolicy policy =
+        config.policy().orDefault(true, ownUid(), config.maxConcurrentUnits());
+    SubmitterPolicy p = SubmitterPolicy.resolve(policy, Accounts.system());
+    p.summary().forEach(line -> LOG.info("node policy rule " + line));
+    return p;
+  }
+
+  /** This process's uid. */
+  public static long ownUid() {
+    return new com.sun.security.auth.module.UnixSystem().getUid();
+  }
+
+  /**
    * The server on the Unix socket with its connection bounds: a limiter on the listening channel
    * closes connections past the total or per-peer limit at once, and gRPC closes connections that
    * stay idle (no call in flight), never finish their handshake, or outlive their maximum age.
@@ -387,7 +407,10 @@ public final class Daemon implements AutoCloseable {
               + " for its own work");
     }
     ConnectionLimits limiter = new ConnectionLimits(total, limits.maxPerPeer());
-    return NettyServerBuilder.forAddress(new DomainSocketAddress(paths.socket().toString()))
+    return NettyServerBuilder.forAddress(
+            new DomainSocketAddress(paths.socket().toString()),
+            // plaintext, with each connection's SO_PEERCRED in its calls' attributes
+            io.grpc.netty.InternalNettyServerCredentials.create(new CallerCredentials()))
         .channelFactory(
             () -> {
               EpollServerDomainSocketChannel ch = new EpollServerDomainSocketChannel();

@@ -20,6 +20,8 @@ final class ErrorStatus {
   static final List<Row> TABLE =
       List.of(
           new Row(AdmissionException.class, Status.Code.INVALID_ARGUMENT, false),
+          new Row(PolicyDeniedException.class, Status.Code.PERMISSION_DENIED, false),
+          new Row(PolicyLimitException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(UnitException.class, Status.Code.INVALID_ARGUMENT, false),
           new Row(RunNotFoundException.class, Status.Code.NOT_FOUND, false),
           new Row(EnvironmentNotOfferedException.class, Status.Code.NOT_FOUND, false),

@@ -148,14 +148,57 @@ public final class RunSupervisor {
   /**
    * Admits, runs and records a unit in the environment {@code env} names ({@code NAME} or {@code
    * b3:<address>}; empty for none, else one this node offers), giving a WASI command {@code input}
-   * (argv and stdin, checked against the node's caps first); the returned record is on disk.
+   * (argv and stdin, checked against the node's caps first); the returned record is on disk. No
+   * node policy applies: this is the embedded entry, the socket's is the one with a caller.
    */
   public RunRecord submit(
       byte[] module, String grantsJson, String entry, String env, CommandInput input) {
     UnitIo unitIo = input.check(ioCaps);
-    Optional<OfferedEnvironments.Offer> offer =
-        env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
-    Admission.Admitted a = admission.admit(module, grantsJson, entry);
+    Optional<OfferedEnvironments.Offer> offer = offer(env);
+    return run(
+        admission.admit(module, grantsJson, entry),
+        offer,
+        input,
+        unitIo,
+        java.util.OptionalLong.empty());
+  }
+
+  /**
+   * As above for {@code caller}: the node policy admits it (and holds one of its run slots while
+   * it runs), and its uid is recorded with the run.
+   */
+  public RunRecord submit(
+      Caller caller,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      String env,
+      CommandInput input) {
+    UnitIo unitIo = input.check(ioCaps);
+    Optional<OfferedEnvironments.Offer> offer = offer(env);
+    Admission.Admitted a = admission.admit(caller, module, grantsJson, entry);
+    try (SubmitterPolicy.Slot slot = a.slot()) {
+      return run(
+          a,
+          offer,
+          input,
+          unitIo,
+          caller.known()
+              ? java.util.OptionalLong.of(caller.uid())
+              : java.util.OptionalLong.empty());
+    }
+  }
+
+  private Optional<OfferedEnvironments.Offer> offer(String env) {
+    return env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
+  }
+
+  private RunRecord run(
+      Admission.Admitted a,
+      Optional<OfferedEnvironments.Offer> offer,
+      CommandInput input,
+      UnitIo unitIo,
+      java.util.OptionalLong submitterUid) {
     // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
     if ((input.args().size() > 1 || input.stdin().isPresent())
         && !UnitCompiler.usesWasi(a.unit())) {
@@ -186,7 +229,14 @@ public final class RunSupervisor {
       }
     }
     RunRecord record =
-        seal(runId, a, result, claim, offer.map(OfferedEnvironments.Offer::address), unitIo);
+        seal(
+            runId,
+            a,
+            result,
+            claim,
+            offer.map(OfferedEnvironments.Offer::address),
+            unitIo,
+            submitterUid);
     store.append(record);
     return record;
   }
@@ -205,7 +255,8 @@ public final class RunSupervisor {
       ExecutionResult r,
       Claim claim,
       Optional<String> manifest,
-      UnitIo unitIo) {
+      UnitIo unitIo,
+      java.util.OptionalLong submitterUid) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -297,6 +348,7 @@ public final class RunSupervisor {
                             r.exitStatus(),
                             r.exited()))
                 .orElse(null))
+        .submitter(submitterUid)
         .build();
   }
 

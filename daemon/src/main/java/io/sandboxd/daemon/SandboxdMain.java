@@ -63,7 +63,23 @@ public final class SandboxdMain implements Runnable {
       Daemon daemon;
       try {
         Optional<Path> file = Optional.ofNullable(config).or(() -> DaemonPaths.defaultConfig(dev));
-        DaemonConfig cfg = DaemonConfig.load(file);
+        DaemonConfig loaded = DaemonConfig.load(file);
+        // Without a policy section: --dev admits its own user; the system daemon root, itself and
+        // group sandboxd (README, "Node policy").
+        DaemonConfig cfg =
+            new DaemonConfig(
+                loaded.maxConcurrentUnits(),
+                loaded.maxUnitMemoryBytes(),
+                loaded.maxWallMs(),
+                loaded.exec(),
+                loaded.egressTimeoutMs(),
+                loaded.inference(),
+                loaded.metering(),
+                loaded.limits(),
+                loaded.quotas(),
+                loaded.secrets(),
+                loaded.compile(),
+                loaded.policy().orDefault(dev, Daemon.ownUid(), loaded.maxConcurrentUnits()));
         java.util.logging.Logger.getLogger(SandboxdMain.class.getName())
             .info("configuration: " + file.map(Path::toString).orElse("built-in defaults"));
         daemon = Daemon.start(paths, cfg, serveDamagedStore);

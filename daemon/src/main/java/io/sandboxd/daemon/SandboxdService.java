@@ -134,6 +134,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         () -> {
           RunRecord r =
               supervisor.submit(
+                  Caller.current(),
                   moduleOf(req),
                   req.getGrantsJson(),
                   req.getEntry(),
@@ -172,7 +173,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         () -> {
           RunSummary run =
               store.run(req.getRunId()).orElseThrow(() -> new RunNotFoundException(req.getRunId()));
-          RunInfo.Builder info = info(run).toBuilder();
+          RunInfo.Builder info = withSubmitter(info(run), run).toBuilder();
           if (run.tampered().isEmpty()) {
             store.claim(req.getRunId()).ifPresent(c -> info.setClaim(c.toJsonLine()).setWarm(true));
             for (Envelope a : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
@@ -212,7 +213,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
           ListRunsReply.Builder b = ListRunsReply.newBuilder();
           for (RunSummary s : store.list(limit)) {
-            b.addRuns(info(s));
+            b.addRuns(withSubmitter(info(s), s));
           }
           return b.build();
         });
@@ -418,6 +419,15 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     }
     out.onNext(reply);
     out.onCompleted();
+  }
+
+  /** The run's submitter uid added, where the store has it (never for a tampered run). */
+  private RunInfo withSubmitter(RunInfo info, RunSummary s) {
+    if (s.tampered().isPresent()) {
+      return info;
+    }
+    var uid = store.submitter(s.runId());
+    return uid.isPresent() ? info.toBuilder().setSubmitterUid((int) uid.getAsLong()).build() : info;
   }
 
   private static RunInfo info(RunSummary s) {

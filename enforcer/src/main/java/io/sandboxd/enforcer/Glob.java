@@ -124,6 +124,75 @@ public final class Glob implements Comparable<Glob> {
     return p == m;
   }
 
+  /**
+   * True when every path {@code narrower} matches is provably matched by this glob too (the storage
+   * part of the attenuation order, WIRE.md §2.11). The proof compares tokens: a {@code **} here
+   * absorbs any of the other's segments, {@code *} covers any one segment, a literal only itself,
+   * an in-segment wildcard a literal it matches or a wildcard with the same or a longer prefix and
+   * suffix. Anything it cannot prove (e.g. a {@code **} there against a segment token here) is not
+   * covered: the answer is sound, never generous.
+   */
+  public boolean covers(Glob narrower) {
+    if (narrower.absolute != absolute) {
+      return false;
+    }
+    byte[] c = narrower.kinds;
+    int n = c.length;
+    int m = kinds.length;
+    // at[i][j]: narrower's tokens from i are covered by this glob's tokens from j
+    boolean[][] at = new boolean[n + 1][m + 1];
+    at[n][m] = true;
+    for (int j = m - 1; j >= 0; j--) {
+      at[n][j] = kinds[j] == DEEP && at[n][j + 1];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+      at[i][m] = false;
+      for (int j = m - 1; j >= 0; j--) {
+        if (kinds[j] == DEEP) {
+          // "**" here matches nothing more, or absorbs the segments of narrower's token i
+          at[i][j] = at[i][j + 1] || at[i + 1][j];
+        } else if (c[i] == DEEP) {
+          at[i][j] = false; // any number of segments against exactly one: not provable
+        } else {
+          at[i][j] = segmentCovers(j, narrower, i) && at[i + 1][j + 1];
+        }
+      }
+    }
+    return at[0][0];
+  }
+
+  /**
+   * Every segment token {@code i} of {@code o} matches is matched by this glob's token {@code j}.
+   */
+  private boolean segmentCovers(int j, Glob o, int i) {
+    byte other = o.kinds[i];
+    switch (kinds[j]) {
+      case ONE:
+        return true; // segments are never empty
+      case LITERAL:
+        return other == LITERAL && literals[j].equals(o.literals[i]);
+      case WILD:
+        if (other == LITERAL) {
+          String lit = o.literals[i];
+          return wildMatches(parts[j], lit, 0, lit.length());
+        }
+        if (other != WILD) {
+          return false;
+        }
+        String[] mine = parts[j];
+        String[] theirs = o.parts[i];
+        if (java.util.Arrays.equals(mine, theirs)) {
+          return true;
+        }
+        // "p*s" covers any wildcard segment that starts with p and ends with s at its ends
+        return mine.length == 2
+            && theirs[0].startsWith(mine[0])
+            && theirs[theirs.length - 1].endsWith(mine[1]);
+      default:
+        return false;
+    }
+  }
+
   /** Convenience: normalizes {@code path} and matches; a refused path never matches. */
   public boolean matches(String path) {
     try {

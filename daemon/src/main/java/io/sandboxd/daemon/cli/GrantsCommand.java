@@ -11,8 +11,12 @@ import picocli.CommandLine.Parameters;
 /** `sandboxctl grants id|canon FILE`: a grant set's content id or its canonical bytes. */
 @Command(
     name = "grants",
-    description = "Print a grant set's grants_id or canonical bytes.",
-    subcommands = {GrantsCommand.Id.class, GrantsCommand.Canon.class})
+    description = "Print a grant set's grants_id or canonical bytes; compare two by attenuation.",
+    subcommands = {
+      GrantsCommand.Id.class,
+      GrantsCommand.Canon.class,
+      GrantsAttenuatesCommand.class
+    })
 final class GrantsCommand implements Runnable {
   @Override
   public void run() {

@@ -117,6 +117,9 @@ final class RunsCommand implements Runnable {
         System.out.println("started    " + Instant.ofEpochMilli(r.getStartedMs()));
         System.out.println("unit       " + r.getUnit());
         System.out.println("grants_id  " + r.getGrantsId());
+        if (r.hasSubmitterUid()) {
+          System.out.println("submitter  uid " + Integer.toUnsignedLong(r.getSubmitterUid()));
+        }
         System.out.println("outcome    " + r.getOutcomeJson());
         System.out.println("segments   " + r.getSegments() + " (head " + r.getHead() + ")");
         if (!r.getPruned().isEmpty()) {

@@ -28,7 +28,8 @@ public record RunRecord(
     String grantsJson,
     String entry,
     Optional<Envelope> claim,
-    RunIo io) {
+    RunIo io,
+    java.util.OptionalLong submitterUid) {
 
   public static Builder builder() {
     return new Builder();
@@ -65,6 +66,14 @@ public record RunRecord(
     /** A WASI command's inputs and outputs; unset (null) for a unit without WASI. */
     public Builder io(RunIo io) {
       this.io = io;
+      return this;
+    }
+
+    private java.util.OptionalLong submitterUid = java.util.OptionalLong.empty();
+
+    /** The uid that submitted the run (SO_PEERCRED), when known. */
+    public Builder submitter(java.util.OptionalLong uid) {
+      this.submitterUid = uid;
       return this;
     }
 
@@ -133,7 +142,8 @@ public record RunRecord(
           grantsJson,
           entry,
           claim,
-          io);
+          io,
+          submitterUid);
     }
   }
 }

@@ -133,6 +133,14 @@ public final class RunStore implements AutoCloseable {
       if (r.io() != null) {
         insertIo(r.runId(), r.io());
       }
+      if (r.submitterUid().isPresent()) {
+        try (PreparedStatement u =
+            db.prepareStatement("INSERT INTO submitters (run_id, uid) VALUES (?,?)")) {
+          u.setString(1, r.runId());
+          u.setLong(2, r.submitterUid().getAsLong());
+          u.executeUpdate();
+        }
+      }
       appendToLedger(r);
       db.commit();
     } catch (SQLException | RuntimeException e) {
@@ -540,6 +548,24 @@ public final class RunStore implements AutoCloseable {
       return out;
     } catch (SQLException | AttestException e) {
       throw new StoreException("cannot read warm-pool evictions: " + e.getMessage(), e);
+    }
+  }
+
+  /** The uid that submitted {@code runId}, when the daemon knew it (runs before this: empty). */
+  public synchronized java.util.OptionalLong submitter(String runId) {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT uid FROM submitters WHERE run_id = ?")) {
+      st.setString(1, runId);
+      java.util.OptionalLong out = java.util.OptionalLong.empty();
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          out = java.util.OptionalLong.of(rs.getLong(1));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run store: query failed: " + e.getMessage(), e);
     }
   }
 

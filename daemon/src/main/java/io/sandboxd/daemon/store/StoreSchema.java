@@ -62,7 +62,13 @@ final class StoreSchema {
                   "CREATE TABLE IF NOT EXISTS io_blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
                   "CREATE INDEX IF NOT EXISTS run_io_stdin ON run_io (stdin)",
                   "CREATE INDEX IF NOT EXISTS run_io_stdout ON run_io (stdout)",
-                  "CREATE INDEX IF NOT EXISTS run_io_stderr ON run_io (stderr)")));
+                  "CREATE INDEX IF NOT EXISTS run_io_stderr ON run_io (stderr)")),
+          StoreMigration.ddl(
+              5,
+              "submitters: the uid that submitted each run (unsigned: the signed records carry no"
+                  + " caller)",
+              List.of(
+                  "CREATE TABLE IF NOT EXISTS submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
