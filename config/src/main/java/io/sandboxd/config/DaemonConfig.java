@@ -75,7 +75,29 @@ public record DaemonConfig(
         Modules.defaults(),
         Pools.defaults(),
         Io.defaults(),
-        Environments.none());
+        Environments.none(),
+        NodePolicy.MODE_DEFAULT);
+  }
+
+  /** This configuration with {@code p} as its node policy. */
+  public DaemonConfig withPolicy(NodePolicy p) {
+    return new DaemonConfig(
+        maxConcurrentUnits,
+        maxUnitMemoryBytes,
+        maxWallMs,
+        exec,
+        egressTimeoutMs,
+        inference,
+        metering,
+        limits,
+        quotas,
+        secrets,
+        compile,
+        modules,
+        pools,
+        io,
+        environments,
+        p);
   }
 
   /** A configuration without secrets. */

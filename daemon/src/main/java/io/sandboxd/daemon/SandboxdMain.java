@@ -67,18 +67,7 @@ public final class SandboxdMain implements Runnable {
         // Without a policy section: --dev admits its own user; the system daemon root, itself and
         // group sandboxd (README, "Node policy").
         DaemonConfig cfg =
-            new DaemonConfig(
-                loaded.maxConcurrentUnits(),
-                loaded.maxUnitMemoryBytes(),
-                loaded.maxWallMs(),
-                loaded.exec(),
-                loaded.egressTimeoutMs(),
-                loaded.inference(),
-                loaded.metering(),
-                loaded.limits(),
-                loaded.quotas(),
-                loaded.secrets(),
-                loaded.compile(),
+            loaded.withPolicy(
                 loaded.policy().orDefault(dev, Daemon.ownUid(), loaded.maxConcurrentUnits()));
         java.util.logging.Logger.getLogger(SandboxdMain.class.getName())
             .info("configuration: " + file.map(Path::toString).orElse("built-in defaults"));
