@@ -26,7 +26,8 @@ import picocli.CommandLine.ScopeType;
       MetersCommand.class,
       GrantsCommand.class,
       EnforceCommand.class,
-      ModulesCommand.class
+      ModulesCommand.class,
+      BenchCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */
