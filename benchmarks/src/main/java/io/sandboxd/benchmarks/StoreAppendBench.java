@@ -66,6 +66,11 @@ public class StoreAppendBench {
 
   @TearDown(Level.Trial)
   public void close() throws IOException {
+    RunStore.CommitStats c = store.commitStats();
+    // The batch size group commit reached: runs per commit.
+    System.out.printf(
+        "%nmaxBatch=%d: %d runs in %d commits (%.1f runs per commit)%n",
+        maxBatch, c.runs(), c.commits(), c.runs() / (double) Math.max(1, c.commits()));
     store.close();
     try (Stream<Path> files = Files.walk(dir)) {
       for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
