@@ -29,7 +29,8 @@ import picocli.CommandLine.ScopeType;
       ModulesCommand.class,
       PoolsCommand.class,
       EnvsCommand.class,
-      ManifestCommand.class
+      ManifestCommand.class,
+      BenchCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

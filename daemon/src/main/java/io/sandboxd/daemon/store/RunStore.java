@@ -18,17 +18,20 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.logging.Logger;
 
 /**
  * The node's durable run store: SQLite in WAL mode with {@code synchronous=FULL}, so a commit is
- * fsynced before {@link #append} returns and nothing is acknowledged that is not on disk.
+ * fsynced before {@link #append} returns and nothing is acknowledged that is not on disk; appends
+ * that arrive together share one commit (group commit).
  */
 public final class RunStore implements AutoCloseable {
   private final Connection db;
@@ -81,77 +84,177 @@ public final class RunStore implements AutoCloseable {
     return file;
   }
 
-  /** Appends one run's records in a single fsynced transaction; returns once durable. */
-  public synchronized void append(RunRecord r) {
+  /** One caller's run waiting for the commit of the batch that takes it. */
+  private static final class PendingAppend {
+    final RunRecord record;
+    // Both guarded by the store's monitor: set by the committing thread before it releases it.
+    boolean done;
+    StoreException failure;
+
+    PendingAppend(RunRecord record) {
+      this.record = record;
+    }
+  }
+
+  /** Most runs one commit takes (bounds how long one transaction holds the store). */
+  static final int DEFAULT_MAX_BATCH = 256;
+
+  private final ConcurrentLinkedQueue<PendingAppend> pending = new ConcurrentLinkedQueue<>();
+  private int maxBatch = DEFAULT_MAX_BATCH;
+  private long commits;
+  private long committedRuns;
+
+  /**
+   * Appends one run's records; returns once they are durable. Group commit: runs appended while
+   * another commit is in progress are written together in the next transaction, one fsync for the
+   * batch, each in its own savepoint so that a run that cannot be stored fails alone. Each caller
+   * returns only after the commit that holds its run, and a failure is its own run's.
+   *
+   * @throws StoreException when this run was not stored
+   */
+  public void append(RunRecord r) {
+    PendingAppend mine = new PendingAppend(r);
+    pending.add(mine);
+    synchronized (this) {
+      // Whoever holds the monitor commits everything queued, so by the time a waiting caller gets
+      // it, its run has usually been committed by the previous holder.
+      while (!mine.done) {
+        commitBatch();
+      }
+    }
+    if (mine.failure != null) {
+      throw mine.failure;
+    }
+    applyRetention(r.runId());
+  }
+
+  /**
+   * Sets how many runs one commit takes at most; 1 turns group commit off (one transaction and one
+   * fsync per run, as before it), for measuring what batching gains.
+   */
+  public synchronized void maxBatch(int runs) {
+    if (runs < 1) {
+      throw new IllegalArgumentException("a batch holds at least one run: " + runs);
+    }
+    maxBatch = runs;
+  }
+
+  /** Commits made by appends so far and the runs they stored: their ratio is the batch size. */
+  public record CommitStats(long commits, long runs) {}
+
+  public synchronized CommitStats commitStats() {
+    return new CommitStats(commits, committedRuns);
+  }
+
+  // Called with the monitor held.
+  private void commitBatch() {
+    List<PendingAppend> batch = new ArrayList<>();
+    for (PendingAppend p; batch.size() < maxBatch && (p = pending.poll()) != null; ) {
+      batch.add(p);
+    }
+    if (batch.isEmpty()) {
+      return;
+    }
+    int stored = 0;
     try {
-      try (PreparedStatement run =
-          db.prepareStatement(
-              "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
-                  + " VALUES (?,?,?,?,?,?,?,?)")) {
-        run.setString(1, r.runId());
-        run.setLong(2, r.createdMs());
-        run.setString(3, r.unit());
-        run.setString(4, r.grantsId());
-        run.setString(5, r.outcomeJson());
-        run.setString(6, r.log());
-        run.setString(7, r.grantsJson());
-        run.setString(8, r.entry());
-        run.executeUpdate();
-      }
-      long seq = r.segment().core().get("seq").longValue();
-      insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
-      insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
-      insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
-      try (PreparedStatement j =
-          db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
-        for (int i = 0; i < r.journalEntries().size(); i++) {
-          j.setString(1, r.runId());
-          j.setLong(2, i);
-          j.setString(3, r.journalEntries().get(i));
-          j.addBatch();
-        }
-        j.executeBatch();
-      }
-      try (PreparedStatement b =
-          db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
-        for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
-          b.setString(1, e.getKey());
-          b.setBytes(2, e.getValue());
-          b.addBatch();
-        }
-        b.executeBatch();
-      }
-      try (PreparedStatement m =
-          db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
-        m.setString(1, r.unit());
-        m.setBytes(2, r.module());
-        m.executeUpdate();
-      }
-      if (r.claim().isPresent()) {
-        PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
-      }
-      if (r.io() != null) {
-        insertIo(r.runId(), r.io());
-      }
-      if (r.submitterUid().isPresent()) {
-        try (PreparedStatement u =
-            db.prepareStatement("INSERT INTO submitters (run_id, uid) VALUES (?,?)")) {
-          u.setString(1, r.runId());
-          u.setLong(2, r.submitterUid().getAsLong());
-          u.executeUpdate();
+      for (PendingAppend p : batch) {
+        Savepoint sp = db.setSavepoint();
+        try {
+          write(p.record);
+          db.releaseSavepoint(sp);
+          stored++;
+        } catch (SQLException | RuntimeException e) {
+          // Undo this run only; the rest of the batch goes on.
+          db.rollback(sp);
+          db.releaseSavepoint(sp);
+          p.failure = notStored(p.record, e);
         }
       }
-      appendToLedger(r);
       db.commit();
+      commits++;
+      committedRuns += stored;
     } catch (SQLException | RuntimeException e) {
       try {
         db.rollback();
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
-      throw new StoreException("run " + r.runId() + ": not stored: " + e.getMessage(), e);
+      for (PendingAppend p : batch) {
+        if (p.failure == null) {
+          p.failure = notStored(p.record, e);
+        }
+      }
+    } finally {
+      for (PendingAppend p : batch) {
+        p.done = true;
+      }
     }
-    applyRetention(r.runId());
+  }
+
+  private static StoreException notStored(RunRecord r, Exception e) {
+    return new StoreException("run " + r.runId() + ": not stored: " + e.getMessage(), e);
+  }
+
+  /** Writes one run's rows, ledger record and store head into the open transaction. */
+  private void write(RunRecord r) throws SQLException {
+    try (PreparedStatement run =
+        db.prepareStatement(
+            "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
+                + " VALUES (?,?,?,?,?,?,?,?)")) {
+      run.setString(1, r.runId());
+      run.setLong(2, r.createdMs());
+      run.setString(3, r.unit());
+      run.setString(4, r.grantsId());
+      run.setString(5, r.outcomeJson());
+      run.setString(6, r.log());
+      run.setString(7, r.grantsJson());
+      run.setString(8, r.entry());
+      run.executeUpdate();
+    }
+    long seq = r.segment().core().get("seq").longValue();
+    insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
+    insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
+    insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
+    try (PreparedStatement j =
+        db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
+      for (int i = 0; i < r.journalEntries().size(); i++) {
+        j.setString(1, r.runId());
+        j.setLong(2, i);
+        j.setString(3, r.journalEntries().get(i));
+        j.addBatch();
+      }
+      j.executeBatch();
+    }
+    try (PreparedStatement b =
+        db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
+      for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
+        b.setString(1, e.getKey());
+        b.setBytes(2, e.getValue());
+        b.addBatch();
+      }
+      b.executeBatch();
+    }
+    try (PreparedStatement m =
+        db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
+      m.setString(1, r.unit());
+      m.setBytes(2, r.module());
+      m.executeUpdate();
+    }
+    if (r.claim().isPresent()) {
+      PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
+    }
+    if (r.io() != null) {
+      insertIo(r.runId(), r.io());
+    }
+    if (r.submitterUid().isPresent()) {
+      try (PreparedStatement u =
+          db.prepareStatement("INSERT INTO submitters (run_id, uid) VALUES (?,?)")) {
+        u.setString(1, r.runId());
+        u.setLong(2, r.submitterUid().getAsLong());
+        u.executeUpdate();
+      }
+    }
+    appendToLedger(r);
   }
 
   /**

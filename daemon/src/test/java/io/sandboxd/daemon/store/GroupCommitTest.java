@@ -1,0 +1,221 @@
+package io.sandboxd.daemon.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.attest.SigningKey;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Group commit: concurrent appends share a commit; each caller returns once its run is durable. */
+class GroupCommitTest {
+  @TempDir Path tmp;
+
+  private final SigningKey key = SigningKey.generate();
+
+  private Path db() {
+    return tmp.resolve("runs.db");
+  }
+
+  /** Whether {@code runId} is committed, as a second connection (another process) sees it. */
+  private boolean committed(String runId) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        PreparedStatement st =
+            c.prepareStatement(
+                "SELECT (SELECT COUNT(*) FROM runs WHERE run_id = ?1)"
+                    + " + (SELECT COUNT(*) FROM ledger WHERE run_id = ?1)")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) == 2;
+      }
+    }
+  }
+
+  /** The ledger positions in order: 0..n-1 without gaps when every run was signed in turn. */
+  private List<Long> positions() throws Exception {
+    List<Long> out = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        PreparedStatement st = c.prepareStatement("SELECT position FROM ledger ORDER BY position");
+        ResultSet rs = st.executeQuery()) {
+      while (rs.next()) {
+        out.add(rs.getLong(1));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Starts one thread per record appending it while the test holds the store's monitor, waits until
+   * every thread has queued its run and blocks, then lets them go: the first to get the store
+   * commits everything queued. Returns each thread's failure (null when stored) and asserts that
+   * every caller saw its own run committed the moment append returned.
+   */
+  private List<Throwable> appendTogether(RunStore store, List<RunRecord> records) throws Exception {
+    List<Throwable> failures = new ArrayList<>();
+    ConcurrentLinkedQueue<String> notYetCommitted = new ConcurrentLinkedQueue<>();
+    List<Thread> threads = new ArrayList<>();
+    Throwable[] outcome = new Throwable[records.size()];
+    CountDownLatch finished = new CountDownLatch(records.size());
+    synchronized (store) {
+      for (int i = 0; i < records.size(); i++) {
+        int n = i;
+        Thread t =
+            new Thread(
+                () -> {
+                  try {
+                    store.append(records.get(n));
+                    if (!committed(records.get(n).runId())) {
+                      notYetCommitted.add(records.get(n).runId());
+                    }
+                  } catch (Throwable e) {
+                    outcome[n] = e;
+                  } finally {
+                    finished.countDown();
+                  }
+                });
+        t.start();
+        threads.add(t);
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      for (Thread t : threads) {
+        while (t.getState() != Thread.State.BLOCKED) {
+          assertTrue(System.nanoTime() < deadline, "appending threads never queued");
+          Thread.sleep(1);
+        }
+      }
+    }
+    assertTrue(finished.await(60, TimeUnit.SECONDS));
+    assertEquals(List.of(), List.copyOf(notYetCommitted), "returned before its commit");
+    for (Throwable t : outcome) {
+      failures.add(t);
+    }
+    return failures;
+  }
+
+  @Test
+  void concurrentAppendsShareOneCommitAndAreAllDurable() throws Exception {
+    try (RunStore store = RunStore.open(db(), key)) {
+      store.append(TestRuns.simple(key, "run-first", 1));
+      RunStore.CommitStats before = store.commitStats();
+      List<RunRecord> records = new ArrayList<>();
+      for (int i = 0; i < 32; i++) {
+        records.add(TestRuns.simple(key, "run-" + i, 10 + i));
+      }
+      List<Throwable> failures = appendTogether(store, records);
+      failures.forEach(f -> assertNull(f, String.valueOf(f)));
+      RunStore.CommitStats after = store.commitStats();
+      assertEquals(1, after.commits() - before.commits(), "one commit for the whole batch");
+      assertEquals(32, after.runs() - before.runs());
+      assertEquals(33, store.count());
+      assertEquals(List.of(), store.verifyAll());
+      assertTrue(store.headLine().contains("(33 runs"), store.headLine());
+    }
+    List<Long> expected = new ArrayList<>();
+    for (long i = 0; i < 33; i++) {
+      expected.add(i);
+    }
+    assertEquals(expected, positions());
+    try (RunStore reopened = RunStore.open(db(), key)) {
+      assertEquals(List.of(), reopened.verifyAll());
+      assertEquals(33, reopened.count());
+    }
+  }
+
+  @Test
+  void aRunThatCannotBeStoredFailsAloneInItsBatch() throws Exception {
+    try (RunStore store = RunStore.open(db(), key)) {
+      store.append(TestRuns.simple(key, "run-dup", 1));
+      List<RunRecord> records = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        records.add(TestRuns.simple(key, "run-" + i, 10 + i));
+      }
+      records.add(4, TestRuns.simple(key, "run-dup", 99));
+      List<Throwable> failures = appendTogether(store, records);
+      for (int i = 0; i < records.size(); i++) {
+        if (i == 4) {
+          StoreException e = assertInstanceOf(StoreException.class, failures.get(i));
+          assertTrue(e.getMessage().startsWith("run run-dup: not stored"), e.getMessage());
+        } else {
+          assertNull(failures.get(i), String.valueOf(failures.get(i)));
+        }
+      }
+      assertEquals(9, store.count());
+      assertEquals(1, store.run("run-dup").orElseThrow().createdMs());
+      assertEquals(List.of(), store.verifyAll());
+    }
+    assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L), positions());
+  }
+
+  @Test
+  void withoutGroupCommitEachRunHasItsOwnCommit() throws Exception {
+    try (RunStore store = RunStore.open(db(), key)) {
+      store.maxBatch(1);
+      List<RunRecord> records = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        records.add(TestRuns.simple(key, "run-" + i, 10 + i));
+      }
+      appendTogether(store, records).forEach(f -> assertNull(f, String.valueOf(f)));
+      assertEquals(new RunStore.CommitStats(6, 6), store.commitStats());
+    }
+  }
+
+  @Test
+  void manyThreadsAppendingAtRandomLoseNothing() throws Exception {
+    long seed = 20261130L;
+    Random random = new Random(seed);
+    int threads = 16;
+    int each = 12;
+    List<List<RunRecord>> work = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      List<RunRecord> mine = new ArrayList<>();
+      for (int i = 0; i < each; i++) {
+        mine.add(TestRuns.simple(key, "run-" + t + "-" + i, random.nextInt(1_000_000)));
+      }
+      work.add(mine);
+    }
+    ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+    try (RunStore store = RunStore.open(db(), key)) {
+      List<Thread> all = new ArrayList<>();
+      for (List<RunRecord> mine : work) {
+        Thread t =
+            new Thread(
+                () -> {
+                  for (RunRecord r : mine) {
+                    try {
+                      store.append(r);
+                      if (!committed(r.runId())) {
+                        problems.add(r.runId() + " returned before its commit");
+                      }
+                    } catch (Exception e) {
+                      problems.add(r.runId() + ": " + e);
+                    }
+                  }
+                });
+        t.start();
+        all.add(t);
+      }
+      for (Thread t : all) {
+        t.join(120_000);
+      }
+      assertEquals(List.of(), List.copyOf(problems), "seed " + seed);
+      assertEquals(threads * each, store.count(), "seed " + seed);
+      assertEquals(threads * each, store.commitStats().runs());
+      assertTrue(store.commitStats().commits() <= threads * each);
+      assertEquals(List.of(), store.verifyAll(), "seed " + seed);
+    }
+  }
+}
