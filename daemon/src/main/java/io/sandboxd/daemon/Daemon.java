@@ -12,6 +12,7 @@ import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
+import io.sandboxd.daemon.store.WalTail;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.HostServices;
@@ -212,7 +213,10 @@ public final class Daemon implements AutoCloseable {
     KvStore kv = null;
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
+      // Read before SQLite's recovery replays or drops it: what an unclean stop left behind.
+      WalTail tail = WalTail.inspect(paths.storeFile());
       store = RunStore.open(paths.storeFile(), node.key());
+      LOG.info("run store " + paths.storeFile() + ": " + tail.describe());
       verifyStore(store, paths.storeFile(), serveDamagedStore);
       DaemonConfig.Store retention = config.limits().store();
       store.retain(
