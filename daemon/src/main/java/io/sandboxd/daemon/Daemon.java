@@ -252,7 +252,7 @@ public final class Daemon implements AutoCloseable {
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(new SandboxdService(supervisor, store))
+              .addService(RequestDecoder.wrap(new SandboxdService(supervisor, store).bindService()))
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the

@@ -96,8 +96,8 @@ class EdgeFuzzTest {
               junk);
         } catch (StatusRuntimeException e) {
           answers.merge(e.getStatus().getCode(), 1, Integer::sum);
-          assertFalse(
-              e.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED, "hung on junk " + i);
+          assertTrue(
+              CLIENT_ERRORS.contains(e.getStatus().getCode()), "junk " + i + ": " + e.getStatus());
         }
       }
       // Truncated modules and modules with flipped bytes.
