@@ -10,6 +10,7 @@ import io.netty.channel.unix.DomainSocketAddress;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.daemon.store.WalTail;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.executor.EnergyModel;
@@ -225,7 +226,10 @@ public final class Daemon implements AutoCloseable {
     WarmPools pools = null;
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
+      // Read before SQLite's recovery replays or drops it: what an unclean stop left behind.
+      WalTail tail = WalTail.inspect(paths.storeFile());
       store = RunStore.open(paths.storeFile(), node.key());
+      LOG.info("run store " + paths.storeFile() + ": " + tail.describe());
       verifyStore(store, paths.storeFile(), serveDamagedStore);
       DaemonConfig.Store retention = config.limits().store();
       store.retain(
@@ -277,7 +281,7 @@ public final class Daemon implements AutoCloseable {
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(new SandboxdService(supervisor, store, modules, pools))
+              .addService(RequestDecoder.wrap(new SandboxdService(supervisor, store, modules, pools).bindService()))
               .intercept(CallerCredentials.interceptor())
               .build()
               .start();

@@ -1,0 +1,166 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Capability;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.testcontainers.containers.Container.ExecResult;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.utility.DockerImageName;
+import org.testcontainers.utility.MountableFile;
+
+/**
+ * Issue 13 item 4: the packaged daemon installed with {@code install.sh} into a Debian container
+ * whose PID 1 is real systemd, and driven there as an operator would: systemctl, journalctl and
+ * sandboxctl run as users in and out of the {@code sandboxd} group. The image comes from {@code
+ * bin/systemd-image} (debootstrap, cached by content); the test command starts the Docker engine.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class RealSystemdTest {
+  static GenericContainer<?> node;
+
+  @BeforeAll
+  static void boot() throws Exception {
+    Process build =
+        new ProcessBuilder(DaemonProcess.ROOT.resolve("bin/systemd-image").toString())
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    String image = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+    assertTrue(build.waitFor(30, TimeUnit.MINUTES), "bin/systemd-image did not finish");
+    assertEquals(0, build.exitValue(), "bin/systemd-image failed");
+    Path dist = DaemonProcess.ROOT.resolve("systemd/src/main/dist");
+    node =
+        new GenericContainer<>(DockerImageName.parse(image))
+            .withCommand("/sbin/init")
+            .withCreateContainerCmdModifier(
+                cmd ->
+                    cmd.getHostConfig()
+                        .withCapAdd(Capability.SYS_ADMIN)
+                        .withSecurityOpts(List.of("seccomp=unconfined"))
+                        .withBinds(Bind.parse("/sys/fs/cgroup:/sys/fs/cgroup:rw"))
+                        .withTmpFs(Map.of("/run", "rw", "/run/lock", "rw"))
+                        .withNetworkMode("none"))
+            .withCopyFileToContainer(
+                MountableFile.forHostPath(DaemonProcess.JAR.toAbsolutePath()),
+                "/opt/sandboxd/sandboxd.jar")
+            .withCopyFileToContainer(
+                MountableFile.forHostPath(dist.toAbsolutePath(), 0755), "/opt/sandboxd/dist")
+            .withCopyFileToContainer(
+                MountableFile.forHostPath(DaemonProcess.ROOT.resolve("examples").toAbsolutePath()),
+                "/opt/sandboxd/examples")
+            .withStartupTimeout(Duration.ofMinutes(2));
+    node.start();
+    awaitShell("systemctl is-system-running | grep -qE 'running|degraded'", 60);
+    ExecResult install = sh("/opt/sandboxd/dist/install.sh /opt/sandboxd/sandboxd.jar");
+    assertEquals(0, install.getExitCode(), install.toString());
+    ExecResult users =
+        sh(
+            "useradd -m -G sandboxd alice && useradd -m bob"
+                + " && chmod -R a+rX /opt/sandboxd/examples");
+    assertEquals(0, users.getExitCode(), users.toString());
+  }
+
+  @AfterAll
+  static void shutdown() {
+    if (node != null) {
+      node.stop();
+    }
+  }
+
+  static ExecResult sh(String command) throws Exception {
+    return node.execInContainer("bash", "-c", command);
+  }
+
+  /** Runs {@code command} as {@code user} with that user's groups, as a login would give them. */
+  static ExecResult as(String user, String command) throws Exception {
+    return sh("setpriv --reuid " + user + " --regid " + user + " --init-groups " + command);
+  }
+
+  static void awaitShell(String condition, int seconds) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    ExecResult last = null;
+    while (System.nanoTime() < deadline) {
+      last = sh(condition);
+      if (last.getExitCode() == 0) {
+        return;
+      }
+      Thread.sleep(500);
+    }
+    throw new AssertionError("not true within " + seconds + " s: " + condition + "\n" + last);
+  }
+
+  static String show(String property) throws Exception {
+    return sh("systemctl show -p " + property + " --value sandboxd").getStdout().trim();
+  }
+
+  @Test
+  @Order(1)
+  void startsAndReportsReadyUnderSystemd() throws Exception {
+    ExecResult start = sh("systemctl start sandboxd");
+    // Type=notify: start returns only once the daemon sent READY=1 (or failed).
+    assertEquals(0, start.getExitCode(), start + "\n" + sh("journalctl -u sandboxd --no-pager"));
+    assertEquals("active", show("ActiveState"));
+    assertTrue(show("StatusText").startsWith("serving"), show("StatusText"));
+  }
+
+  @Test
+  @Order(2)
+  void aGroupMemberRunsAUnitAndItsExportVerifies() throws Exception {
+    ExecResult run =
+        as(
+            "alice",
+            "sandboxctl run /opt/sandboxd/examples/hello.wasm"
+                + " --grants /opt/sandboxd/examples/hello.grants.json --json");
+    assertEquals(0, run.getExitCode(), run.toString());
+    String runId = field(run.getStdout(), "run_id");
+    ExecResult verify =
+        as("alice", "bash -c 'sandboxctl runs show " + runId + " --export | sandboxctl verify -'");
+    assertEquals(0, verify.getExitCode(), verify.toString());
+  }
+
+  @Test
+  @Order(3)
+  void aUserOutsideTheGroupGetsAClearPermissionError() throws Exception {
+    ExecResult run =
+        as(
+            "bob",
+            "sandboxctl run /opt/sandboxd/examples/hello.wasm"
+                + " --grants /opt/sandboxd/examples/hello.grants.json");
+    assertNotEquals(0, run.getExitCode(), run.toString());
+    assertTrue(run.getStderr().toLowerCase().contains("permission denied"), run.getStderr());
+    assertTrue(run.getStderr().contains("/run/sandboxd"), run.getStderr());
+  }
+
+  @Test
+  @Order(9)
+  void stopIsCleanAndTheJournalHasTheDaemonsLines() throws Exception {
+    ExecResult stop = sh("systemctl stop sandboxd");
+    assertEquals(0, stop.getExitCode(), stop.toString());
+    assertEquals("inactive", show("ActiveState"));
+    assertEquals("success", show("Result"));
+    String journal = sh("journalctl -u sandboxd --no-pager -o cat").getStdout();
+    assertTrue(journal.contains("sandboxd serving on /run/sandboxd/sandboxd.sock"), journal);
+  }
+
+  /** The value of a top-level string field in sandboxctl's JSON output. */
+  static String field(String json, String name) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"" + name + "\"\\s*:\\s*\"([^\"]+)\"").matcher(json);
+    assertTrue(m.find(), json);
+    return m.group(1);
+  }
+}
