@@ -431,8 +431,7 @@ public record DaemonConfig(
         new Compile(
             (int) compileSlots,
             compile.integer("timeout_ms", compileDefaults.timeoutMs(), 1, 3_600_000),
-            compile.integer(
-                "timeout_ms_per_mib", compileDefaults.timeoutMsPerMib(), 0, 3_600_000)),
+            compile.integer("timeout_ms_per_mib", compileDefaults.timeoutMsPerMib(), 0, 3_600_000)),
         new Modules(
             // A module travels in one gRPC message of at most 64 MiB.
             mods.integer("max_bytes", modDefaults.maxBytes(), 8, 63L << 20),
@@ -466,7 +465,6 @@ public record DaemonConfig(
         io.integer("stderr_max_bytes", d.stderrMaxBytes(), 0, Io.MAX_CAP),
         (int) io.integer("args_max_count", d.argsMaxCount(), 1, 1 << 20),
         io.integer("args_max_bytes", d.argsMaxBytes(), 1, Io.MAX_CAP));
-
   }
 
   private static Environments environments(JsonReader f) {

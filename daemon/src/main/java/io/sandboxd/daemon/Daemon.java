@@ -10,9 +10,9 @@ import io.netty.channel.unix.DomainSocketAddress;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.daemon.store.WalTail;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
+import io.sandboxd.daemon.store.WalTail;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
@@ -262,7 +262,8 @@ public final class Daemon implements AutoCloseable {
               compiler,
               config.modules().maxBytes(),
               config.modules().maxModules());
-      Admission admission = new Admission(compiler, meterable, config.secretBindings(), submitterPolicy(config));
+      Admission admission =
+          new Admission(compiler, meterable, config.secretBindings(), submitterPolicy(config));
       OfferedEnvironments environments = environments(config, paths.stateDir(), node);
       RunSupervisor supervisor =
           new RunSupervisor(
@@ -281,7 +282,9 @@ public final class Daemon implements AutoCloseable {
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .addService(RequestDecoder.wrap(new SandboxdService(supervisor, store, modules, pools).bindService()))
+              .addService(
+                  RequestDecoder.wrap(
+                      new SandboxdService(supervisor, store, modules, pools).bindService()))
               .intercept(CallerCredentials.interceptor())
               .build()
               .start();

@@ -66,7 +66,8 @@ final class RequestDecoder {
             try {
               return new Decoded<>(requests.parse(new java.io.ByteArrayInputStream(bytes)), null);
             } catch (RuntimeException e) {
-              String why = badString(method, bytes).orElse(Status.fromThrowable(e).getDescription());
+              String why =
+                  badString(method, bytes).orElse(Status.fromThrowable(e).getDescription());
               return new Decoded<>(null, "request is not a valid " + type + ": " + why);
             }
           }
@@ -83,8 +84,8 @@ final class RequestDecoder {
   }
 
   /**
-   * The string field of the request whose bytes are not UTF-8 (protobuf's own error names none),
-   * as {@code name} or {@code name[i]} for a repeated one.
+   * The string field of the request whose bytes are not UTF-8 (protobuf's own error names none), as
+   * {@code name} or {@code name[i]} for a repeated one.
    */
   private static java.util.Optional<String> badString(MethodDescriptor<?, ?> method, byte[] bytes) {
     if (!(method.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> p)
@@ -97,8 +98,7 @@ final class RequestDecoder {
     } catch (com.google.protobuf.InvalidProtocolBufferException e) {
       return java.util.Optional.empty();
     }
-    for (com.google.protobuf.Descriptors.FieldDescriptor f :
-        m.getDescriptorForType().getFields()) {
+    for (com.google.protobuf.Descriptors.FieldDescriptor f : m.getDescriptorForType().getFields()) {
       if (f.getType() != com.google.protobuf.Descriptors.FieldDescriptor.Type.STRING
           || !fields.hasField(f.getNumber())) {
         continue;
@@ -108,8 +108,7 @@ final class RequestDecoder {
       for (int i = 0; i < values.size(); i++) {
         if (!values.get(i).isValidUtf8()) {
           return java.util.Optional.of(
-              (f.isRepeated() ? f.getName() + "[" + i + "]" : f.getName())
-                  + ": not valid UTF-8");
+              (f.isRepeated() ? f.getName() + "[" + i + "]" : f.getName()) + ": not valid UTF-8");
         }
       }
     }

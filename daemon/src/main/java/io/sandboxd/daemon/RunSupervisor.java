@@ -19,8 +19,8 @@ import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
-import io.sandboxd.executor.UnitEnvironment;
 import io.sandboxd.executor.UnitCompiler;
+import io.sandboxd.executor.UnitEnvironment;
 import io.sandboxd.executor.UnitIo;
 import io.sandboxd.executor.UnitRequest;
 import io.sandboxd.warmpool.Claim;
@@ -87,8 +87,7 @@ public final class RunSupervisor {
       NodeIdentity node,
       Path storageBase,
       OfferedEnvironments environments) {
-    this(
-        admission, executor, store, node, storageBase, environments, DaemonConfig.Io.defaults());
+    this(admission, executor, store, node, storageBase, environments, DaemonConfig.Io.defaults());
   }
 
   /**
@@ -164,8 +163,8 @@ public final class RunSupervisor {
   }
 
   /**
-   * As above for {@code caller}: the node policy admits it (and holds one of its run slots while
-   * it runs), and its uid is recorded with the run.
+   * As above for {@code caller}: the node policy admits it (and holds one of its run slots while it
+   * runs), and its uid is recorded with the run.
    */
   public RunRecord submit(
       Caller caller,
