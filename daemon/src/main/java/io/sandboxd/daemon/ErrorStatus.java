@@ -24,6 +24,8 @@ final class ErrorStatus {
           new Row(ReplayRefusedException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ExecutorBusyException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(TamperedRunException.class, Status.Code.DATA_LOSS, true),
+          // Stopping: nothing ran; the client may retry once the daemon is back.
+          new Row(DrainingException.class, Status.Code.UNAVAILABLE, false),
           // The store could not read or write: nothing was acknowledged; the client may retry.
           new Row(StoreException.class, Status.Code.UNAVAILABLE, true));
 

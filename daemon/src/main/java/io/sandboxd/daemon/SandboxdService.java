@@ -4,6 +4,10 @@ import io.grpc.stub.StreamObserver;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.GetStatusRequest;
+import io.sandboxd.daemon.rpc.StatusReply;
+import io.sandboxd.daemon.rpc.VerifyStoreReply;
+import io.sandboxd.daemon.rpc.VerifyStoreRequest;
 import io.sandboxd.daemon.rpc.ListRunsReply;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
@@ -32,10 +36,25 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   private final RunSupervisor supervisor;
   private final RunStore store;
+  private final Operations ops;
 
-  SandboxdService(RunSupervisor supervisor, RunStore store) {
+  /** What the operator-facing calls and the admission gate need (status, drain, metrics). */
+  record Operations(ServingState serving, DaemonMetrics metrics, NodeStatus status) {}
+
+  SandboxdService(RunSupervisor supervisor, RunStore store, Operations ops) {
     this.supervisor = supervisor;
     this.store = store;
+    this.ops = ops;
+  }
+
+  @Override
+  public void getStatus(GetStatusRequest req, StreamObserver<StatusReply> out) {
+    answer("getStatus", out, () -> ops.status().status());
+  }
+
+  @Override
+  public void verifyStore(VerifyStoreRequest req, StreamObserver<VerifyStoreReply> out) {
+    answer("verifyStore", out, () -> ops.status().verifyStore());
   }
 
   @Override
@@ -44,8 +63,21 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "submit",
         out,
         () -> {
-          RunRecord r =
-              supervisor.submit(req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
+          RunRecord r;
+          try {
+            ops.serving().enter();
+            try {
+              r =
+                  supervisor.submit(
+                      req.getModule().toByteArray(), req.getGrantsJson(), req.getEntry());
+            } finally {
+              ops.serving().exit();
+            }
+          } catch (RuntimeException e) {
+            ops.metrics().refused(ErrorStatus.of(e).getCode().name());
+            throw e;
+          }
+          ops.metrics().recordRun(r);
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           return SubmitReply.newBuilder()
               .setRunId(r.runId())

@@ -25,7 +25,9 @@ import picocli.CommandLine.ScopeType;
       ReplayCommand.class,
       MetersCommand.class,
       GrantsCommand.class,
-      EnforceCommand.class
+      EnforceCommand.class,
+      StatusCommand.class,
+      StoreCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

@@ -45,7 +45,13 @@ final class StoreSchema {
               2,
               "signed ledger and store head (existing runs verified, then signed), retention's"
                   + " pruned table and blob-user index",
-              LedgerMigration::apply));
+              LedgerMigration::apply),
+          StoreMigration.ddl(
+              3,
+              "sealed verification checkpoint (start-up verifies only the runs after it)",
+              List.of(
+                  "CREATE TABLE store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
+                      + " envelope TEXT NOT NULL)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -145,6 +151,9 @@ final class StoreSchema {
     int v = userVersion(db);
     if (v != 0) {
       return v;
+    }
+    if (hasTable(db, "store_checkpoint")) {
+      return 3;
     }
     if (hasTable(db, "ledger")) {
       return 2;

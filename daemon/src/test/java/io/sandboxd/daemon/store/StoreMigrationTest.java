@@ -183,7 +183,7 @@ class StoreMigrationTest {
     for (int i = 0; i < StoreSchema.MIGRATIONS.size(); i++) {
       assertEquals(i + 1, StoreSchema.MIGRATIONS.get(i).version());
     }
-    assertEquals(2, StoreSchema.LATEST);
+    assertEquals(StoreSchema.MIGRATIONS.size(), StoreSchema.LATEST);
     try (RunStore store = RunStore.open(file(), key)) {
       assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
       store.append(TestRuns.simple(key, "run-1", 1_000));
@@ -191,7 +191,15 @@ class StoreMigrationTest {
     }
     for (String table :
         List.of(
-            "runs", "records", "journal", "blobs", "modules", "pruned", "ledger", "store_head")) {
+            "runs",
+            "records",
+            "journal",
+            "blobs",
+            "modules",
+            "pruned",
+            "ledger",
+            "store_head",
+            "store_checkpoint")) {
       assertTrue(hasTable(table), table);
     }
   }
@@ -201,7 +209,7 @@ class StoreMigrationTest {
     List<RunRecord> runs = writeV1(true, "run-b", "run-a", "run-c");
     assertEquals(0, userVersion());
     try (RunStore store = RunStore.open(file(), key)) {
-      assertEquals("2", store.pragma("user_version"));
+      assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
       assertEquals(List.of(), store.verifyAll());
       assertEquals(
           List.of("run-c", "run-a", "run-b"),
@@ -243,7 +251,7 @@ class StoreMigrationTest {
   void aFirstReleaseStoreWithoutGrantsColumnsIsUpgraded() throws Exception {
     writeV1(false, "run-1", "run-2");
     try (RunStore store = RunStore.open(file(), key)) {
-      assertEquals("2", store.pragma("user_version"));
+      assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
       assertEquals(List.of(), store.verifyAll());
       RunStore.Submission sub = store.submission("run-2").orElseThrow();
       assertEquals("", sub.grantsJson());
@@ -324,7 +332,7 @@ class StoreMigrationTest {
       }
     }
     try (RunStore store = RunStore.open(file(), key)) {
-      assertEquals("2", store.pragma("user_version"));
+      assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
       assertEquals(List.of(), store.verifyAll());
     }
     assertEquals(List.of("run-1"), ledgerRunIds());
