@@ -82,7 +82,8 @@ public record DaemonConfig(
       String at = "$.metrics.listen";
       int colon = spec.lastIndexOf(':');
       if (colon <= 0 || colon == spec.length() - 1) {
-        throw new ConfigException(at + ": expected host:port, e.g. 127.0.0.1:9464, got \"" + spec + "\"");
+        throw new ConfigException(
+            at + ": expected host:port, e.g. 127.0.0.1:9464, got \"" + spec + "\"");
       }
       String host = spec.substring(0, colon);
       String portText = spec.substring(colon + 1);
@@ -101,7 +102,8 @@ public record DaemonConfig(
       java.net.InetAddress addr;
       if (host.equals("localhost")) {
         addr = java.net.InetAddress.getLoopbackAddress();
-      } else if (host.matches("[0-9.]+") || (host.contains(":") && host.matches("[0-9a-fA-F:.]+"))) {
+      } else if (host.matches("[0-9.]+")
+          || (host.contains(":") && host.matches("[0-9a-fA-F:.]+"))) {
         try {
           // A literal: getByName parses it without a lookup.
           addr = java.net.InetAddress.getByName(host);

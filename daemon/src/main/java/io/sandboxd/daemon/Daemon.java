@@ -276,7 +276,8 @@ public final class Daemon implements AutoCloseable {
               verifier,
               serving,
               startedMs,
-              Optional.ofNullable(endpoint).map(e -> e.address().getHostString() + ":" + e.address().getPort()));
+              Optional.ofNullable(endpoint)
+                  .map(e -> e.address().getHostString() + ":" + e.address().getPort()));
       registerGauges(metrics, serving, store, verifier);
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
@@ -285,9 +286,7 @@ public final class Daemon implements AutoCloseable {
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(
                   new SandboxdService(
-                      supervisor,
-                      store,
-                      new SandboxdService.Operations(serving, metrics, status)))
+                      supervisor, store, new SandboxdService.Operations(serving, metrics, status)))
               .addService(serving.health().getHealthService())
               .addService(io.grpc.protobuf.services.ProtoReflectionServiceV1.newInstance())
               .build()
@@ -442,7 +441,8 @@ public final class Daemon implements AutoCloseable {
         "Submissions admitted and not yet answered (queued or running)",
         serving,
         ServingState::inFlight);
-    metrics.gauge("sandboxd.store.size.bytes", "Run store file and WAL", store, RunStore::sizeBytes);
+    metrics.gauge(
+        "sandboxd.store.size.bytes", "Run store file and WAL", store, RunStore::sizeBytes);
     metrics.gauge(
         "sandboxd.store.damage",
         "Damage the last store verification found (0 when clean)",
@@ -520,8 +520,8 @@ public final class Daemon implements AutoCloseable {
   private volatile DaemonClient self;
 
   /**
-   * Whether the daemon serves: a health check through its own socket answers within {@code
-   * timeout} (SERVING, or NOT_SERVING while it drains) and the store answers a read.
+   * Whether the daemon serves: a health check through its own socket answers within {@code timeout}
+   * (SERVING, or NOT_SERVING while it drains) and the store answers a read.
    */
   public boolean alive(java.time.Duration timeout) {
     try {

@@ -12,7 +12,9 @@ import io.sandboxd.metering.MeterListing;
 import java.util.Map;
 import java.util.Optional;
 
-/** What `sandboxctl status` and `sandboxctl store verify` report, gathered from the daemon's parts. */
+/**
+ * What `sandboxctl status` and `sandboxctl store verify` report, gathered from the daemon's parts.
+ */
 final class NodeStatus {
   /** The policy line until node policy exists: say plainly that there is none. */
   static final String NO_POLICY =

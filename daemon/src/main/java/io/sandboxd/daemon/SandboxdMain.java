@@ -118,7 +118,8 @@ public final class SandboxdMain implements Runnable {
       }
       Runtime.getRuntime().addShutdownHook(new Thread(stop, "sandboxd-shutdown"));
       // Only now is the socket bound and the store verified: clients may connect.
-      systemd.ready("serving on " + paths.socket() + "; store verification running in the background");
+      systemd.ready(
+          "serving on " + paths.socket() + "; store verification running in the background");
       Optional<Watchdog> watchdog =
           Watchdog.interval(System.getenv(), ProcessHandle.current().pid())
               .map(
@@ -139,7 +140,8 @@ public final class SandboxdMain implements Runnable {
     }
 
     /** Tells systemd (STATUS=) when the background store verification has finished. */
-    private static Thread storeStatusLine(Daemon daemon, SystemdNotifier systemd, DaemonPaths paths) {
+    private static Thread storeStatusLine(
+        Daemon daemon, SystemdNotifier systemd, DaemonPaths paths) {
       Thread t =
           new Thread(
               () -> {

@@ -7,7 +7,8 @@ import io.sandboxd.daemon.rpc.SandboxdGrpc;
 /**
  * Whether the daemon admits submissions, and how many are in flight. It admits from {@link
  * #serving()} until {@link #drain} (SIGTERM); draining, a new submission is refused UNAVAILABLE and
- * the gRPC health service says NOT_SERVING, while the submissions already admitted run to their end.
+ * the gRPC health service says NOT_SERVING, while the submissions already admitted run to their
+ * end.
  */
 public final class ServingState {
   /** The health service name of the daemon's own API, besides the server-wide "". */

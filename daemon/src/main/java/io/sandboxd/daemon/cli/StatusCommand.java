@@ -108,13 +108,15 @@ final class StatusCommand implements Callable<Integer> {
     for (String d : s.getVerification().getDamageList()) {
       line(b, "  damage", d);
     }
-    line(b, "metrics", s.getMetricsListen().isEmpty() ? "off" : "http://" + s.getMetricsListen() + "/metrics");
+    line(
+        b,
+        "metrics",
+        s.getMetricsListen().isEmpty() ? "off" : "http://" + s.getMetricsListen() + "/metrics");
     return b.toString().stripTrailing();
   }
 
   static String verificationText(StoreVerification v) {
-    String when =
-        v.getFinishedMs() == 0 ? "" : " at " + Instant.ofEpochMilli(v.getFinishedMs());
+    String when = v.getFinishedMs() == 0 ? "" : " at " + Instant.ofEpochMilli(v.getFinishedMs());
     return switch (v.getPhase()) {
       case "VERIFIED" -> "verified: all " + v.getTotalRuns() + " runs" + when;
       case "DAMAGED" ->

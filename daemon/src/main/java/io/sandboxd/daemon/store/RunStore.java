@@ -115,58 +115,57 @@ public final class RunStore implements AutoCloseable {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
-      String what =
-          records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
+      String what = records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
       throw new StoreException(what + ": not stored: " + e.getMessage(), e);
     }
     applyRetention(last.runId());
   }
 
   private void insert(RunRecord r) throws SQLException {
-      try (PreparedStatement run =
-          db.prepareStatement(
-              "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
-                  + " VALUES (?,?,?,?,?,?,?,?)")) {
-        run.setString(1, r.runId());
-        run.setLong(2, r.createdMs());
-        run.setString(3, r.unit());
-        run.setString(4, r.grantsId());
-        run.setString(5, r.outcomeJson());
-        run.setString(6, r.log());
-        run.setString(7, r.grantsJson());
-        run.setString(8, r.entry());
-        run.executeUpdate();
+    try (PreparedStatement run =
+        db.prepareStatement(
+            "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
+                + " VALUES (?,?,?,?,?,?,?,?)")) {
+      run.setString(1, r.runId());
+      run.setLong(2, r.createdMs());
+      run.setString(3, r.unit());
+      run.setString(4, r.grantsId());
+      run.setString(5, r.outcomeJson());
+      run.setString(6, r.log());
+      run.setString(7, r.grantsJson());
+      run.setString(8, r.entry());
+      run.executeUpdate();
+    }
+    long seq = r.segment().core().get("seq").longValue();
+    insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
+    insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
+    insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
+    try (PreparedStatement j =
+        db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
+      for (int i = 0; i < r.journalEntries().size(); i++) {
+        j.setString(1, r.runId());
+        j.setLong(2, i);
+        j.setString(3, r.journalEntries().get(i));
+        j.addBatch();
       }
-      long seq = r.segment().core().get("seq").longValue();
-      insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
-      insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
-      insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
-      try (PreparedStatement j =
-          db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
-        for (int i = 0; i < r.journalEntries().size(); i++) {
-          j.setString(1, r.runId());
-          j.setLong(2, i);
-          j.setString(3, r.journalEntries().get(i));
-          j.addBatch();
-        }
-        j.executeBatch();
+      j.executeBatch();
+    }
+    try (PreparedStatement b =
+        db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
+      for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
+        b.setString(1, e.getKey());
+        b.setBytes(2, e.getValue());
+        b.addBatch();
       }
-      try (PreparedStatement b =
-          db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
-        for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
-          b.setString(1, e.getKey());
-          b.setBytes(2, e.getValue());
-          b.addBatch();
-        }
-        b.executeBatch();
-      }
-      try (PreparedStatement m =
-          db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
-        m.setString(1, r.unit());
-        m.setBytes(2, r.module());
-        m.executeUpdate();
-      }
-      appendToLedger(r);
+      b.executeBatch();
+    }
+    try (PreparedStatement m =
+        db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
+      m.setString(1, r.unit());
+      m.setBytes(2, r.module());
+      m.executeUpdate();
+    }
+    appendToLedger(r);
   }
 
   /**
@@ -606,10 +605,10 @@ public final class RunStore implements AutoCloseable {
 
   /**
    * The start-up check, whose cost does not grow with the store's history: the signed store head
-   * (run count, dense positions, the hash chain extended from the sealed checkpoint's) and every run
-   * after the checkpoint, fully; runs before it were checked when it was sealed (and are again by
-   * {@link StoreVerifier} in the background). A clean check seals a new checkpoint at the head. A
-   * store without a checkpoint (new, or upgraded) is checked from genesis once. A checkpoint that
+   * (run count, dense positions, the hash chain extended from the sealed checkpoint's) and every
+   * run after the checkpoint, fully; runs before it were checked when it was sealed (and are again
+   * by {@link StoreVerifier} in the background). A clean check seals a new checkpoint at the head.
+   * A store without a checkpoint (new, or upgraded) is checked from genesis once. A checkpoint that
    * does not verify is damage, and the whole store is checked.
    */
   public synchronized StartupCheck verifyFromCheckpoint() {
@@ -637,7 +636,9 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
-  /** Remembers damaged runs, so they are listed as tampered; {@code replace} forgets older finds. */
+  /**
+   * Remembers damaged runs, so they are listed as tampered; {@code replace} forgets older finds.
+   */
   synchronized void remember(List<StoreDamage> found, boolean replace) {
     if (replace) {
       damaged.clear();

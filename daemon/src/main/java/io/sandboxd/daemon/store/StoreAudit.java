@@ -208,7 +208,8 @@ final class StoreAudit {
     }
     long ledgerSize;
     try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*), COALESCE(MAX(position) + 1, 0) FROM ledger")) {
+        ResultSet rs =
+            st.executeQuery("SELECT COUNT(*), COALESCE(MAX(position) + 1, 0) FROM ledger")) {
       rs.next();
       ledgerSize = rs.getLong(1);
       // Positions before the start were checked when it was sealed; the count must still fit.

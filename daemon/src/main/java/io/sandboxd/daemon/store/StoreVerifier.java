@@ -116,8 +116,7 @@ public final class StoreVerifier implements AutoCloseable {
               StoreAudit.Start.GENESIS,
               pos -> {
                 if ((++checked[0] & 1023) == 0) {
-                  state.set(
-                      new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
+                  state.set(new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
                 }
                 if (closed) {
                   throw new PassStopped();
@@ -128,7 +127,9 @@ public final class StoreVerifier implements AutoCloseable {
       store.remember(r.damage(), true);
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());
-        done = new State(Phase.VERIFIED, r.checked(), r.ledgerSize(), List.of(), started, finished, "");
+        done =
+            new State(
+                Phase.VERIFIED, r.checked(), r.ledgerSize(), List.of(), started, finished, "");
         LOG.info(
             "run store: background verification: all "
                 + r.ledgerSize()
