@@ -776,6 +776,21 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** How many runs the signed store head counts (0 for an empty store); O(1), not verified. */
+  public synchronized long headRuns() {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      long n = 0;
+      if (rs.next()) {
+        n = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core")).runs();
+      }
+      db.commit();
+      return n;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run store: cannot read its head: " + e.getMessage(), e);
+    }
+  }
+
   /** Whether the store answers a trivial read (the watchdog's liveness probe). */
   public synchronized boolean ping() {
     try (Statement st = db.createStatement();

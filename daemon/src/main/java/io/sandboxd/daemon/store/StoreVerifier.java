@@ -51,6 +51,8 @@ public final class StoreVerifier implements AutoCloseable {
 
   private final RunStore store;
   private final Consumer<State> listener;
+  private final long sealEvery;
+  private final long pollMs;
   private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
   private final Object passLock = new Object();
   private volatile boolean closed;
@@ -58,8 +60,14 @@ public final class StoreVerifier implements AutoCloseable {
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
   public StoreVerifier(RunStore store, Consumer<State> listener) {
+    this(store, listener, SEAL_EVERY, POLL_MS);
+  }
+
+  StoreVerifier(RunStore store, Consumer<State> listener, long sealEvery, long pollMs) {
     this.store = store;
     this.listener = listener;
+    this.sealEvery = sealEvery;
+    this.pollMs = pollMs;
   }
 
   /** Starts the background thread: a full pass now, then sealing new runs as they accumulate. */
@@ -80,15 +88,17 @@ public final class StoreVerifier implements AutoCloseable {
    */
   public State verifyNow() {
     synchronized (passLock) {
-      return fullPass();
+      return fullPass(true);
     }
   }
 
   private void loop() {
     try {
-      verifyNow();
+      synchronized (passLock) {
+        fullPass(false);
+      }
       while (!closed) {
-        TimeUnit.MILLISECONDS.sleep(POLL_MS);
+        TimeUnit.MILLISECONDS.sleep(pollMs);
         synchronized (passLock) {
           if (!closed) {
             sealNewRuns();
@@ -102,7 +112,12 @@ public final class StoreVerifier implements AutoCloseable {
     }
   }
 
-  private State fullPass() {
+  /**
+   * One full pass; a clean one seals a checkpoint at what it covered when {@code sealAlways} (on
+   * demand), else only once {@link #sealEvery} runs lie past the current checkpoint, so that a
+   * start-up's runs stay for the next start-up to check as before.
+   */
+  private State fullPass(boolean sealAlways) {
     long started = System.currentTimeMillis();
     State running = new State(Phase.RUNNING, 0, 0, List.of(), started, 0, "");
     state.set(running);
@@ -126,7 +141,10 @@ public final class StoreVerifier implements AutoCloseable {
       long finished = System.currentTimeMillis();
       store.remember(r.damage(), true);
       if (r.clean()) {
-        store.seal(r.ledgerSize(), r.chain());
+        long sealed = sealedRuns();
+        if (sealAlways || r.ledgerSize() - sealed >= sealEvery) {
+          store.seal(r.ledgerSize(), r.chain());
+        }
         done =
             new State(
                 Phase.VERIFIED, r.checked(), r.ledgerSize(), List.of(), started, finished, "");
@@ -135,8 +153,8 @@ public final class StoreVerifier implements AutoCloseable {
                 + r.ledgerSize()
                 + " runs verify ("
                 + (finished - started)
-                + " ms); checkpoint sealed at "
-                + r.ledgerSize());
+                + " ms); checkpoint at "
+                + sealedRuns());
       } else {
         done =
             new State(
@@ -162,25 +180,35 @@ public final class StoreVerifier implements AutoCloseable {
     return done;
   }
 
+  private long sealedRuns() {
+    try {
+      return store.checkpoint().map(cp -> cp.runs()).orElse(0L);
+    } catch (StoreException e) {
+      return 0;
+    }
+  }
+
   /** Checks and seals the runs appended since the checkpoint, once there are enough of them. */
   private void sealNewRuns() {
     State s = state.get();
     if (s.phase() != Phase.VERIFIED) {
       return; // damage stays reported until a clean full pass (`sandboxctl store verify`)
     }
-    long sealed;
+    StoreAudit.Start from;
     try {
-      sealed = store.checkpoint().map(cp -> cp.runs()).orElse(0L);
+      from =
+          store
+              .checkpoint()
+              .map(cp -> new StoreAudit.Start(cp.runs(), cp.chain()))
+              .orElse(StoreAudit.Start.GENESIS);
     } catch (StoreException e) {
       return;
     }
-    if (store.count() - sealed < SEAL_EVERY) {
+    if (store.headRuns() - from.position() < sealEvery) {
       return;
     }
-    String chain = store.checkpoint().map(cp -> cp.chain()).orElseThrow();
     try (Connection reader = store.openReader()) {
-      StoreAudit.Result r =
-          StoreAudit.audit(reader, store.signer(), new StoreAudit.Start(sealed, chain), null);
+      StoreAudit.Result r = StoreAudit.audit(reader, store.signer(), from, null);
       reader.rollback();
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());

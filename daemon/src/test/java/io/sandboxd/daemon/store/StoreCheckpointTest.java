@@ -179,4 +179,28 @@ class StoreCheckpointTest {
       }
     }
   }
+
+  @Test
+  void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 12);
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20)) {
+        v.start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
+          assertTrue(System.nanoTime() < deadline, v.state().toString());
+          Thread.sleep(10);
+        }
+        assertEquals(12, store.checkpoint().orElseThrow().runs());
+        fill(store, 12, 9); // fewer than 10 new runs: left for later
+        Thread.sleep(200);
+        assertEquals(12, store.checkpoint().orElseThrow().runs());
+        fill(store, 21, 1);
+        while (store.checkpoint().orElseThrow().runs() != 22) {
+          assertTrue(System.nanoTime() < deadline, "not sealed: " + store.checkpoint());
+          Thread.sleep(10);
+        }
+      }
+    }
+  }
 }
