@@ -32,6 +32,7 @@ class GracefulStopTest {
     String longSpin =
         Submissions.exampleGrants("spin").replace("\"cpu_time_ms\": 300", "\"cpu_time_ms\": 3000");
     assertTrue(longSpin.contains("3000"), longSpin);
+    byte[] spin = Submissions.exampleUnit("spin");
     DaemonProcess d = DaemonProcess.start(state, dir.resolve("s.sock"));
     SubmitReply running;
     String refused = null;
@@ -39,8 +40,7 @@ class GracefulStopTest {
     try (DaemonClient c = new DaemonClient(d.socket)) {
       Submissions.submit(c, Submissions.exampleUnit("hello"), Submissions.exampleGrants("hello"));
       CompletableFuture<SubmitReply> inFlight =
-          CompletableFuture.supplyAsync(
-              () -> Submissions.submit(c, Submissions.exampleUnit("spin"), longSpin));
+          CompletableFuture.supplyAsync(() -> Submissions.submit(c, spin, longSpin));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (c.stub().getStatus(GetStatusRequest.getDefaultInstance()).getRunsInFlight() == 0) {
         assertTrue(System.nanoTime() < deadline, "the long unit never started");
