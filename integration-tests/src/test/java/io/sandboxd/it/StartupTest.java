@@ -43,6 +43,10 @@ class StartupTest {
 
   /** Fills a store the way the daemon writes one, in batches, signed with the node's key. */
   static void fill(Path state, int n) throws Exception {
+    java.nio.file.Files.createDirectories(
+        state,
+        java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
     NodeIdentity node = NodeIdentity.load(state, state.resolve("keys/node.ed25519"));
     byte[] module = Submissions.exampleUnit("hello");
     String unit = Blake3.hex(module);
@@ -142,6 +146,17 @@ class StartupTest {
       }
     }
     return new Started(d, (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  /**
+   * The benchmark outside Maven, from integration-tests/: {@code java -Dsandboxd.startup.runs=N -cp
+   * target/test-classes:../daemon/target/sandboxd.jar:<junit-jupiter-api, opentest4j>
+   * io.sandboxd.it.StartupTest}.
+   */
+  public static void main(String[] args) throws Exception {
+    StartupTest t = new StartupTest();
+    t.dir = java.nio.file.Files.createTempDirectory("sandboxd-startup-");
+    t.startUpVerifiesOnlyWhatFollowsTheCheckpointAndTheRestInTheBackground();
   }
 
   @Test
