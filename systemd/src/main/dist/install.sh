@@ -18,18 +18,24 @@ fi
 # The unit names /usr/lib/sandboxd/bin/sandboxd; these paths are fixed, not a prefix choice.
 lib="$dest/usr/lib"
 install -d -m 0755 "$lib/sandboxd/bin" "$lib/systemd/system" "$lib/sysusers.d" "$lib/tmpfiles.d" \
-  "$dest/usr/bin"
+  "$lib/udev/rules.d" "$dest/usr/bin"
 install -m 0644 "$jar" "$lib/sandboxd/sandboxd.jar"
 install -m 0755 "$here/bin/sandboxd" "$here/bin/sandboxctl" "$lib/sandboxd/bin/"
 install -m 0644 "$here/sandboxd.service" "$lib/systemd/system/sandboxd.service"
 install -m 0644 "$here/sysusers.d/sandboxd.conf" "$lib/sysusers.d/sandboxd.conf"
 install -m 0644 "$here/tmpfiles.d/sandboxd.conf" "$lib/tmpfiles.d/sandboxd.conf"
+install -m 0644 "$here/udev/60-sandboxd-meters.rules" "$lib/udev/rules.d/60-sandboxd-meters.rules"
 ln -sfn ../lib/sandboxd/bin/sandboxctl "$dest/usr/bin/sandboxctl"
 
 if [[ -z "$dest" ]]; then
   # A live install: create the user and directories now; tell a running systemd about the unit.
   systemd-sysusers /usr/lib/sysusers.d/sandboxd.conf
   systemd-tmpfiles --create /usr/lib/tmpfiles.d/sandboxd.conf
+  if command -v udevadm >/dev/null && [[ -d /run/udev ]]; then
+    # Meter device nodes that exist already get the rule's group now.
+    udevadm control --reload || true
+    udevadm trigger --subsystem-match=msr --subsystem-match=powercap || true
+  fi
   if [[ -d /run/systemd/system ]]; then
     systemctl daemon-reload
   fi

@@ -41,7 +41,8 @@ public record DaemonConfig(
     Pools pools,
     Io io,
     Environments environments,
-    NodePolicy policy) {
+    NodePolicy policy,
+    Metrics metrics) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -76,7 +77,8 @@ public record DaemonConfig(
         Pools.defaults(),
         Io.defaults(),
         Environments.none(),
-        NodePolicy.MODE_DEFAULT);
+        NodePolicy.MODE_DEFAULT,
+        Metrics.OFF);
   }
 
   /** This configuration with {@code p} as its node policy. */
@@ -97,7 +99,8 @@ public record DaemonConfig(
         pools,
         io,
         environments,
-        p);
+        p,
+        metrics);
   }
 
   /** A configuration without secrets. */
@@ -125,7 +128,67 @@ public record DaemonConfig(
         Pools.defaults(),
         Io.defaults(),
         Environments.none(),
-        NodePolicy.MODE_DEFAULT);
+        NodePolicy.MODE_DEFAULT,
+        Metrics.OFF);
+  }
+
+  /**
+   * The Prometheus metrics endpoint: off unless {@code metrics.listen} names a loopback {@code
+   * host:port} (it has no authentication, so it never listens beyond the node).
+   */
+  public record Metrics(Optional<java.net.InetSocketAddress> listen) {
+    public static final Metrics OFF = new Metrics(Optional.empty());
+
+    /**
+     * Parses {@code host:port} ({@code [v6]:port} for IPv6): an IP literal in 127.0.0.0/8, {@code
+     * ::1}, or {@code localhost}; port 0 picks a free one. Names are never resolved.
+     */
+    public static java.net.InetSocketAddress parseListen(String spec) {
+      String at = "$.metrics.listen";
+      int colon = spec.lastIndexOf(':');
+      if (colon <= 0 || colon == spec.length() - 1) {
+        throw new ConfigException(
+            at + ": expected host:port, e.g. 127.0.0.1:9464, got \"" + spec + "\"");
+      }
+      String host = spec.substring(0, colon);
+      String portText = spec.substring(colon + 1);
+      int port;
+      try {
+        port = Integer.parseInt(portText);
+      } catch (NumberFormatException e) {
+        throw new ConfigException(at + ": port \"" + portText + "\" is not a number", e);
+      }
+      if (port < 0 || port > 65535) {
+        throw new ConfigException(at + ": port " + port + " is out of range 0..65535");
+      }
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      }
+      java.net.InetAddress addr;
+      if (host.equals("localhost")) {
+        addr = java.net.InetAddress.getLoopbackAddress();
+      } else if (host.matches("[0-9.]+")
+          || (host.contains(":") && host.matches("[0-9a-fA-F:.]+"))) {
+        try {
+          // A literal: getByName parses it without a lookup.
+          addr = java.net.InetAddress.getByName(host);
+        } catch (java.net.UnknownHostException e) {
+          throw new ConfigException(at + ": \"" + host + "\" is not an IP address", e);
+        }
+      } else {
+        throw new ConfigException(
+            at + ": \"" + host + "\" is not an IP literal or localhost (names are not resolved)");
+      }
+      if (!addr.isLoopbackAddress()) {
+        throw new ConfigException(
+            at
+                + ": "
+                + host
+                + " is not a loopback address; the metrics endpoint has no authentication"
+                + " and only listens on loopback (127.0.0.1, ::1 or localhost)");
+      }
+      return new java.net.InetSocketAddress(addr, port);
+    }
   }
 
   /**
@@ -296,7 +359,8 @@ public record DaemonConfig(
           "io",
           "environments",
           "bind_allow",
-          "policy");
+          "policy",
+          "metrics");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -317,7 +381,8 @@ public record DaemonConfig(
         Pools.defaults(),
         Io.defaults(),
         Environments.none(),
-        NodePolicy.MODE_DEFAULT);
+        NodePolicy.MODE_DEFAULT,
+        Metrics.OFF);
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -411,6 +476,14 @@ public record DaemonConfig(
     JsonReader mods =
         f.objectOrEmpty("modules", Set.of("max_bytes", "max_modules", "factory_cache_entries"));
     Modules modDefaults = Modules.defaults();
+    Optional<JsonReader> metricsFields = f.optionalObject("metrics", Set.of("listen"));
+    Metrics metrics = Metrics.OFF;
+    if (metricsFields.isPresent()) {
+      String listen = metricsFields.get().string("listen", null);
+      if (listen != null) {
+        metrics = new Metrics(Optional.of(Metrics.parseListen(listen)));
+      }
+    }
     return new DaemonConfig(
         units,
         f.integer("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 1, 32767L * 65536),
@@ -446,7 +519,8 @@ public record DaemonConfig(
                 Set.of("adaptive", "max_idle_bytes", "idle_estimate_mw", "refill_interval_ms"))),
         io(f, d.io()),
         environments(f),
-        NodePolicy.parse(root.get("policy"), units));
+        NodePolicy.parse(root.get("policy"), units),
+        metrics);
   }
 
   private static Io io(JsonReader f, Io d) {

@@ -13,6 +13,7 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.daemon.store.WalTail;
+import io.sandboxd.daemon.store.StoreVerifier;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
@@ -84,7 +85,8 @@ public final class Daemon implements AutoCloseable {
           d.pools(),
           d.io(),
           d.environments(),
-          d.policy());
+          d.policy(),
+          d.metrics());
     }
   }
 
@@ -167,6 +169,10 @@ public final class Daemon implements AutoCloseable {
   private final Attribution attribution;
   private final KvStore kv;
   private final WarmPools pools;
+  private final ServingState serving;
+  private final StoreVerifier verifier;
+  private final DaemonMetrics metrics;
+  private final Optional<MetricsEndpoint> metricsEndpoint;
 
   private Daemon(
       DaemonPaths paths,
@@ -180,7 +186,15 @@ public final class Daemon implements AutoCloseable {
       DiscoveredMeters meters,
       Attribution attribution,
       KvStore kv,
-      WarmPools pools) {
+      WarmPools pools,
+      ServingState serving,
+      StoreVerifier verifier,
+      DaemonMetrics metrics,
+      Optional<MetricsEndpoint> metricsEndpoint) {
+    this.serving = serving;
+    this.verifier = verifier;
+    this.metrics = metrics;
+    this.metricsEndpoint = metricsEndpoint;
     this.pools = pools;
     this.meters = meters;
     this.attribution = attribution;
@@ -224,13 +238,20 @@ public final class Daemon implements AutoCloseable {
     Attribution attribution = null;
     KvStore kv = null;
     WarmPools pools = null;
+    StoreVerifier verifier = null;
+    MetricsEndpoint endpoint = null;
+    long startedMs = System.currentTimeMillis();
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
-      // Read before SQLite's recovery replays or drops it: what an unclean stop left behind.
+      // Read before SQLite's recovery replays or drops it: what an unclean stop left behind (a
+      // torn tail SQLite rolls back as it opens was never committed, so never acknowledged).
       WalTail tail = WalTail.inspect(paths.storeFile());
       store = RunStore.open(paths.storeFile(), node.key());
       LOG.info("run store " + paths.storeFile() + ": " + tail.describe());
       verifyStore(store, paths.storeFile(), serveDamagedStore);
+      DaemonMetrics metrics = new DaemonMetrics();
+      store.onAppend(metrics::storeAppend);
+      verifier = new StoreVerifier(store, metrics::verification);
       DaemonConfig.Store retention = config.limits().store();
       store.retain(
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
@@ -277,6 +298,20 @@ public final class Daemon implements AutoCloseable {
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
+      if (config.metrics().listen().isPresent()) {
+        endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
+      }
+      NodeStatus status =
+          new NodeStatus(
+              node,
+              meters,
+              store,
+              verifier,
+              serving,
+              startedMs,
+              Optional.ofNullable(endpoint)
+                  .map(e -> e.address().getHostString() + ":" + e.address().getPort()));
+      registerGauges(metrics, serving, store, verifier);
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       Server server =
@@ -284,8 +319,16 @@ public final class Daemon implements AutoCloseable {
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(
                   RequestDecoder.wrap(
-                      new SandboxdService(supervisor, store, modules, pools).bindService()))
+                      new SandboxdService(
+                              supervisor,
+                              store,
+                              modules,
+                              pools,
+                              new SandboxdService.Operations(serving, metrics, status))
+                          .bindService()))
               .intercept(CallerCredentials.interceptor())
+              .addService(serving.health().getHealthService())
+              .addService(io.grpc.protobuf.services.ProtoReflectionServiceV1.newInstance())
               .build()
               .start();
       // Bound under the process umask: set the mode explicitly (owner and group only), on the
@@ -299,6 +342,8 @@ public final class Daemon implements AutoCloseable {
               + node.host().id()
               + " key "
               + node.host().publicKey());
+      serving.serving();
+      verifier.start();
       return new Daemon(
           paths,
           lock,
@@ -311,10 +356,20 @@ public final class Daemon implements AutoCloseable {
           meters,
           attribution,
           kv,
-          pools);
+          pools,
+          serving,
+          verifier,
+          metrics,
+          Optional.ofNullable(endpoint));
     } catch (IOException | RuntimeException e) {
       if (pools != null) {
         pools.close();
+      }
+      if (verifier != null) {
+        verifier.close();
+      }
+      if (endpoint != null) {
+        endpoint.close();
       }
       if (executor != null) {
         executor.close();
@@ -437,19 +492,29 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
-   * Start-up verification of every record kind and every shown column; a damaged store is refused
-   * (naming each run and column) unless the operator asked to serve it anyway.
+   * Start-up verification from the sealed checkpoint: the signed head over the whole store, and
+   * every record kind and shown column of the runs after the checkpoint (the runs before it are
+   * checked again in the background). A damaged store is refused (naming each run and column)
+   * unless the operator asked to serve it anyway.
    */
   private static void verifyStore(RunStore store, Path file, boolean serveDamaged) {
-    List<StoreDamage> damage = store.verifyAll();
+    long t0 = System.nanoTime();
+    RunStore.StartupCheck check = store.verifyFromCheckpoint();
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    List<StoreDamage> damage = check.damage();
     if (damage.isEmpty()) {
       LOG.info(
           "run store "
               + file
               + ": "
-              + store.count()
-              + " runs, all chains verify, every record"
-              + " and column checks against the signed ledger; "
+              + check.headRuns()
+              + " runs; the signed head and the "
+              + check.verifiedRuns()
+              + " run(s) after the sealed checkpoint at "
+              + check.checkpointRuns()
+              + " verify, every record and column checks against the signed ledger ("
+              + ms
+              + " ms); the runs before it are verified again in the background; "
               + store.headLine());
       return;
     }
@@ -470,6 +535,58 @@ public final class Daemon implements AutoCloseable {
                 "\nserving it anyway (--serve-damaged-store): damaged runs are listed"
                     + " as Tampered")
             .toString());
+  }
+
+  /** Gauges read at each scrape: submissions in flight, store size, damage found. */
+  private static void registerGauges(
+      DaemonMetrics metrics, ServingState serving, RunStore store, StoreVerifier verifier) {
+    metrics.gauge(
+        "sandboxd.submissions.in.flight",
+        "Submissions admitted and not yet answered (queued or running)",
+        serving,
+        ServingState::inFlight);
+    metrics.gauge(
+        "sandboxd.store.size.bytes", "Run store file and WAL", store, RunStore::sizeBytes);
+    metrics.gauge(
+        "sandboxd.store.damage",
+        "Damage the last store verification found (0 when clean)",
+        verifier,
+        v -> v.state().damage().size());
+    metrics.gauge(
+        "sandboxd.draining",
+        "1 while stopping (not admitting), else 0",
+        serving,
+        s -> s.draining() ? 1 : 0);
+  }
+
+  /** The daemon's meters, for other parts to register theirs (warm pools). */
+  public DaemonMetrics metrics() {
+    return metrics;
+  }
+
+  /** Admission and drain state. */
+  public ServingState serving() {
+    return serving;
+  }
+
+  /** The background store verification. */
+  public StoreVerifier verifier() {
+    return verifier;
+  }
+
+  /**
+   * Stops admitting (new submissions UNAVAILABLE, health NOT_SERVING), lets the submissions in
+   * flight finish within {@code deadlineMs}, then closes; returns how many were still running.
+   */
+  public int drainAndClose(long deadlineMs) throws IOException, InterruptedException {
+    int left = serving.drain(deadlineMs);
+    if (left > 0) {
+      LOG.warning(left + " submission(s) still running after " + deadlineMs + " ms; stopping them");
+    } else {
+      LOG.info("drained: no submission in flight");
+    }
+    close();
+    return left;
   }
 
   private static void closeQuietly(KvStore kv) {
@@ -502,8 +619,47 @@ public final class Daemon implements AutoCloseable {
     server.awaitTermination();
   }
 
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private volatile DaemonClient self;
+
+  /**
+   * Whether the daemon serves: a health check through its own socket answers within {@code timeout}
+   * (SERVING, or NOT_SERVING while it drains) and the store answers a read.
+   */
+  public boolean alive(java.time.Duration timeout) {
+    try {
+      DaemonClient c = self;
+      if (c == null) {
+        c = new DaemonClient(paths.socket());
+        self = c;
+      }
+      io.grpc.health.v1.HealthCheckResponse r =
+          io.grpc.health.v1.HealthGrpc.newBlockingStub(c.channel())
+              .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+              .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance());
+      boolean answers =
+          r.getStatus() == io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING
+              || serving.draining();
+      return answers && store.ping();
+    } catch (RuntimeException e) {
+      LOG.warning("liveness probe failed: " + e.getMessage());
+      return false;
+    }
+  }
+
   @Override
   public void close() throws IOException {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    DaemonClient c = self;
+    if (c != null) {
+      c.close();
+    }
+    serving.health().enterTerminalState();
+    verifier.close();
+    metricsEndpoint.ifPresent(MetricsEndpoint::close);
     server.shutdown();
     try {
       if (!server.awaitTermination(10, TimeUnit.SECONDS)) {

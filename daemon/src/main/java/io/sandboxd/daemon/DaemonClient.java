@@ -42,6 +42,11 @@ public final class DaemonClient implements AutoCloseable {
             .build();
   }
 
+  /** The channel, for the other services on the socket (health, reflection). */
+  public io.grpc.Channel channel() {
+    return channel;
+  }
+
   public SandboxdGrpc.SandboxdBlockingStub stub() {
     return SandboxdGrpc.newBlockingStub(channel);
   }

@@ -38,6 +38,8 @@ final class ErrorStatus {
           new Row(ModuleStoreException.Limit.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(ModuleStoreException.Damaged.class, Status.Code.DATA_LOSS, true),
           new Row(ModuleStoreException.class, Status.Code.UNAVAILABLE, true),
+          // Stopping: nothing ran; the client may retry once the daemon is back.
+          new Row(DrainingException.class, Status.Code.UNAVAILABLE, false),
           // The store could not read or write: nothing was acknowledged; the client may retry.
           new Row(StoreException.class, Status.Code.UNAVAILABLE, true));
 

@@ -57,6 +57,15 @@ public final class SandboxdMain implements Runnable {
                 + " its damaged runs are listed as Tampered, never with their stored values.")
     boolean serveDamagedStore;
 
+    @Option(
+        names = "--drain-ms",
+        paramLabel = "MS",
+        defaultValue = "30000",
+        description =
+            "On SIGTERM, how long running units may take to finish before the daemon stops"
+                + " anyway (default ${DEFAULT-VALUE}; keep it below the unit's TimeoutStopSec).")
+    long drainMs;
+
     @Override
     public Integer call() throws Exception {
       DaemonPaths paths = DaemonPaths.resolve(dev, state, socket);
@@ -78,24 +87,102 @@ public final class SandboxdMain implements Runnable {
       }
       SystemdNotifier systemd = SystemdNotifier.fromEnvironment();
       CountDownLatch stopped = new CountDownLatch(1);
-      Runtime.getRuntime()
-          .addShutdownHook(
-              new Thread(
-                  () -> {
-                    systemd.stopping();
-                    try {
-                      daemon.close();
-                    } catch (java.io.IOException e) {
-                      System.err.println("sandboxd: shutdown: " + e.getMessage());
-                    }
-                    stopped.countDown();
-                  },
-                  "sandboxd-shutdown"));
+      java.util.concurrent.atomic.AtomicBoolean stopping =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      Runnable stop =
+          () -> {
+            if (!stopping.compareAndSet(false, true)) {
+              return;
+            }
+            systemd.notify(
+                "STOPPING=1\nSTATUS=stopping: not admitting; draining "
+                    + daemon.serving().inFlight()
+                    + " submission(s), at most "
+                    + drainMs
+                    + " ms");
+            try {
+              int left = daemon.drainAndClose(drainMs);
+              systemd.notify(
+                  "STATUS=stopped"
+                      + (left > 0 ? " (" + left + " submission(s) cut off at the deadline)" : ""));
+            } catch (java.io.IOException e) {
+              System.err.println("sandboxd: shutdown: " + e.getMessage());
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            stopped.countDown();
+          };
+      // SIGTERM (systemctl stop): drain, flush, exit 0 rather than the JVM's 143. Other ways out
+      // (SIGINT, SIGHUP) go through the shutdown hook, which drains the same way.
+      try {
+        sun.misc.Signal.handle(
+            new sun.misc.Signal("TERM"), sig -> new Thread(stop, "sandboxd-stop").start());
+      } catch (IllegalArgumentException e) {
+        java.util.logging.Logger.getLogger(SandboxdMain.class.getName())
+            .warning("cannot handle SIGTERM: " + e.getMessage());
+      }
+      Runtime.getRuntime().addShutdownHook(new Thread(stop, "sandboxd-shutdown"));
       // Only now is the socket bound and the store verified: clients may connect.
-      systemd.ready("serving on " + paths.socket());
+      systemd.ready(
+          "serving on " + paths.socket() + "; store verification running in the background");
+      Optional<Watchdog> watchdog =
+          Watchdog.interval(System.getenv(), ProcessHandle.current().pid())
+              .map(
+                  iv ->
+                      Watchdog.start(
+                          systemd,
+                          iv,
+                          () ->
+                              daemon.alive(
+                                  java.time.Duration.ofMillis(
+                                      Math.max(100, Math.min(5_000, iv.toMillis() / 4))))));
+      Thread statusLine = storeStatusLine(daemon, systemd, paths);
       daemon.awaitTermination();
       stopped.await();
+      watchdog.ifPresent(Watchdog::close);
+      statusLine.interrupt();
       return 0;
+    }
+
+    /** Tells systemd (STATUS=) when the background store verification has finished. */
+    private static Thread storeStatusLine(
+        Daemon daemon, SystemdNotifier systemd, DaemonPaths paths) {
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    var s = daemon.verifier().state();
+                    switch (s.phase()) {
+                      case VERIFIED -> {
+                        systemd.notify(
+                            "STATUS=serving on "
+                                + paths.socket()
+                                + "; store verified ("
+                                + s.totalRuns()
+                                + " runs)");
+                        return;
+                      }
+                      case DAMAGED, FAILED -> {
+                        systemd.notify(
+                            "STATUS=serving on "
+                                + paths.socket()
+                                + "; STORE VERIFICATION "
+                                + s.phase()
+                                + ": see the journal and `sandboxctl status`");
+                        return;
+                      }
+                      default -> Thread.sleep(500);
+                    }
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              },
+              "sandboxd-status");
+      t.setDaemon(true);
+      t.start();
+      return t;
     }
   }
 }

@@ -13,6 +13,7 @@ import io.sandboxd.daemon.rpc.ListModulesReply;
 import io.sandboxd.daemon.rpc.ListModulesRequest;
 import io.sandboxd.daemon.rpc.ListPoolsReply;
 import io.sandboxd.daemon.rpc.ListPoolsRequest;
+import io.sandboxd.daemon.rpc.GetStatusRequest;
 import io.sandboxd.daemon.rpc.ListRunsReply;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.ModuleInfo;
@@ -25,8 +26,11 @@ import io.sandboxd.daemon.rpc.ReplayReply;
 import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.RunInfo;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
+import io.sandboxd.daemon.rpc.StatusReply;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
+import io.sandboxd.daemon.rpc.VerifyStoreReply;
+import io.sandboxd.daemon.rpc.VerifyStoreRequest;
 import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunIo;
 import io.sandboxd.daemon.store.RunRecord;
@@ -55,15 +59,44 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   // The node's warm pools; null when it keeps none.
   private final WarmPools pools;
 
+  // Status, drain and metrics; null for a service built without them (tests).
+  private final Operations ops;
+
+  /** What the operator-facing calls and the admission gate need (status, drain, metrics). */
+  record Operations(ServingState serving, DaemonMetrics metrics, NodeStatus status) {}
+
   SandboxdService(RunSupervisor supervisor, RunStore store, ModuleStore modules) {
-    this(supervisor, store, modules, null);
+    this(supervisor, store, modules, null, null);
   }
 
-  SandboxdService(RunSupervisor supervisor, RunStore store, ModuleStore modules, WarmPools pools) {
+  SandboxdService(
+      RunSupervisor supervisor,
+      RunStore store,
+      ModuleStore modules,
+      WarmPools pools,
+      Operations ops) {
     this.supervisor = supervisor;
     this.store = store;
     this.modules = modules;
     this.pools = pools;
+    this.ops = ops;
+  }
+
+  @Override
+  public void getStatus(GetStatusRequest req, StreamObserver<StatusReply> out) {
+    answer("getStatus", out, () -> operations().status().status());
+  }
+
+  @Override
+  public void verifyStore(VerifyStoreRequest req, StreamObserver<VerifyStoreReply> out) {
+    answer("verifyStore", out, () -> operations().status().verifyStore());
+  }
+
+  private Operations operations() {
+    if (ops == null) {
+      throw new IllegalStateException("this service was built without node status");
+    }
+    return ops;
   }
 
   /**
@@ -132,7 +165,13 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "submit",
         out,
         () -> {
-          RunRecord r =
+          RunRecord r;
+          try {
+            if (ops != null) {
+              ops.serving().enter();
+            }
+            try {
+              r =
               supervisor.submit(
                   Caller.current(),
                   moduleOf(req),
@@ -144,6 +183,20 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                       req.getStdinSet()
                           ? java.util.Optional.of(req.getStdin().toByteArray())
                           : java.util.Optional.empty()));
+            } finally {
+              if (ops != null) {
+                ops.serving().exit();
+              }
+            }
+          } catch (RuntimeException e) {
+            if (ops != null) {
+              ops.metrics().refused(ErrorStatus.of(e).getCode().name());
+            }
+            throw e;
+          }
+          if (ops != null) {
+            ops.metrics().recordRun(r);
+          }
           LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           SubmitReply.Builder reply =
               SubmitReply.newBuilder()

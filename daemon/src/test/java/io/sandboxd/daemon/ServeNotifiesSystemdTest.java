@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code sandboxd serve} in a child JVM, as systemd starts it (Type=notify): READY=1 once the
- * socket exists, STOPPING=1 on SIGTERM.
+ * socket exists, WATCHDOG=1 at half the interval while it answers its own probe, a STATUS= line
+ * once the store verified in the background, and on SIGTERM STOPPING=1, a final STATUS= and exit 0.
  */
 class ServeNotifiesSystemdTest {
   @TempDir Path tmp;
@@ -68,18 +69,46 @@ class ServeNotifiesSystemdTest {
                   "--socket",
                   socket.toString()));
       pb.environment().put("NOTIFY_SOCKET", notify.toString());
+      pb.environment().put("WATCHDOG_USEC", "1000000");
       pb.redirectErrorStream(true).redirectOutput(tmp.resolve("daemon.log").toFile());
       daemon = pb.start();
 
       String ready = received.poll(60, TimeUnit.SECONDS);
       assertNotNull(
           ready, "no READY=1; daemon log:\n" + Files.readString(tmp.resolve("daemon.log")));
-      assertEquals("READY=1\nSTATUS=serving on " + socket, ready);
+      assertTrue(ready.startsWith("READY=1\nSTATUS=serving on " + socket), ready);
       assertTrue(Files.exists(socket), "READY=1 only after the socket is bound");
 
+      int pings = 0;
+      boolean verified = false;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while ((pings < 2 || !verified) && System.nanoTime() < deadline) {
+        String m = received.poll(5, TimeUnit.SECONDS);
+        if ("WATCHDOG=1".equals(m)) {
+          pings++;
+        } else if (m != null && m.startsWith("STATUS=")) {
+          assertTrue(m.contains("store verified (0 runs)"), m);
+          verified = true;
+        }
+      }
+      assertTrue(pings >= 2, "watchdog pings: " + pings);
+      assertTrue(verified, "no STATUS= line for the store verification");
+
       daemon.destroy(); // SIGTERM, as systemctl stop sends
-      assertEquals("STOPPING=1", received.poll(30, TimeUnit.SECONDS));
+      String stopping = null;
+      while (stopping == null || stopping.equals("WATCHDOG=1")) {
+        stopping = received.poll(30, TimeUnit.SECONDS);
+        assertNotNull(stopping, "no STOPPING=1");
+      }
+      assertTrue(stopping.startsWith("STOPPING=1\nSTATUS=stopping: not admitting"), stopping);
+      String last = null;
+      while (last == null || last.equals("WATCHDOG=1")) {
+        last = received.poll(30, TimeUnit.SECONDS);
+        assertNotNull(last, "no final STATUS=");
+      }
+      assertEquals("STATUS=stopped", last);
       assertTrue(daemon.waitFor(30, TimeUnit.SECONDS));
+      assertEquals(0, daemon.exitValue(), "SIGTERM is an orderly stop: exit 0");
       server.close().sync();
     } finally {
       if (daemon != null) {

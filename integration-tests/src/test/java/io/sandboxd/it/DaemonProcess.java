@@ -72,7 +72,8 @@ final class DaemonProcess implements AutoCloseable {
             .redirectOutput(log.toFile())
             .start();
     DaemonProcess d = new DaemonProcess(state, socket, log, p);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    long deadline =
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(Long.getLong("sandboxd.start.timeout.s", 60));
     while (System.nanoTime() < deadline) {
       if (d.log().contains("sandboxd serving on")) {
         return d;
@@ -83,7 +84,7 @@ final class DaemonProcess implements AutoCloseable {
       Thread.sleep(50);
     }
     p.destroyForcibly();
-    throw new IllegalStateException("daemon did not start in 60 s:\n" + d.log());
+    throw new IllegalStateException("daemon did not start in time:\n" + d.log());
   }
 
   String log() throws IOException {

@@ -87,7 +87,9 @@ class StoreTamperTest {
   void theUntouchedStoreVerifiesEveryRecordKindAtStart() throws Exception {
     Path state = copyOfPristine("untouched");
     try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("untouched.sock"))) {
-      assertTrue(d.log().contains("all chains verify, every record and column checks"), d.log());
+      assertTrue(
+          d.log().contains("verify, every record and column checks against the signed ledger"),
+          d.log());
       assertTrue(d.log().contains("(3 runs, chain "), d.log());
       DaemonProcess.Result list =
           DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());

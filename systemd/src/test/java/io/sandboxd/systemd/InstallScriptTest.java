@@ -48,7 +48,8 @@ class InstallScriptTest {
                 "usr/lib/sandboxd/bin/sandboxctl",
                 "usr/lib/systemd/system/sandboxd.service",
                 "usr/lib/sysusers.d/sandboxd.conf",
-                "usr/lib/tmpfiles.d/sandboxd.conf")),
+                "usr/lib/tmpfiles.d/sandboxd.conf",
+                "usr/lib/udev/rules.d/60-sandboxd-meters.rules")),
         files);
 
     assertArrayEquals(
@@ -57,7 +58,8 @@ class InstallScriptTest {
         List.of(
             "usr/lib/systemd/system/sandboxd.service",
             "usr/lib/sysusers.d/sandboxd.conf",
-            "usr/lib/tmpfiles.d/sandboxd.conf")) {
+            "usr/lib/tmpfiles.d/sandboxd.conf",
+            "usr/lib/udev/rules.d/60-sandboxd-meters.rules")) {
       assertEquals("rw-r--r--", mode(root.resolve(f)), f);
     }
     assertEquals(

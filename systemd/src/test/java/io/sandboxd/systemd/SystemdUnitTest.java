@@ -111,7 +111,15 @@ class SystemdUnitTest {
             "ProtectSystem=strict",
             "ProtectHome=yes",
             "PrivateTmp=yes",
-            "PrivateDevices=yes",
+            // The meters' device nodes and nothing else (PrivateDevices=yes would hide them).
+            "DevicePolicy=closed",
+            "DeviceAllow=char-cpu/msr r",
+            "DeviceAllow=/dev/nvidiactl rw",
+            "DeviceAllow=char-nvidia-frontend rw",
+            "DeviceAllow=/dev/nvidia-uvm rw",
+            "CapabilityBoundingSet=CAP_SYS_RAWIO",
+            "AmbientCapabilities=CAP_SYS_RAWIO",
+            "WatchdogSec=30s",
             "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
             "LockPersonality=yes")) {
       assertTrue(lines.contains(required), "unit lacks " + required);
@@ -122,6 +130,84 @@ class SystemdUnitTest {
         "unit must point JNA at the state directory");
     // The JIT needs writable+executable memory: W^X would kill the JVM.
     assertFalse(lines.stream().anyMatch(l -> l.startsWith("MemoryDenyWriteExecute")));
+    assertFalse(lines.contains("PrivateDevices=yes"), "PrivateDevices hides the meters");
+    // Exactly one capability, the one the msr driver checks.
+    assertEquals(
+        List.of("AmbientCapabilities=CAP_SYS_RAWIO"),
+        lines.stream().filter(l -> l.startsWith("AmbientCapabilities=")).toList());
+  }
+
+  @Test
+  void tmpfilesMakesPowercapCountersGroupReadable() throws Exception {
+    Path root = tmp.resolve("meters-root");
+    Files.createDirectories(root.resolve("etc"));
+    SystemTools.Result users =
+        SystemTools.run(
+            Map.of(),
+            SystemTools.tool("systemd-sysusers"),
+            "--root=" + root,
+            SystemTools.DIST.resolve("sysusers.d/sandboxd.conf").toString());
+    assertEquals(0, users.exit(), users.output());
+    // A powercap tree as the kernel leaves it since the PLATYPUS fix: energy_uj root-only.
+    List<Path> counters = new java.util.ArrayList<>();
+    for (String zone : List.of("intel-rapl:0", "intel-rapl:0:0", "intel-rapl:1")) {
+      Path z = Files.createDirectories(root.resolve("sys/class/powercap").resolve(zone));
+      Path f = Files.writeString(z.resolve("energy_uj"), "12345\n");
+      Files.setPosixFilePermissions(
+          f, java.nio.file.attribute.PosixFilePermissions.fromString("r--------"));
+      Path name = Files.writeString(z.resolve("name"), "package-0\n");
+      Files.setPosixFilePermissions(
+          name, java.nio.file.attribute.PosixFilePermissions.fromString("r--r--r--"));
+      counters.add(f);
+    }
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of(),
+            SystemTools.tool("systemd-tmpfiles"),
+            "--root=" + root,
+            "--create",
+            SystemTools.DIST.resolve("tmpfiles.d/sandboxd.conf").toString());
+    assertEquals(0, r.exit(), r.output());
+    String gid =
+        Files.readString(root.resolve("etc/group"))
+            .lines()
+            .filter(l -> l.startsWith("sandboxd:"))
+            .findFirst()
+            .orElseThrow()
+            .split(":")[2];
+    for (Path f : counters) {
+      assertEquals(
+          "r--r-----",
+          java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)),
+          f.toString());
+      assertEquals(Integer.parseInt(gid), Files.getAttribute(f, "unix:gid"), f.toString());
+      assertEquals(0, Files.getAttribute(f, "unix:uid"), f.toString());
+    }
+    // Nothing else in the tree changed.
+    assertEquals(
+        "r--r--r--",
+        java.nio.file.attribute.PosixFilePermissions.toString(
+            Files.getPosixFilePermissions(root.resolve("sys/class/powercap/intel-rapl:0/name"))));
+  }
+
+  @Test
+  void udevRuleGivesTheMetersToGroupSandboxd() throws Exception {
+    List<String> rules =
+        Files.readAllLines(
+                SystemTools.DIST.resolve("udev/60-sandboxd-meters.rules"), StandardCharsets.UTF_8)
+            .stream()
+            .filter(l -> !l.startsWith("#") && !l.isBlank())
+            .toList();
+    assertTrue(
+        rules.contains("SUBSYSTEM==\"msr\", GROUP=\"sandboxd\", MODE=\"0640\""), rules.toString());
+    assertTrue(
+        rules.stream()
+            .anyMatch(
+                l ->
+                    l.startsWith("SUBSYSTEM==\"powercap\"")
+                        && l.contains("chgrp sandboxd /sys%p/energy_uj")
+                        && l.contains("chmod 0440 /sys%p/energy_uj")),
+        rules.toString());
   }
 
   @Test

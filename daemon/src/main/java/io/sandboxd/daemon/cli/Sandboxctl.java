@@ -30,7 +30,9 @@ import picocli.CommandLine.ScopeType;
       PoolsCommand.class,
       EnvsCommand.class,
       ManifestCommand.class,
-      BenchCommand.class
+      BenchCommand.class,
+      StatusCommand.class,
+      StoreCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

@@ -6,6 +6,7 @@ import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.StoreCheckpoint;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
 import io.sandboxd.attest.Verification;
@@ -84,6 +85,41 @@ public final class RunStore implements AutoCloseable {
     return file;
   }
 
+  private volatile java.util.function.LongConsumer appendTimer = nanos -> {};
+
+  /** Hears how long each durable commit took (ns, fsync included): for the daemon's metrics. */
+  public void onAppend(java.util.function.LongConsumer timer) {
+    appendTimer = timer;
+  }
+
+  /**
+   * Appends several runs' records in one fsynced transaction (all or none); returns once durable.
+   * Tools that fill a store use it; the daemon appends one run at a time through {@link #append}.
+   */
+  public synchronized void appendAll(List<RunRecord> records) {
+    if (records.isEmpty()) {
+      return;
+    }
+    RunRecord last = records.get(records.size() - 1);
+    long t0 = System.nanoTime();
+    try {
+      for (RunRecord r : records) {
+        write(r);
+      }
+      db.commit();
+      appendTimer.accept(System.nanoTime() - t0);
+    } catch (SQLException | RuntimeException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      String what = records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
+      throw new StoreException(what + ": not stored: " + e.getMessage(), e);
+    }
+    applyRetention(last.runId());
+  }
+
   /** One caller's run waiting for the commit of the batch that takes it. */
   private static final class PendingAppend {
     final RunRecord record;
@@ -156,6 +192,7 @@ public final class RunStore implements AutoCloseable {
       return;
     }
     int stored = 0;
+    long t0 = System.nanoTime();
     try {
       for (PendingAppend p : batch) {
         Savepoint sp = db.setSavepoint();
@@ -171,6 +208,7 @@ public final class RunStore implements AutoCloseable {
         }
       }
       db.commit();
+      appendTimer.accept(System.nanoTime() - t0);
       commits++;
       committedRuns += stored;
     } catch (SQLException | RuntimeException e) {
@@ -874,15 +912,170 @@ public final class RunStore implements AutoCloseable {
     try {
       List<StoreDamage> found = StoreAudit.audit(db, key.publicKey());
       db.commit();
-      damaged.clear();
-      for (StoreDamage d : found) {
-        if (!d.runId().equals(StoreDamage.STORE)) {
-          damaged.putIfAbsent(d.runId(), d.toString());
-        }
-      }
+      remember(found, true);
       return found;
     } catch (SQLException e) {
       throw new StoreException("run store: cannot verify: " + e.getMessage(), e);
+    }
+  }
+
+  /** What start-up verified: the sealed checkpoint it started from, and the runs after it. */
+  public record StartupCheck(
+      List<StoreDamage> damage, long checkpointRuns, long verifiedRuns, long headRuns) {}
+
+  /**
+   * The start-up check, whose cost does not grow with the store's history: the signed store head
+   * (run count, dense positions, the hash chain extended from the sealed checkpoint's) and every
+   * run after the checkpoint, fully; runs before it were checked when it was sealed (and are again
+   * by {@link StoreVerifier} in the background). A clean check seals a new checkpoint at the head.
+   * A store without a checkpoint (new, or upgraded) is checked from genesis once. A checkpoint that
+   * does not verify is damage, and the whole store is checked.
+   */
+  public synchronized StartupCheck verifyFromCheckpoint() {
+    try {
+      List<StoreDamage> found = new ArrayList<>();
+      StoreAudit.Start from = StoreAudit.Start.GENESIS;
+      try {
+        Optional<StoreCheckpoint> cp = checkpoint();
+        if (cp.isPresent()) {
+          from = new StoreAudit.Start(cp.get().runs(), cp.get().chain());
+        }
+      } catch (StoreException e) {
+        found.add(new StoreDamage(StoreDamage.STORE, "store_checkpoint", e.getMessage()));
+      }
+      StoreAudit.Result r = StoreAudit.audit(db, key.publicKey(), from, null);
+      db.commit();
+      found.addAll(r.damage());
+      remember(found, true);
+      if (found.isEmpty() && r.checked() > 0) {
+        seal(r.ledgerSize(), r.chain());
+      }
+      return new StartupCheck(found, from.position(), r.checked(), r.ledgerSize());
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot verify: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Remembers damaged runs, so they are listed as tampered; {@code replace} forgets older finds.
+   */
+  synchronized void remember(List<StoreDamage> found, boolean replace) {
+    if (replace) {
+      damaged.clear();
+    }
+    for (StoreDamage d : found) {
+      if (!d.runId().equals(StoreDamage.STORE)) {
+        damaged.putIfAbsent(d.runId(), d.toString());
+      }
+    }
+  }
+
+  /**
+   * The sealed checkpoint, verified against the node's key; empty when none was sealed yet. One
+   * that does not verify throws {@link StoreException}.
+   */
+  public synchronized Optional<StoreCheckpoint> checkpoint() {
+    String text = null;
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_checkpoint WHERE id = 1")) {
+      if (rs.next()) {
+        text = rs.getString(1);
+      }
+      db.commit();
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot read its checkpoint: " + e.getMessage(), e);
+    }
+    if (text == null) {
+      return Optional.empty();
+    }
+    try {
+      Envelope env = Envelope.fromJson(CanonicalJson.parse(text));
+      if (env.verify(Optional.of(key.publicKey())) instanceof Verification.Invalid inv) {
+        throw new StoreException("the sealed checkpoint does not verify: " + inv.reason());
+      }
+      return Optional.of(StoreCheckpoint.fromCore(env.core()));
+    } catch (AttestException e) {
+      throw new StoreException("the sealed checkpoint is unreadable: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Seals a checkpoint: every run before ledger position {@code runs} verified, their chain {@code
+   * chain}. Never moves it back; returns whether it moved.
+   */
+  synchronized boolean seal(long runs, String chain) {
+    long current;
+    try {
+      current = checkpoint().map(StoreCheckpoint::runs).orElse(-1L);
+    } catch (StoreException e) {
+      current = -1; // a damaged checkpoint is replaced by one a clean check sealed
+    }
+    if (runs <= current) {
+      return false;
+    }
+    StoreCheckpoint cp = new StoreCheckpoint(runs, chain, System.currentTimeMillis());
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT OR REPLACE INTO store_checkpoint (id, envelope) VALUES (1, ?)")) {
+      st.setString(1, Envelope.sign(cp.toCore(), key).toJsonLine());
+      st.executeUpdate();
+      db.commit();
+      return true;
+    } catch (SQLException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new StoreException("run store: cannot seal a checkpoint: " + e.getMessage(), e);
+    }
+  }
+
+  /** A second, read-only connection to the store, for checks that must not hold up appends. */
+  Connection openReader() throws SQLException {
+    org.sqlite.SQLiteConfig c = new org.sqlite.SQLiteConfig();
+    c.setReadOnly(true);
+    c.setBusyTimeout(5000);
+    Connection reader =
+        DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), c.toProperties());
+    reader.setAutoCommit(false);
+    return reader;
+  }
+
+  /** The node's public key, which every record in the store must verify under. */
+  io.sandboxd.attest.PublicKey signer() {
+    return key.publicKey();
+  }
+
+  /** Bytes of the store's database file and its write-ahead log. */
+  public long sizeBytes() {
+    long n = 0;
+    for (Path p : List.of(file, file.resolveSibling(file.getFileName() + "-wal"))) {
+      try {
+        n += Files.size(p);
+      } catch (IOException e) {
+        // absent (no WAL yet): nothing to count
+      }
+    }
+    return n;
+  }
+
+  /** How many stored runs end in each outcome kind ("Completed", "Terminated", ...). */
+  public synchronized Map<String, Long> runsByOutcome() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    try (Statement st = db.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT CASE WHEN substr(outcome, 1, 1) = '\"' THEN trim(outcome, '\"')"
+                    + " ELSE substr(outcome, 3, instr(outcome, '\":') - 3) END, COUNT(*)"
+                    + " FROM runs GROUP BY 1")) {
+      while (rs.next()) {
+        out.put(rs.getString(1), rs.getLong(2));
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot count runs: " + e.getMessage(), e);
     }
   }
 
@@ -900,6 +1093,33 @@ public final class RunStore implements AutoCloseable {
       return line;
     } catch (SQLException | AttestException e) {
       throw new StoreException("run store: cannot read its head: " + e.getMessage(), e);
+    }
+  }
+
+  /** How many runs the signed store head counts (0 for an empty store); O(1), not verified. */
+  public synchronized long headRuns() {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      long n = 0;
+      if (rs.next()) {
+        n = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core")).runs();
+      }
+      db.commit();
+      return n;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run store: cannot read its head: " + e.getMessage(), e);
+    }
+  }
+
+  /** Whether the store answers a trivial read (the watchdog's liveness probe). */
+  public synchronized boolean ping() {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT 1")) {
+      boolean ok = rs.next();
+      db.commit();
+      return ok;
+    } catch (SQLException e) {
+      return false;
     }
   }
 

@@ -20,8 +20,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -127,67 +125,122 @@ final class StoreAudit {
     return Optional.of(new StoreDamage(id, column, reason));
   }
 
+  /** Where an audit starts: a ledger position and the hash chain over the runs before it. */
+  record Start(long position, String chain) {
+    static final Start GENESIS = new Start(0, StoreHead.EMPTY_CHAIN);
+  }
+
+  /**
+   * What an audit found, and what it covered: the ledger's length and the hash chain over it, as
+   * the audit computed them (a checkpoint sealed from a clean audit names exactly these).
+   */
+  record Result(List<StoreDamage> damage, long checked, long ledgerSize, String chain) {
+    boolean clean() {
+      return damage.isEmpty();
+    }
+  }
+
   /** Every damage found, store-wide first; at most one per run (the first found). */
   static List<StoreDamage> audit(Connection db, PublicKey signer) throws SQLException {
-    List<StoreDamage> out = new ArrayList<>();
-    Map<String, String> ledger = new LinkedHashMap<>();
-    Map<String, StoredRun> signedRuns = new LinkedHashMap<>();
-    String chain = StoreHead.EMPTY_CHAIN;
-    long expectPosition = 0;
+    return audit(db, signer, Start.GENESIS, null).damage();
+  }
+
+  /**
+   * The damage in the runs from {@code from} on, and in what the store head signs about the whole
+   * store (run count, dense positions, the chain extended from {@code from}'s to the head's). From
+   * genesis this is the full check, content-addressed blobs and modules included; from a sealed
+   * checkpoint it costs only the runs after it. It streams: memory stays flat whatever the store
+   * holds. {@code progress}, when set, is told each ledger position checked.
+   */
+  static Result audit(
+      Connection db, PublicKey signer, Start from, java.util.function.LongConsumer progress)
+      throws SQLException {
+    List<StoreDamage> runs = new ArrayList<>();
+    String chain = from.chain();
+    long expectPosition = from.position();
     boolean positionsDense = true;
-    try (Statement st = db.createStatement();
-        ResultSet rs =
-            st.executeQuery("SELECT position, run_id, envelope FROM ledger ORDER BY position")) {
-      while (rs.next()) {
-        long pos = rs.getLong(1);
-        String runId = rs.getString(2);
-        String text = rs.getString(3);
-        positionsDense &= pos == expectPosition++;
-        ledger.put(runId, text);
-        try {
-          Envelope env = Envelope.fromJson(CanonicalJson.parse(text));
-          chain = StoreHead.extend(chain, env.address());
-          if (env.verify(Optional.of(signer)).isValid()) {
-            StoredRun s = StoredRun.fromCore(env.core());
-            if (s.position() != pos) {
-              positionsDense = false;
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT l.position, l.run_id, l.envelope, "
+                + ROW_COLUMNS
+                + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE l.position >= ? ORDER BY l.position")) {
+      st.setLong(1, from.position());
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          long pos = rs.getLong(1);
+          String runId = rs.getString(2);
+          String text = rs.getString(3);
+          positionsDense &= pos == expectPosition++;
+          StoredRun signed = null;
+          try {
+            Envelope env = Envelope.fromJson(CanonicalJson.parse(text));
+            chain = StoreHead.extend(chain, env.address());
+            if (env.verify(Optional.of(signer)).isValid()) {
+              signed = StoredRun.fromCore(env.core());
+              if (signed.position() != pos) {
+                positionsDense = false;
+              }
             }
-            signedRuns.put(runId, s);
+          } catch (AttestException e) {
+            // Reported for the run below (checkRow reads the same text).
+            chain =
+                StoreHead.extend(
+                    chain, Blake3.hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
           }
-        } catch (AttestException e) {
-          // Reported per run below (checkRow reads the same text).
-          chain =
-              StoreHead.extend(
-                  chain, Blake3.hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+          if (rs.getString(4) == null) {
+            runs.add(
+                new StoreDamage(
+                    runId, "runs", "the run is in the signed ledger but its row was deleted"));
+            continue;
+          }
+          RunRow row = row(rs, 4);
+          Optional<StoreDamage> d = checkRow(row, text, signer);
+          if (d.isEmpty()) {
+            d = recordsDamage(db, row, signed, signer);
+          }
+          d.ifPresent(runs::add);
+          if (progress != null) {
+            progress.accept(pos);
+          }
         }
       }
     }
-    headDamage(db, signer, ledger.size(), chain, positionsDense).ifPresent(out::add);
-
-    List<RunRow> rows = rows(db, null);
-    Set<String> present = new HashSet<>();
-    for (RunRow row : rows) {
-      present.add(row.runId());
-      Optional<StoreDamage> d = checkRow(row, ledger.get(row.runId()), signer);
-      if (d.isEmpty()) {
-        d = recordsDamage(db, row, signedRuns.get(row.runId()), signer);
-      }
-      d.ifPresent(out::add);
+    long ledgerSize;
+    try (Statement st = db.createStatement();
+        ResultSet rs =
+            st.executeQuery("SELECT COUNT(*), COALESCE(MAX(position) + 1, 0) FROM ledger")) {
+      rs.next();
+      ledgerSize = rs.getLong(1);
+      // Positions before the start were checked when it was sealed; the count must still fit.
+      positionsDense &= rs.getLong(2) == ledgerSize && expectPosition == ledgerSize;
     }
-    for (String runId : ledger.keySet()) {
-      if (!present.contains(runId)) {
-        out.add(
-            new StoreDamage(
-                runId, "runs", "the run is in the signed ledger but its row was deleted"));
+    List<StoreDamage> out = new ArrayList<>();
+    headDamage(db, signer, ledgerSize, chain, positionsDense).ifPresent(out::add);
+    out.addAll(runs);
+    // Rows the ledger does not sign (inserted behind the node's back), wherever they sort.
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT "
+                + ROW_COLUMNS
+                + " FROM runs r WHERE NOT EXISTS"
+                + " (SELECT 1 FROM ledger l WHERE l.run_id = r.run_id)"
+                + " ORDER BY r.created_ms, r.run_id")) {
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          checkRow(row(rs, 1), null, signer).ifPresent(out::add);
+        }
       }
     }
-    out.addAll(contentDamage(db, "blobs"));
-    out.addAll(contentDamage(db, "modules"));
-    return out;
+    if (from.position() == 0) {
+      out.addAll(contentDamage(db, "blobs"));
+      out.addAll(contentDamage(db, "modules"));
+    }
+    return new Result(out, expectPosition - from.position(), ledgerSize, chain);
   }
 
   private static Optional<StoreDamage> headDamage(
-      Connection db, PublicKey signer, int ledgerSize, String chain, boolean dense)
+      Connection db, PublicKey signer, long ledgerSize, String chain, boolean dense)
       throws SQLException {
     String headText = null;
     try (Statement st = db.createStatement();

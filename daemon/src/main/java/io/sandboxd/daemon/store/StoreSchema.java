@@ -68,7 +68,13 @@ final class StoreSchema {
               "submitters: the uid that submitted each run (unsigned: the signed records carry no"
                   + " caller)",
               List.of(
-                  "CREATE TABLE IF NOT EXISTS submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)")));
+                  "CREATE TABLE IF NOT EXISTS submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)")),
+          StoreMigration.ddl(
+              6,
+              "sealed verification checkpoint (start-up verifies only the runs after it)",
+              List.of(
+                  "CREATE TABLE store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
+                      + " envelope TEXT NOT NULL)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -168,6 +174,9 @@ final class StoreSchema {
     int v = userVersion(db);
     if (v != 0) {
       return v;
+    }
+    if (hasTable(db, "store_checkpoint")) {
+      return 3;
     }
     if (hasTable(db, "ledger")) {
       return 2;

@@ -191,7 +191,15 @@ class StoreMigrationTest {
     }
     for (String table :
         List.of(
-            "runs", "records", "journal", "blobs", "modules", "pruned", "ledger", "store_head")) {
+            "runs",
+            "records",
+            "journal",
+            "blobs",
+            "modules",
+            "pruned",
+            "ledger",
+            "store_head",
+            "store_checkpoint")) {
       assertTrue(hasTable(table), table);
     }
   }

@@ -1,0 +1,126 @@
+package io.sandboxd.daemon;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.daemon.store.RunRecord;
+import io.sandboxd.daemon.store.StoreVerifier;
+import io.sandboxd.executor.JournalEntry;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The daemon's meters, in Prometheus naming ({@code sandboxd_} prefix, base units, {@code _total}
+ * counters). Labels take values from closed sets only (outcome kinds, breach kinds, host calls and
+ * decisions, device classes and provenances): never a run id, unit or grants address.
+ */
+public final class DaemonMetrics {
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final Timer storeAppend;
+
+  public DaemonMetrics() {
+    storeAppend =
+        Timer.builder("sandboxd.store.append")
+            .description("Time to append one run's records to the store, fsync included")
+            .register(registry);
+  }
+
+  /** Prometheus text exposition of every meter. */
+  public String scrape() {
+    return registry.scrape();
+  }
+
+  /**
+   * Registers a gauge read at each scrape: for other parts of the daemon (warm pools: {@code
+   * sandboxd.pool.*}). {@code name} is dotted Micrometer style and becomes {@code sandboxd_...};
+   * {@code tags} are alternating key, value pairs from closed sets.
+   */
+  public <T> void gauge(
+      String name, String description, T obj, ToDoubleFunction<T> value, String... tags) {
+    Gauge.builder(name, obj, value).description(description).tags(tags).register(registry);
+  }
+
+  /** A gauge over a supplier. */
+  public void gauge(String name, String description, Supplier<Number> value, String... tags) {
+    Gauge.builder(name, value).description(description).tags(tags).register(registry);
+  }
+
+  /** Records one acknowledged run: its outcome, breach, energy and host calls. */
+  public void recordRun(RunRecord r) {
+    Outcome outcome = Attestation.fromCore(r.attestation().core()).outcome();
+    counter("sandboxd.runs", "Runs recorded, by outcome", "outcome", outcomeKind(outcome))
+        .increment();
+    if (outcome instanceof Outcome.Terminated t) {
+      counter("sandboxd.breaches", "Budget breaches, by kind", "kind", t.breach().name())
+          .increment();
+    }
+    Receipt receipt = Receipt.fromCore(r.receipt().core());
+    for (Map.Entry<DeviceClass, ClassEnergy> e : receipt.energy().entrySet()) {
+      // Joules as a double: a base unit; the signed receipt keeps the exact µJ.
+      registry
+          .counter(
+              "sandboxd.energy.joules",
+              "class",
+              e.getKey().name(),
+              "provenance",
+              e.getValue().provenance().name())
+          .increment(e.getValue().uj() / 1e6);
+    }
+    for (String line : r.journalEntries()) {
+      JournalEntry j = JournalEntry.parse(line);
+      counter(
+              "sandboxd.host.calls",
+              "Host calls units made, by call and decision",
+              "call",
+              j.call(),
+              "decision",
+              j.decision())
+          .increment();
+    }
+  }
+
+  /** A submission refused before it ran, by gRPC status code. */
+  public void refused(String code) {
+    counter("sandboxd.submissions.refused", "Submissions refused, by status", "code", code)
+        .increment();
+  }
+
+  public void storeAppend(long nanos) {
+    storeAppend.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** A finished store verification pass. */
+  public void verification(StoreVerifier.State s) {
+    counter(
+            "sandboxd.store.verifications",
+            "Store verification passes, by result",
+            "result",
+            s.phase().name().toLowerCase(java.util.Locale.ROOT))
+        .increment();
+  }
+
+  private Counter counter(String name, String description, String... tags) {
+    return Counter.builder(name).description(description).tags(tags).register(registry);
+  }
+
+  static String outcomeKind(Outcome o) {
+    if (o instanceof Outcome.Completed) {
+      return "Completed";
+    } else if (o instanceof Outcome.Terminated) {
+      return "Terminated";
+    } else if (o instanceof Outcome.Declined) {
+      return "Declined";
+    }
+    return "Failed";
+  }
+}

@@ -1,0 +1,260 @@
+package io.sandboxd.daemon.store;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Checks the whole run store in the background, on its own read-only connection (a snapshot that
+ * never holds up appends): once after start-up, and again on demand. A clean pass seals a
+ * checkpoint at what it covered; between passes it seals the runs appended since the last
+ * checkpoint once there are {@link #SEAL_EVERY} of them, so the next start-up has little to check
+ * whatever the store holds. Damage is logged, remembered (the runs are listed as tampered) and
+ * reported through {@link #state()}.
+ */
+public final class StoreVerifier implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(StoreVerifier.class.getName());
+
+  /** Unverified runs that make the verifier check and seal them. */
+  static final long SEAL_EVERY = 1024;
+
+  private static final long POLL_MS = 2_000;
+
+  /** Where verification stands. */
+  public enum Phase {
+    PENDING,
+    RUNNING,
+    VERIFIED,
+    DAMAGED,
+    FAILED
+  }
+
+  /**
+   * One pass's state: its phase, how many runs it checked of how many, the damage it found, when it
+   * ran (epoch ms, 0 until it did) and why it failed (empty unless FAILED).
+   */
+  public record State(
+      Phase phase,
+      long checkedRuns,
+      long totalRuns,
+      List<StoreDamage> damage,
+      long startedMs,
+      long finishedMs,
+      String failure) {
+    static final State PENDING = new State(Phase.PENDING, 0, 0, List.of(), 0, 0, "");
+  }
+
+  private final RunStore store;
+  private final Consumer<State> listener;
+  private final long sealEvery;
+  private final long pollMs;
+  private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
+  private final Object passLock = new Object();
+  private volatile boolean closed;
+  private Thread thread;
+
+  /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
+  public StoreVerifier(RunStore store, Consumer<State> listener) {
+    this(store, listener, SEAL_EVERY, POLL_MS);
+  }
+
+  StoreVerifier(RunStore store, Consumer<State> listener, long sealEvery, long pollMs) {
+    this.store = store;
+    this.listener = listener;
+    this.sealEvery = sealEvery;
+    this.pollMs = pollMs;
+  }
+
+  /** Starts the background thread: a full pass now, then sealing new runs as they accumulate. */
+  public synchronized void start() {
+    thread = new Thread(this::loop, "sandboxd-store-verifier");
+    thread.setDaemon(true);
+    thread.setPriority(Thread.MIN_PRIORITY);
+    thread.start();
+  }
+
+  public State state() {
+    return state.get();
+  }
+
+  /**
+   * The full check, now, in the caller's thread (one pass at a time: a caller waits for a pass in
+   * progress, then runs its own); returns its state.
+   */
+  public State verifyNow() {
+    synchronized (passLock) {
+      return fullPass(true);
+    }
+  }
+
+  private void loop() {
+    try {
+      synchronized (passLock) {
+        fullPass(false);
+      }
+      while (!closed) {
+        TimeUnit.MILLISECONDS.sleep(pollMs);
+        synchronized (passLock) {
+          if (!closed) {
+            sealNewRuns();
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      LOG.log(Level.SEVERE, "run store: background verification stopped: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * One full pass; a clean one seals a checkpoint at what it covered when {@code sealAlways} (on
+   * demand), else only once {@link #sealEvery} runs lie past the current checkpoint, so that a
+   * start-up's runs stay for the next start-up to check as before.
+   */
+  private State fullPass(boolean sealAlways) {
+    long started = System.currentTimeMillis();
+    State running = new State(Phase.RUNNING, 0, 0, List.of(), started, 0, "");
+    state.set(running);
+    State done;
+    try (Connection reader = store.openReader()) {
+      long[] checked = {0};
+      StoreAudit.Result r =
+          StoreAudit.audit(
+              reader,
+              store.signer(),
+              StoreAudit.Start.GENESIS,
+              pos -> {
+                if ((++checked[0] & 1023) == 0) {
+                  state.set(new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
+                }
+                if (closed) {
+                  throw new PassStopped();
+                }
+              });
+      reader.rollback();
+      long finished = System.currentTimeMillis();
+      store.remember(r.damage(), true);
+      if (r.clean()) {
+        long sealed = sealedRuns();
+        if (sealAlways || r.ledgerSize() - sealed >= sealEvery) {
+          store.seal(r.ledgerSize(), r.chain());
+        }
+        done =
+            new State(
+                Phase.VERIFIED, r.checked(), r.ledgerSize(), List.of(), started, finished, "");
+        LOG.info(
+            "run store: background verification: all "
+                + r.ledgerSize()
+                + " runs verify ("
+                + (finished - started)
+                + " ms); checkpoint at "
+                + sealedRuns());
+      } else {
+        done =
+            new State(
+                Phase.DAMAGED, r.checked(), r.ledgerSize(), r.damage(), started, finished, "");
+        StringBuilder msg =
+            new StringBuilder(
+                "run store: background verification found damage the node did not sign:");
+        for (StoreDamage d : r.damage()) {
+          msg.append("\n  ").append(d);
+        }
+        LOG.severe(msg.append("\ndamaged runs are listed as Tampered").toString());
+      }
+    } catch (PassStopped e) {
+      done = new State(Phase.PENDING, 0, 0, List.of(), started, 0, "stopped");
+    } catch (SQLException | RuntimeException e) {
+      done =
+          new State(
+              Phase.FAILED, 0, 0, List.of(), started, System.currentTimeMillis(), e.toString());
+      LOG.log(Level.SEVERE, "run store: background verification failed: " + e, e);
+    }
+    state.set(done);
+    listener.accept(done);
+    return done;
+  }
+
+  private long sealedRuns() {
+    try {
+      return store.checkpoint().map(cp -> cp.runs()).orElse(0L);
+    } catch (StoreException e) {
+      return 0;
+    }
+  }
+
+  /** Checks and seals the runs appended since the checkpoint, once there are enough of them. */
+  private void sealNewRuns() {
+    State s = state.get();
+    if (s.phase() != Phase.VERIFIED) {
+      return; // damage stays reported until a clean full pass (`sandboxctl store verify`)
+    }
+    StoreAudit.Start from;
+    try {
+      from =
+          store
+              .checkpoint()
+              .map(cp -> new StoreAudit.Start(cp.runs(), cp.chain()))
+              .orElse(StoreAudit.Start.GENESIS);
+    } catch (StoreException e) {
+      return;
+    }
+    if (store.headRuns() - from.position() < sealEvery) {
+      return;
+    }
+    try (Connection reader = store.openReader()) {
+      StoreAudit.Result r = StoreAudit.audit(reader, store.signer(), from, null);
+      reader.rollback();
+      if (r.clean()) {
+        store.seal(r.ledgerSize(), r.chain());
+      } else {
+        store.remember(r.damage(), false);
+        State damaged =
+            new State(
+                Phase.DAMAGED,
+                r.checked(),
+                r.ledgerSize(),
+                r.damage(),
+                System.currentTimeMillis(),
+                System.currentTimeMillis(),
+                "");
+        state.set(damaged);
+        listener.accept(damaged);
+        LOG.severe("run store: damage in runs appended since the checkpoint: " + r.damage());
+      }
+    } catch (SQLException e) {
+      LOG.warning("run store: cannot check new runs: " + e.getMessage());
+    }
+  }
+
+  /** Thrown from the progress hook to end a pass when the daemon closes. */
+  private static final class PassStopped extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    PassStopped() {
+      super(null, null, false, false);
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

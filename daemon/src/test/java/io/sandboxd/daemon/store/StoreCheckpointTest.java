@@ -1,0 +1,206 @@
+package io.sandboxd.daemon.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.StoreCheckpoint;
+import io.sandboxd.attest.StoreHead;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Start-up verification from a sealed checkpoint: it checks only the runs after it (whatever the
+ * store holds), still catches what the head signs store-wide, and leaves damage to older runs to
+ * the full check, which still finds it.
+ */
+class StoreCheckpointTest {
+  @TempDir Path tmp;
+
+  private final SigningKey key = SigningKey.generate();
+
+  private Path file() {
+    return tmp.resolve("runs.db");
+  }
+
+  private void fill(RunStore store, int from, int n) {
+    List<RunRecord> batch = new ArrayList<>();
+    for (int i = from; i < from + n; i++) {
+      batch.add(TestRuns.simple(key, String.format("run-%05d", i), 1_000 + i));
+    }
+    store.appendAll(batch);
+  }
+
+  private void sql(String statement) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file());
+        Statement st = c.createStatement()) {
+      assertTrue(st.executeUpdate(statement) > 0, statement);
+    }
+  }
+
+  @Test
+  void startUpChecksOnlyTheRunsAfterTheCheckpointAndSealsThem() {
+    try (RunStore store = RunStore.open(file(), key)) {
+      RunStore.StartupCheck empty = store.verifyFromCheckpoint();
+      assertEquals(List.of(), empty.damage());
+      assertEquals(0, empty.verifiedRuns());
+      fill(store, 0, 50);
+      // No checkpoint yet: everything is checked once, then sealed.
+      RunStore.StartupCheck first = store.verifyFromCheckpoint();
+      assertEquals(List.of(), first.damage());
+      assertEquals(0, first.checkpointRuns());
+      assertEquals(50, first.verifiedRuns());
+      assertEquals(50, store.checkpoint().orElseThrow().runs());
+      fill(store, 50, 7);
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      RunStore.StartupCheck next = store.verifyFromCheckpoint();
+      assertEquals(List.of(), next.damage());
+      assertEquals(50, next.checkpointRuns());
+      assertEquals(7, next.verifiedRuns());
+      assertEquals(57, next.headRuns());
+      RunStore.StartupCheck again = store.verifyFromCheckpoint();
+      assertEquals(0, again.verifiedRuns());
+    }
+  }
+
+  @Test
+  void damageAfterTheCheckpointStopsStartUpAndDamageBeforeItIsFoundByTheFullCheck()
+      throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 20);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fill(store, 20, 5);
+    }
+    sql("UPDATE runs SET outcome = '{\"Failed\":{\"reason\":\"x\"}}' WHERE run_id = 'run-00003'");
+    sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00022'");
+    try (RunStore store = RunStore.open(file(), key)) {
+      List<StoreDamage> startUp = store.verifyFromCheckpoint().damage();
+      assertEquals(1, startUp.size(), startUp.toString());
+      assertEquals("run-00022", startUp.get(0).runId());
+      assertEquals("log", startUp.get(0).column());
+      // A damaged start-up check seals nothing.
+      assertEquals(20, store.checkpoint().orElseThrow().runs());
+      // The old run's damage: not in the start-up check, but the full check names it, and reads
+      // never show its stored values.
+      List<StoreDamage> full = store.verifyAll();
+      assertTrue(full.stream().anyMatch(d -> d.runId().equals("run-00003")), full.toString());
+      assertTrue(full.stream().anyMatch(d -> d.runId().equals("run-00022")), full.toString());
+      assertTrue(store.run("run-00003").orElseThrow().tampered().isPresent());
+    }
+  }
+
+  @Test
+  void storeWideChangesAreCaughtAtStartUpWhateverTheirAge() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 10);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+    }
+    // An old run deleted with its ledger record: the signed head's count says so at once.
+    sql("DELETE FROM records WHERE run_id = 'run-00002'");
+    sql("DELETE FROM journal WHERE run_id = 'run-00002'");
+    sql("DELETE FROM runs WHERE run_id = 'run-00002'");
+    sql("DELETE FROM ledger WHERE run_id = 'run-00002'");
+    try (RunStore store = RunStore.open(file(), key)) {
+      List<StoreDamage> d = store.verifyFromCheckpoint().damage();
+      assertFalse(d.isEmpty());
+      assertTrue(d.get(0).toString().contains("a run was deleted or inserted"), d.toString());
+    }
+  }
+
+  @Test
+  void aForgedOrCopiedCheckpointIsDamageAndTheWholeStoreIsChecked() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 5);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+    }
+    // The signed store head copied in as a checkpoint: another schema, refused.
+    String head;
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file());
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head")) {
+      rs.next();
+      head = rs.getString(1);
+    }
+    assertEquals(
+        StoreHead.SCHEMA, Envelope.fromJson(CanonicalJson.parse(head)).schema().orElseThrow());
+    sql("UPDATE store_checkpoint SET envelope = '" + head + "'");
+    sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00001'");
+    try (RunStore store = RunStore.open(file(), key)) {
+      RunStore.StartupCheck c = store.verifyFromCheckpoint();
+      assertTrue(
+          c.damage().stream().anyMatch(d -> d.column().equals("store_checkpoint")),
+          c.damage().toString());
+      // Checked from genesis instead: the old run's damage is found at start-up.
+      assertTrue(
+          c.damage().stream().anyMatch(d -> d.runId().equals("run-00001")), c.damage().toString());
+      assertEquals(5, c.verifiedRuns());
+    }
+    // One signed by another key does not verify.
+    SigningKey other = SigningKey.generate();
+    String forged =
+        Envelope.sign(new StoreCheckpoint(5, StoreHead.EMPTY_CHAIN, 1).toCore(), other)
+            .toJsonLine();
+    sql("UPDATE store_checkpoint SET envelope = '" + forged + "'");
+    try (RunStore store = RunStore.open(file(), key)) {
+      assertTrue(
+          store.verifyFromCheckpoint().damage().stream()
+              .anyMatch(d -> d.column().equals("store_checkpoint")));
+    }
+  }
+
+  @Test
+  void theBackgroundVerifierFindsOldDamageAndSealsACleanStore() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 30);
+      List<StoreVerifier.State> heard = new ArrayList<>();
+      try (StoreVerifier v = new StoreVerifier(store, heard::add)) {
+        StoreVerifier.State s = v.verifyNow();
+        assertEquals(StoreVerifier.Phase.VERIFIED, s.phase(), s.toString());
+        assertEquals(30, s.totalRuns());
+        assertEquals(30, store.checkpoint().orElseThrow().runs());
+        sql("UPDATE runs SET grants = '{}' WHERE run_id = 'run-00004'");
+        StoreVerifier.State bad = v.verifyNow();
+        assertEquals(StoreVerifier.Phase.DAMAGED, bad.phase());
+        assertEquals("run-00004", bad.damage().get(0).runId());
+        assertEquals("grants", bad.damage().get(0).column());
+        assertTrue(store.run("run-00004").orElseThrow().tampered().isPresent());
+        assertEquals(2, heard.size());
+      }
+    }
+  }
+
+  @Test
+  void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 12);
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20)) {
+        v.start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
+          assertTrue(System.nanoTime() < deadline, v.state().toString());
+          Thread.sleep(10);
+        }
+        assertEquals(12, store.checkpoint().orElseThrow().runs());
+        fill(store, 12, 9); // fewer than 10 new runs: left for later
+        Thread.sleep(200);
+        assertEquals(12, store.checkpoint().orElseThrow().runs());
+        fill(store, 21, 1);
+        while (store.checkpoint().orElseThrow().runs() != 22) {
+          assertTrue(System.nanoTime() < deadline, "not sealed: " + store.checkpoint());
+          Thread.sleep(10);
+        }
+      }
+    }
+  }
+}
