@@ -12,8 +12,8 @@ import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
-import io.sandboxd.daemon.store.WalTail;
 import io.sandboxd.daemon.store.StoreVerifier;
+import io.sandboxd.daemon.store.WalTail;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
@@ -298,6 +298,7 @@ public final class Daemon implements AutoCloseable {
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
+      ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
       }

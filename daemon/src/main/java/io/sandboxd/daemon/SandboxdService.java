@@ -9,11 +9,11 @@ import io.sandboxd.daemon.rpc.GetOutputReply;
 import io.sandboxd.daemon.rpc.GetOutputRequest;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.GetStatusRequest;
 import io.sandboxd.daemon.rpc.ListModulesReply;
 import io.sandboxd.daemon.rpc.ListModulesRequest;
 import io.sandboxd.daemon.rpc.ListPoolsReply;
 import io.sandboxd.daemon.rpc.ListPoolsRequest;
-import io.sandboxd.daemon.rpc.GetStatusRequest;
 import io.sandboxd.daemon.rpc.ListRunsReply;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.ModuleInfo;
@@ -172,17 +172,17 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
             }
             try {
               r =
-              supervisor.submit(
-                  Caller.current(),
-                  moduleOf(req),
-                  req.getGrantsJson(),
-                  req.getEntry(),
-                  req.getEnv(),
-                  new CommandInput(
-                      req.getArgsList(),
-                      req.getStdinSet()
-                          ? java.util.Optional.of(req.getStdin().toByteArray())
-                          : java.util.Optional.empty()));
+                  supervisor.submit(
+                      Caller.current(),
+                      moduleOf(req),
+                      req.getGrantsJson(),
+                      req.getEntry(),
+                      req.getEnv(),
+                      new CommandInput(
+                          req.getArgsList(),
+                          req.getStdinSet()
+                              ? java.util.Optional.of(req.getStdin().toByteArray())
+                              : java.util.Optional.empty()));
             } finally {
               if (ops != null) {
                 ops.serving().exit();
