@@ -140,6 +140,12 @@ final class ExecCalls {
         // the child closed stdin early; its output still counts
       }
       boolean exited = p.waitFor(ctx.services.execTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      if (exited) {
+        // Closing the tree closes our ends of the pipes: let the drains take what the program wrote
+        // first (bounded: a descendant still holding a pipe open is killed just below).
+        awaitQuietly(out);
+        awaitQuietly(err);
+      }
       // Whatever the program left running (setsid, background jobs) ends with it; the pipes close.
       tree.close();
       if (!exited) {
@@ -164,6 +170,14 @@ final class ExecCalls {
         image.close();
       }
       ctx.process.reaped();
+    }
+  }
+
+  private static void awaitQuietly(CompletableFuture<byte[]> drain) throws InterruptedException {
+    try {
+      drain.get(2, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      // what was drained so far is what the guest gets
     }
   }
 

@@ -77,10 +77,10 @@ class SqliteShellRunTest {
         run(
             "create table t(x);\ninsert into t values (" + a + " * " + b + ");\nselect x from t;\n",
             "{\"read\":[\".sqliterc\"],\"write\":[],\"delete\":[]}");
-    assertEquals(new Outcome.Completed(), r.outcome(), r.log());
+    assertEquals(new Outcome.Completed(), r.outcome(), out(r));
     assertTrue(
-        r.log().lines().anyMatch(l -> l.equals(Long.toString(a * b))),
-        "seed " + SEED + ": " + r.log());
+        out(r).lines().anyMatch(l -> l.equals(Long.toString(a * b))),
+        "seed " + SEED + ": " + out(r));
   }
 
   @Test
@@ -92,7 +92,7 @@ class SqliteShellRunTest {
         run(
             ".open /db/test.db\ncreate table t(v);\ninsert into t values ('" + token + "');\n",
             DB_GRANT);
-    assertEquals(new Outcome.Completed(), write.outcome(), write.log());
+    assertEquals(new Outcome.Completed(), write.outcome(), out(write));
     byte[] db = Files.readAllBytes(root.resolve("db/test.db"));
     assertArrayEquals(
         "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII),
@@ -100,19 +100,26 @@ class SqliteShellRunTest {
         "a database file in the storage root");
 
     ExecutionResult read = run(".open /db/test.db\nselect v from t;\n", DB_GRANT);
-    assertEquals(new Outcome.Completed(), read.outcome(), read.log());
-    assertTrue(read.log().lines().anyMatch(token::equals), read.log());
+    assertEquals(new Outcome.Completed(), read.outcome(), out(read));
+    assertTrue(out(read).lines().anyMatch(token::equals), out(read));
   }
 
   @Test
   void aDatabaseOutsideItsGrantIsRefused() throws IOException {
     Files.createDirectories(root.resolve("private"));
     ExecutionResult r = run(".open /private/x.db\ncreate table t(x);\n", DB_GRANT);
-    assertTrue(r.log().contains("unable to open database \"/private/x.db\""), r.log());
+    assertTrue(out(r).contains("unable to open database \"/private/x.db\""), out(r));
     assertFalse(Files.exists(root.resolve("private/x.db")), "created outside its grant");
     // Nor beyond the storage root.
     ExecutionResult escape = run(".open /../outside.db\ncreate table t(x);\n", DB_GRANT);
-    assertTrue(escape.log().contains("unable to open database"), escape.log());
+    assertTrue(out(escape).contains("unable to open database"), out(escape));
     assertFalse(Files.exists(root.resolveSibling("outside.db")), "created outside the root");
+  }
+
+  /** What the guest wrote: stdout then stderr (WASI output is captured apart from the log). */
+  static String out(ExecutionResult r) {
+    ExecutionResult.Stdio io = r.stdio().orElseThrow();
+    return new String(io.stdout().bytes(), java.nio.charset.StandardCharsets.UTF_8)
+        + new String(io.stderr().bytes(), java.nio.charset.StandardCharsets.UTF_8);
   }
 }

@@ -61,7 +61,7 @@ class WasiEnvironmentTest {
                     .withEnv(env.containerEnv())
                     .withMounts(p.dirs()));
       }
-      String log = r.log();
+      String log = out(r);
       assertEquals(new Outcome.Completed(), r.outcome(), log);
       assertTrue(log.startsWith("env APP_MODE=test run\nenv LANG=C.UTF-8\nbind read:"), log);
       assertTrue(log.contains("bind read: bound from the host\n"), log);
@@ -81,7 +81,7 @@ class WasiEnvironmentTest {
                   .withEnv(env.containerEnv())
                   .withMounts(named)
                   .withReplay(new ReplaySource(r.journal(), r.journalBlobs())));
-      assertEquals(r.outcome(), replay.outcome(), replay.log());
+      assertEquals(r.outcome(), replay.outcome(), out(replay));
       assertEquals(r.journalRoot(), replay.journalRoot());
       assertTrue(replay.replayDivergence().isEmpty(), () -> replay.replayDivergence().toString());
       assertFalse(Files.exists(named.get(2).host()));
@@ -91,5 +91,12 @@ class WasiEnvironmentTest {
     try (var s = Files.list(state.resolve("tmpfs"))) {
       assertEquals(0, s.count(), "every tmpfs is gone");
     }
+  }
+
+  /** What the guest wrote: stdout then stderr (WASI output is captured apart from the log). */
+  static String out(ExecutionResult r) {
+    ExecutionResult.Stdio io = r.stdio().orElseThrow();
+    return new String(io.stdout().bytes(), java.nio.charset.StandardCharsets.UTF_8)
+        + new String(io.stderr().bytes(), java.nio.charset.StandardCharsets.UTF_8);
   }
 }
