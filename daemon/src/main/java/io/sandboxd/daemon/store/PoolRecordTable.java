@@ -21,10 +21,10 @@ final class PoolRecordTable {
 
   static final List<String> DDL =
       List.of(
-          "CREATE TABLE pool_records (address TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+          "CREATE TABLE IF NOT EXISTS pool_records (address TEXT PRIMARY KEY, kind TEXT NOT NULL,"
               + " run_id TEXT, created_ms INTEGER NOT NULL, envelope TEXT NOT NULL)",
-          "CREATE INDEX pool_records_by_run ON pool_records (run_id)",
-          "CREATE INDEX pool_records_by_kind ON pool_records (kind, created_ms)");
+          "CREATE INDEX IF NOT EXISTS pool_records_by_run ON pool_records (run_id)",
+          "CREATE INDEX IF NOT EXISTS pool_records_by_kind ON pool_records (kind, created_ms)");
 
   static final String CLAIM = "claim";
   static final String EVICT = "evict";

@@ -73,7 +73,7 @@ final class StoreSchema {
               6,
               "sealed verification checkpoint (start-up verifies only the runs after it)",
               List.of(
-                  "CREATE TABLE store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
+                  "CREATE TABLE IF NOT EXISTS store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
                       + " envelope TEXT NOT NULL)")));
 
   /** The version this code writes and reads. */
