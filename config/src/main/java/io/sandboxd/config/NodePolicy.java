@@ -163,9 +163,12 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
         Optional.empty());
   }
 
-  /** This policy, or the mode's default when the file has none. */
+  /**
+   * This policy, or the mode's default when the file has none. A default already chosen (rules but
+   * not configured) stays: the daemon asks again after {@code serve} picked its mode's.
+   */
   public NodePolicy orDefault(boolean dev, long ownUid, int maxConcurrentUnits) {
-    if (configured) {
+    if (configured || !rules.isEmpty()) {
       return this;
     }
     return dev ? dev(ownUid, maxConcurrentUnits) : system(ownUid, maxConcurrentUnits);

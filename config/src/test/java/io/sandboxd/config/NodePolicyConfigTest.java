@@ -36,6 +36,7 @@ class NodePolicyConfigTest {
     assertEquals(
         List.of("root", "daemon-user", "group-sandboxd"),
         sys.rules().stream().map(NodePolicy.Rule::name).toList());
+    assertEquals(sys, sys.orDefault(true, 1234, 4), "a chosen system default is not made dev");
     NodePolicy.Rule group = sys.rules().get(2);
     assertEquals(Set.of("sandboxd"), group.groups());
     Grants ceiling = ((NodePolicy.Ceiling.Bounded) group.ceiling()).grants();

@@ -69,7 +69,7 @@ class RealSystemdTest {
     assertEquals(0, install.getExitCode(), install.toString());
     ExecResult users =
         sh(
-            "useradd -m -G sandboxd alice && useradd -m bob"
+            "useradd -m -G sandboxd alice && useradd -m -G sandboxd carol && useradd -m bob"
                 + " && chmod -R a+rX /opt/sandboxd/examples");
     assertEquals(0, users.getExitCode(), users.toString());
   }
@@ -143,6 +143,79 @@ class RealSystemdTest {
     assertNotEquals(0, run.getExitCode(), run.toString());
     assertTrue(run.getStderr().toLowerCase().contains("permission denied"), run.getStderr());
     assertTrue(run.getStderr().contains("/run/sandboxd"), run.getStderr());
+  }
+
+  @Test
+  @Order(4)
+  void aUidWhosePolicyForbidsExecIsRefusedNamingTheRule() throws Exception {
+    // carol's ceiling is exactly hello's grants (no process section, so no exec); alice has none.
+    String ceiling = sh("cat /opt/sandboxd/examples/hello.grants.json").getStdout().trim();
+    String policy =
+        "{\"policy\":{\"rules\":["
+            + "{\"name\":\"alice-any\",\"users\":[\"alice\"],\"ceiling\":\"unrestricted\"},"
+            + "{\"name\":\"carol-no-exec\",\"users\":[\"carol\"],\"ceiling\":"
+            + ceiling
+            + "}]}}";
+    String execGrants =
+        ceiling.substring(0, ceiling.lastIndexOf('}'))
+            + ",\"process\":{\"exec\":true,\"programs\":[\"ls\"],\"max_processes\":1}}";
+    node.copyFileToContainer(
+        org.testcontainers.images.builder.Transferable.of(policy, 0644),
+        "/etc/sandboxd/sandboxd.json");
+    node.copyFileToContainer(
+        org.testcontainers.images.builder.Transferable.of(execGrants, 0644),
+        "/opt/sandboxd/exec.grants.json");
+    ExecResult restart = sh("systemctl restart sandboxd");
+    assertEquals(0, restart.getExitCode(), restart + "\n" + journal());
+    String hello = "sandboxctl run /opt/sandboxd/examples/hello.wasm --grants ";
+
+    ExecResult refused = as("carol", hello + "/opt/sandboxd/exec.grants.json");
+    assertNotEquals(0, refused.getExitCode(), refused.toString());
+    String why = refused.getStderr();
+    assertTrue(why.contains("PERMISSION_DENIED"), why);
+    assertTrue(why.contains("rule \"carol-no-exec\"") && why.contains("$.process.exec"), why);
+    // The same unit within her ceiling runs: the refusal was the exec grant, not carol.
+    ExecResult within = as("carol", hello + "/opt/sandboxd/examples/hello.grants.json");
+    assertEquals(0, within.getExitCode(), within.toString());
+    ExecResult alice = as("alice", hello + "/opt/sandboxd/exec.grants.json");
+    assertEquals(0, alice.getExitCode(), alice + "\n" + journal());
+  }
+
+  @Test
+  @Order(5)
+  void aStoppedJvmIsRestartedByTheWatchdog() throws Exception {
+    // A short watchdog keeps the test fast; the unit's own WatchdogSec is what gets exercised.
+    ExecResult dropIn =
+        sh(
+            "mkdir -p /etc/systemd/system/sandboxd.service.d && printf '[Service]\\nWatchdogSec=5s\\n'"
+                + " > /etc/systemd/system/sandboxd.service.d/test.conf && systemctl daemon-reload"
+                + " && systemctl restart sandboxd");
+    assertEquals(0, dropIn.getExitCode(), dropIn + "\n" + journal());
+    assertEquals("5s", show("WatchdogUSec"));
+    String pid = show("MainPID");
+    long restartsBefore = Long.parseLong(show("NRestarts"));
+    // A few pings first: the daemon answers its probe under systemd before we freeze it.
+    Thread.sleep(6_000);
+    assertEquals(pid, show("MainPID"), journal());
+    assertEquals(0, sh("kill -STOP " + pid).getExitCode());
+    // 5 s to miss the pings, RestartSec=2s, then the JVM's start: well inside a minute.
+    awaitShell(
+        "p=$(systemctl show -p MainPID --value sandboxd); [ \"$p\" != 0 ] && [ \"$p\" != "
+            + pid
+            + " ] && systemctl is-active -q sandboxd",
+        90);
+    assertTrue(Long.parseLong(show("NRestarts")) >= restartsBefore + 1, show("NRestarts"));
+    assertTrue(journal().toLowerCase().contains("watchdog timeout"), journal());
+    ExecResult run =
+        as(
+            "alice",
+            "sandboxctl run /opt/sandboxd/examples/hello.wasm"
+                + " --grants /opt/sandboxd/examples/hello.grants.json");
+    assertEquals(0, run.getExitCode(), run.toString());
+  }
+
+  static String journal() throws Exception {
+    return sh("journalctl -u sandboxd --no-pager").getStdout();
   }
 
   @Test
