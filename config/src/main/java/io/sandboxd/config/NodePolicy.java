@@ -92,10 +92,16 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
                 Set.of(),
                 new Ceiling.Unrestricted(),
                 DEFAULT_MAX_MODULE_BYTES,
-                maxConcurrentUnits,
+                UNCAPPED_RUNS,
                 List.of(ANY_ENVIRONMENT))),
         false);
   }
+
+  /**
+   * Runs in flight for the defaults' unrestricted rules (root, the daemon's own user): no
+   * per-caller cap, their submissions queue for the node's executor slots as everyone's do.
+   */
+  public static final int UNCAPPED_RUNS = Integer.MAX_VALUE;
 
   /** The group whose members the system default admits under {@link #conservativeCeiling()}. */
   public static final String SYSTEM_GROUP = "sandboxd";
@@ -116,7 +122,7 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
             Set.of(),
             new Ceiling.Unrestricted(),
             DEFAULT_MAX_MODULE_BYTES,
-            maxConcurrentUnits,
+            UNCAPPED_RUNS,
             List.of(ANY_ENVIRONMENT)));
     if (ownUid != 0) {
       rules.add(
@@ -128,7 +134,7 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
               Set.of(),
               new Ceiling.Unrestricted(),
               DEFAULT_MAX_MODULE_BYTES,
-              maxConcurrentUnits,
+              UNCAPPED_RUNS,
               List.of(ANY_ENVIRONMENT)));
     }
     rules.add(

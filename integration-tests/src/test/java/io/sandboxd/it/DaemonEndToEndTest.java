@@ -253,7 +253,9 @@ class DaemonEndToEndTest {
 
     daemon = DaemonProcess.start(daemon.state, daemon.socket);
     client = new DaemonClient(daemon.socket);
-    assertTrue(daemon.log().contains("all chains verify"), daemon.log());
+    assertTrue(
+        daemon.log().contains("every record and column checks against the signed ledger"),
+        daemon.log());
     var runs = client.stub().listRuns(ListRunsRequest.getDefaultInstance());
     assertEquals(before, runs.getRunsCount());
     var again = client.stub().getRun(GetRunRequest.newBuilder().setRunId(r.getRunId()).build());

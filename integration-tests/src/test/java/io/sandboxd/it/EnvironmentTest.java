@@ -202,7 +202,8 @@ class EnvironmentTest {
               daemon.socket.toString());
       assertEquals(0, r.exit(), r.out() + r.err());
       JsonNode out = CanonicalJson.parse(r.out().strip());
-      String log = out.get("log").asText();
+      // What the unit printed: its stdout (WASI output is captured apart from the log).
+      String log = out.get("stdout").get("text").asText();
       assertTrue(log.startsWith("env APP_MODE=test run\nenv LANG=C.UTF-8\nbind read:"), log);
       assertTrue(log.contains("bind read: bound from the host\n"), log);
       assertTrue(log.contains("bind write: errno=2\n"), "the grant keeps the bind read-only");
@@ -233,7 +234,8 @@ class EnvironmentTest {
     SubmitReply r = submit("");
     JsonNode core = CanonicalJson.parse(r.getAttestation()).get("core");
     assertTrue(core.get("manifest").isNull(), r.getAttestation());
-    assertTrue(r.getLog().contains("bind read: errno="), r.getLog());
+    assertTrue(
+        r.getStdout().toStringUtf8().contains("bind read: errno="), r.getStdout().toStringUtf8());
     assertTrue(
         client
             .stub()

@@ -74,7 +74,9 @@ class GroupCommitCrashTest {
     // The restarted daemon verifies every chain and the signed ledger before it serves.
     try (DaemonProcess again = DaemonProcess.start(state, socket);
         DaemonClient client = new DaemonClient(socket)) {
-      assertTrue(again.log().contains("all chains verify"), again.log());
+      assertTrue(
+          again.log().contains("every record and column checks against the signed ledger"),
+          again.log());
       for (String runId : acked) {
         RunInfo info = client.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
         assertEquals("\"Completed\"", info.getOutcomeJson(), runId);

@@ -60,6 +60,8 @@ class KillNineTest {
     Random random = new Random(SEED);
     Map<String, SubmitReply> acknowledged = new ConcurrentHashMap<>();
     AtomicLong attempts = new AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<String> firstRefusal =
+        new java.util.concurrent.atomic.AtomicReference<>();
     int recoveries = 0;
     int tornReported = 0;
     int tornInjected = 0;
@@ -91,6 +93,7 @@ class KillNineTest {
                     if (stop.get()) {
                       return null;
                     }
+                    firstRefusal.compareAndSet(null, e.getStatus().toString());
                   }
                 }
               }
@@ -153,7 +156,9 @@ class KillNineTest {
           tornInjected,
           tornReported,
           SEED);
-      assertTrue(acknowledged.size() >= KILLS, "load too light: " + acknowledged.size());
+      assertTrue(
+          acknowledged.size() >= KILLS,
+          "load too light: " + acknowledged.size() + "; first refusal: " + firstRefusal.get());
       assertEquals(acknowledged.size(), present);
       assertEquals(acknowledged.size(), verified);
       assertTrue(recoveries > 0, "no start after a kill found an unclean log");
