@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * WASI programs as people ship them, through the running daemon and the packaged sandboxctl: argv,
  * stdin, stdout and stderr apart, the exit status, the caps, and replay of a run's inputs. The
- * guest is {@code src/test/c/wasi_io.c}, built with clang-16 for wasm32-wasi.
+ * guest is {@code executor-wasm/src/test/c/wasi_io.c}, built with clang-16 for wasm32-wasi.
  */
 class WasiProgramTest {
   @TempDir static Path dir;
@@ -72,7 +72,8 @@ class WasiProgramTest {
             dir.resolve("state"), dir.resolve("run/sandboxd.sock"), "--config", cfg.toString());
     client = new DaemonClient(daemon.socket);
     wasm = dir.resolve("wasi_io.wasm");
-    build(Path.of("src", "test", "c", "wasi_io.c"), wasm);
+    // The same guest the executor tests build: one source, kept beside them.
+    build(DaemonProcess.ROOT.resolve("executor-wasm/src/test/c/wasi_io.c"), wasm);
     module = Files.readAllBytes(wasm);
     grants = Files.writeString(dir.resolve("grants.json"), GRANTS);
   }
