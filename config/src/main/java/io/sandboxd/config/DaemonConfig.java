@@ -42,7 +42,10 @@ public record DaemonConfig(
     Io io,
     Environments environments,
     NodePolicy policy,
-    Metrics metrics) {
+    Metrics metrics,
+    Durable durable,
+    Fleet fleet,
+    Standing standing) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -78,7 +81,10 @@ public record DaemonConfig(
         Io.defaults(),
         Environments.none(),
         NodePolicy.MODE_DEFAULT,
-        Metrics.OFF);
+        Metrics.OFF,
+        Durable.defaults(),
+        Fleet.defaults(),
+        Standing.defaults());
   }
 
   /** This configuration with {@code p} as its node policy. */
@@ -100,7 +106,10 @@ public record DaemonConfig(
         io,
         environments,
         p,
-        metrics);
+        metrics,
+        durable,
+        fleet,
+        standing);
   }
 
   /** A configuration without secrets. */
@@ -129,7 +138,10 @@ public record DaemonConfig(
         Io.defaults(),
         Environments.none(),
         NodePolicy.MODE_DEFAULT,
-        Metrics.OFF);
+        Metrics.OFF,
+        Durable.defaults(),
+        Fleet.defaults(),
+        Standing.defaults());
   }
 
   /**
@@ -360,7 +372,10 @@ public record DaemonConfig(
           "environments",
           "bind_allow",
           "policy",
-          "metrics");
+          "metrics",
+          "durable",
+          "fleet",
+          "standing");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -382,7 +397,10 @@ public record DaemonConfig(
         Io.defaults(),
         Environments.none(),
         NodePolicy.MODE_DEFAULT,
-        Metrics.OFF);
+        Metrics.OFF,
+        Durable.defaults(),
+        Fleet.defaults(),
+        Standing.defaults());
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -520,7 +538,10 @@ public record DaemonConfig(
         io(f, d.io()),
         environments(f),
         NodePolicy.parse(root.get("policy"), units),
-        metrics);
+        metrics,
+        Durable.parse(root.get("durable")),
+        Fleet.parse(root.get("fleet")),
+        Standing.parse(root.get("standing")));
   }
 
   private static Io io(JsonReader f, Io d) {

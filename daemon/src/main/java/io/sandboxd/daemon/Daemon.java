@@ -86,7 +86,10 @@ public final class Daemon implements AutoCloseable {
           d.io(),
           d.environments(),
           d.policy(),
-          d.metrics());
+          d.metrics(),
+          d.durable(),
+          d.fleet(),
+          d.standing());
     }
   }
 
