@@ -81,14 +81,20 @@ public final class Admission {
 
   /**
    * Admits {@code caller}'s submission: the node policy first (a rule for the caller, the module's
-   * size, the grants within the rule's ceiling, a place among its runs in flight), then {@link
-   * #admit(byte[], String, String)}.
+   * size, the grants within the rule's ceiling, the environment among the rule's, a place among its
+   * runs in flight), then {@link #admit(byte[], String, String)}.
    */
-  public Admitted admit(Caller caller, byte[] module, String grantsJson, String entry) {
+  public Admitted admit(
+      Caller caller,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      java.util.Optional<OfferedEnvironments.Offer> environment) {
     io.sandboxd.config.NodePolicy.Rule rule = policy.ruleFor(caller);
     SubmitterPolicy.checkModule(rule, caller, module.length);
     Grants grants = parseGrants(grantsJson);
     SubmitterPolicy.checkGrants(rule, caller, grants);
+    SubmitterPolicy.checkEnvironment(rule, caller, environment);
     SubmitterPolicy.Slot slot = policy.acquire(rule, caller);
     try {
       Admitted a = compile(grants, module, entry);

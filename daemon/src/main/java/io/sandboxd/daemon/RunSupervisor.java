@@ -175,7 +175,7 @@ public final class RunSupervisor {
       CommandInput input) {
     UnitIo unitIo = input.check(ioCaps);
     Optional<OfferedEnvironments.Offer> offer = offer(env);
-    Admission.Admitted a = admission.admit(caller, module, grantsJson, entry);
+    Admission.Admitted a = admission.admit(caller, module, grantsJson, entry, offer);
     try (SubmitterPolicy.Slot slot = a.slot()) {
       return run(
           a,
@@ -403,6 +403,19 @@ public final class RunSupervisor {
    * journal_root. Nothing is written: a replay observes, it does not act.
    */
   public Optional<ReplayVerdict> replay(String runId) {
+    return replay(Optional.empty(), runId);
+  }
+
+  /**
+   * As {@link #replay(String)} asked by {@code caller}: a replay runs the unit again, so the node
+   * policy admits it as it would a submission (ceiling, environment, a place among the caller's
+   * runs in flight); a caller cannot replay a run wider than it may submit.
+   */
+  public Optional<ReplayVerdict> replay(Caller caller, String runId) {
+    return replay(Optional.of(caller), runId);
+  }
+
+  private Optional<ReplayVerdict> replay(Optional<Caller> caller, String runId) {
     Optional<RunStore.Submission> sub = store.submission(runId);
     if (sub.isEmpty()) {
       return Optional.empty();
@@ -436,14 +449,6 @@ public final class RunSupervisor {
               recorded.journalRoot(),
               Optional.empty()));
     }
-    Admission.Admitted a;
-    try {
-      a = admission.admit(s.module(), s.grantsJson(), s.entry());
-    } catch (AdmissionException e) {
-      // The node's policy changed since the run (e.g. a secret binding was removed).
-      throw new ReplayRefusedException(
-          "run " + runId + ": no longer admitted on this node: " + e.getMessage(), e);
-    }
     // The same environment or none: its variables and mount targets are part of what the guest saw.
     Optional<OfferedEnvironments.Offer> offer = Optional.empty();
     if (recorded.manifest() != null) {
@@ -458,6 +463,29 @@ public final class RunSupervisor {
                 + " environment");
       }
     }
+    Admission.Admitted a;
+    try {
+      a =
+          caller.isPresent()
+              ? admission.admit(caller.get(), s.module(), s.grantsJson(), s.entry(), offer)
+              : admission.admit(s.module(), s.grantsJson(), s.entry());
+    } catch (AdmissionException e) {
+      // The node's policy changed since the run (e.g. a secret binding was removed).
+      throw new ReplayRefusedException(
+          "run " + runId + ": no longer admitted on this node: " + e.getMessage(), e);
+    }
+    try (SubmitterPolicy.Slot slot = a.slot()) {
+      return Optional.of(replayAdmitted(runId, a, offer, s, recorded, recordedOutcome));
+    }
+  }
+
+  private ReplayVerdict replayAdmitted(
+      String runId,
+      Admission.Admitted a,
+      Optional<OfferedEnvironments.Offer> offer,
+      RunStore.Submission s,
+      Attestation recorded,
+      String recordedOutcome) {
     List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
     UnitRequest req =
@@ -484,14 +512,13 @@ public final class RunSupervisor {
                   + entries.get(entries.size() - source.remaining()).call()
                   + ", replay ended without asking for it");
     }
-    return Optional.of(
-        new ReplayVerdict(
-            runId,
-            recordedOutcome,
-            CanonicalJson.canonicalString(r.outcome().toJson()),
-            recorded.journalRoot(),
-            r.journalRoot(),
-            divergence));
+    return new ReplayVerdict(
+        runId,
+        recordedOutcome,
+        CanonicalJson.canonicalString(r.outcome().toJson()),
+        recorded.journalRoot(),
+        r.journalRoot(),
+        divergence);
   }
 
   /**

@@ -369,7 +369,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         () -> {
           var v =
               supervisor
-                  .replay(req.getRunId())
+                  .replay(Caller.current(), req.getRunId())
                   .orElseThrow(() -> new RunNotFoundException(req.getRunId()));
           return ReplayReply.newBuilder()
               .setRunId(v.runId())

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -134,6 +135,30 @@ public final class SubmitterPolicy {
     if (!environment.isEmpty() && !rule.allowsEnvironment(environment)) {
       throw refusal(
           rule, caller, "env: \"" + environment + "\" is not among the rule's environments");
+    }
+  }
+
+  /**
+   * Refuses a resolved environment unless the rule lists it by name, by address or by {@code
+   * b3:<address>}: a caller cannot reach a refused environment by spelling it the other way.
+   */
+  public static void checkEnvironment(
+      NodePolicy.Rule rule, Caller caller, Optional<OfferedEnvironments.Offer> offer) {
+    if (offer.isEmpty()) {
+      return;
+    }
+    OfferedEnvironments.Offer o = offer.get();
+    if (!rule.allowsEnvironment(o.name())
+        && !rule.allowsEnvironment(o.address())
+        && !rule.allowsEnvironment("b3:" + o.address())) {
+      throw refusal(
+          rule,
+          caller,
+          "env: \""
+              + o.name()
+              + "\" (b3:"
+              + o.address()
+              + ") is not among the rule's environments");
     }
   }
 
