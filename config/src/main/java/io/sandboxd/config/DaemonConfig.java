@@ -51,42 +51,6 @@ public record DaemonConfig(
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
   }
 
-  /** A configuration without environments. */
-  public DaemonConfig(
-      int maxConcurrentUnits,
-      long maxUnitMemoryBytes,
-      long maxWallMs,
-      Exec exec,
-      long egressTimeoutMs,
-      Optional<Inference> inference,
-      Metering metering,
-      Limits limits,
-      Quotas quotas,
-      Map<String, Secret> secrets,
-      Compile compile) {
-    this(
-        maxConcurrentUnits,
-        maxUnitMemoryBytes,
-        maxWallMs,
-        exec,
-        egressTimeoutMs,
-        inference,
-        metering,
-        limits,
-        quotas,
-        secrets,
-        compile,
-        Modules.defaults(),
-        Pools.defaults(),
-        Io.defaults(),
-        Environments.none(),
-        NodePolicy.MODE_DEFAULT,
-        Metrics.OFF,
-        Durable.defaults(),
-        Fleet.defaults(),
-        Standing.defaults());
-  }
-
   /** This configuration with {@code p} as its node policy. */
   public DaemonConfig withPolicy(NodePolicy p) {
     return new DaemonConfig(
@@ -110,38 +74,6 @@ public record DaemonConfig(
         durable,
         fleet,
         standing);
-  }
-
-  /** A configuration without secrets. */
-  public DaemonConfig(
-      int maxConcurrentUnits,
-      long maxUnitMemoryBytes,
-      long maxWallMs,
-      Exec exec,
-      long egressTimeoutMs,
-      Optional<Inference> inference,
-      Metering metering) {
-    this(
-        maxConcurrentUnits,
-        maxUnitMemoryBytes,
-        maxWallMs,
-        exec,
-        egressTimeoutMs,
-        inference,
-        metering,
-        Limits.defaults(),
-        new Quotas(1L << 30, 64L << 20),
-        Map.of(),
-        Compile.defaults(maxConcurrentUnits),
-        Modules.defaults(),
-        Pools.defaults(),
-        Io.defaults(),
-        Environments.none(),
-        NodePolicy.MODE_DEFAULT,
-        Metrics.OFF,
-        Durable.defaults(),
-        Fleet.defaults(),
-        Standing.defaults());
   }
 
   /**
