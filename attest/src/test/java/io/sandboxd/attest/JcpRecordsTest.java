@@ -269,4 +269,58 @@ class JcpRecordsTest {
     assertEquals(3, new java.util.HashSet<>(List.of(ids.get(0), ids.get(1), ids.get(2))).size());
     assertArrayEquals(ISSUER.publicKey().raw(), key(0x10).publicKey().raw());
   }
+
+  @Test
+  void anAttestationNamesItsPolicyChildAndAmendmentsOnlyWhenItHasThem() {
+    Attestation plain = RecordsTest.sampleAttestation(new Outcome.Completed());
+    assertFalse(CanonicalJson.canonicalString(plain.toCore()).contains("\"jcp\""));
+    Attestation withJcp =
+        new Attestation(
+            plain.host(),
+            plain.tier(),
+            plain.grantsId(),
+            plain.receipt(),
+            plain.unit(),
+            plain.manifest(),
+            plain.journalRoot(),
+            plain.outcome(),
+            plain.clockGranted(),
+            plain.clockConstantMs(),
+            plain.probingDetected(),
+            plain.tamperingDetected(),
+            plain.teeReport(),
+            plain.issuedMs(),
+            plain.inputs(),
+            plain.outputs(),
+            new Attestation.Jcp(EMPTY_ID, EMPTY_ID, List.of()));
+    String bytes = CanonicalJson.canonicalString(withJcp.toCore());
+    assertTrue(bytes.contains("\"jcp\":{\"child\":\"" + EMPTY_ID + "\",\"policy\""), bytes);
+    assertEquals(withJcp.toCore(), Attestation.fromCore(withJcp.toCore()).toCore());
+    // An empty provenance is no provenance: the earlier bytes.
+    Attestation empty =
+        new Attestation(
+            plain.host(),
+            plain.tier(),
+            plain.grantsId(),
+            plain.receipt(),
+            plain.unit(),
+            plain.manifest(),
+            plain.journalRoot(),
+            plain.outcome(),
+            plain.clockGranted(),
+            plain.clockConstantMs(),
+            plain.probingDetected(),
+            plain.tamperingDetected(),
+            plain.teeReport(),
+            plain.issuedMs(),
+            plain.inputs(),
+            plain.outputs(),
+            new Attestation.Jcp(null, null, List.of()));
+    assertEquals(
+        CanonicalJson.canonicalString(plain.toCore()),
+        CanonicalJson.canonicalString(empty.toCore()));
+    ObjectNode bad = withJcp.toCore();
+    ((ObjectNode) bad.get("jcp")).remove("child");
+    assertThrows(AttestException.class, () -> Attestation.fromCore(bad));
+  }
 }
