@@ -27,7 +27,8 @@ public record Attestation(
     String teeReport,
     long issuedMs,
     Inputs inputs,
-    Outputs outputs) {
+    Outputs outputs,
+    Jcp jcp) {
 
   public static final String SCHEMA = "sandbox.attestation/1";
 
@@ -48,7 +49,46 @@ public record Attestation(
           "tee_report",
           "issued_ms",
           "inputs",
-          "outputs");
+          "outputs",
+          "jcp");
+
+  /** An attestation without JCP provenance (the shape before standing grants). */
+  public Attestation(
+      HostIdentity host,
+      String tier,
+      String grantsId,
+      String receipt,
+      String unit,
+      String manifest,
+      String journalRoot,
+      Outcome outcome,
+      boolean clockGranted,
+      Long clockConstantMs,
+      boolean probingDetected,
+      boolean tamperingDetected,
+      String teeReport,
+      long issuedMs,
+      Inputs inputs,
+      Outputs outputs) {
+    this(
+        host,
+        tier,
+        grantsId,
+        receipt,
+        unit,
+        manifest,
+        journalRoot,
+        outcome,
+        clockGranted,
+        clockConstantMs,
+        probingDetected,
+        tamperingDetected,
+        teeReport,
+        issuedMs,
+        inputs,
+        outputs,
+        null);
+  }
 
   /** An attestation of the first shape, which named no inputs or outputs. */
   public Attestation(
@@ -114,6 +154,50 @@ public record Attestation(
   /** What a WASI command wrote to stdout and stderr, as kept (at most the node's caps). */
   public record Outputs(Blob stdout, Blob stderr) {}
 
+  /**
+   * Where the run's grant came from under JCP (WIRE.md §2.11): the mint policy and minted child
+   * (both null for a grant given as a document) and the amendments applied while it ran, in order
+   * (its {@code grants_id} is then the last one's {@code new_grants_id}).
+   */
+  public record Jcp(String policy, String child, List<String> amendments) {
+    private static final Set<String> FIELDS = Set.of("policy", "child", "amendments");
+
+    public Jcp {
+      amendments = List.copyOf(amendments);
+      if ((policy == null) != (child == null)) {
+        throw new AttestException("attestation.jcp: policy and child come together");
+      }
+    }
+
+    ObjectNode toJson() {
+      ObjectNode o = CanonicalJson.mapper().createObjectNode();
+      if (policy != null) {
+        o.put("policy", policy);
+        o.put("child", child);
+      }
+      if (!amendments.isEmpty()) {
+        ArrayNode a = o.putArray("amendments");
+        amendments.forEach(a::add);
+      }
+      return o;
+    }
+
+    static Jcp read(JsonReader r) {
+      r.only(FIELDS);
+      String policy = r.optional("policy").isPresent() ? r.hex32("policy") : null;
+      String child = r.optional("child").isPresent() ? r.hex32("child") : null;
+      List<String> amendments =
+          r.list(
+              "amendments",
+              (n, p) -> {
+                String a = JsonReader.text(n, p, JsonReader.RECORD);
+                Hex.decode(a, 32, p);
+                return a;
+              });
+      return new Jcp(policy, child, amendments);
+    }
+  }
+
   public ObjectNode toCore() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
     o.put("schema", SCHEMA);
@@ -155,6 +239,10 @@ public record Attestation(
       out.set("stdout", outputs.stdout().toJson());
       out.set("stderr", outputs.stderr().toJson());
     }
+    // Omitted when the run had no JCP provenance, so every earlier attestation keeps its bytes.
+    if (jcp != null && (jcp.policy() != null || !jcp.amendments().isEmpty())) {
+      o.set("jcp", jcp.toJson());
+    }
     return o;
   }
 
@@ -185,7 +273,8 @@ public record Attestation(
             .map(
                 out ->
                     new Outputs(Blob.read(out.object("stdout")), Blob.read(out.object("stderr"))))
-            .orElse(null));
+            .orElse(null),
+        r.optional("jcp").map(n -> Jcp.read(r.object("jcp"))).orElse(null));
   }
 
   private static Inputs readInputs(JsonReader in) {
@@ -221,6 +310,7 @@ public record Attestation(
     private long issuedMs;
     private Inputs inputs;
     private Outputs outputs;
+    private Jcp jcp;
 
     private Builder() {}
 
@@ -306,6 +396,12 @@ public record Attestation(
       return this;
     }
 
+    /** The run's JCP provenance; null (the default) for none. */
+    public Builder jcp(Jcp jcp) {
+      this.jcp = jcp;
+      return this;
+    }
+
     public Attestation build() {
       return new Attestation(
           host,
@@ -323,7 +419,8 @@ public record Attestation(
           teeReport,
           issuedMs,
           inputs,
-          outputs);
+          outputs,
+          jcp);
     }
   }
 }

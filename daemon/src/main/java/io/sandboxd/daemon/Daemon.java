@@ -301,6 +301,8 @@ public final class Daemon implements AutoCloseable {
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
+      StandingGrants standing =
+          StandingGrants.open(paths.keyFile().getParent(), store, config.standing().maxPolicies());
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
@@ -329,7 +331,9 @@ public final class Daemon implements AutoCloseable {
                               modules,
                               pools,
                               new SandboxdService.Operations(serving, metrics, status))
+                          .useStanding(standing)
                           .bindService()))
+              .addService(RequestDecoder.wrap(new JcpService(standing).bindService()))
               .intercept(CallerCredentials.interceptor())
               .addService(serving.health().getHealthService())
               .addService(io.grpc.protobuf.services.ProtoReflectionServiceV1.newInstance())

@@ -51,6 +51,11 @@ public final class DaemonClient implements AutoCloseable {
     return SandboxdGrpc.newBlockingStub(channel);
   }
 
+  /** The JCP service (standing grants and amendments) on the same socket. */
+  public io.sandboxd.daemon.rpc.JcpGrpc.JcpBlockingStub jcp() {
+    return io.sandboxd.daemon.rpc.JcpGrpc.newBlockingStub(channel);
+  }
+
   @Override
   public void close() {
     channel.shutdownNow();

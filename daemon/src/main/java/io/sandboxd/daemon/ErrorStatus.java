@@ -24,6 +24,10 @@ final class ErrorStatus {
           new Row(PolicyLimitException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(UnitException.class, Status.Code.INVALID_ARGUMENT, false),
           new Row(RunNotFoundException.class, Status.Code.NOT_FOUND, false),
+          // JCP (WIRE.md §2.11): a bound reached, then any other rule, then an unknown policy.
+          new Row(JcpRefusedException.Exhausted.class, Status.Code.RESOURCE_EXHAUSTED, false),
+          new Row(JcpRefusedException.class, Status.Code.PERMISSION_DENIED, false),
+          new Row(JcpRefusedException.NotFound.class, Status.Code.NOT_FOUND, false),
           new Row(EnvironmentNotOfferedException.class, Status.Code.NOT_FOUND, false),
           // A mount the node allowed at start cannot be made now (e.g. a bind source removed).
           new Row(

@@ -159,7 +159,8 @@ public final class RunSupervisor {
         offer,
         input,
         unitIo,
-        java.util.OptionalLong.empty());
+        java.util.OptionalLong.empty(),
+        null);
   }
 
   /**
@@ -173,6 +174,21 @@ public final class RunSupervisor {
       String entry,
       String env,
       CommandInput input) {
+    return submit(caller, module, grantsJson, entry, env, input, null);
+  }
+
+  /**
+   * As above, for a grant minted under a standing grant: {@code jcp} (null for none) is named in
+   * the run's attestation.
+   */
+  public RunRecord submit(
+      Caller caller,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      String env,
+      CommandInput input,
+      Attestation.Jcp jcp) {
     UnitIo unitIo = input.check(ioCaps);
     Optional<OfferedEnvironments.Offer> offer = offer(env);
     Admission.Admitted a = admission.admit(caller, module, grantsJson, entry, offer);
@@ -182,9 +198,8 @@ public final class RunSupervisor {
           offer,
           input,
           unitIo,
-          caller.known()
-              ? java.util.OptionalLong.of(caller.uid())
-              : java.util.OptionalLong.empty());
+          caller.known() ? java.util.OptionalLong.of(caller.uid()) : java.util.OptionalLong.empty(),
+          jcp);
     }
   }
 
@@ -197,7 +212,8 @@ public final class RunSupervisor {
       Optional<OfferedEnvironments.Offer> offer,
       CommandInput input,
       UnitIo unitIo,
-      java.util.OptionalLong submitterUid) {
+      java.util.OptionalLong submitterUid,
+      Attestation.Jcp jcp) {
     // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
     if ((input.args().size() > 1 || input.stdin().isPresent())
         && !UnitCompiler.usesWasi(a.unit())) {
@@ -235,7 +251,8 @@ public final class RunSupervisor {
             claim,
             offer.map(OfferedEnvironments.Offer::address),
             unitIo,
-            submitterUid);
+            submitterUid,
+            jcp);
     store.append(record);
     return record;
   }
@@ -255,7 +272,8 @@ public final class RunSupervisor {
       Claim claim,
       Optional<String> manifest,
       UnitIo unitIo,
-      java.util.OptionalLong submitterUid) {
+      java.util.OptionalLong submitterUid,
+      Attestation.Jcp jcp) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
     Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
@@ -306,6 +324,7 @@ public final class RunSupervisor {
                                 Attestation.Blob.of(io.stdout().bytes()),
                                 Attestation.Blob.of(io.stderr().bytes())))
                     .orElse(null))
+            .jcp(jcp)
             .build();
     Envelope attestationEnv = Envelope.sign(attestation.toCore(), node.key());
     RunSegment segment =

@@ -40,6 +40,7 @@ import io.sandboxd.executor.FactoryCache;
 import io.sandboxd.executor.ModuleStore;
 import io.sandboxd.warmpool.PoolStats;
 import io.sandboxd.warmpool.WarmPools;
+import java.util.List;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -62,6 +63,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   // Status, drain and metrics; null for a service built without them (tests).
   private final Operations ops;
 
+  // Minted child grants a submission may name (SubmitRequest.minted_grants); null: none.
+  private volatile StandingGrants standing;
+
   /** What the operator-facing calls and the admission gate need (status, drain, metrics). */
   record Operations(ServingState serving, DaemonMetrics metrics, NodeStatus status) {}
 
@@ -80,6 +84,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     this.modules = modules;
     this.pools = pools;
     this.ops = ops;
+  }
+
+  /** Resolves SubmitRequest.minted_grants against {@code standing} from now on. */
+  SandboxdService useStanding(StandingGrants standing) {
+    this.standing = standing;
+    return this;
   }
 
   @Override
@@ -171,18 +181,32 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               ops.serving().enter();
             }
             try {
+              String grantsJson = req.getGrantsJson();
+              io.sandboxd.attest.Attestation.Jcp jcp = null;
+              if (!req.getMintedGrants().isEmpty()) {
+                if (!grantsJson.isEmpty() || standing == null) {
+                  throw new AdmissionException(
+                      standing == null
+                          ? "minted_grants: this node keeps no standing grants"
+                          : "grants_json, minted_grants: give exactly one");
+                }
+                StandingGrants.Resolved m = standing.resolve(req.getMintedGrants());
+                grantsJson = m.grantsJson();
+                jcp = new io.sandboxd.attest.Attestation.Jcp(m.policy(), m.child(), List.of());
+              }
               r =
                   supervisor.submit(
                       Caller.current(),
                       moduleOf(req),
-                      req.getGrantsJson(),
+                      grantsJson,
                       req.getEntry(),
                       req.getEnv(),
                       new CommandInput(
                           req.getArgsList(),
                           req.getStdinSet()
                               ? java.util.Optional.of(req.getStdin().toByteArray())
-                              : java.util.Optional.empty()));
+                              : java.util.Optional.empty()),
+                      jcp);
             } finally {
               if (ops != null) {
                 ops.serving().exit();
@@ -458,7 +482,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
    * the one place a handler's exception becomes a gRPC status. Unexpected failures (INTERNAL) and
    * the store's are logged with their cause; a client's mistake is not.
    */
-  private static <T> void answer(String call, StreamObserver<T> out, Supplier<T> body) {
+  static <T> void answer(String call, StreamObserver<T> out, Supplier<T> body) {
     T reply;
     try {
       reply = body.get();

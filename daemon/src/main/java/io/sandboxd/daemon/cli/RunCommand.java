@@ -54,7 +54,12 @@ final class RunCommand implements Callable<Integer> {
       description = "argv[1..] of a WASI command (put them after `--`).")
   List<String> args = new ArrayList<>();
 
-  @Option(names = "--grants", required = true, paramLabel = "FILE", description = "Grants JSON.")
+  @Option(
+      names = "--grants",
+      required = true,
+      paramLabel = "FILE",
+      description =
+          "Grants JSON, or b3:<grants_id> of a child grant the daemon minted (jcp event).")
   Path grants;
 
   @Option(
@@ -90,6 +95,11 @@ final class RunCommand implements Callable<Integer> {
           "One JSON object: run_id, outcome, the envelopes, log, stdout, stderr, exit status.")
   boolean json;
 
+  /** The minted grants_id a {@code --grants b3:<hex>} names, else empty. */
+  static String minted(Path grants) {
+    return grants.toString().startsWith("b3:") ? grants.toString() : "";
+  }
+
   @Override
   public Integer call() {
     byte[] wasm;
@@ -99,7 +109,8 @@ final class RunCommand implements Callable<Integer> {
     byte[] input = null;
     try {
       wasm = address.isEmpty() ? Files.readAllBytes(module) : new byte[0];
-      grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
+      // b3:<grants_id> names a child grant minted on the daemon (sandboxctl jcp event).
+      grantsJson = minted(grants).isEmpty() ? Files.readString(grants, StandardCharsets.UTF_8) : "";
       if (stdin != null) {
         input = Input.read(stdin);
       }
@@ -118,6 +129,7 @@ final class RunCommand implements Callable<Integer> {
               .setModule(ByteString.copyFrom(wasm))
               .setModuleAddress(address)
               .setGrantsJson(grantsJson)
+              .setMintedGrants(minted(grants))
               .setEntry(entry)
               .setEnv(env)
               .addAllArgs(argv);

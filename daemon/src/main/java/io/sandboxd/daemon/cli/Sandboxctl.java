@@ -32,7 +32,8 @@ import picocli.CommandLine.ScopeType;
       ManifestCommand.class,
       BenchCommand.class,
       StatusCommand.class,
-      StoreCommand.class
+      StoreCommand.class,
+      JcpCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

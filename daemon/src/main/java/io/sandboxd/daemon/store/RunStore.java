@@ -648,6 +648,34 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** Work on the store's connection inside one transaction. */
+  @FunctionalInterface
+  interface Work<T> {
+    T apply(Connection db) throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} in one transaction under the store's lock and commits it (fsynced before it
+   * returns), or rolls it back and throws naming {@code what}.
+   */
+  synchronized <T> T transact(String what, Work<T> work) {
+    try {
+      T out = work.apply(db);
+      db.commit();
+      return out;
+    } catch (SQLException | RuntimeException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      if (e instanceof StoreException se) {
+        throw se;
+      }
+      throw new StoreException(what + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Stores signed warm-pool eviction records in one fsynced transaction. */
   public synchronized void appendEvictions(List<Envelope> evictions) {
     try {

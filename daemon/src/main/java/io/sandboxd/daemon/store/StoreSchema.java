@@ -74,7 +74,13 @@ final class StoreSchema {
               "sealed verification checkpoint (start-up verifies only the runs after it)",
               List.of(
                   "CREATE TABLE IF NOT EXISTS store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
-                      + " envelope TEXT NOT NULL)")));
+                      + " envelope TEXT NOT NULL)")),
+          // i15 (standing grants): the next free version; the coordinator orders it at merge.
+          StoreMigration.ddl(
+              7,
+              "JCP standing grants: held parents, mint policies, minted children, run checkpoints"
+                  + " and applied amendments (mint count and rate window survive restarts)",
+              JcpTable.DDL));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

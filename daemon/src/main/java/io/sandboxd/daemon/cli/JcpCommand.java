@@ -1,0 +1,215 @@
+package io.sandboxd.daemon.cli;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.AddMintPolicyReply;
+import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
+import io.sandboxd.daemon.rpc.JcpKeysReply;
+import io.sandboxd.daemon.rpc.JcpKeysRequest;
+import io.sandboxd.daemon.rpc.MintEventReply;
+import io.sandboxd.daemon.rpc.MintEventRequest;
+import io.sandboxd.daemon.rpc.ReleaseParentReply;
+import io.sandboxd.daemon.rpc.ReleaseParentRequest;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** `sandboxctl jcp ...`: standing grants on the daemon (WIRE.md §2.11). */
+@Command(
+    name = "jcp",
+    description = "Standing grants: the daemon's JCP keys, mint policies, minting on events.",
+    subcommands = {
+      JcpCommand.Keys.class,
+      JcpCommand.Policy.class,
+      JcpCommand.Event.class,
+      JcpCommand.Release.class
+    })
+final class JcpCommand implements Runnable {
+  /** Exit status of a request a JCP rule refused (the rule is named on stderr). */
+  static final int REFUSED = 1;
+
+  @Override
+  public void run() {
+    picocli.CommandLine.usage(this, System.err);
+  }
+
+  /** A refusal by a rule exits 1 naming it; anything else that fails is unusable (2). */
+  static int failed(String command, StatusRuntimeException e, Path sock) {
+    System.err.println("sandboxctl jcp " + command + ": " + RpcErrors.describe(e, sock));
+    Status.Code c = e.getStatus().getCode();
+    String d = e.getStatus().getDescription();
+    boolean rule =
+        (c == Status.Code.PERMISSION_DENIED || c == Status.Code.RESOURCE_EXHAUSTED)
+            && d != null
+            && d.startsWith("rule ");
+    return rule ? REFUSED : Sandboxctl.UNUSABLE;
+  }
+
+  /** `jcp keys`: the holder and agent public keys (an issuer names the holder in its policy). */
+  @Command(name = "keys", description = "Print the daemon's holder and agent public keys.")
+  static final class Keys implements Callable<Integer> {
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
+        System.out.println("holder " + r.getHolder());
+        System.out.println("agent " + r.getAgent());
+        return 0;
+      } catch (StatusRuntimeException e) {
+        return failed("keys", e, sock);
+      }
+    }
+  }
+
+  /** `jcp policy add FILE --parent GRANTS`. */
+  @Command(
+      name = "policy",
+      description = "Register mint policies.",
+      subcommands = {Policy.Add.class})
+  static final class Policy implements Runnable {
+    @Override
+    public void run() {
+      picocli.CommandLine.usage(this, System.err);
+    }
+
+    /** Registers an issuer-signed policy envelope; prints its address. */
+    @Command(
+        name = "add",
+        description =
+            "Register a signed jcp.mint-policy/1 envelope (sandboxctl sign --key ISSUER) with the"
+                + " parent grant it names; prints the policy address.")
+    static final class Add implements Callable<Integer> {
+      @Parameters(index = "0", paramLabel = "FILE", description = "The signed policy envelope.")
+      Path file;
+
+      @Option(
+          names = "--parent",
+          required = true,
+          paramLabel = "GRANTS",
+          description = "The parent grant (its grants_id is the policy's parent_grants_id).")
+      Path parent;
+
+      @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+      Path socket;
+
+      @Override
+      public Integer call() {
+        String policy;
+        String parentJson;
+        try {
+          policy = Files.readString(file, StandardCharsets.UTF_8);
+          parentJson = Files.readString(parent, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+          System.err.println("sandboxctl jcp policy add: cannot read " + e.getMessage());
+          return Sandboxctl.UNUSABLE;
+        }
+        Path sock = RunsCommand.socketOrDefault(socket);
+        try (DaemonClient c = new DaemonClient(sock)) {
+          AddMintPolicyReply r =
+              c.jcp()
+                  .addMintPolicy(
+                      AddMintPolicyRequest.newBuilder()
+                          .setPolicy(policy)
+                          .setParentJson(parentJson)
+                          .build());
+          System.out.println(r.getAddress());
+          return 0;
+        } catch (StatusRuntimeException e) {
+          return failed("policy add", e, sock);
+        }
+      }
+    }
+  }
+
+  /** `jcp event POLICY EVENT.json [--grants FILE] [--json]`. */
+  @Command(
+      name = "event",
+      description =
+          "Offer an event to a mint policy: prints the minted child's grants_id (run it with"
+              + " sandboxctl run ... --grants b3:<grants_id>), or the rule that refused it (exit 1).")
+  static final class Event implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "POLICY", description = "Policy address (hex or b3:).")
+    String policy;
+
+    @Parameters(index = "1", paramLabel = "EVENT.json", description = "The event (has a type).")
+    Path event;
+
+    @Option(
+        names = "--grants",
+        paramLabel = "FILE",
+        description = "The child grant asked for (default: the policy's ceiling).")
+    Path grants;
+
+    @Option(names = "--json", description = "Print the signed jcp.child/1 envelope instead.")
+    boolean json;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      String eventJson;
+      String grantsJson = "";
+      try {
+        eventJson = Files.readString(event, StandardCharsets.UTF_8);
+        if (grants != null) {
+          grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
+        }
+      } catch (IOException e) {
+        System.err.println("sandboxctl jcp event: cannot read " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        MintEventReply r =
+            c.jcp()
+                .mintEvent(
+                    MintEventRequest.newBuilder()
+                        .setPolicy(policy)
+                        .setEventJson(eventJson)
+                        .setGrantsJson(grantsJson)
+                        .build());
+        System.out.println(json ? r.getChild() : r.getGrantsId());
+        return 0;
+      } catch (StatusRuntimeException e) {
+        return failed("event", e, sock);
+      }
+    }
+  }
+
+  /** `jcp release PARENT_GRANTS_ID`. */
+  @Command(
+      name = "release",
+      description = "Stop holding a parent grant: its policies mint nothing more.")
+  static final class Release implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "GRANTS_ID", description = "The parent's grants_id.")
+    String parent;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        ReleaseParentReply r =
+            c.jcp()
+                .releaseParent(ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
+        System.out.println(r.getPolicies() + " policies released");
+        return 0;
+      } catch (StatusRuntimeException e) {
+        return failed("release", e, sock);
+      }
+    }
+  }
+}

@@ -1,0 +1,273 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The run store's JCP tables (WIRE.md §2.11): held parent grants, registered mint policies, the
+ * children minted under each (their count and mint times are the policy's mint state, so a restart
+ * resets neither), and each run's checkpoints and applied amendments. Every write is one fsynced
+ * transaction; the signed envelopes are stored as canonical JSON lines.
+ */
+public final class JcpTable {
+  static final List<String> DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS jcp_parents (grants_id TEXT PRIMARY KEY,"
+              + " grants TEXT NOT NULL, held INTEGER NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS jcp_policies (address TEXT PRIMARY KEY,"
+              + " parent_grants_id TEXT NOT NULL, envelope TEXT NOT NULL, added_ms INTEGER NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS jcp_children (policy TEXT NOT NULL, seq INTEGER NOT NULL,"
+              + " address TEXT NOT NULL UNIQUE, grants_id TEXT NOT NULL, minted_ms INTEGER NOT NULL,"
+              + " envelope TEXT NOT NULL, PRIMARY KEY (policy, seq))",
+          "CREATE INDEX IF NOT EXISTS jcp_children_by_grants ON jcp_children (grants_id)",
+          "CREATE TABLE IF NOT EXISTS jcp_checkpoints (run_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+              + " address TEXT NOT NULL UNIQUE, envelope TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
+          "CREATE TABLE IF NOT EXISTS jcp_amendments (address TEXT PRIMARY KEY,"
+              + " run_id TEXT NOT NULL, applied_ms INTEGER NOT NULL, envelope TEXT NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS jcp_amendments_by_run ON jcp_amendments (run_id, applied_ms)");
+
+  private final RunStore store;
+
+  public JcpTable(RunStore store) {
+    this.store = store;
+  }
+
+  /** A registered policy with its parent grant (canonical JSON) and whether that is still held. */
+  public record Policy(Envelope envelope, String parentJson, boolean parentHeld) {}
+
+  /** What the mint decision needs of a policy's history. */
+  public record History(long minted, String lastAddress, long lastMintedMs, List<Long> recentMs) {}
+
+  /** A minted child and the policy it was minted under. */
+  public record Child(Envelope envelope, Envelope policy) {}
+
+  /** Registers {@code policy}; returns true when it was already registered. */
+  public boolean addPolicy(
+      String parentGrantsId, String parentJson, Envelope policy, long addedMs) {
+    return store.transact(
+        "mint policy " + policy.address() + " not stored",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT OR IGNORE INTO jcp_parents (grants_id, grants, held) VALUES (?,?,1)")) {
+            st.setString(1, parentGrantsId);
+            st.setString(2, parentJson);
+            st.executeUpdate();
+          }
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT OR IGNORE INTO jcp_policies (address, parent_grants_id, envelope,"
+                      + " added_ms) VALUES (?,?,?,?)")) {
+            st.setString(1, policy.address());
+            st.setString(2, parentGrantsId);
+            st.setString(3, policy.toJsonLine());
+            st.setLong(4, addedMs);
+            return st.executeUpdate() == 0;
+          }
+        });
+  }
+
+  /** How many policies are registered. */
+  public long policies() {
+    return store.transact("cannot count mint policies", db -> count(db, "jcp_policies"));
+  }
+
+  public Optional<Policy> policy(String address) {
+    return store.transact(
+        "cannot read mint policy " + address,
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT p.envelope, g.grants, g.held FROM jcp_policies p JOIN jcp_parents g"
+                      + " ON g.grants_id = p.parent_grants_id WHERE p.address = ?")) {
+            st.setString(1, address);
+            try (ResultSet rs = st.executeQuery()) {
+              return rs.next()
+                  ? Optional.of(
+                      new Policy(envelope(rs.getString(1)), rs.getString(2), rs.getInt(3) != 0))
+                  : Optional.<Policy>empty();
+            }
+          }
+        });
+  }
+
+  /** Stops holding a parent grant; returns how many policies name it. */
+  public int releaseParent(String grantsId) {
+    return store.transact(
+        "cannot release parent " + grantsId,
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement("UPDATE jcp_parents SET held = 0 WHERE grants_id = ?")) {
+            st.setString(1, grantsId);
+            if (st.executeUpdate() == 0) {
+              return -1;
+            }
+          }
+          try (PreparedStatement st =
+              db.prepareStatement("SELECT COUNT(*) FROM jcp_policies WHERE parent_grants_id = ?")) {
+            st.setString(1, grantsId);
+            try (ResultSet rs = st.executeQuery()) {
+              rs.next();
+              return rs.getInt(1);
+            }
+          }
+        });
+  }
+
+  /**
+   * The policy's mint count, its last child, and the mint times of its latest {@code recent}
+   * children, oldest first (the rate window never needs more than its {@code max}).
+   */
+  public History history(String policy, long recent) {
+    return store.transact(
+        "cannot read the children of " + policy,
+        db -> {
+          long minted = 0;
+          String last = null;
+          long lastMs = 0;
+          List<Long> times = new ArrayList<>();
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT seq, address, minted_ms FROM jcp_children WHERE policy = ?"
+                      + " ORDER BY seq DESC LIMIT ?")) {
+            st.setString(1, policy);
+            st.setLong(2, Math.max(1, Math.min(recent, Integer.MAX_VALUE)));
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                if (last == null) {
+                  minted = rs.getLong(1) + 1;
+                  last = rs.getString(2);
+                  lastMs = rs.getLong(3);
+                }
+                times.add(0, rs.getLong(3));
+              }
+            }
+          }
+          return new History(minted, last, lastMs, times);
+        });
+  }
+
+  /** Appends a minted child (fsynced before it returns). */
+  public void appendChild(String policy, long seq, Envelope child, String grantsId, long mintedMs) {
+    store.transact(
+        "child " + seq + " of " + policy + " not stored",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT INTO jcp_children (policy, seq, address, grants_id, minted_ms, envelope)"
+                      + " VALUES (?,?,?,?,?,?)")) {
+            st.setString(1, policy);
+            st.setLong(2, seq);
+            st.setString(3, child.address());
+            st.setString(4, grantsId);
+            st.setLong(5, mintedMs);
+            st.setString(6, child.toJsonLine());
+            return st.executeUpdate();
+          }
+        });
+  }
+
+  /** The latest child minted with {@code grantsId}, with its policy. */
+  public Optional<Child> childByGrantsId(String grantsId) {
+    return store.transact(
+        "cannot read minted children",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT c.envelope, p.envelope FROM jcp_children c JOIN jcp_policies p"
+                      + " ON p.address = c.policy WHERE c.grants_id = ?"
+                      + " ORDER BY c.minted_ms DESC, c.rowid DESC LIMIT 1")) {
+            st.setString(1, grantsId);
+            try (ResultSet rs = st.executeQuery()) {
+              return rs.next()
+                  ? Optional.of(new Child(envelope(rs.getString(1)), envelope(rs.getString(2))))
+                  : Optional.<Child>empty();
+            }
+          }
+        });
+  }
+
+  /** The run's checkpoints in chain order. */
+  public List<Envelope> checkpoints(String runId) {
+    return store.transact(
+        "cannot read the checkpoints of " + runId,
+        db ->
+            list(db, "SELECT envelope FROM jcp_checkpoints WHERE run_id = ? ORDER BY seq", runId));
+  }
+
+  public void appendCheckpoint(String runId, long seq, Envelope checkpoint) {
+    store.transact(
+        "checkpoint " + seq + " of " + runId + " not stored",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT INTO jcp_checkpoints (run_id, seq, address, envelope) VALUES (?,?,?,?)")) {
+            st.setString(1, runId);
+            st.setLong(2, seq);
+            st.setString(3, checkpoint.address());
+            st.setString(4, checkpoint.toJsonLine());
+            return st.executeUpdate();
+          }
+        });
+  }
+
+  /** The amendments applied to the run, in the order they were applied. */
+  public List<Envelope> amendments(String runId) {
+    return store.transact(
+        "cannot read the amendments of " + runId,
+        db ->
+            list(
+                db,
+                "SELECT envelope FROM jcp_amendments WHERE run_id = ? ORDER BY applied_ms, rowid",
+                runId));
+  }
+
+  public void appendAmendment(String runId, Envelope amendment, long appliedMs) {
+    store.transact(
+        "amendment " + amendment.address() + " not stored",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT INTO jcp_amendments (address, run_id, applied_ms, envelope)"
+                      + " VALUES (?,?,?,?)")) {
+            st.setString(1, amendment.address());
+            st.setString(2, runId);
+            st.setLong(3, appliedMs);
+            st.setString(4, amendment.toJsonLine());
+            return st.executeUpdate();
+          }
+        });
+  }
+
+  private static List<Envelope> list(Connection db, String sql, String key) throws SQLException {
+    List<Envelope> out = new ArrayList<>();
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      st.setString(1, key);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(envelope(rs.getString(1)));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static long count(Connection db, String table) throws SQLException {
+    try (PreparedStatement st = db.prepareStatement("SELECT COUNT(*) FROM " + table);
+        ResultSet rs = st.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static Envelope envelope(String json) {
+    return Envelope.fromJson(CanonicalJson.parse(json));
+  }
+}
