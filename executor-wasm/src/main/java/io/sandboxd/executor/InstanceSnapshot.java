@@ -406,7 +406,15 @@ public final class InstanceSnapshot {
    *
    * @throws SnapshotException.Malformed naming the field at fault
    */
-  static InstanceSnapshot read(String address, Function<String, byte[]> blobs) {
+  static InstanceSnapshot read(String address, Function<String, byte[]> source) {
+    Function<String, byte[]> blobs =
+        a -> {
+          byte[] b = source.apply(a);
+          if (b == null) {
+            throw new SnapshotException.MissingBlob(a, "of snapshot " + address);
+          }
+          return b;
+        };
     byte[] manifest = blobs.apply(address);
     JsonNode root;
     try {
@@ -509,11 +517,6 @@ public final class InstanceSnapshot {
   private static SortedSet<Integer> indices(JsonReader r, String key, JsonReader.Fault fault) {
     return new TreeSet<>(
         r.list(key, (n, p) -> (int) JsonReader.integer(n, p, 0, Integer.MAX_VALUE, fault)));
-  }
-
-  /** The addresses of every blob the snapshot at {@code address} names, manifest first. */
-  static List<String> blobAddresses(InstanceSnapshot s) {
-    return new ArrayList<>(s.blobs().keySet());
   }
 
   @Override
