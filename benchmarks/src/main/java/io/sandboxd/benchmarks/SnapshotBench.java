@@ -82,14 +82,15 @@ public class SnapshotBench {
         + pages
         + ")"
         + " (func (export \"touch\") (param $p i32) (param $step i32) (param $seed i64)"
-        + "  (loop $l"
+        + "  (block $end (loop $l"
+        + "   (br_if $end (i32.ge_u (local.get $p) (i32.const "
+        + pages
+        + ")))"
         + "   (i64.store (i32.mul (local.get $p) (i32.const 65536))"
         + "     (i64.or (i64.const 1) (i64.mul (local.get $seed)"
         + "       (i64.extend_i32_u (i32.add (local.get $p) (i32.const 1))))))"
         + "   (local.set $p (i32.add (local.get $p) (local.get $step)))"
-        + "   (br_if $l (i32.lt_u (local.get $p) (i32.const "
-        + pages
-        + "))))))";
+        + "   (br $l)))))";
   }
 
   private Instance newInstance() {

@@ -11,6 +11,7 @@ import io.sandboxd.attest.JsonReader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
@@ -71,8 +72,9 @@ public final class SnapshotStore {
 
   // Every blob held, built from the packs' trailers at open.
   private final Map<String, Location> index = new ConcurrentHashMap<>();
-  // Packs open for reading; positional reads are safe from many threads.
-  private final Map<Path, FileChannel> readers = new ConcurrentHashMap<>();
+  // Packs mapped for reading (packs are immutable once renamed into place): a blob is copied once,
+  // from the page cache into its array. Absolute reads of a mapping are safe from many threads.
+  private final Map<Path, MappedByteBuffer> readers = new ConcurrentHashMap<>();
   private final AtomicLong bytesWritten = new AtomicLong();
   private final AtomicLong blobsWritten = new AtomicLong();
 
@@ -504,10 +506,17 @@ public final class SnapshotStore {
     if (at == null) {
       throw new SnapshotException.MissingBlob(address, what);
     }
-    byte[] b;
+    byte[] b = new byte[at.length()];
     try {
-      FileChannel ch = readers.computeIfAbsent(at.pack(), SnapshotStore::openForRead);
-      b = readAt(ch, at.offset(), at.length()).array();
+      MappedByteBuffer map = readers.computeIfAbsent(at.pack(), SnapshotStore::map);
+      if (map != null) {
+        map.get((int) at.offset(), b);
+      } else {
+        // A pack past what one mapping holds (2 GiB): read from the file.
+        try (FileChannel ch = FileChannel.open(at.pack(), StandardOpenOption.READ)) {
+          readAt(ch, at.offset(), at.length()).get(b);
+        }
+      }
     } catch (IOException | java.io.UncheckedIOException e) {
       throw new SnapshotException("snapshot blob " + address + ": cannot read: " + e, e);
     }
@@ -518,9 +527,11 @@ public final class SnapshotStore {
     return b;
   }
 
-  private static FileChannel openForRead(Path pack) {
-    try {
-      return FileChannel.open(pack, StandardOpenOption.READ);
+  /** The pack mapped read-only, or null when it is too large for one mapping. */
+  private static MappedByteBuffer map(Path pack) {
+    try (FileChannel ch = FileChannel.open(pack, StandardOpenOption.READ)) {
+      long size = ch.size();
+      return size > Integer.MAX_VALUE ? null : ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -640,15 +651,8 @@ public final class SnapshotStore {
     return new ArrayList<>(index.keySet());
   }
 
-  /** Closes the packs open for reading. */
+  /** Drops the read mappings (the JVM unmaps them when they are collected). */
   public void close() {
-    for (FileChannel ch : readers.values()) {
-      try {
-        ch.close();
-      } catch (IOException ignored) {
-        // Read-only: nothing to lose.
-      }
-    }
     readers.clear();
   }
 }
