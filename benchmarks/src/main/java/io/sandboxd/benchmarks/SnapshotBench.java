@@ -38,6 +38,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       physical bound of a content-addressed snapshot.
  *   <li>{@code suspend}: {@link InstanceSnapshot#capture} + {@link SnapshotStore#put} into an empty
  *       store (every blob written and fsynced, directories fsynced).
+ *   <li>{@code capture}: the CPU part of {@code suspend} alone (copy out, zero test, hash).
  *   <li>{@code resume}: {@link SnapshotStore#load} (every blob read and verified) + {@link
  *       InstanceSnapshot#restore} into a fresh instance (made outside the measured op).
  *   <li>{@code suspendAgain}: 1% of the pages touched again (outside the op), then capture against
@@ -87,8 +88,9 @@ public class SnapshotBench {
         + pages
         + ")))"
         + "   (i64.store (i32.mul (local.get $p) (i32.const 65536))"
-        + "     (i64.or (i64.const 1) (i64.mul (local.get $seed)"
-        + "       (i64.extend_i32_u (i32.add (local.get $p) (i32.const 1))))))"
+        + "     (i64.or (i64.const 1) (i64.mul (i64.const 0x9E3779B97F4A7C15)"
+        + "       (i64.xor (local.get $seed)"
+        + "         (i64.mul (i64.extend_i32_u (local.get $p)) (i64.const 0x100000001B3))))))"
         + "   (local.set $p (i32.add (local.get $p) (local.get $step)))"
         + "   (br $l)))))";
   }
@@ -130,7 +132,7 @@ public class SnapshotBench {
             + " onDisk="
             + du(storeDir)
             + (lastIncrementalBytes >= 0
-                ? " incremental="
+                ? " incrementalMax="
                     + lastIncrementalBytes
                     + " ratio="
                     + String.format("%.4f", (double) lastIncrementalBytes / firstBytes)
@@ -177,8 +179,9 @@ public class SnapshotBench {
     freshStoreDir = root.resolve("s" + (round++));
     freshStore = SnapshotStore.open(freshStoreDir);
     target = newInstance();
-    // A new 1% of the pages for the incremental suspend: every 100th page, a new value.
-    instance.export("touch").apply(round % 100, 100, ++seed * 0x9E3779B97F4A7C15L);
+    // A new 1% of the pages for the incremental suspend: every 100th page, a new value
+    // (at least one page: a 16-page memory has no 1%).
+    instance.export("touch").apply(round % Math.min(100, mib * 16), 100, ++seed);
   }
 
   @Benchmark
@@ -188,6 +191,12 @@ public class SnapshotBench {
       x += Blake3.hash(p)[0];
     }
     return x;
+  }
+
+  /** The CPU part of a suspend alone: copy out, zero test, hash; nothing written. */
+  @Benchmark
+  public InstanceSnapshot capture() {
+    return InstanceSnapshot.capture(instance, unit.address(), null);
   }
 
   @Benchmark
@@ -208,7 +217,8 @@ public class SnapshotBench {
     // hashed, and not written.
     previous = InstanceSnapshot.capture(instance, unit.address(), previous);
     String a = store.put(previous);
-    lastIncrementalBytes = store.bytesWritten() - before;
+    long written = store.bytesWritten() - before;
+    lastIncrementalBytes = Math.max(lastIncrementalBytes, written);
     return a;
   }
 }
