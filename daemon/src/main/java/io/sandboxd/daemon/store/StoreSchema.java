@@ -74,7 +74,13 @@ final class StoreSchema {
               "sealed verification checkpoint (start-up verifies only the runs after it)",
               List.of(
                   "CREATE TABLE IF NOT EXISTS store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
-                      + " envelope TEXT NOT NULL)")));
+                      + " envelope TEXT NOT NULL)")),
+          // durable (issue 12): the coordinator orders this among 7..10 at merge.
+          StoreMigration.ddl(
+              7,
+              "durable runs: state, segments of every kind (any signer), their receipts and"
+                  + " attestations, logs per segment, the resumed-once guard of each suspend",
+              DurableRunTable.DDL));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
