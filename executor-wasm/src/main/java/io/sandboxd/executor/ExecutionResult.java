@@ -40,7 +40,8 @@ public record ExecutionResult(
     Optional<ReplaySource.Divergence> replayDivergence,
     Optional<Stdio> stdio,
     int exitStatus,
-    boolean exited) {
+    boolean exited,
+    Optional<InstanceSnapshot> parked) {
 
   /**
    * One output stream of a WASI command: the bytes kept, how many the unit wrote (more than kept
@@ -127,8 +128,18 @@ public record ExecutionResult(
     private Optional<Stdio> stdio = Optional.empty();
     private int exitStatus;
     private boolean exited;
+    private Optional<InstanceSnapshot> parked = Optional.empty();
 
     private Builder() {}
+
+    /**
+     * The run parked at a boundary: what was frozen. Its outcome is then {@code Completed} (the
+     * entry returned normally); a parked result is told apart by this, not by the outcome.
+     */
+    public Builder parked(InstanceSnapshot snapshot) {
+      this.parked = Optional.of(snapshot);
+      return this;
+    }
 
     /** What a WASI command wrote (absent for a unit without WASI). */
     public Builder stdio(Optional<Stdio> stdio) {
@@ -228,7 +239,8 @@ public record ExecutionResult(
           replayDivergence,
           stdio,
           exitStatus,
-          exited);
+          exited,
+          parked);
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.sandboxd.executor;
 
 import com.dylibso.chicory.runtime.ChicoryInterruptedException;
+import com.dylibso.chicory.runtime.ExportFunction;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Memory;
 import com.dylibso.chicory.wasm.ChicoryException;
@@ -34,6 +35,15 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Executor implements AutoCloseable {
   /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
   public static final long CLOCK_CONSTANT_MS = 0;
+
+  /**
+   * The export of a step-wise unit (ABI.md): called until it returns {@link #STEP_DONE}; between
+   * two calls that returned {@link #STEP_MORE} the run parks when its park was requested.
+   */
+  public static final String STEP_ENTRY = "step";
+
+  public static final int STEP_DONE = 0;
+  public static final int STEP_MORE = 1;
 
   private static final long GUEST_STACK_BYTES = 8L * 1024 * 1024;
   private static final long MIN_TICK_NANOS = 1_000_000;
@@ -123,6 +133,15 @@ public final class Executor implements AutoCloseable {
       throw new IllegalArgumentException(
           "a prepared instance serves one run of its own unit and shape");
     }
+    if (req.resume().isPresent() && !req.resume().get().module().equals(req.unit().address())) {
+      throw new SnapshotException.Mismatch(
+          "snapshot "
+              + req.resume().get().address()
+              + " is of module "
+              + req.resume().get().module()
+              + ", not of module "
+              + req.unit().address());
+    }
     ComputeGrant compute = req.grants().compute();
     Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
@@ -153,6 +172,7 @@ public final class Executor implements AutoCloseable {
             req.unit().address());
     List<RunStorage.MountRoot> mounts = openMounts(req, storage);
     ctx.storage.mounts(mounts);
+    req.park().ifPresent(ctx::parkOn);
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();
@@ -176,7 +196,20 @@ public final class Executor implements AutoCloseable {
     long cpu = task.cpuNanos();
     Map<DeviceClass, ClassEnergy> energy = meter.end();
     Outcome outcome = decide(task, breach, cpu, energy, compute);
-    return ctx.report(ExecutionResult.builder())
+    ExecutionResult.Builder result = ctx.report(ExecutionResult.builder());
+    Instance parked = task.parked;
+    task.parked = null;
+    if (parked != null && outcome instanceof Outcome.Completed) {
+      // Captured here, off the guest thread: no guest frame is live, and the unit's CPU budget
+      // does not pay for the snapshot.
+      try {
+        result.parked(
+            InstanceSnapshot.capture(parked, req.unit().address(), req.resume().orElse(null)));
+      } catch (SnapshotException e) {
+        outcome = new Outcome.Failed("cannot park: " + e.getMessage());
+      }
+    }
+    return result
         .outcome(outcome)
         .wall(startedMs, wall)
         .consumed(cpu, task.memoryPeakBytes(), energy)
@@ -356,6 +389,8 @@ public final class Executor implements AutoCloseable {
     volatile boolean exited;
     // What a WASI guest wrote; set on the guest thread before `done` is counted down.
     volatile Optional<ExecutionResult.Stdio> stdio = Optional.empty();
+    // The instance, when the run parked at a boundary; captured by the caller after the task.
+    volatile Instance parked;
 
     GuestTask(UnitRequest req, RunContext ctx, InstanceShape shape, PreparedInstance warm) {
       this.req = req;
@@ -395,6 +430,10 @@ public final class Executor implements AutoCloseable {
       }
     }
 
+    private static int status(long[] ret) {
+      return ret == null || ret.length == 0 ? 0 : (int) ret[0];
+    }
+
     private synchronized void detach() {
       thread.set(null);
     }
@@ -420,14 +459,41 @@ public final class Executor implements AutoCloseable {
         }
         instance = prepared.instance();
         binding = prepared.binding();
+        if (req.resume().isPresent()) {
+          try {
+            req.resume().get().restore(instance, unit.address());
+          } catch (SnapshotException.Mismatch e) {
+            // The module matched (checked before the run): what does not fit are the limits.
+            memoryBreach = e.getMessage();
+            return -1;
+          }
+        }
         // The run's WASI state (descriptors, argv, env, stdio, preopens) is made at bind time too.
         wasi =
             prepared.usesWasi()
                 ? WasiRun.open(ctx, req.io().argv(unit.address()), req.env(), req.io())
                 : null;
         binding.bind(ctx, wasi);
-        long[] ret = instance.export(req.entry()).apply();
-        exitCode = ret == null || ret.length == 0 ? 0 : (int) ret[0];
+        ExportFunction entry = instance.export(req.entry());
+        if (req.entry().equals(STEP_ENTRY)) {
+          int r;
+          do {
+            r = status(entry.apply());
+            if (r == STEP_MORE && ctx.parkAtStepBoundary()) {
+              parked = instance;
+              exitCode = 0;
+              return exitCode;
+            }
+          } while (r == STEP_MORE);
+          exitCode = r;
+          return exitCode;
+        }
+        exitCode = status(entry.apply());
+        if (exitCode == AbiStatus.PARK && ctx.parkAnswered()) {
+          // The guest returned PARK after yield_point answered it: parked, not failed.
+          parked = instance;
+          exitCode = 0;
+        }
         return exitCode;
       } catch (ChicoryInterruptedException e) {
         failure = "interrupted";

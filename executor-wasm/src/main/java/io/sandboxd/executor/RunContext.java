@@ -1,6 +1,7 @@
 package io.sandboxd.executor;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.Enforcer;
 import io.sandboxd.enforcer.FlowSource;
@@ -40,6 +41,10 @@ final class RunContext {
   private int logBytes;
   private boolean logTruncated;
   private long hostCalls;
+
+  // The run's park request (null: never parked) and whether yield_point answered PARK.
+  private ParkSignal park;
+  private boolean parkAnswered;
 
   RunContext(
       Enforcer enforcer,
@@ -165,6 +170,55 @@ final class RunContext {
   String log() {
     return new String(logBuffer, 0, logBytes, StandardCharsets.UTF_8);
   }
+
+  /** Makes the run parkable by {@code signal}; set before the guest runs. */
+  void parkOn(ParkSignal signal) {
+    this.park = signal;
+  }
+
+  /**
+   * The answer of {@code yield_point}: PARK once the run's park is requested, else OK. Journaled
+   * like every input, so a replay answers what the live run answered.
+   */
+  int yieldPoint() {
+    int status =
+        journaled(
+                "yield_point",
+                CanonicalJson.mapper().createObjectNode(),
+                () ->
+                    park != null && park.requested()
+                        ? new HostAnswer("Allow", AbiStatus.PARK, new byte[0])
+                        : HostAnswer.allow(new byte[0]))
+            .status();
+    if (status == AbiStatus.PARK) {
+      parkAnswered = true;
+    }
+    return status;
+  }
+
+  /** Whether {@code yield_point} answered PARK during this run. */
+  boolean parkAnswered() {
+    return parkAnswered;
+  }
+
+  /**
+   * At a boundary between two {@code step} calls: whether the supervisor parks the run here. Only a
+   * park is journaled (as a {@code park} entry), so a replay parks at the same boundary.
+   */
+  boolean parkAtStepBoundary() {
+    JsonNode none = CanonicalJson.mapper().createObjectNode();
+    boolean parks =
+        replay.isPresent()
+            ? replay.get().nextIs(STEP_PARK, none, "Allow")
+            : park != null && park.requested();
+    if (parks) {
+      journaled(STEP_PARK, none, () -> new HostAnswer("Allow", AbiStatus.PARK, new byte[0]));
+    }
+    return parks;
+  }
+
+  /** The journal's name for the supervisor parking a run between two {@code step} calls. */
+  static final String STEP_PARK = "park";
 
   /** Counts one host call (any import, any outcome). */
   void countCall() {

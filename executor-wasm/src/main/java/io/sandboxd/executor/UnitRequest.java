@@ -20,11 +20,38 @@ public record UnitRequest(
     Map<String, String> env,
     Optional<ReplaySource> replay,
     UnitIo io,
-    List<MountedDir> mounts) {
+    List<MountedDir> mounts,
+    Optional<ParkSignal> park,
+    Optional<InstanceSnapshot> resume) {
 
   public UnitRequest {
     env = Map.copyOf(env);
     mounts = List.copyOf(mounts);
+  }
+
+  /** A request that is never parked and starts from a fresh instance. */
+  public UnitRequest(
+      String runId,
+      CompiledUnit unit,
+      String entry,
+      Grants grants,
+      Optional<Path> storageRoot,
+      Map<String, String> env,
+      Optional<ReplaySource> replay,
+      UnitIo io,
+      List<MountedDir> mounts) {
+    this(
+        runId,
+        unit,
+        entry,
+        grants,
+        storageRoot,
+        env,
+        replay,
+        io,
+        mounts,
+        Optional.empty(),
+        Optional.empty());
   }
 
   /**
@@ -52,25 +79,76 @@ public record UnitRequest(
    * storage root (WASI guests with a storage root only) and brokered by the same storage globs.
    */
   public UnitRequest withMounts(List<MountedDir> dirs) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, io, dirs);
+    return new UnitRequest(
+        runId, unit, entry, grants, storageRoot, env, replay, io, dirs, park, resume);
   }
 
   public UnitRequest withStorageRoot(Path root) {
-    return new UnitRequest(runId, unit, entry, grants, Optional.of(root), env, replay, io, mounts);
+    return new UnitRequest(
+        runId, unit, entry, grants, Optional.of(root), env, replay, io, mounts, park, resume);
   }
 
   public UnitRequest withEnv(Map<String, String> environment) {
     return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, environment, replay, io, mounts);
+        runId, unit, entry, grants, storageRoot, environment, replay, io, mounts, park, resume);
   }
 
   public UnitRequest withReplay(ReplaySource source) {
     return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, env, Optional.of(source), io, mounts);
+        runId,
+        unit,
+        entry,
+        grants,
+        storageRoot,
+        env,
+        Optional.of(source),
+        io,
+        mounts,
+        park,
+        resume);
   }
 
   /** The same request giving a WASI command {@code io}'s argv and stdin, under its caps. */
   public UnitRequest withIo(UnitIo unitIo) {
-    return new UnitRequest(runId, unit, entry, grants, storageRoot, env, replay, unitIo, mounts);
+    return new UnitRequest(
+        runId, unit, entry, grants, storageRoot, env, replay, unitIo, mounts, park, resume);
+  }
+
+  /**
+   * The same request, parkable: when {@code signal} is requested the run parks at its next boundary
+   * and its result carries the snapshot ({@link ExecutionResult#parked()}).
+   */
+  public UnitRequest withPark(ParkSignal signal) {
+    return new UnitRequest(
+        runId,
+        unit,
+        entry,
+        grants,
+        storageRoot,
+        env,
+        replay,
+        io,
+        mounts,
+        Optional.of(signal),
+        resume);
+  }
+
+  /**
+   * The same request resuming a parked run: {@code snapshot} (of this request's unit) is restored
+   * into a fresh instance before the entry is called again.
+   */
+  public UnitRequest withResume(InstanceSnapshot snapshot) {
+    return new UnitRequest(
+        runId,
+        unit,
+        entry,
+        grants,
+        storageRoot,
+        env,
+        replay,
+        io,
+        mounts,
+        park,
+        Optional.of(snapshot));
   }
 }
