@@ -15,7 +15,8 @@ public class DurableRunException extends RuntimeException {
 
   /**
    * The run is not in a state that allows it (not parked, exported, resumed already, a chain or
-   * snapshot that does not check, an environment or grant that does not match): FAILED_PRECONDITION.
+   * snapshot that does not check, an environment or grant that does not match):
+   * FAILED_PRECONDITION.
    */
   public static final class Refused extends DurableRunException {
     Refused(String message) {

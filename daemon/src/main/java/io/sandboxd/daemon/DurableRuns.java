@@ -50,8 +50,8 @@ import java.util.stream.Stream;
  * the SnapshotRef of what was frozen (memory snapshot and storage tree in the node's content-
  * addressed {@link SnapshotStore}). A parked run is resumed here (every check of the issue, then a
  * signed resume segment repeating the SnapshotRef byte for byte with the idle energy of the park)
- * or exported as a {@link RunBundle} and imported on another node, which verifies everything
- * before it stores anything.
+ * or exported as a {@link RunBundle} and imported on another node, which verifies everything before
+ * it stores anything.
  */
 final class DurableRuns {
   private static final Logger LOG = Logger.getLogger(DurableRuns.class.getName());
@@ -144,9 +144,8 @@ final class DurableRuns {
       Optional<InstanceSnapshot> resume) {
     ParkSignal park = new ParkSignal();
     running.put(runId, park);
-    Thread.ofPlatform()
-        .name("durable-" + runId)
-        .start(
+    Thread t =
+        new Thread(
             () -> {
               try (SubmitterPolicy.Slot slot = a.slot()) {
                 step(runId, a, offer, seq, prev, resume, park);
@@ -171,7 +170,9 @@ final class DurableRuns {
                   changed.notifyAll();
                 }
               }
-            });
+            },
+            "durable-" + runId);
+    t.start();
   }
 
   /** One execute segment: run (or resume) until the entry ends or parks, then sign and store. */
@@ -575,8 +576,7 @@ final class DurableRuns {
     List<Envelope> chain = segs.stream().map(Segment::envelope).toList();
     List<Envelope> records = table.records(runId);
     verifyChain(chain, records, DurableRunException.Refused::new);
-    RunSegment.SnapshotRef ref =
-        RunSegment.fromCore(chain.get(chain.size() - 1).core()).snapshot();
+    RunSegment.SnapshotRef ref = RunSegment.fromCore(chain.get(chain.size() - 1).core()).snapshot();
     Map<String, byte[]> blobs = new LinkedHashMap<>();
     try {
       blobs.putAll(snapshots.blobs(ref.memory()));

@@ -16,8 +16,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A moved run (issue 12 "Moving a run"), self-contained: its segments in seq order with the log
- * of each, its receipts and attestations, the module, the canonical grants and entry, and every
+ * A moved run (issue 12 "Moving a run"), self-contained: its segments in seq order with the log of
+ * each, its receipts and attestations, the module, the canonical grants and entry, and every
  * snapshot blob by address. Canonical JSON ({@code sandbox.run-bundle/1}); bytes travel as base64.
  * Parsing is strict; what the contents prove is checked by {@link DurableRuns} on import.
  */

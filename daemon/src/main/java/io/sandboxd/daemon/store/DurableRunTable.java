@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Durable runs (WIRE.md §2.6) in the run store: each run's state, its segments of every kind in
- * seq order (signed by this node or, for an imported run, by the hosts it ran on before), their
+ * Durable runs (WIRE.md §2.6) in the run store: each run's state, its segments of every kind in seq
+ * order (signed by this node or, for an imported run, by the hosts it ran on before), their
  * receipts and attestations, the unit's log per segment, and one row per resumed suspend so that a
  * suspend is resumed at most once. Every change is one transaction, committed (fsynced: the store
  * runs with {@code synchronous=FULL}) before it returns. Kept apart from the single-step runs'
