@@ -88,7 +88,7 @@ class DurableRunsTest {
 
   /** A node of its own: key, store, snapshot store, 5 W idle. */
   DurableRuns node(String name) throws Exception {
-    Path dir = tmp.resolve(name);
+    Path dir = java.nio.file.Files.createDirectories(tmp.resolve(name));
     NodeIdentity node = NodeIdentity.load(dir, dir.resolve("keys/node.ed25519"));
     RunStore store = RunStore.open(dir.resolve("runs.db"), node.key());
     stores.add(store);
@@ -147,12 +147,15 @@ class DurableRunsTest {
     Future<Object> f2 = pool.submit(resume);
     List<Object> results = List.of(f1.get(), f2.get());
     pool.shutdown();
-    assertEquals(1, results.stream().filter(r -> r instanceof Envelope).count(), results.toString());
-    Envelope resumed = (Envelope) results.stream().filter(r -> r instanceof Envelope).findFirst().get();
+    assertEquals(
+        1, results.stream().filter(r -> r instanceof Envelope).count(), results.toString());
+    Envelope resumed =
+        (Envelope) results.stream().filter(r -> r instanceof Envelope).findFirst().get();
     RunSegment r = RunSegment.fromCore(resumed.core());
     assertTrue(r.idleUj() > 0, "5 W over a park of at least 20 ms: " + r.idleUj());
     assertEquals(
-        new String(io.sandboxd.attest.CanonicalJson.canonicalize(chain.get(1).core().get("snapshot"))),
+        new String(
+            io.sandboxd.attest.CanonicalJson.canonicalize(chain.get(1).core().get("snapshot"))),
         new String(io.sandboxd.attest.CanonicalJson.canonicalize(resumed.core().get("snapshot"))));
     DurableRunTable.Run done = a.await(run, 120_000);
     assertEquals(DurableRunTable.State.completed, done.state());
@@ -171,7 +174,8 @@ class DurableRunsTest {
     String run = startAndPark(a);
     byte[] bundle = a.export(run);
     DurableRunException.Refused e =
-        assertThrows(DurableRunException.Refused.class, () -> a.resume(Caller.UNKNOWN, run, "", ""));
+        assertThrows(
+            DurableRunException.Refused.class, () -> a.resume(Caller.UNKNOWN, run, "", ""));
     assertTrue(e.getMessage().contains("exported"), e.getMessage());
     assertEquals(DurableRunTable.State.moved, a.require(run).state());
     // Import on b, then a second import of the same run is refused.
@@ -191,7 +195,9 @@ class DurableRunsTest {
     byte[] bundle = a.export(run);
     String text = new String(bundle, java.nio.charset.StandardCharsets.UTF_8);
     // Drop one blob: refused naming it missing, and b holds nothing of the run.
-    var o = (com.fasterxml.jackson.databind.node.ObjectNode) io.sandboxd.attest.CanonicalJson.parse(bundle);
+    var o =
+        (com.fasterxml.jackson.databind.node.ObjectNode)
+            io.sandboxd.attest.CanonicalJson.parse(bundle);
     var blobs = (com.fasterxml.jackson.databind.node.ObjectNode) o.get("blobs");
     String first = blobs.fieldNames().next();
     blobs.remove(first);

@@ -69,7 +69,7 @@ class DurableRunTest {
           + "    (i32.store8 (i32.const 8)\n"
           + "      (i32.add (i32.const 48) (i32.rem_u (local.get $c) (i32.const 10))))\n"
           + "    (drop (call $log (i32.const 0) (i32.const 9)))\n"
-          + "    (call $spin (i32.const 300000))\n"
+          + "    (call $spin (i32.const 4000000))\n"
           + "    (i32.lt_u (local.get $c) (i32.const "
           + TOTAL
           + "))))\n";
@@ -170,9 +170,9 @@ class DurableRunTest {
 
   static String parkedBundle(String env, Path file) throws Exception {
     String run = detach(ca, env);
-    DaemonProcess.Result s = ctl(a, "runs", "suspend", run);
-    assertEquals(0, s.exit(), s.err());
-    assertTrue(s.out().contains(" parked "), s.out());
+    assertEquals(
+        "parked",
+        ca.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
     DaemonProcess.Result e = ctl(a, "runs", "export", run, "--bundle", file.toString());
     assertEquals(0, e.exit(), e.err());
     return run;
@@ -188,14 +188,16 @@ class DurableRunTest {
     assertTrue(plain.getLog().contains("count 060"), plain.getLog());
 
     String run = detach(ca, "dev");
-    DaemonProcess.Result listed = ctl(a, "runs", "list");
-    assertTrue(listed.out().lines().anyMatch(l -> l.startsWith(run)), listed.out());
     DaemonProcess.Result susp = ctl(a, "runs", "suspend", run);
     assertEquals(0, susp.exit(), susp.err());
     assertTrue(susp.out().contains(" parked "), susp.out());
     String partial = ctl(a, "runs", "log", run).out();
     assertTrue(partial.contains("count 001"), partial);
     assertFalse(partial.contains("count 060"), "parked mid-way, not at the end: " + partial);
+    DaemonProcess.Result listed = ctl(a, "runs", "list");
+    assertTrue(
+        listed.out().lines().anyMatch(l -> l.startsWith(run) && l.contains("parked")),
+        listed.out());
     DaemonProcess.Result waited = ctl(a, "runs", "wait", run, "--json");
     JsonNode w = CanonicalJson.parse(waited.out().strip());
     assertEquals("parked", w.get("state").textValue());
@@ -225,6 +227,7 @@ class DurableRunTest {
     assertEquals(0, imp.exit(), imp.err());
     assertTrue(imp.out().contains(" parked "), imp.out());
     // Importing it again: the node already holds it.
+    byte[] bundleBytes = read(file);
     assertEquals(
         Status.Code.ALREADY_EXISTS,
         code(
@@ -232,7 +235,7 @@ class DurableRunTest {
                 cb.stub()
                     .importRun(
                         ImportRunRequest.newBuilder()
-                            .setBundle(ByteString.copyFrom(read(file)))
+                            .setBundle(ByteString.copyFrom(bundleBytes))
                             .build())));
     // A drifted environment (b's "dev" differs) and a wider grant are refused; nothing changes.
     DaemonProcess.Result drift = ctl(b, "runs", "resume", run, "--env", "dev");
@@ -378,7 +381,7 @@ class DurableRunTest {
             }),
         "seq");
     // Another module than the one the receipts name.
-    byte[] other = Wat2Wasm.parse(COUNTER.replace("300000", "300001"));
+    byte[] other = Wat2Wasm.parse(COUNTER.replace("4000000", "4000001"));
     assertRefusedAndNothingHeld(
         run, edit(good, o -> o.put("module", Base64.getEncoder().encodeToString(other))), "module");
     // A blob whose bytes are not its address.
