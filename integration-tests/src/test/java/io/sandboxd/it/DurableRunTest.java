@@ -444,4 +444,34 @@ class DurableRunTest {
         lines.stream().anyMatch(l -> l.startsWith(run) && l.contains("completed")),
         lines.toString());
   }
+
+  @Test
+  void aStoppingDaemonParksItsDurableRunsAndTheyResumeAfterARestart() throws Exception {
+    Path state = dir.resolve("c");
+    Path socket = dir.resolve("c.sock");
+    String run;
+    try (DaemonProcess c = DaemonProcess.start(state, socket);
+        DaemonClient cc = new DaemonClient(socket)) {
+      run = detach(cc, "");
+      Thread.sleep(300);
+      c.stop();
+      assertTrue(c.log().contains("parked 1 durable run(s) before stopping"), c.log());
+    }
+    try (DaemonProcess c = DaemonProcess.start(state, socket);
+        DaemonClient cc = new DaemonClient(socket)) {
+      DurableRunReply r = cc.stub().waitRun(WaitRunRequest.newBuilder().setRunId(run).build());
+      assertEquals("parked", r.getState(), "parked by the stop, not failed");
+      cc.stub().resumeRun(ResumeRunRequest.newBuilder().setRunId(run).build());
+      DurableRunReply done =
+          cc.stub()
+              .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(240_000).build());
+      assertEquals("completed", done.getState());
+      String log =
+          cc.stub().getRunLog(DurableRunRequest.newBuilder().setRunId(run).build()).getLog();
+      for (int i = 1; i <= TOTAL; i++) {
+        assertTrue(log.contains(String.format("count %03d", i)), "gap at " + i + ": " + log);
+      }
+      assertEquals(TOTAL, log.lines().count(), log);
+    }
+  }
 }
