@@ -127,7 +127,7 @@ final class DurableRuns {
           module,
           List.of(),
           List.of());
-      launch(runId, a, offer, 0, null, Optional.empty());
+      launch(runId, a, offer, 0, null, Optional.empty(), List.of());
       return runId;
     } catch (RuntimeException e) {
       a.slot().close();
@@ -141,14 +141,15 @@ final class DurableRuns {
       Optional<OfferedEnvironments.Offer> offer,
       long seq,
       String prev,
-      Optional<InstanceSnapshot> resume) {
+      Optional<InstanceSnapshot> resume,
+      List<String> carriedTaint) {
     ParkSignal park = new ParkSignal();
     running.put(runId, park);
     Thread t =
         new Thread(
             () -> {
               try (SubmitterPolicy.Slot slot = a.slot()) {
-                step(runId, a, offer, seq, prev, resume, park);
+                step(runId, a, offer, seq, prev, resume, carriedTaint, park);
               } catch (RuntimeException | Error e) {
                 LOG.log(Level.WARNING, "durable run " + runId + " failed", e);
                 try {
@@ -183,6 +184,7 @@ final class DurableRuns {
       long seq,
       String prev,
       Optional<InstanceSnapshot> resume,
+      List<String> carriedTaint,
       ParkSignal park) {
     Path root = storage.resolve(runId);
     UnitRequest req =
@@ -218,6 +220,9 @@ final class DurableRuns {
     if (r.parked().isPresent()) {
       // Blobs first (fsynced), then the segments that name them.
       String memory = snapshots.put(r.parked().get());
+      // Taint only grows: what earlier parks froze stays, or a second park would launder it.
+      java.util.SortedSet<String> taint = new java.util.TreeSet<>(carriedTaint);
+      taint.addAll(r.taint());
       String fs = snapshots.putTree(root);
       RunSegment.SnapshotRef ref =
           new RunSegment.SnapshotRef(
@@ -225,7 +230,7 @@ final class DurableRuns {
               memory,
               offer.map(OfferedEnvironments.Offer::address).orElse(NO_ENVIRONMENT),
               grantsId,
-              List.copyOf(r.taint()),
+              List.copyOf(taint),
               r.journalRoot());
       RunSegment suspend =
           new RunSegment(
@@ -522,7 +527,14 @@ final class DurableRuns {
         throw new DurableRunException.Refused(
             "run " + runId + ": suspend " + suspendEnv.address() + " was resumed already");
       }
-      launch(runId, a, offer, resume.seq() + 1, resumeEnv.address(), Optional.of(snapshot));
+      launch(
+          runId,
+          a,
+          offer,
+          resume.seq() + 1,
+          resumeEnv.address(),
+          Optional.of(snapshot),
+          ref.taint());
       LOG.info(() -> "durable run " + runId + " resumed (idle " + idleUj + " uJ)");
       return resumeEnv;
     } catch (RuntimeException e) {
