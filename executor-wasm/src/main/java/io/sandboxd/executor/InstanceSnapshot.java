@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * The state of a unit's instance at a boundary with no live guest frames: linear memory as 64 KiB
@@ -182,27 +183,40 @@ public final class InstanceSnapshot {
     }
     Memory m = instance.memory();
     int n = m.pages();
-    String[] pages = new String[n];
+    // One copy out of the instance (sequential: Chicory's memory reads are not thread-safe);
+    // that array is hashed and later written as it is.
+    byte[][] bytes = new byte[n][];
     for (int i = 0; i < n; i++) {
-      // One copy out of the instance; that array is hashed and later written as it is.
-      byte[] page = m.readBytes(i * PAGE_BYTES, PAGE_BYTES);
-      if (Arrays.equals(page, ZERO_PAGE)) {
-        continue;
+      bytes[i] = m.readBytes(i * PAGE_BYTES, PAGE_BYTES);
+    }
+    String[] pages = new String[n];
+    String[] before =
+        previous != null && previous.pageAddresses != null ? previous.pageAddresses : new String[0];
+    // Pages are independent: zero test, comparison with the previous snapshot (an order of
+    // magnitude cheaper than hashing) and hashing run on every core.
+    IntStream.range(0, n)
+        .parallel()
+        .forEach(
+            i -> {
+              byte[] page = bytes[i];
+              if (Arrays.equals(page, ZERO_PAGE)) {
+                bytes[i] = null;
+                return;
+              }
+              if (i < before.length && before[i] != null) {
+                byte[] old = previous.content.get(before[i]);
+                if (Arrays.equals(page, old)) {
+                  pages[i] = before[i];
+                  bytes[i] = old;
+                  return;
+                }
+              }
+              pages[i] = Blake3.hex(page);
+            });
+    for (int i = 0; i < n; i++) {
+      if (pages[i] != null) {
+        content.putIfAbsent(pages[i], bytes[i]);
       }
-      String a = null;
-      if (previous != null && previous.pageAddresses != null && i < previous.pageAddresses.length) {
-        String before = previous.pageAddresses[i];
-        // Comparing bytes is an order of magnitude cheaper than hashing them.
-        if (before != null && Arrays.equals(page, previous.content.get(before))) {
-          a = before;
-          page = previous.content.get(before);
-        }
-      }
-      if (a == null) {
-        a = Blake3.hex(page);
-      }
-      pages[i] = a;
-      content.putIfAbsent(a, page);
     }
     return pages;
   }
@@ -406,7 +420,15 @@ public final class InstanceSnapshot {
    *
    * @throws SnapshotException.Malformed naming the field at fault
    */
-  static InstanceSnapshot read(String address, Function<String, byte[]> blobs) {
+  static InstanceSnapshot read(String address, Function<String, byte[]> source) {
+    Function<String, byte[]> blobs =
+        a -> {
+          byte[] b = source.apply(a);
+          if (b == null) {
+            throw new SnapshotException.MissingBlob(a, "of snapshot " + address);
+          }
+          return b;
+        };
     byte[] manifest = blobs.apply(address);
     JsonNode root;
     try {
@@ -434,22 +456,44 @@ public final class InstanceSnapshot {
             table.length + " bytes; " + n + " pages need " + (n * ADDRESS_BYTES));
       }
       pages = new String[n];
+      List<String> distinct = new ArrayList<>();
+      List<Integer> firstIndex = new ArrayList<>();
+      Set<String> seen = new java.util.HashSet<>();
       for (int i = 0; i < n; i++) {
         byte[] a = Arrays.copyOfRange(table, i * ADDRESS_BYTES, (i + 1) * ADDRESS_BYTES);
         if (Arrays.equals(a, ZERO_ADDRESS)) {
           continue;
         }
-        String hex = Hex.encode(a);
-        pages[i] = hex;
-        if (!content.containsKey(hex)) {
-          byte[] page = blobs.apply(hex);
-          if (page.length != PAGE_BYTES) {
-            throw fault.at(
-                m.pathOf("page_table") + "[" + i + "]",
-                "blob " + hex + " has " + page.length + " bytes, not one page");
-          }
-          content.put(hex, page);
+        pages[i] = Hex.encode(a);
+        if (seen.add(pages[i])) {
+          distinct.add(pages[i]);
+          firstIndex.add(i);
         }
+      }
+      // Reading and verifying pages runs on every core; a failure is reported for the first page
+      // in page order, whichever thread met it.
+      byte[][] fetched = new byte[distinct.size()][];
+      RuntimeException[] failed = new RuntimeException[distinct.size()];
+      IntStream.range(0, distinct.size())
+          .parallel()
+          .forEach(
+              k -> {
+                try {
+                  fetched[k] = blobs.apply(distinct.get(k));
+                } catch (RuntimeException e) {
+                  failed[k] = e;
+                }
+              });
+      for (int k = 0; k < distinct.size(); k++) {
+        if (failed[k] != null) {
+          throw failed[k];
+        }
+        if (fetched[k].length != PAGE_BYTES) {
+          throw fault.at(
+              m.pathOf("page_table") + "[" + firstIndex.get(k) + "]",
+              "blob " + distinct.get(k) + " has " + fetched[k].length + " bytes, not one page");
+        }
+        content.put(distinct.get(k), fetched[k]);
       }
     }
     List<Global> globals =
@@ -509,11 +553,6 @@ public final class InstanceSnapshot {
   private static SortedSet<Integer> indices(JsonReader r, String key, JsonReader.Fault fault) {
     return new TreeSet<>(
         r.list(key, (n, p) -> (int) JsonReader.integer(n, p, 0, Integer.MAX_VALUE, fault)));
-  }
-
-  /** The addresses of every blob the snapshot at {@code address} names, manifest first. */
-  static List<String> blobAddresses(InstanceSnapshot s) {
-    return new ArrayList<>(s.blobs().keySet());
   }
 
   @Override

@@ -6,15 +6,17 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.JsonReader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
@@ -35,10 +37,11 @@ import java.util.regex.Pattern;
 
 /**
  * The node's content-addressed store of instance snapshots and storage trees, under {@code
- * <state>/snapshots/}: one file per blob, named by its BLAKE3-256, so a page held by many snapshots
- * (of one run or many) is stored once. Every blob is written to a temporary file, fsynced, renamed
- * into place and its directory fsynced before {@link #put} returns; every blob read back is checked
- * against its address.
+ * <state>/snapshots/}. Blobs are addressed by their BLAKE3-256, so a page held by many snapshots
+ * (of one run or many) is stored once. The blobs new to one put go into one pack file ({@code
+ * packs/<name>.pack}: records, then an index trailer), written to a temporary file, fsynced,
+ * renamed into place and the directory fsynced before the put returns: one fsync per put, not one
+ * per page. Every blob read back is checked against its address.
  */
 public final class SnapshotStore {
   /** The schema of a storage tree's manifest. */
@@ -56,17 +59,28 @@ public final class SnapshotStore {
     static final int MAX_PATH_BYTES = 4096;
   }
 
+  private static final long MAGIC = 0x314b434150584253L; // "SBXPACK1", little-endian
+  private static final int RECORD_HEADER = Blake3.OUT_LEN + 8;
+  private static final int TRAILER_ENTRY = Blake3.OUT_LEN + 16;
+
   private final Path dir;
-  private final Path blobs;
+  private final Path packs;
   private final TreeLimits limits;
-  // Addresses known to be on disk (written or seen by this process): skips a stat per page.
-  private final Set<String> known = ConcurrentHashMap.newKeySet();
+
+  /** Where one blob lies: its pack, offset of its bytes, length. */
+  record Location(Path pack, long offset, int length) {}
+
+  // Every blob held, built from the packs' trailers at open.
+  private final Map<String, Location> index = new ConcurrentHashMap<>();
+  // Packs mapped for reading (packs are immutable once renamed into place): a blob is copied once,
+  // from the page cache into its array. Absolute reads of a mapping are safe from many threads.
+  private final Map<Path, MappedByteBuffer> readers = new ConcurrentHashMap<>();
   private final AtomicLong bytesWritten = new AtomicLong();
   private final AtomicLong blobsWritten = new AtomicLong();
 
   private SnapshotStore(Path dir, TreeLimits limits) {
     this.dir = dir;
-    this.blobs = dir.resolve("blobs");
+    this.packs = dir.resolve("packs");
     this.limits = limits;
   }
 
@@ -81,10 +95,15 @@ public final class SnapshotStore {
     SnapshotStore s = new SnapshotStore(dir, limits);
     try {
       createPrivateDir(dir);
-      createPrivateDir(s.blobs);
-      try (DirectoryStream<Path> files = Files.newDirectoryStream(s.blobs, TMP_PREFIX + "*")) {
+      createPrivateDir(s.packs);
+      try (DirectoryStream<Path> files = Files.newDirectoryStream(s.packs)) {
         for (Path f : files) {
-          Files.deleteIfExists(f);
+          String name = f.getFileName().toString();
+          if (name.startsWith(TMP_PREFIX)) {
+            Files.deleteIfExists(f);
+          } else if (name.endsWith(".pack")) {
+            s.indexPack(f);
+          }
         }
       }
     } catch (IOException e) {
@@ -134,7 +153,7 @@ public final class SnapshotStore {
   /** Whether the blob {@code address} is held (its bytes are not checked). */
   public boolean has(String address) {
     requireAddress(address, "address");
-    return known.contains(address) || Files.isRegularFile(blobPath(address));
+    return index.containsKey(address);
   }
 
   /**
@@ -435,68 +454,169 @@ public final class SnapshotStore {
 
   // ---- blobs on disk ----
 
-  private Path blobPath(String address) {
-    return blobs.resolve(address.substring(0, 2)).resolve(address);
+  /** Reads a pack's trailer into the index; a pack that is not well formed stops the open. */
+  private void indexPack(Path pack) throws IOException {
+    try (FileChannel ch = FileChannel.open(pack, StandardOpenOption.READ)) {
+      long size = ch.size();
+      ByteBuffer tail = readAt(ch, size - 16, 16);
+      long trailer = tail.getLong();
+      if (size < 16 || tail.getLong() != MAGIC || trailer < 0 || trailer > size - 20) {
+        throw new SnapshotException("snapshot pack " + pack + " has no valid trailer", null);
+      }
+      int count = readAt(ch, trailer, 4).getInt();
+      if ((long) count * TRAILER_ENTRY != size - 16 - trailer - 4) {
+        throw new SnapshotException("snapshot pack " + pack + ": trailer count " + count, null);
+      }
+      ByteBuffer t = readAt(ch, trailer + 4, count * TRAILER_ENTRY);
+      byte[] a = new byte[Blake3.OUT_LEN];
+      for (int i = 0; i < count; i++) {
+        t.get(a);
+        long offset = t.getLong();
+        long length = t.getLong();
+        if (offset < 0 || length < 0 || length > Integer.MAX_VALUE || offset + length > trailer) {
+          throw new SnapshotException(
+              "snapshot pack " + pack + ": entry " + i + " out of range", null);
+        }
+        index.putIfAbsent(Hex.encode(a), new Location(pack, offset, (int) length));
+      }
+    }
+  }
+
+  private static ByteBuffer readAt(FileChannel ch, long position, int length) throws IOException {
+    if (position < 0) {
+      throw new IOException("negative offset");
+    }
+    ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+    while (b.hasRemaining()) {
+      if (ch.read(b, position + b.position()) < 0) {
+        throw new IOException("unexpected end of file");
+      }
+    }
+    return b.flip();
+  }
+
+  /** Where the blob lies in its pack (tests damage it there). */
+  Location locate(String address) {
+    return index.get(address);
   }
 
   /** A blob's bytes, checked against its address. */
   byte[] read(String address, String what) {
-    byte[] b;
-    try {
-      b = Files.readAllBytes(blobPath(address));
-    } catch (NoSuchFileException e) {
+    Location at = index.get(address);
+    if (at == null) {
       throw new SnapshotException.MissingBlob(address, what);
-    } catch (IOException e) {
+    }
+    byte[] b = new byte[at.length()];
+    try {
+      MappedByteBuffer map = readers.computeIfAbsent(at.pack(), SnapshotStore::map);
+      if (map != null) {
+        map.get((int) at.offset(), b);
+      } else {
+        // A pack past what one mapping holds (2 GiB): read from the file.
+        try (FileChannel ch = FileChannel.open(at.pack(), StandardOpenOption.READ)) {
+          readAt(ch, at.offset(), at.length()).get(b);
+        }
+      }
+    } catch (IOException | java.io.UncheckedIOException e) {
       throw new SnapshotException("snapshot blob " + address + ": cannot read: " + e, e);
     }
     String actual = Blake3.hex(b);
     if (!actual.equals(address)) {
       throw new SnapshotException.DamagedBlob(address, actual);
     }
-    known.add(address);
     return b;
   }
 
-  /** Writes the blobs not yet held, in the map's order, each durable before the call returns. */
-  private void writeAll(Map<String, byte[]> all) {
-    Set<Path> touchedDirs = new java.util.LinkedHashSet<>();
-    try {
-      for (Map.Entry<String, byte[]> e : all.entrySet()) {
-        String a = e.getKey();
-        if (known.contains(a)) {
-          continue;
-        }
-        Path target = blobPath(a);
-        if (Files.isRegularFile(target)) {
-          known.add(a);
-          continue;
-        }
-        Path fan = target.getParent();
-        if (!Files.isDirectory(fan)) {
-          Files.createDirectories(fan);
-          touchedDirs.add(blobs);
-        }
-        Path tmp =
-            blobs.resolve(TMP_PREFIX + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-        try (FileChannel ch =
-            FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-          writeFully(ch, e.getValue());
-          ch.force(false);
-        }
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-        touchedDirs.add(fan);
-        touchedDirs.add(blobs);
-        known.add(a);
-        bytesWritten.addAndGet(e.getValue().length);
-        blobsWritten.incrementAndGet();
-      }
-      // The renames are durable once their directories are: one fsync per directory per put.
-      for (Path d : touchedDirs) {
-        fsyncDir(d);
-      }
+  /** The pack mapped read-only, or null when it is too large for one mapping. */
+  private static MappedByteBuffer map(Path pack) {
+    try (FileChannel ch = FileChannel.open(pack, StandardOpenOption.READ)) {
+      long size = ch.size();
+      return size > Integer.MAX_VALUE ? null : ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
     } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Writes the blobs not yet held as one pack, durable before the call returns. Puts are
+   * serialized: two writers never pack the same blob twice.
+   */
+  private synchronized void writeAll(Map<String, byte[]> all) {
+    Map<String, byte[]> fresh = new LinkedHashMap<>();
+    for (Map.Entry<String, byte[]> e : all.entrySet()) {
+      if (!index.containsKey(e.getKey())) {
+        fresh.putIfAbsent(e.getKey(), e.getValue());
+      }
+    }
+    if (fresh.isEmpty()) {
+      return;
+    }
+    // Named by the BLAKE3 of the addresses it holds: cheap, and unique per content.
+    StringBuilder names = new StringBuilder();
+    fresh.keySet().forEach(names::append);
+    Path target =
+        packs.resolve(
+            Blake3.hex(names.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                + ".pack");
+    Path tmp = packs.resolve(TMP_PREFIX + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    Map<String, Location> added = new LinkedHashMap<>();
+    long bytes = 0;
+    try {
+      try (FileChannel ch =
+          FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        long position = 0;
+        ByteBuffer trailer =
+            ByteBuffer.allocate(4 + fresh.size() * TRAILER_ENTRY + 16)
+                .order(ByteOrder.LITTLE_ENDIAN);
+        trailer.putInt(fresh.size());
+        List<ByteBuffer> batch = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : fresh.entrySet()) {
+          byte[] address = Hex.decode(e.getKey(), Blake3.OUT_LEN, "blob address");
+          byte[] value = e.getValue();
+          ByteBuffer header = ByteBuffer.allocate(RECORD_HEADER).order(ByteOrder.LITTLE_ENDIAN);
+          header.put(address).putLong(value.length).flip();
+          // Gathered: the page arrays go to the file as they are, not copied into a buffer.
+          batch.add(header);
+          batch.add(ByteBuffer.wrap(value));
+          long offset = position + RECORD_HEADER;
+          trailer.put(address).putLong(offset).putLong(value.length);
+          added.put(e.getKey(), new Location(target, offset, value.length));
+          position = offset + value.length;
+          bytes += value.length;
+          if (batch.size() >= 512) {
+            writeFully(ch, batch);
+          }
+        }
+        trailer.putLong(position).putLong(MAGIC).flip();
+        batch.add(trailer);
+        writeFully(ch, batch);
+        ch.force(true);
+      }
+      Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+      fsyncDir(packs);
+    } catch (IOException e) {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException ignored) {
+        // The next open removes it.
+      }
       throw new SnapshotException("snapshot store " + dir + ": cannot write: " + e, e);
     }
+    index.putAll(added);
+    bytesWritten.addAndGet(bytes);
+    blobsWritten.addAndGet(added.size());
+  }
+
+  private static void writeFully(FileChannel ch, List<ByteBuffer> batch) throws IOException {
+    ByteBuffer[] bufs = batch.toArray(new ByteBuffer[0]);
+    long remaining = 0;
+    for (ByteBuffer b : bufs) {
+      remaining += b.remaining();
+    }
+    while (remaining > 0) {
+      remaining -= ch.write(bufs);
+    }
+    batch.clear();
   }
 
   private static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
@@ -527,19 +647,12 @@ public final class SnapshotStore {
   }
 
   /** All blob addresses held (for audits and tests). */
-  List<String> held() throws IOException {
-    List<String> out = new ArrayList<>();
-    try (DirectoryStream<Path> fans = Files.newDirectoryStream(blobs)) {
-      for (Path fan : fans) {
-        if (Files.isDirectory(fan)) {
-          try (DirectoryStream<Path> fs = Files.newDirectoryStream(fan)) {
-            for (Path f : fs) {
-              out.add(f.getFileName().toString());
-            }
-          }
-        }
-      }
-    }
-    return out;
+  List<String> held() {
+    return new ArrayList<>(index.keySet());
+  }
+
+  /** Drops the read mappings (the JVM unmaps them when they are collected). */
+  public void close() {
+    readers.clear();
   }
 }
