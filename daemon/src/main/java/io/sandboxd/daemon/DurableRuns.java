@@ -670,9 +670,10 @@ final class DurableRuns {
       }
     }
     // Completeness and shape, in a staging store: the node's own store is not touched yet.
-    Path stage = staging.resolve(b.runId() + "-" + System.nanoTime());
+    Path stage = staging.resolve("bundle-" + System.nanoTime());
+    SnapshotStore staged = null;
     try {
-      SnapshotStore staged = SnapshotStore.open(stage);
+      staged = SnapshotStore.open(stage);
       staged.putBlobs(b.blobs());
       InstanceSnapshot snap = staged.load(last.snapshot().memory());
       staged.blobs(last.snapshot().fs());
@@ -683,6 +684,9 @@ final class DurableRuns {
     } catch (SnapshotException e) {
       throw new DurableRunException.BadBundle("snapshot: " + e.getMessage(), e);
     } finally {
+      if (staged != null) {
+        staged.close();
+      }
       deleteTree(stage);
     }
     snapshots.putBlobs(b.blobs());

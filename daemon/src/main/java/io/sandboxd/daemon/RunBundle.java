@@ -32,6 +32,9 @@ record RunBundle(
     Map<String, byte[]> blobs) {
   static final String SCHEMA = "sandbox.run-bundle/1";
 
+  private static final java.util.regex.Pattern RUN_ID =
+      java.util.regex.Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
   private static final Set<String> FIELDS =
       Set.of(
           "schema", "run_id", "module", "grants", "entry", "segments", "logs", "records", "blobs");
@@ -72,8 +75,14 @@ record RunBundle(
         var e = it.next();
         b.put(e.getKey(), base64(e.getValue(), "bundle.blobs." + e.getKey()));
       }
+      String runId = r.string("run_id");
+      // It names directories on the importing node: a plain name, never a path.
+      if (!RUN_ID.matcher(runId).matches()) {
+        throw new AttestException(
+            "bundle.run_id: \"" + runId + "\" is not a run id (1-64 of A-Z a-z 0-9 _ -)");
+      }
       return new RunBundle(
-          r.string("run_id"),
+          runId,
           base64(r.required("module"), "bundle.module"),
           r.string("grants"),
           r.string("entry"),

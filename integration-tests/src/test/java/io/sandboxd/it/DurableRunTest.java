@@ -395,6 +395,8 @@ class DurableRunTest {
                   .put(name, Base64.getEncoder().encodeToString("x".getBytes()));
             }),
         "hash");
+    // A run id that would name a path on the importing node.
+    assertRefusedAndNothingHeld(run, edit(good, o -> o.put("run_id", "../../x")), "run_id");
     // Not a bundle at all.
     assertRefusedAndNothingHeld(run, "{\"schema\":\"nope\"}".getBytes(), "schema");
 
