@@ -29,7 +29,8 @@ public final class EvidenceBundle {
         List<SegmentChain.Verdict.Valid> chains,
         int receipts,
         int attestations,
-        int others)
+        int others,
+        List<RunTotal> totals)
         implements Verdict {}
 
     /** {@code where} (an item, or a seq of a run) fails for {@code reason}. */
@@ -37,6 +38,17 @@ public final class EvidenceBundle {
   }
 
   private record Item<T>(int index, Envelope envelope, T record) {}
+
+  /**
+   * A run's energy (WIRE.md §2.6): the sum of its execute segments' receipts ({@code total_uj})
+   * plus the idle energy its resume segments carry; {@code receiptsGiven} says whether every
+   * receipt its chain names was in the input (otherwise {@code receiptsUj} covers only those).
+   */
+  public record RunTotal(String runId, long receiptsUj, long idleUj, boolean receiptsGiven) {
+    public long totalUj() {
+      return receiptsUj + idleUj;
+    }
+  }
 
   /**
    * Verifies {@code envelopes}. With {@code trusted} empty, all envelopes must share one signer
@@ -125,9 +137,16 @@ public final class EvidenceBundle {
       }
     }
     List<SegmentChain.Verdict.Valid> chains = new ArrayList<>();
+    List<RunTotal> totals = new ArrayList<>();
     Map<String, Item<RunSegment>> segmentByReceipt = new HashMap<>();
     for (Map.Entry<String, List<Item<RunSegment>>> run : runs.entrySet()) {
       List<Item<RunSegment>> segs = new ArrayList<>(run.getValue());
+      Optional<SegmentChain.Fork> fork =
+          SegmentChain.fork(segs.stream().map(Item::envelope).toList());
+      if (fork.isPresent()) {
+        return new Verdict.Invalid(
+            signers, "seq " + fork.get().seq() + " of run " + run.getKey(), fork.get().reason());
+      }
       segs.sort(Comparator.comparingLong(s -> s.record().seq()));
       SegmentChain.Verdict v =
           SegmentChain.verify(segs.stream().map(Item::envelope).toList(), Optional.empty());
@@ -145,6 +164,7 @@ public final class EvidenceBundle {
       if (bad.isPresent()) {
         return new Verdict.Invalid(signers, "run " + run.getKey(), bad.get());
       }
+      totals.add(total(run.getKey(), segs, receipts));
     }
     boolean mixed =
         (runs.isEmpty() ? 0 : 1) + (receipts.isEmpty() ? 0 : 1) + (attestations.isEmpty() ? 0 : 1)
@@ -174,7 +194,31 @@ public final class EvidenceBundle {
       }
     }
     return new Verdict.Valid(
-        signers, List.copyOf(chains), receipts.size(), attestations.size(), others);
+        signers,
+        List.copyOf(chains),
+        receipts.size(),
+        attestations.size(),
+        others,
+        List.copyOf(totals));
+  }
+
+  private static RunTotal total(
+      String runId, List<Item<RunSegment>> segs, Map<String, Item<Receipt>> receipts) {
+    long receiptsUj = 0;
+    long idleUj = 0;
+    boolean all = true;
+    for (Item<RunSegment> s : segs) {
+      idleUj = Math.addExact(idleUj, s.record().idleUj());
+      if (s.record().receipt() != null) {
+        Item<Receipt> r = receipts.get(s.record().receipt());
+        if (r == null) {
+          all = false;
+        } else {
+          receiptsUj = Math.addExact(receiptsUj, r.record().totalUj());
+        }
+      }
+    }
+    return new RunTotal(runId, receiptsUj, idleUj, all);
   }
 
   /** "item 3", or "item 3 (seq 1 of run r)" for what reads as a segment. */

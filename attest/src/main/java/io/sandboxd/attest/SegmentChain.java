@@ -1,7 +1,9 @@
 package io.sandboxd.attest;
 
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -21,7 +23,57 @@ public final class SegmentChain {
     record Invalid(long seq, String reason) implements Verdict {}
   }
 
+  /** Two different segments of one run at the same seq: the chain was forked. */
+  public record Fork(String runId, long seq, String first, String second) {
+    /** The reason as a verdict states it. */
+    public String reason() {
+      return "fork: two different segments at seq "
+          + seq
+          + " of run "
+          + runId
+          + " ("
+          + first
+          + " and "
+          + second
+          + ")";
+    }
+  }
+
+  /**
+   * The first fork among {@code segments} (any order, any runs): two envelopes whose cores parse as
+   * segments with the same run and seq but different addresses, each verifying under its own key
+   * (an altered envelope fails on its own, not as a fork). The same segment twice is no fork.
+   */
+  public static Optional<Fork> fork(List<Envelope> segments) {
+    Map<String, String> seen = new HashMap<>();
+    for (Envelope e : segments) {
+      var run = e.core().get("run_id");
+      var seq = e.core().get("seq");
+      if (run == null
+          || !run.isTextual()
+          || seq == null
+          || !seq.isIntegralNumber()
+          || !e.verify(Optional.empty()).isValid()) {
+        continue;
+      }
+      String key = seq.asLong() + " " + run.textValue();
+      String other = seen.putIfAbsent(key, e.address());
+      if (other != null && !other.equals(e.address())) {
+        return Optional.of(new Fork(run.textValue(), seq.asLong(), other, e.address()));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Verifies {@code segments} in the order given (a duplicated, missing or reordered segment fails
+   * at its position); a fork is named as one.
+   */
   public static Verdict verify(List<Envelope> segments, Optional<PublicKey> expectedSigner) {
+    Optional<Fork> fork = fork(segments);
+    if (fork.isPresent()) {
+      return new Verdict.Invalid(fork.get().seq(), fork.get().reason());
+    }
     if (segments.isEmpty()) {
       return new Verdict.Invalid(0, "empty chain: no segments");
     }
@@ -76,6 +128,16 @@ public final class SegmentChain {
       }
       if (seg.kind() != RunSegment.Kind.execute && seg.snapshot() == null) {
         return new Verdict.Invalid(i, "a " + seg.kind() + " segment must carry a snapshot");
+      }
+      if (seg.kind() == RunSegment.Kind.execute && seg.snapshot() != null) {
+        return new Verdict.Invalid(i, "an execute segment carries no snapshot");
+      }
+      if (seg.kind() != RunSegment.Kind.execute && seg.receipt() != null) {
+        return new Verdict.Invalid(i, "a " + seg.kind() + " segment names no receipt");
+      }
+      if (seg.kind() == RunSegment.Kind.suspend
+          && !seg.snapshot().grantsId().equals(seg.grantsId())) {
+        return new Verdict.Invalid(i, "suspend snapshot.grants_id differs from its grants_id");
       }
       previous = seg;
       previousAddress = env.address();

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -344,14 +345,15 @@ class SegmentChainTest {
   }
 
   @Test
-  void aRepeatedSeqFails() {
+  void aRepeatedSeqFailsAsAFork() {
     List<Envelope> c =
         new Chain()
             .add(Kind.execute)
             .add(Kind.execute)
             .add(Kind.execute, core -> core.put("seq", 1))
             .list();
-    assertInvalidAt(2, "seq is 1, expected 2", c);
+    // Two different properly signed segments at seq 1: a fork, named at its seq.
+    assertInvalidAt(1, "fork: two different segments at seq 1", c);
   }
 
   @Test
@@ -623,6 +625,114 @@ class SegmentChainTest {
           SegmentChain.Verdict.Invalid inv = invalid(SegmentChain.verify(forged, Optional.empty()));
           assertEquals(k, inv.seq());
           assertTrue(inv.reason().startsWith("address mismatch"), inv.reason());
+        });
+  }
+
+  // ================================================================ forks and totals
+
+  @Test
+  void twoDifferentSegmentsAtOneSeqAreReportedAsAFork() {
+    List<Envelope> c = new Chain().add(Kind.execute).add(Kind.execute).list();
+    Chain other = new Chain();
+    other.envs.add(c.get(0));
+    other.add(Kind.suspend);
+    List<Envelope> both = new ArrayList<>(c);
+    both.add(other.envs.get(1));
+    assertInvalidAt(1, "fork: two different segments at seq 1", both);
+    EvidenceBundle.Verdict.Invalid inv =
+        assertInstanceOf(
+            EvidenceBundle.Verdict.Invalid.class, EvidenceBundle.verify(both, Set.of()));
+    assertTrue(inv.reason().startsWith("fork: "), inv.reason());
+    assertEquals("seq 1 of run run-1", inv.where());
+    // The same segment twice is a duplicate, not a fork: it fails on the dense seq instead.
+    List<Envelope> dup = new ArrayList<>(c);
+    dup.add(c.get(1));
+    assertInvalidAt(2, "seq is 1, expected 2", dup);
+    assertTrue(SegmentChain.fork(dup).isEmpty());
+  }
+
+  @Test
+  void suspendAndResumeNameNoReceiptAndExecuteNoSnapshot() {
+    assertInvalidAt(
+        1,
+        "names no receipt",
+        new Chain()
+            .add(Kind.execute)
+            .add(Kind.suspend, core -> core.put("receipt", "4".repeat(64)))
+            .list());
+    assertInvalidAt(
+        1,
+        "carries no snapshot",
+        new Chain()
+            .add(Kind.execute)
+            .add(Kind.execute, core -> core.set("snapshot", SNAP.toJson()))
+            .list());
+  }
+
+  @Test
+  void theRunTotalIsTheReceiptsPlusTheIdleEnergy() {
+    Seeded.repeat(
+        20,
+        g -> {
+          long idle = g.longBetween(0, 1_000_000_000L);
+          List<Envelope> receipts = new ArrayList<>();
+          List<Envelope> segs = new ArrayList<>();
+          long expectedReceipts = 0;
+          Kind[] kinds = {Kind.execute, Kind.suspend, Kind.resume, Kind.execute};
+          for (int seq = 0; seq < kinds.length; seq++) {
+            String receipt = null;
+            if (kinds[seq] == Kind.execute) {
+              long uj = g.longBetween(0, 1_000_000_000L);
+              expectedReceipts += uj;
+              Envelope r =
+                  Envelope.sign(
+                      Receipt.builder()
+                          .runId("run-1")
+                          .unit("5".repeat(64))
+                          .grantsId(GRANTS)
+                          .tier("S2")
+                          .energy(
+                              java.util.Map.of(
+                                  DeviceClass.Cpu,
+                                  new ClassEnergy(uj, Provenance.Estimator, "estimator", 1, 1)))
+                          .build()
+                          .toCore(),
+                      A);
+              receipts.add(r);
+              receipt = r.address();
+            }
+            RunSegment s =
+                new RunSegment(
+                    "run-1",
+                    seq,
+                    kinds[seq],
+                    segs.isEmpty() ? null : segs.get(segs.size() - 1).address(),
+                    "h",
+                    A.publicKey().hex(),
+                    "S2",
+                    GRANTS,
+                    receipt,
+                    kinds[seq] == Kind.execute ? null : SNAP,
+                    kinds[seq] == Kind.resume ? idle : 0,
+                    Provenance.Estimator,
+                    seq);
+            segs.add(Envelope.sign(s.toCore(), A));
+          }
+          List<Envelope> all = new ArrayList<>(receipts);
+          all.addAll(segs);
+          EvidenceBundle.Verdict.Valid ok =
+              assertInstanceOf(
+                  EvidenceBundle.Verdict.Valid.class, EvidenceBundle.verify(all, Set.of()));
+          EvidenceBundle.RunTotal t = ok.totals().get(0);
+          assertTrue(t.receiptsGiven());
+          assertEquals(expectedReceipts, t.receiptsUj());
+          assertEquals(idle, t.idleUj());
+          assertEquals(expectedReceipts + idle, t.totalUj());
+          // Without the receipts the total is marked incomplete.
+          EvidenceBundle.Verdict.Valid bare =
+              assertInstanceOf(
+                  EvidenceBundle.Verdict.Valid.class, EvidenceBundle.verify(segs, Set.of()));
+          assertTrue(!bare.totals().get(0).receiptsGiven());
         });
   }
 }

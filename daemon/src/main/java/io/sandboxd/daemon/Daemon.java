@@ -303,6 +303,14 @@ public final class Daemon implements AutoCloseable {
       supervisor.usePools(pools);
       StandingGrants standing =
           StandingGrants.open(paths.keyFile().getParent(), store, config.standing().maxPolicies());
+      DurableRuns durableRuns =
+          new DurableRuns(
+              supervisor,
+              store,
+              io.sandboxd.executor.SnapshotStore.open(paths.stateDir().resolve("snapshots")),
+              io.sandboxd.warmpool.MeteredIdlePower.of(
+                  meters, attribution, config.pools().idleEstimateMw()),
+              paths.stateDir().resolve("durable"));
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
@@ -332,6 +340,7 @@ public final class Daemon implements AutoCloseable {
                               pools,
                               new SandboxdService.Operations(serving, metrics, status))
                           .useStanding(standing)
+                          .durable(durableRuns)
                           .bindService()))
               .addService(RequestDecoder.wrap(new JcpService(standing).bindService()))
               .intercept(CallerCredentials.interceptor())
@@ -352,23 +361,27 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
-      return new Daemon(
-          paths,
-          lock,
-          store,
-          executor,
-          server,
-          boss,
-          workers,
-          node,
-          meters,
-          attribution,
-          kv,
-          pools,
-          serving,
-          verifier,
-          metrics,
-          Optional.ofNullable(endpoint));
+      Daemon daemon =
+          new Daemon(
+              paths,
+              lock,
+              store,
+              executor,
+              server,
+              boss,
+              workers,
+              node,
+              meters,
+              attribution,
+              kv,
+              pools,
+              serving,
+              verifier,
+              metrics,
+              Optional.ofNullable(endpoint));
+      daemon.durable = durableRuns;
+      daemon.parkOnStop = config.durable().parkOnStop();
+      return daemon;
     } catch (IOException | RuntimeException e) {
       if (pools != null) {
         pools.close();
@@ -577,6 +590,10 @@ public final class Daemon implements AutoCloseable {
     return serving;
   }
 
+  // Durable runs and whether a stop parks them (durable.park_on_stop); set once at start.
+  private DurableRuns durable;
+  private boolean parkOnStop;
+
   /** The background store verification. */
   public StoreVerifier verifier() {
     return verifier;
@@ -587,6 +604,14 @@ public final class Daemon implements AutoCloseable {
    * flight finish within {@code deadlineMs}, then closes; returns how many were still running.
    */
   public int drainAndClose(long deadlineMs) throws IOException, InterruptedException {
+    if (parkOnStop && durable != null) {
+      // Park what can be parked instead of killing it; a run that reaches no boundary in time is
+      // stopped with the rest (and found failed at the next start).
+      int parked = durable.parkAll(deadlineMs);
+      if (parked > 0) {
+        LOG.info("parked " + parked + " durable run(s) before stopping");
+      }
+    }
     int left = serving.drain(deadlineMs);
     if (left > 0) {
       LOG.warning(left + " submission(s) still running after " + deadlineMs + " ms; stopping them");

@@ -33,6 +33,9 @@ final class ErrorStatus {
           new Row(
               io.sandboxd.executor.MountException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(ReplayRefusedException.class, Status.Code.FAILED_PRECONDITION, false),
+          new Row(DurableRunException.Refused.class, Status.Code.FAILED_PRECONDITION, false),
+          new Row(DurableRunException.AlreadyHeld.class, Status.Code.ALREADY_EXISTS, false),
+          new Row(DurableRunException.BadBundle.class, Status.Code.INVALID_ARGUMENT, false),
           new Row(ExecutorBusyException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(InputTooLargeException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(OutputUnavailableException.class, Status.Code.FAILED_PRECONDITION, false),

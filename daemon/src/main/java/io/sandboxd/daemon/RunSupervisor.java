@@ -111,6 +111,23 @@ public final class RunSupervisor {
     this.ioCaps = ioCaps;
   }
 
+  // For DurableRuns, which runs units step by step through the same admission and executor.
+  Admission admission() {
+    return admission;
+  }
+
+  Executor executor() {
+    return executor;
+  }
+
+  NodeIdentity node() {
+    return node;
+  }
+
+  Path storageBase() {
+    return storageBase;
+  }
+
   /** Serves runs from {@code pools} (warm instances) from now on. */
   public void usePools(WarmPools pools) {
     this.pools = pools;
@@ -203,7 +220,7 @@ public final class RunSupervisor {
     }
   }
 
-  private Optional<OfferedEnvironments.Offer> offer(String env) {
+  Optional<OfferedEnvironments.Offer> offer(String env) {
     return env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
   }
 
@@ -276,56 +293,10 @@ public final class RunSupervisor {
       Attestation.Jcp jcp) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
-    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
-    List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
-    Receipt receipt =
-        Receipt.builder()
-            .runId(runId)
-            .unit(unit)
-            .grantsId(grantsId)
-            .tier(TIER)
-            .energy(energy)
-            .inference(inference)
-            // Idle energy of the warm instance the run claimed; never counted against the budget.
-            .idleUj(claim.idleUj())
-            // Compiling for this run is work done for this run (a declined run records none).
-            .cpuTimeMs(
-                TimeUnit.NANOSECONDS.toMillis(
-                    r.cpuTimeNanos()
-                        + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())))
-            .memoryPeakBytes(r.memoryPeakBytes())
-            .wallMs(TimeUnit.NANOSECONDS.toMillis(r.wallNanos()))
-            .io(r.io().storage())
-            .net(r.io().network())
-            .startedMs(r.startedMs())
-            .endedMs(r.endedMs())
-            .build();
-    Envelope receiptEnv = Envelope.sign(receipt.toCore(), node.key());
+    Envelope receiptEnv = Envelope.sign(receipt(runId, a, r, claim.idleUj()).toCore(), node.key());
     long now = System.currentTimeMillis();
     Attestation attestation =
-        Attestation.builder()
-            .host(node.host())
-            .tier(TIER)
-            .grantsId(grantsId)
-            .receipt(receiptEnv.address())
-            .unit(unit)
-            .journalRoot(r.journalRoot())
-            .manifest(manifest.orElse(null))
-            .outcome(r.outcome())
-            .clockGranted(r.clockGranted())
-            .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
-            .issuedMs(now)
-            .inputs(r.stdio().map(io -> inputs(unitIo, unit)).orElse(null))
-            .outputs(
-                r.stdio()
-                    .map(
-                        io ->
-                            new Attestation.Outputs(
-                                Attestation.Blob.of(io.stdout().bytes()),
-                                Attestation.Blob.of(io.stderr().bytes())))
-                    .orElse(null))
-            .jcp(jcp)
-            .build();
+        attestation(a, r, receiptEnv.address(), manifest.orElse(null), unitIo, now, jcp);
     Envelope attestationEnv = Envelope.sign(attestation.toCore(), node.key());
     RunSegment segment =
         new RunSegment(
@@ -367,6 +338,81 @@ public final class RunSupervisor {
                             r.exited()))
                 .orElse(null))
         .submitter(submitterUid)
+        .build();
+  }
+
+  /** The receipt of one execute step of {@code runId} ({@code idleUj}: idle energy it carries). */
+  static Receipt receipt(String runId, Admission.Admitted a, ExecutionResult r, long idleUj) {
+    String grantsId = a.grants().grantsId();
+    String unit = a.unit().address();
+    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
+    List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
+    return Receipt.builder()
+        .runId(runId)
+        .unit(unit)
+        .grantsId(grantsId)
+        .tier(TIER)
+        .energy(energy)
+        .inference(inference)
+        // Idle energy of the warm instance the run claimed; never counted against the budget.
+        .idleUj(idleUj)
+        // Compiling for this run is work done for this run (a declined run records none).
+        .cpuTimeMs(
+            TimeUnit.NANOSECONDS.toMillis(
+                r.cpuTimeNanos()
+                    + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())))
+        .memoryPeakBytes(r.memoryPeakBytes())
+        .wallMs(TimeUnit.NANOSECONDS.toMillis(r.wallNanos()))
+        .io(r.io().storage())
+        .net(r.io().network())
+        .startedMs(r.startedMs())
+        .endedMs(r.endedMs())
+        .build();
+  }
+
+  /** The attestation of an execute step whose signed receipt is at {@code receipt}. */
+  Attestation attestation(
+      Admission.Admitted a,
+      ExecutionResult r,
+      String receipt,
+      String manifest,
+      UnitIo unitIo,
+      long now) {
+    return attestation(a, r, receipt, manifest, unitIo, now, null);
+  }
+
+  /** As above, naming the standing-grant policy and child the run's grants were minted under. */
+  Attestation attestation(
+      Admission.Admitted a,
+      ExecutionResult r,
+      String receipt,
+      String manifest,
+      UnitIo unitIo,
+      long now,
+      Attestation.Jcp jcp) {
+    String unit = a.unit().address();
+    return Attestation.builder()
+        .host(node.host())
+        .tier(TIER)
+        .grantsId(a.grants().grantsId())
+        .receipt(receipt)
+        .unit(unit)
+        .journalRoot(r.journalRoot())
+        .manifest(manifest)
+        .outcome(r.outcome())
+        .clockGranted(r.clockGranted())
+        .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
+        .issuedMs(now)
+        .inputs(r.stdio().map(io -> inputs(unitIo, unit)).orElse(null))
+        .outputs(
+            r.stdio()
+                .map(
+                    io ->
+                        new Attestation.Outputs(
+                            Attestation.Blob.of(io.stdout().bytes()),
+                            Attestation.Blob.of(io.stderr().bytes())))
+                .orElse(null))
+        .jcp(jcp)
         .build();
   }
 
@@ -591,7 +637,7 @@ public final class RunSupervisor {
   }
 
   /** Time-ordered, unguessable run ids: 12 hex digits of ms then 8 random hex digits. */
-  private String newRunId() {
+  String newRunId() {
     byte[] b = new byte[4];
     random.nextBytes(b);
     return String.format("%012x", System.currentTimeMillis()) + HexFormat.of().formatHex(b);

@@ -65,6 +65,14 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   // Minted child grants a submission may name (SubmitRequest.minted_grants); null: none.
   private volatile StandingGrants standing;
+  // Durable runs (issue 12); null for a service built without them (tests).
+  private DurableRuns durable;
+
+  /** Serves durable runs through {@code d}. */
+  SandboxdService durable(DurableRuns d) {
+    this.durable = d;
+    return this;
+  }
 
   /** What the operator-facing calls and the admission gate need (status, drain, metrics). */
   record Operations(ServingState serving, DaemonMetrics metrics, NodeStatus status) {}
@@ -175,6 +183,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "submit",
         out,
         () -> {
+          if (req.getDetach()) {
+            return submitDetached(req);
+          }
           RunRecord r;
           try {
             if (ops != null) {
@@ -248,6 +259,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "getRun",
         out,
         () -> {
+          if (durable != null) {
+            var d = durable.table().run(req.getRunId());
+            if (d.isPresent()) {
+              return durableInfo(d.get());
+            }
+          }
           RunSummary run =
               store.run(req.getRunId()).orElseThrow(() -> new RunNotFoundException(req.getRunId()));
           RunInfo.Builder info = withSubmitter(info(run), run).toBuilder();
@@ -288,11 +305,20 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () -> {
           int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
-          ListRunsReply.Builder b = ListRunsReply.newBuilder();
+          java.util.List<RunInfo> runs = new java.util.ArrayList<>();
           for (RunSummary s : store.list(limit)) {
-            b.addRuns(withSubmitter(info(s), s));
+            runs.add(withSubmitter(info(s), s).toBuilder().setState(stateOf(s)).build());
           }
-          return b.build();
+          if (durable != null) {
+            durable.table().list(limit).forEach(d -> runs.add(durableInfo(d)));
+            runs.sort(
+                java.util.Comparator.comparingLong(RunInfo::getStartedMs)
+                    .thenComparing(RunInfo::getRunId)
+                    .reversed());
+          }
+          return ListRunsReply.newBuilder()
+              .addAllRuns(runs.subList(0, Math.min(limit, runs.size())))
+              .build();
         });
   }
 
@@ -302,6 +328,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "getRecords",
         out,
         () -> {
+          if (durable != null && durable.table().run(req.getRunId()).isPresent()) {
+            return durableRecords(req.getRunId());
+          }
           if (store.run(req.getRunId()).isEmpty()) {
             throw new RunNotFoundException(req.getRunId());
           }
@@ -527,5 +556,173 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         .setHead(s.head() == null ? "" : s.head())
         .setLog(s.log())
         .build();
+  }
+
+  // ================================================================ durable runs (issue 12)
+
+  private DurableRuns durableRuns() {
+    if (durable == null) {
+      throw new IllegalStateException("this service was built without durable runs");
+    }
+    return durable;
+  }
+
+  private SubmitReply submitDetached(SubmitRequest req) {
+    if (req.getArgsCount() > 1 || req.getStdinSet()) {
+      throw new AdmissionException(
+          "detach: a detached run takes no args or stdin (nobody is there to read its output)",
+          null);
+    }
+    if (ops != null) {
+      ops.serving().enter();
+    }
+    try {
+      String runId =
+          durableRuns()
+              .start(
+                  Caller.current(),
+                  moduleOf(req),
+                  req.getGrantsJson(),
+                  req.getEntry(),
+                  req.getEnv());
+      LOG.info(() -> "durable run " + runId + " started (detached)");
+      return SubmitReply.newBuilder().setRunId(runId).build();
+    } finally {
+      if (ops != null) {
+        ops.serving().exit();
+      }
+    }
+  }
+
+  /** The state of a single-step run, read from its outcome. */
+  private static String stateOf(RunSummary s) {
+    if (s.tampered().isPresent()) {
+      return "tampered";
+    }
+    String o = s.outcomeJson();
+    if (o.equals("\"Completed\"")) {
+      return "completed";
+    }
+    return o.startsWith("{\"Terminated\"") ? "terminated" : "failed";
+  }
+
+  private RunInfo durableInfo(io.sandboxd.daemon.store.DurableRunTable.Run d) {
+    var segs = durable.table().segments(d.runId());
+    StringBuilder log = new StringBuilder();
+    segs.forEach(x -> log.append(x.log()));
+    return RunInfo.newBuilder()
+        .setRunId(d.runId())
+        .setUnit(d.unit())
+        .setGrantsId(d.grantsId())
+        .setOutcomeJson(d.outcomeJson())
+        .setStartedMs(d.createdMs())
+        .setSegments(segs.size())
+        .setHead(segs.isEmpty() ? "" : segs.get(segs.size() - 1).envelope().address())
+        .setLog(log.toString())
+        .setManifest(d.env())
+        .setState(d.state().name())
+        .build();
+  }
+
+  private RecordsReply durableRecords(String runId) {
+    RecordsReply.Builder b = RecordsReply.newBuilder();
+    durable.table().segments(runId).forEach(x -> b.addSegments(x.envelope().toJsonLine()));
+    for (Envelope e : durable.table().records(runId)) {
+      if (e.schema().orElse("").equals(io.sandboxd.attest.Receipt.SCHEMA)) {
+        b.addReceipts(e.toJsonLine());
+      } else {
+        b.addAttestations(e.toJsonLine());
+      }
+    }
+    return b.build();
+  }
+
+  private io.sandboxd.daemon.rpc.DurableRunReply durableReply(
+      io.sandboxd.daemon.store.DurableRunTable.Run d, String segment) {
+    var segs = durable.table().segments(d.runId());
+    return io.sandboxd.daemon.rpc.DurableRunReply.newBuilder()
+        .setRunId(d.runId())
+        .setState(d.state().name())
+        .setOutcomeJson(d.outcomeJson())
+        .setSegments(segs.size())
+        .setHead(segs.isEmpty() ? "" : segs.get(segs.size() - 1).envelope().address())
+        .setSegment(segment)
+        .build();
+  }
+
+  /** How long a suspend or wait may hold its call when the client names no timeout. */
+  static final long DEFAULT_WAIT_MS = 60_000;
+
+  static final long MAX_WAIT_MS = 600_000;
+
+  @Override
+  public void suspendRun(
+      io.sandboxd.daemon.rpc.DurableRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    answer(
+        "suspendRun",
+        out,
+        () -> durableReply(durableRuns().suspend(req.getRunId(), DEFAULT_WAIT_MS), ""));
+  }
+
+  @Override
+  public void resumeRun(
+      io.sandboxd.daemon.rpc.ResumeRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    answer(
+        "resumeRun",
+        out,
+        () -> {
+          Envelope seg =
+              durableRuns()
+                  .resume(Caller.current(), req.getRunId(), req.getEnv(), req.getGrantsJson());
+          return durableReply(durable.require(req.getRunId()), seg.toJsonLine());
+        });
+  }
+
+  @Override
+  public void exportRun(
+      io.sandboxd.daemon.rpc.DurableRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.ExportRunReply> out) {
+    answer(
+        "exportRun",
+        out,
+        () ->
+            io.sandboxd.daemon.rpc.ExportRunReply.newBuilder()
+                .setRunId(req.getRunId())
+                .setBundle(ByteString.copyFrom(durableRuns().export(req.getRunId())))
+                .build());
+  }
+
+  @Override
+  public void importRun(
+      io.sandboxd.daemon.rpc.ImportRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    answer(
+        "importRun",
+        out,
+        () -> durableReply(durableRuns().importBundle(req.getBundle().toByteArray()), ""));
+  }
+
+  @Override
+  public void waitRun(
+      io.sandboxd.daemon.rpc.WaitRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    long timeout =
+        req.getTimeoutMs() == 0 ? DEFAULT_WAIT_MS : Math.min(req.getTimeoutMs(), MAX_WAIT_MS);
+    answer("waitRun", out, () -> durableReply(durableRuns().await(req.getRunId(), timeout), ""));
+  }
+
+  @Override
+  public void getRunLog(
+      io.sandboxd.daemon.rpc.DurableRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.RunLogReply> out) {
+    answer(
+        "getRunLog",
+        out,
+        () ->
+            io.sandboxd.daemon.rpc.RunLogReply.newBuilder()
+                .setLog(durableRuns().log(req.getRunId()))
+                .build());
   }
 }

@@ -100,6 +100,12 @@ final class RunCommand implements Callable<Integer> {
     return grants.toString().startsWith("b3:") ? grants.toString() : "";
   }
 
+  @Option(
+      names = "--detach",
+      description =
+          "Start a durable run and print its run id at once (see `runs wait`, `runs suspend`).")
+  boolean detach;
+
   @Override
   public Integer call() {
     byte[] wasm;
@@ -136,10 +142,17 @@ final class RunCommand implements Callable<Integer> {
       if (input != null) {
         req.setStdin(ByteString.copyFrom(input)).setStdinSet(true);
       }
+      if (detach) {
+        req.setDetach(true).clearArgs();
+      }
       reply = client.stub().submit(req.build());
     } catch (StatusRuntimeException e) {
       System.err.println("sandboxctl run: " + RpcErrors.describe(e, sock));
       return Sandboxctl.UNUSABLE;
+    }
+    if (detach) {
+      System.out.println(reply.getRunId());
+      return 0;
     }
     if (json) {
       ObjectNode o = CanonicalJson.mapper().createObjectNode();

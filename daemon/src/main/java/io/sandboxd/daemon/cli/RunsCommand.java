@@ -19,7 +19,17 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "runs",
     description = "List runs, or show one run and its records.",
-    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class, OutputCommand.class})
+    subcommands = {
+      RunsCommand.ListRuns.class,
+      RunsCommand.ShowRun.class,
+      OutputCommand.class,
+      RunsExportCommand.class,
+      RunsDurableCommands.Suspend.class,
+      RunsDurableCommands.Resume.class,
+      RunsDurableCommands.Wait.class,
+      RunsDurableCommands.Log.class,
+      RunsDurableCommands.Import.class
+    })
 final class RunsCommand implements Runnable {
   @Override
   public void run() {
@@ -48,14 +58,16 @@ final class RunsCommand implements Runnable {
       try (DaemonClient c = new DaemonClient(sock)) {
         var reply = c.stub().listRuns(ListRunsRequest.newBuilder().setLimit(limit).build());
         System.out.printf(
-            "%-20s  %-24s  %-8s  %-16s  %s%n", "RUN", "STARTED", "SEGMENTS", "UNIT", "OUTCOME");
+            "%-20s  %-24s  %-8s  %-16s  %-10s  %s%n",
+            "RUN", "STARTED", "SEGMENTS", "UNIT", "STATE", "OUTCOME");
         for (RunInfo r : reply.getRunsList()) {
           System.out.printf(
-              "%-20s  %-24s  %-8d  %-16s  %s%n",
+              "%-20s  %-24s  %-8d  %-16s  %-10s  %s%n",
               r.getRunId(),
               Instant.ofEpochMilli(r.getStartedMs()),
               r.getSegments(),
               r.getUnit().substring(0, Math.min(16, r.getUnit().length())),
+              r.getState(),
               r.getOutcomeJson());
         }
         return 0;

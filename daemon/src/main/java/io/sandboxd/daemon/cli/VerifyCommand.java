@@ -86,6 +86,19 @@ final class VerifyCommand implements Callable<Integer> {
       System.out.println(
           "valid: chain of " + c.length() + " segment(s), run " + c.runId() + ", head " + c.head());
     }
+    for (EvidenceBundle.RunTotal t : ok.totals()) {
+      if (t.receiptsGiven() && (t.idleUj() > 0 || chainLength(ok, t.runId()) > 1)) {
+        System.out.println(
+            "run "
+                + t.runId()
+                + " total "
+                + t.totalUj()
+                + " uJ = receipts "
+                + t.receiptsUj()
+                + " + idle "
+                + t.idleUj());
+      }
+    }
     int loose = ok.receipts() + ok.attestations() + ok.others();
     if (envelopes.size() > 1 && loose > 0) {
       System.out.println(
@@ -99,6 +112,14 @@ final class VerifyCommand implements Callable<Integer> {
     }
     System.out.println("signer " + String.join(", ", ok.signers()) + " (" + how + ")");
     return 0;
+  }
+
+  private static int chainLength(EvidenceBundle.Verdict.Valid ok, String runId) {
+    return ok.chains().stream()
+        .filter(c -> c.runId().equals(runId))
+        .mapToInt(SegmentChain.Verdict.Valid::length)
+        .findFirst()
+        .orElse(0);
   }
 
   /** A manifest envelope and its place in the input. */

@@ -85,6 +85,16 @@ public final class RunStore implements AutoCloseable {
     return file;
   }
 
+  private DurableRunTable durable;
+
+  /** The durable runs held in this store (issue 12), on the store's connection and lock. */
+  public synchronized DurableRunTable durable() {
+    if (durable == null) {
+      durable = new DurableRunTable(this, db);
+    }
+    return durable;
+  }
+
   private volatile java.util.function.LongConsumer appendTimer = nanos -> {};
 
   /** Hears how long each durable commit took (ns, fsync included): for the daemon's metrics. */

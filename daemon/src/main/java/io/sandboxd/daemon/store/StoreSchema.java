@@ -75,12 +75,16 @@ final class StoreSchema {
               List.of(
                   "CREATE TABLE IF NOT EXISTS store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
                       + " envelope TEXT NOT NULL)")),
-          // i15 (standing grants): the next free version; the coordinator orders it at merge.
           StoreMigration.ddl(
               7,
               "JCP standing grants: held parents, mint policies, minted children, run checkpoints"
                   + " and applied amendments (mint count and rate window survive restarts)",
-              JcpTable.DDL));
+              JcpTable.DDL),
+          StoreMigration.ddl(
+              8,
+              "durable runs: state, segments of every kind (any signer), their receipts and"
+                  + " attestations, logs per segment, the resumed-once guard of each suspend",
+              DurableRunTable.DDL));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

@@ -131,6 +131,19 @@ class VerifyCommandTest {
   }
 
   @Test
+  void twoDifferentSegmentsAtOneSeqAreReportedAsAFork() throws IOException {
+    List<Envelope> c = chain(3, key);
+    com.fasterxml.jackson.databind.node.ObjectNode core =
+        (com.fasterxml.jackson.databind.node.ObjectNode) c.get(1).core().deepCopy();
+    core.put("at_ms", 5_000);
+    List<Envelope> forked = new ArrayList<>(c);
+    forked.add(Envelope.sign(core, key));
+    Console.Result r = Console.run("verify", write("fork.jsonl", lines(forked)).toString());
+    assertEquals(1, r.exit(), r.out());
+    assertTrue(r.stderr().contains("invalid at seq 1 of run run-1: fork: "), r.stderr());
+  }
+
+  @Test
   void tamperedChainNamesTheFailingSeq() throws IOException {
     List<Envelope> c = chain(3, key);
     String edited =

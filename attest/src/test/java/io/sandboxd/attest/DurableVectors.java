@@ -1,0 +1,380 @@
+package io.sandboxd.attest;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.RunSegment.Kind;
+import io.sandboxd.attest.RunSegment.SnapshotRef;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The tool that makes durable.json (WIRE.md §2.6, conformance checks 19–20): SnapshotRefs and
+ * segments of every kind with their canonical core bytes, addresses and Ed25519 signatures under
+ * fixed keys, a whole exported chain (receipts and segments, moved to a second host on resume) with
+ * its verdict and energy total, and tampered variants with the verdict each must get. {@code
+ * DurableVectorsTest} regenerates and compares byte for byte; run {@code main} (or that test with
+ * {@code -Dsandboxd.vectors.write=true}) to rewrite it.
+ */
+public final class DurableVectors {
+  /** The first host's key: seed bytes 0x00..0x1f (the manifest vectors' key). */
+  static final SigningKey HOST_A = ManifestVectors.KEY;
+
+  /** The host the run moves to: seed bytes 0x20..0x3f. */
+  static final SigningKey HOST_B = key(0x20);
+
+  static final String RUN = "durable-vector-run";
+  static final String UNIT = Blake3.hex("(module)".getBytes(StandardCharsets.UTF_8));
+
+  /** grants_id of {@code {"compute":...}} as in force; the drifted variants use others. */
+  static final String GRANTS = "9eb3c67383235c3769a0821dd660df26e48e96934ab5c224cb2391f0f7796406";
+
+  static final String WIDER_GRANTS = Blake3.hex("a wider grant".getBytes(StandardCharsets.UTF_8));
+  static final String MANIFEST = Blake3.hex("manifest M1".getBytes(StandardCharsets.UTF_8));
+  static final String DRIFTED_MANIFEST = Blake3.hex("manifest M2".getBytes(StandardCharsets.UTF_8));
+
+  static final SnapshotRef SNAPSHOT =
+      new SnapshotRef(
+          Blake3.hex("fs tree".getBytes(StandardCharsets.UTF_8)),
+          Blake3.hex("memory".getBytes(StandardCharsets.UTF_8)),
+          MANIFEST,
+          GRANTS,
+          List.of("storage:inbox/**", "net:api.example.com:443"),
+          Blake3.hex(new byte[0]));
+
+  /** A snapshot of a unit without memory and without taint. */
+  static final SnapshotRef BARE =
+      new SnapshotRef(
+          Blake3.hex(new byte[0]), null, MANIFEST, GRANTS, List.of(), Blake3.hex(new byte[0]));
+
+  private static final long T0 = 1_767_225_600_000L;
+
+  private DurableVectors() {}
+
+  private static SigningKey key(int first) {
+    byte[] seed = new byte[32];
+    for (int i = 0; i < seed.length; i++) {
+      seed[i] = (byte) (first + i);
+    }
+    return SigningKey.fromSeed(seed);
+  }
+
+  static Envelope receipt(int step, SigningKey host) {
+    Map<DeviceClass, ClassEnergy> energy = new EnumMap<>(DeviceClass.class);
+    energy.put(
+        DeviceClass.Cpu,
+        new ClassEnergy(1_000_000L * (step + 1), Provenance.Estimator, "estimator", 1, 10_000_000));
+    Receipt r =
+        Receipt.builder()
+            .runId(RUN)
+            .unit(UNIT)
+            .grantsId(GRANTS)
+            .tier("S2")
+            .energy(energy)
+            .cpuTimeMs(10L * (step + 1))
+            .memoryPeakBytes(65_536)
+            .wallMs(12L * (step + 1))
+            .startedMs(T0 + 10_000L * step)
+            .endedMs(T0 + 10_000L * step + 12L * (step + 1))
+            .build();
+    return Envelope.sign(r.toCore(), host);
+  }
+
+  static RunSegment segment(
+      long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
+    return new RunSegment(
+        RUN,
+        seq,
+        kind,
+        prev,
+        host == HOST_A ? "host-a" : "host-b",
+        host.publicKey().hex(),
+        "S2",
+        GRANTS,
+        receipt,
+        snap,
+        kind == Kind.resume ? 42_000_000 : 0,
+        kind == Kind.resume ? Provenance.Estimator : Provenance.HwShunt,
+        T0 + 10_000L * seq + 5_000);
+  }
+
+  /**
+   * The exported chain: execute, execute, suspend on host A; resume, execute on host B. Receipts
+   * come first, then the segments in seq order.
+   */
+  record Chain(List<Envelope> receipts, List<Envelope> segments) {
+    List<Envelope> all() {
+      List<Envelope> out = new ArrayList<>(receipts);
+      out.addAll(segments);
+      return out;
+    }
+  }
+
+  static Chain chain() {
+    Kind[] kinds = {Kind.execute, Kind.execute, Kind.suspend, Kind.resume, Kind.execute};
+    List<Envelope> receipts = new ArrayList<>();
+    List<Envelope> segments = new ArrayList<>();
+    String prev = null;
+    for (int seq = 0; seq < kinds.length; seq++) {
+      SigningKey host = seq < 3 ? HOST_A : HOST_B;
+      String receipt = null;
+      if (kinds[seq] == Kind.execute) {
+        Envelope r = receipt(seq, host);
+        receipts.add(r);
+        receipt = r.address();
+      }
+      SnapshotRef snap = kinds[seq] == Kind.execute ? null : SNAPSHOT;
+      Envelope s =
+          Envelope.sign(segment(seq, kinds[seq], prev, host, receipt, snap).toCore(), host);
+      segments.add(s);
+      prev = s.address();
+    }
+    return new Chain(receipts, segments);
+  }
+
+  /** A tampered variant of the chain's segments and the verdict it must get. */
+  record Tampered(String name, String what, List<Envelope> segments, long failsAt, String reason) {}
+
+  static List<Tampered> tampered() {
+    Chain c = chain();
+    List<Tampered> out = new ArrayList<>();
+    List<Envelope> segs = c.segments();
+
+    List<Envelope> flipped = new ArrayList<>(segs);
+    flipped.set(1, flipByte(segs.get(1)));
+    out.add(
+        new Tampered(
+            "flipped-byte",
+            "one byte of seq 1's core changed (a digit of at_ms), address and signature kept",
+            flipped,
+            1,
+            "address"));
+
+    List<Envelope> reordered = new ArrayList<>(segs);
+    reordered.set(1, segs.get(2));
+    reordered.set(2, segs.get(1));
+    out.add(new Tampered("reordered", "seq 1 and seq 2 swapped", reordered, 1, "seq"));
+
+    List<Envelope> missing = new ArrayList<>(segs);
+    missing.remove(2);
+    out.add(new Tampered("missing", "the suspend (seq 2) left out", missing, 2, "seq"));
+
+    List<Envelope> duplicated = new ArrayList<>(segs);
+    duplicated.add(2, segs.get(1));
+    out.add(new Tampered("duplicated", "seq 1 given twice", duplicated, 2, "seq"));
+
+    List<Envelope> forked = new ArrayList<>(segs);
+    RunSegment other =
+        segment(
+            1,
+            Kind.suspend,
+            segs.get(0).address(),
+            HOST_A,
+            null,
+            new SnapshotRef(
+                SNAPSHOT.fs(),
+                SNAPSHOT.memory(),
+                SNAPSHOT.manifest(),
+                SNAPSHOT.grantsId(),
+                SNAPSHOT.taint(),
+                SNAPSHOT.journalRoot()));
+    forked.add(Envelope.sign(other.toCore(), HOST_A));
+    out.add(
+        new Tampered(
+            "forked",
+            "a second, different segment at seq 1, properly signed by the same host",
+            forked,
+            1,
+            "fork"));
+
+    out.add(
+        new Tampered(
+            "drifted-manifest",
+            "the resume (seq 3) names another environment manifest than the suspend froze",
+            resumeWith(
+                segs,
+                new SnapshotRef(
+                    SNAPSHOT.fs(),
+                    SNAPSHOT.memory(),
+                    DRIFTED_MANIFEST,
+                    SNAPSHOT.grantsId(),
+                    SNAPSHOT.taint(),
+                    SNAPSHOT.journalRoot())),
+            3,
+            "snapshot"));
+    out.add(
+        new Tampered(
+            "wider-grants",
+            "the resume (seq 3) thaws under another (wider) grants_id than the suspend froze",
+            resumeWith(
+                segs,
+                new SnapshotRef(
+                    SNAPSHOT.fs(),
+                    SNAPSHOT.memory(),
+                    SNAPSHOT.manifest(),
+                    WIDER_GRANTS,
+                    SNAPSHOT.taint(),
+                    SNAPSHOT.journalRoot())),
+            3,
+            "snapshot"));
+    out.add(
+        new Tampered(
+            "taint-laundered",
+            "the resume (seq 3) drops the taint the suspend carried",
+            resumeWith(
+                segs,
+                new SnapshotRef(
+                    SNAPSHOT.fs(),
+                    SNAPSHOT.memory(),
+                    SNAPSHOT.manifest(),
+                    SNAPSHOT.grantsId(),
+                    List.of(),
+                    SNAPSHOT.journalRoot())),
+            3,
+            "snapshot"));
+    return out;
+  }
+
+  /** The chain up to the suspend, then a properly signed resume carrying {@code snap}. */
+  private static List<Envelope> resumeWith(List<Envelope> segs, SnapshotRef snap) {
+    List<Envelope> out = new ArrayList<>(segs.subList(0, 3));
+    RunSegment r = segment(3, Kind.resume, segs.get(2).address(), HOST_B, null, snap);
+    out.add(Envelope.sign(r.toCore(), HOST_B));
+    return out;
+  }
+
+  /** The envelope with one digit of its core's at_ms changed; address and signature kept. */
+  static Envelope flipByte(Envelope e) {
+    ObjectNode core = e.core().deepCopy();
+    core.put("at_ms", core.get("at_ms").asLong() ^ 1);
+    ObjectNode json = e.toJson();
+    json.set("core", core);
+    return Envelope.fromJson(json);
+  }
+
+  /** The vectors file's text. */
+  static String generate() {
+    ObjectNode root = CanonicalJson.mapper().createObjectNode();
+    root.put(
+        "description",
+        "sandbox.run-segment/1 vectors (WIRE.md 2.6, conformance checks 19-20): SnapshotRefs and"
+            + " segments of every kind (canonical core bytes, BLAKE3 addresses, Ed25519 signatures"
+            + " under fixed keys), a whole exported chain moved from host-a to host-b at its"
+            + " resume, and tampered variants with the position (index in the list as given) and"
+            + " kind of the failure a verifier must report. total_uj = sum of the receipts'"
+            + " total_uj + sum of the segments' idle_uj. Generated by"
+            + " attest/src/test/java/io/sandboxd/attest/DurableVectors.java.");
+    ArrayNode keys = root.putArray("keys");
+    keys.addObject()
+        .put("name", "host-a")
+        .put("seed", seedHex(0x00))
+        .put("public_key", HOST_A.publicKey().hex());
+    keys.addObject()
+        .put("name", "host-b")
+        .put("seed", seedHex(0x20))
+        .put("public_key", HOST_B.publicKey().hex());
+
+    ArrayNode refs = root.putArray("snapshot_refs");
+    for (Map.Entry<String, SnapshotRef> e :
+        Map.of("full", SNAPSHOT, "bare", BARE).entrySet().stream()
+            .sorted(Map.Entry.comparingByKey())
+            .toList()) {
+      byte[] bytes = CanonicalJson.canonicalize(e.getValue().toJson());
+      refs.addObject()
+          .put("name", e.getKey())
+          .put("canonical", new String(bytes, StandardCharsets.UTF_8))
+          .put("address", Blake3.hex(bytes));
+    }
+
+    Chain c = chain();
+    ArrayNode segs = root.putArray("segments");
+    for (Envelope s : c.segments()) {
+      describe(segs.addObject(), s).put("kind", s.core().get("kind").textValue());
+    }
+    Envelope bareSuspend =
+        Envelope.sign(
+            segment(1, Kind.suspend, c.segments().get(0).address(), HOST_A, null, BARE).toCore(),
+            HOST_A);
+    describe(segs.addObject(), bareSuspend).put("kind", "suspend");
+    ArrayNode receipts = root.putArray("receipts");
+    for (Envelope r : c.receipts()) {
+      describe(receipts.addObject(), r);
+    }
+
+    ObjectNode chain = root.putObject("chain");
+    ArrayNode envs = chain.putArray("envelopes");
+    c.all().forEach(e -> envs.add(e.toJson()));
+    EvidenceBundle.Verdict v =
+        EvidenceBundle.verify(c.all(), java.util.Set.of(HOST_A.publicKey(), HOST_B.publicKey()));
+    if (!(v instanceof EvidenceBundle.Verdict.Valid ok)) {
+      throw new IllegalStateException("the vector chain does not verify: " + v);
+    }
+    EvidenceBundle.RunTotal t = ok.totals().get(0);
+    chain
+        .putObject("verdict")
+        .put("valid", true)
+        .put("length", c.segments().size())
+        .put("head", c.segments().get(c.segments().size() - 1).address())
+        .put("receipts_uj", t.receiptsUj())
+        .put("idle_uj", t.idleUj())
+        .put("total_uj", t.totalUj());
+
+    ArrayNode bad = root.putArray("tampered");
+    for (Tampered x : tampered()) {
+      SegmentChain.Verdict sv = SegmentChain.verify(x.segments(), Optional.empty());
+      if (!(sv instanceof SegmentChain.Verdict.Invalid inv) || inv.seq() != x.failsAt()) {
+        throw new IllegalStateException(
+            x.name() + ": expected to fail at " + x.failsAt() + ": " + sv);
+      }
+      ObjectNode o = bad.addObject();
+      o.put("name", x.name());
+      o.put("what", x.what());
+      ArrayNode list = o.putArray("segments");
+      x.segments().forEach(e -> list.add(e.toJson()));
+      o.putObject("verdict")
+          .put("valid", false)
+          .put("fails_at", x.failsAt())
+          .put("kind", x.reason());
+    }
+    try {
+      return CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(root)
+          + "\n";
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static ObjectNode describe(ObjectNode o, Envelope e) {
+    o.put("core", new String(CanonicalJson.canonicalize(e.core()), StandardCharsets.UTF_8));
+    o.put("address", e.address());
+    o.put("signature", e.signature());
+    o.put("public_key", e.publicKey());
+    return o;
+  }
+
+  private static String seedHex(int first) {
+    byte[] seed = new byte[32];
+    for (int i = 0; i < seed.length; i++) {
+      seed[i] = (byte) (first + i);
+    }
+    return Hex.encode(seed);
+  }
+
+  /** Writes the vectors file to {@code args[0]}. */
+  public static void main(String[] args) throws IOException {
+    Path out =
+        Path.of(
+            args.length > 0 ? args[0] : "attest/src/test/resources/vectors/durable/durable.json");
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    Files.writeString(out, generate(), StandardCharsets.UTF_8);
+    System.out.println(out);
+  }
+}

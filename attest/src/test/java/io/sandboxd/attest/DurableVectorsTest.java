@@ -1,0 +1,171 @@
+package io.sandboxd.attest;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** durable.json is what the generator makes, and every vector holds when read as a consumer. */
+class DurableVectorsTest {
+  static Path file() {
+    String root = System.getProperty("sandboxd.root");
+    Path base = root != null && !root.isBlank() ? Paths.get(root) : Paths.get("..");
+    return base.resolve("attest/src/test/resources/vectors/durable/durable.json")
+        .toAbsolutePath()
+        .normalize();
+  }
+
+  private static JsonNode root() throws IOException {
+    return CanonicalJson.parse(Files.readAllBytes(file()));
+  }
+
+  @Test
+  void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
+    String generated = DurableVectors.generate();
+    if (Boolean.getBoolean("sandboxd.vectors.write")) {
+      Files.writeString(file(), generated, StandardCharsets.UTF_8);
+    }
+    assertEquals(
+        generated,
+        Files.readString(file(), StandardCharsets.UTF_8),
+        file()
+            + " is stale: rerun this test with -Dsandboxd.vectors.write=true and review the diff");
+  }
+
+  @Test
+  void theKeysComeFromTheirSeeds() throws IOException {
+    for (JsonNode k : root().get("keys")) {
+      SigningKey key = SigningKey.fromSeed(Hex.decode(k.get("seed").textValue(), 32, "seed"));
+      assertEquals(k.get("public_key").textValue(), key.publicKey().hex());
+    }
+  }
+
+  @Test
+  void everyCoreIsCanonicalHashesToItsAddressAndIsSigned() throws IOException {
+    JsonNode root = root();
+    Set<String> kinds = new HashSet<>();
+    List<JsonNode> items = new ArrayList<>();
+    root.get("segments").forEach(items::add);
+    root.get("receipts").forEach(items::add);
+    for (JsonNode v : items) {
+      byte[] core = v.get("core").textValue().getBytes(StandardCharsets.UTF_8);
+      assertArrayEquals(core, CanonicalJson.canonicalize(core));
+      assertEquals(Blake3.hex(core), v.get("address").textValue());
+      PublicKey pk = PublicKey.ofHex(v.get("public_key").textValue(), "public_key");
+      assertTrue(pk.verify(core, Hex.decode(v.get("signature").textValue(), 64, "signature")));
+      if (v.has("kind")) {
+        kinds.add(v.get("kind").textValue());
+        RunSegment s = RunSegment.fromCore(CanonicalJson.parse(core));
+        assertEquals(v.get("kind").textValue(), s.kind().name());
+      }
+    }
+    assertEquals(Set.of("execute", "suspend", "resume"), kinds);
+    for (JsonNode r : root.get("snapshot_refs")) {
+      byte[] bytes = r.get("canonical").textValue().getBytes(StandardCharsets.UTF_8);
+      assertArrayEquals(bytes, CanonicalJson.canonicalize(bytes));
+      assertEquals(Blake3.hex(bytes), r.get("address").textValue());
+    }
+  }
+
+  @Test
+  void theExportedChainVerifiesAndItsTotalIsReceiptsPlusIdle() throws IOException {
+    JsonNode chain = root().get("chain");
+    List<Envelope> envs = new ArrayList<>();
+    chain.get("envelopes").forEach(e -> envs.add(Envelope.fromJson(e)));
+    Set<PublicKey> trusted = new HashSet<>();
+    for (JsonNode k : root().get("keys")) {
+      trusted.add(PublicKey.ofHex(k.get("public_key").textValue(), "public_key"));
+    }
+    EvidenceBundle.Verdict.Valid ok =
+        assertInstanceOf(EvidenceBundle.Verdict.Valid.class, EvidenceBundle.verify(envs, trusted));
+    JsonNode want = chain.get("verdict");
+    assertEquals(want.get("length").asInt(), ok.chains().get(0).length());
+    assertEquals(want.get("head").textValue(), ok.chains().get(0).head());
+    // Independently of EvidenceBundle: sum the receipts' total_uj and the segments' idle_uj.
+    long receipts = 0;
+    long idle = 0;
+    for (Envelope e : envs) {
+      if (e.schema().orElse("").equals(Receipt.SCHEMA)) {
+        receipts += e.core().get("total_uj").asLong();
+      } else {
+        idle += e.core().get("idle_uj").asLong();
+      }
+    }
+    assertTrue(idle > 0, "the resume carries idle energy");
+    assertEquals(receipts, want.get("receipts_uj").asLong());
+    assertEquals(idle, want.get("idle_uj").asLong());
+    assertEquals(receipts + idle, want.get("total_uj").asLong());
+    assertEquals(receipts + idle, ok.totals().get(0).totalUj());
+    // Moved between hosts: without naming both keys it is refused, not silently accepted.
+    assertInstanceOf(EvidenceBundle.Verdict.Invalid.class, EvidenceBundle.verify(envs, Set.of()));
+  }
+
+  @Test
+  void everyTamperedVariantFailsWhereTheVectorSays() throws IOException {
+    Set<String> names = new HashSet<>();
+    for (JsonNode t : root().get("tampered")) {
+      String name = t.get("name").textValue();
+      names.add(name);
+      List<Envelope> segs = new ArrayList<>();
+      t.get("segments").forEach(e -> segs.add(Envelope.fromJson(e)));
+      SegmentChain.Verdict.Invalid inv =
+          assertInstanceOf(
+              SegmentChain.Verdict.Invalid.class,
+              SegmentChain.verify(segs, Optional.empty()),
+              name);
+      JsonNode want = t.get("verdict");
+      assertEquals(want.get("fails_at").asLong(), inv.seq(), name + ": " + inv.reason());
+      assertTrue(inv.reason().contains(want.get("kind").textValue()), name + ": " + inv.reason());
+      // Every variant but the flipped byte is properly signed: the chain rules, not a
+      // signature, catch it.
+      if (!name.equals("flipped-byte")) {
+        for (Envelope e : segs) {
+          assertTrue(e.verify(Optional.empty()).isValid(), name);
+        }
+      }
+    }
+    assertEquals(
+        Set.of(
+            "flipped-byte",
+            "reordered",
+            "missing",
+            "duplicated",
+            "forked",
+            "drifted-manifest",
+            "wider-grants",
+            "taint-laundered"),
+        names);
+  }
+
+  @Test
+  void aForkIsReportedAsOneByTheBundleVerifierToo() throws IOException {
+    for (JsonNode t : root().get("tampered")) {
+      if (!t.get("name").textValue().equals("forked")) {
+        continue;
+      }
+      List<Envelope> segs = new ArrayList<>();
+      t.get("segments").forEach(e -> segs.add(Envelope.fromJson(e)));
+      EvidenceBundle.Verdict.Invalid inv =
+          assertInstanceOf(
+              EvidenceBundle.Verdict.Invalid.class,
+              EvidenceBundle.verify(
+                  segs,
+                  Set.of(DurableVectors.HOST_A.publicKey(), DurableVectors.HOST_B.publicKey())));
+      assertTrue(inv.reason().startsWith("fork: "), inv.reason());
+      assertTrue(inv.where().startsWith("seq 1 "), inv.where());
+    }
+  }
+}

@@ -1,0 +1,222 @@
+package io.sandboxd.daemon.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.DurableRunReply;
+import io.sandboxd.daemon.rpc.DurableRunRequest;
+import io.sandboxd.daemon.rpc.ImportRunRequest;
+import io.sandboxd.daemon.rpc.ResumeRunRequest;
+import io.sandboxd.daemon.rpc.WaitRunRequest;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** `sandboxctl runs suspend|resume|wait|log|import`: following and moving durable runs. */
+final class RunsDurableCommands {
+  private RunsDurableCommands() {}
+
+  static void print(DurableRunReply r, boolean json) {
+    if (json) {
+      ObjectNode o = CanonicalJson.mapper().createObjectNode();
+      o.put("run_id", r.getRunId());
+      o.put("state", r.getState());
+      if (r.getOutcomeJson().isEmpty()) {
+        o.putNull("outcome");
+      } else {
+        o.set("outcome", CanonicalJson.parse(r.getOutcomeJson()));
+      }
+      o.put("segments", r.getSegments());
+      o.put("head", r.getHead());
+      System.out.println(CanonicalJson.canonicalString(o));
+      return;
+    }
+    System.out.println(
+        "run "
+            + r.getRunId()
+            + " "
+            + r.getState()
+            + (r.getOutcomeJson().isEmpty() ? "" : " " + r.getOutcomeJson())
+            + " ("
+            + r.getSegments()
+            + " segment(s), head "
+            + r.getHead()
+            + ")");
+  }
+
+  /** `runs suspend RUN`. */
+  @Command(name = "suspend", description = "Park a running durable run; waits until it is parked.")
+  static final class Suspend implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+    String runId;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        print(c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs suspend: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** `runs resume RUN [--env NAME|b3:ADDR] [--grants FILE]`. */
+  @Command(name = "resume", description = "Resume a parked run (here, or after `runs import`).")
+  static final class Resume implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+    String runId;
+
+    @Option(
+        names = "--env",
+        paramLabel = "NAME|b3:ADDR",
+        description = "The environment to resume in; it must be the one the run was parked in.")
+    String env = "";
+
+    @Option(
+        names = "--grants",
+        paramLabel = "FILE",
+        description = "Offer these grants (default: those in force); they may not differ.")
+    Path grants;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      String grantsJson = "";
+      try {
+        if (grants != null) {
+          grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
+        }
+      } catch (IOException e) {
+        System.err.println("sandboxctl runs resume: cannot read " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        DurableRunReply r =
+            c.stub()
+                .resumeRun(
+                    ResumeRunRequest.newBuilder()
+                        .setRunId(runId)
+                        .setEnv(env)
+                        .setGrantsJson(grantsJson)
+                        .build());
+        print(r, false);
+        System.out.println("resume segment " + r.getSegment());
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs resume: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** `runs wait RUN [--json]`. */
+  @Command(name = "wait", description = "Wait until a durable run completes or parks.")
+  static final class Wait implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+    String runId;
+
+    @Option(names = "--json", description = "Print the state as one JSON object.")
+    boolean json;
+
+    @Option(
+        names = "--timeout-ms",
+        paramLabel = "MS",
+        description = "Give up waiting after this long (default 60000).")
+    long timeoutMs = 60_000;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        DurableRunReply r =
+            c.stub()
+                .withDeadlineAfter(timeoutMs + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .waitRun(
+                    WaitRunRequest.newBuilder().setRunId(runId).setTimeoutMs(timeoutMs).build());
+        print(r, json);
+        return r.getState().equals("running") ? 1 : 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs wait: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** `runs log RUN`. */
+  @Command(name = "log", description = "Print a durable run's log across all its segments.")
+  static final class Log implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+    String runId;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        System.out.print(
+            c.stub().getRunLog(DurableRunRequest.newBuilder().setRunId(runId).build()).getLog());
+        System.out.flush();
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs log: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** `runs import FILE`. */
+  @Command(
+      name = "import",
+      description = "Import a run bundle; it is held parked, ready to resume.")
+  static final class Import implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "FILE", description = "A bundle from `runs export`.")
+    Path file;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      byte[] bytes;
+      try {
+        bytes = Files.readAllBytes(file);
+      } catch (IOException e) {
+        System.err.println("sandboxctl runs import: cannot read " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        DurableRunReply r =
+            c.stub()
+                .importRun(
+                    ImportRunRequest.newBuilder().setBundle(ByteString.copyFrom(bytes)).build());
+        print(r, false);
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs import: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+}

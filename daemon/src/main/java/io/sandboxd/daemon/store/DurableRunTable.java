@@ -1,0 +1,417 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Durable runs (WIRE.md §2.6) in the run store: each run's state, its segments of every kind in seq
+ * order (signed by this node or, for an imported run, by the hosts it ran on before), their
+ * receipts and attestations, the unit's log per segment, and one row per resumed suspend so that a
+ * suspend is resumed at most once. Every change is one transaction, committed (fsynced: the store
+ * runs with {@code synchronous=FULL}) before it returns. Kept apart from the single-step runs'
+ * ledger: a durable run grows after it is first stored and may carry other hosts' signatures.
+ */
+public final class DurableRunTable {
+  static final List<String> DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS durable_runs (run_id TEXT PRIMARY KEY,"
+              + " state TEXT NOT NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
+              + " unit TEXT NOT NULL, module BLOB NOT NULL, grants TEXT NOT NULL,"
+              + " grants_id TEXT NOT NULL, entry TEXT NOT NULL, env TEXT NOT NULL,"
+              + " outcome TEXT NOT NULL, exported INTEGER NOT NULL, imported INTEGER NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS durable_segments (run_id TEXT NOT NULL,"
+              + " seq INTEGER NOT NULL, address TEXT NOT NULL, envelope TEXT NOT NULL,"
+              + " log TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
+          "CREATE TABLE IF NOT EXISTS durable_records (run_id TEXT NOT NULL,"
+              + " address TEXT NOT NULL, envelope TEXT NOT NULL, PRIMARY KEY (run_id, address))",
+          "CREATE TABLE IF NOT EXISTS durable_resumed (suspend TEXT PRIMARY KEY,"
+              + " run_id TEXT NOT NULL, resumed_ms INTEGER NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS durable_runs_by_time ON durable_runs (created_ms)");
+
+  /** Where a durable run stands. */
+  public enum State {
+    running,
+    parked,
+    moved,
+    completed,
+    failed,
+    terminated;
+
+    /** Whether the run will not change on this node again. */
+    public boolean settled() {
+      return this != running;
+    }
+  }
+
+  /** A durable run's row. */
+  public record Run(
+      String runId,
+      State state,
+      long createdMs,
+      long updatedMs,
+      String unit,
+      String grantsJson,
+      String grantsId,
+      String entry,
+      String env,
+      String outcomeJson,
+      boolean exported,
+      boolean imported) {}
+
+  /** One segment and the log the unit wrote during it (empty but for execute segments). */
+  public record Segment(Envelope envelope, String log) {}
+
+  private final RunStore owner;
+  private final Connection db;
+
+  DurableRunTable(RunStore owner, Connection db) {
+    this.owner = owner;
+    this.db = db;
+  }
+
+  /** A change of one run, applied in one transaction. */
+  public record Change(
+      String runId,
+      List<Segment> segments,
+      List<Envelope> records,
+      State state,
+      String outcomeJson,
+      Optional<String> resumedSuspend) {}
+
+  /**
+   * Stores a new run with its first segments; false (nothing stored) when the node already holds a
+   * run with this id, durable or not.
+   */
+  public boolean insert(Run run, byte[] module, List<Segment> segments, List<Envelope> records) {
+    synchronized (owner) {
+      try {
+        if (held(run.runId())) {
+          db.commit();
+          return false;
+        }
+        try (PreparedStatement st =
+            db.prepareStatement(
+                "INSERT INTO durable_runs (run_id, state, created_ms, updated_ms, unit, module,"
+                    + " grants, grants_id, entry, env, outcome, exported, imported)"
+                    + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
+          st.setString(1, run.runId());
+          st.setString(2, run.state().name());
+          st.setLong(3, run.createdMs());
+          st.setLong(4, run.updatedMs());
+          st.setString(5, run.unit());
+          st.setBytes(6, module);
+          st.setString(7, run.grantsJson());
+          st.setString(8, run.grantsId());
+          st.setString(9, run.entry());
+          st.setString(10, run.env());
+          st.setString(11, run.outcomeJson());
+          st.setInt(12, run.exported() ? 1 : 0);
+          st.setInt(13, run.imported() ? 1 : 0);
+          st.executeUpdate();
+        }
+        insertSegments(run.runId(), segments, records);
+        db.commit();
+        return true;
+      } catch (SQLException | RuntimeException e) {
+        throw rollback("run " + run.runId() + ": cannot store", e);
+      }
+    }
+  }
+
+  /**
+   * Appends segments and records and sets the state, in one transaction. With {@code
+   * resumedSuspend}, also takes that suspend's resumed-once guard: false (nothing changed) when it
+   * was taken before.
+   */
+  public boolean apply(Change c) {
+    synchronized (owner) {
+      try {
+        if (c.resumedSuspend().isPresent()) {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT OR IGNORE INTO durable_resumed (suspend, run_id, resumed_ms)"
+                      + " VALUES (?,?,?)")) {
+            st.setString(1, c.resumedSuspend().get());
+            st.setString(2, c.runId());
+            st.setLong(3, System.currentTimeMillis());
+            if (st.executeUpdate() == 0) {
+              db.rollback();
+              return false;
+            }
+          }
+        }
+        insertSegments(c.runId(), c.segments(), c.records());
+        try (PreparedStatement st =
+            db.prepareStatement(
+                "UPDATE durable_runs SET state = ?, outcome = ?, updated_ms = ? WHERE run_id = ?")) {
+          st.setString(1, c.state().name());
+          st.setString(2, c.outcomeJson());
+          st.setLong(3, System.currentTimeMillis());
+          st.setString(4, c.runId());
+          if (st.executeUpdate() != 1) {
+            throw new SQLException("no durable run " + c.runId());
+          }
+        }
+        db.commit();
+        return true;
+      } catch (SQLException | RuntimeException e) {
+        throw rollback("run " + c.runId() + ": cannot append", e);
+      }
+    }
+  }
+
+  /** Whether {@code suspendAddress} was resumed on this node. */
+  public boolean resumed(String suspendAddress) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement("SELECT 1 FROM durable_resumed WHERE suspend = ?")) {
+        st.setString(1, suspendAddress);
+        try (ResultSet rs = st.executeQuery()) {
+          boolean found = rs.next();
+          db.commit();
+          return found;
+        }
+      } catch (SQLException e) {
+        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Marks a parked run exported (state {@code moved}): this node will not resume it again. False
+   * when it is not parked here (running, settled, or exported already).
+   */
+  public boolean markExported(String runId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "UPDATE durable_runs SET state = 'moved', exported = 1, updated_ms = ?"
+                  + " WHERE run_id = ? AND state = 'parked' AND exported = 0")) {
+        st.setLong(1, System.currentTimeMillis());
+        st.setString(2, runId);
+        boolean done = st.executeUpdate() == 1;
+        db.commit();
+        return done;
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot mark exported", e);
+      }
+    }
+  }
+
+  /** Sets the state of runs left {@code running} by a daemon that stopped; returns their ids. */
+  public List<String> settleInterrupted(String outcomeJson) {
+    synchronized (owner) {
+      try {
+        List<String> ids = new ArrayList<>();
+        try (PreparedStatement st =
+                db.prepareStatement("SELECT run_id FROM durable_runs WHERE state = 'running'");
+            ResultSet rs = st.executeQuery()) {
+          while (rs.next()) {
+            ids.add(rs.getString(1));
+          }
+        }
+        try (PreparedStatement st =
+            db.prepareStatement(
+                "UPDATE durable_runs SET state = 'failed', outcome = ? WHERE state = 'running'")) {
+          st.setString(1, outcomeJson);
+          st.executeUpdate();
+        }
+        db.commit();
+        return ids;
+      } catch (SQLException e) {
+        throw rollback("durable runs: cannot settle interrupted runs", e);
+      }
+    }
+  }
+
+  public Optional<Run> run(String runId) {
+    List<Run> l = query("WHERE run_id = ?", runId, 1);
+    return l.isEmpty() ? Optional.empty() : Optional.of(l.get(0));
+  }
+
+  /** The newest {@code limit} durable runs, newest first. */
+  public List<Run> list(int limit) {
+    return query("", null, limit);
+  }
+
+  private List<Run> query(String where, String arg, int limit) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT run_id, state, created_ms, updated_ms, unit, grants, grants_id, entry, env,"
+                  + " outcome, exported, imported FROM durable_runs "
+                  + where
+                  + " ORDER BY created_ms DESC, run_id DESC LIMIT ?")) {
+        int i = 1;
+        if (arg != null) {
+          st.setString(i++, arg);
+        }
+        st.setInt(i, limit);
+        List<Run> out = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+          while (rs.next()) {
+            out.add(
+                new Run(
+                    rs.getString(1),
+                    State.valueOf(rs.getString(2)),
+                    rs.getLong(3),
+                    rs.getLong(4),
+                    rs.getString(5),
+                    rs.getString(6),
+                    rs.getString(7),
+                    rs.getString(8),
+                    rs.getString(9),
+                    rs.getString(10),
+                    rs.getInt(11) != 0,
+                    rs.getInt(12) != 0));
+          }
+        }
+        db.commit();
+        return out;
+      } catch (SQLException | IllegalArgumentException e) {
+        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** The run's module bytes. */
+  public byte[] module(String runId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement("SELECT module FROM durable_runs WHERE run_id = ?")) {
+        st.setString(1, runId);
+        try (ResultSet rs = st.executeQuery()) {
+          byte[] b = rs.next() ? rs.getBytes(1) : null;
+          db.commit();
+          if (b == null) {
+            throw new StoreException("durable run " + runId + ": no module stored");
+          }
+          return b;
+        }
+      } catch (SQLException e) {
+        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** The run's segments in seq order, each with the log of its step. */
+  public List<Segment> segments(String runId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq")) {
+        st.setString(1, runId);
+        List<Segment> out = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+          while (rs.next()) {
+            out.add(new Segment(envelope(rs.getString(1)), rs.getString(2)));
+          }
+        }
+        db.commit();
+        return out;
+      } catch (SQLException | AttestException e) {
+        throw new StoreException("durable run " + runId + ": cannot read: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** The run's receipts and attestations, in the order they were stored. */
+  public List<Envelope> records(String runId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid")) {
+        st.setString(1, runId);
+        List<Envelope> out = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+          while (rs.next()) {
+            out.add(envelope(rs.getString(1)));
+          }
+        }
+        db.commit();
+        return out;
+      } catch (SQLException | AttestException e) {
+        throw new StoreException("durable run " + runId + ": cannot read: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Whether a run with this id is held, durable or single-step. */
+  private boolean held(String runId) throws SQLException {
+    for (String sql :
+        new String[] {
+          "SELECT 1 FROM durable_runs WHERE run_id = ?", "SELECT 1 FROM runs WHERE run_id = ?"
+        }) {
+      try (PreparedStatement st = db.prepareStatement(sql)) {
+        st.setString(1, runId);
+        try (ResultSet rs = st.executeQuery()) {
+          if (rs.next()) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Whether the node holds a run with this id, durable or single-step. */
+  public boolean holds(String runId) {
+    synchronized (owner) {
+      try {
+        boolean h = held(runId);
+        db.commit();
+        return h;
+      } catch (SQLException e) {
+        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  private void insertSegments(String runId, List<Segment> segments, List<Envelope> records)
+      throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT INTO durable_segments (run_id, seq, address, envelope, log)"
+                + " VALUES (?,?,?,?,?)")) {
+      for (Segment s : segments) {
+        st.setString(1, runId);
+        st.setLong(2, s.envelope().core().get("seq").longValue());
+        st.setString(3, s.envelope().address());
+        st.setString(4, s.envelope().toJsonLine());
+        st.setString(5, s.log());
+        st.executeUpdate();
+      }
+    }
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT OR IGNORE INTO durable_records (run_id, address, envelope) VALUES (?,?,?)")) {
+      for (Envelope e : records) {
+        st.setString(1, runId);
+        st.setString(2, e.address());
+        st.setString(3, e.toJsonLine());
+        st.executeUpdate();
+      }
+    }
+  }
+
+  private static Envelope envelope(String json) {
+    return Envelope.fromJson(CanonicalJson.parse(json));
+  }
+
+  private StoreException rollback(String what, Exception e) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+    return new StoreException(what + ": " + e.getMessage(), e);
+  }
+}
