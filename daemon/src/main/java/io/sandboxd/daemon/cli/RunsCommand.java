@@ -19,7 +19,12 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "runs",
     description = "List runs, or show one run and its records.",
-    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class, OutputCommand.class})
+    subcommands = {
+      RunsCommand.ListRuns.class,
+      RunsCommand.ShowRun.class,
+      OutputCommand.class,
+      RunsExportCommand.class
+    })
 final class RunsCommand implements Runnable {
   @Override
   public void run() {
