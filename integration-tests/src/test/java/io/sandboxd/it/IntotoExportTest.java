@@ -68,8 +68,8 @@ class IntotoExportTest {
   }
 
   /**
-   * Copies the verifier package under target/ and runs `npm ci` there once (node and npm come
-   * from bin/test): exact versions from the committed lock file, nothing else.
+   * Copies the verifier package under target/ and runs `npm ci` there once (node and npm come from
+   * bin/test): exact versions from the committed lock file, nothing else.
    */
   static Path installVerifier() throws Exception {
     Path to = DaemonProcess.ROOT.resolve("integration-tests/target/intoto-verify").toAbsolutePath();
@@ -165,7 +165,8 @@ class IntotoExportTest {
         subjects.at("/2/digest/sha256").textValue());
 
     // The project's own reading agrees: the envelopes in the predicate verify under the node key.
-    SigstoreBundle parsed = SigstoreBundle.fromJson(CanonicalJson.parse(Files.readAllBytes(bundle)));
+    SigstoreBundle parsed =
+        SigstoreBundle.fromJson(CanonicalJson.parse(Files.readAllBytes(bundle)));
     assertEquals(
         run.getRunId(),
         RunStatement.check(
@@ -227,7 +228,8 @@ class IntotoExportTest {
             () ->
                 client
                     .stub()
-                    .exportIntoto(ExportIntotoRequest.newBuilder().setRunId("no-such-run").build()));
+                    .exportIntoto(
+                        ExportIntotoRequest.newBuilder().setRunId("no-such-run").build()));
     assertEquals(Status.Code.NOT_FOUND, missing.getStatus().getCode());
 
     SubmitReply run = run("prog", "echo", "y");
@@ -243,7 +245,8 @@ class IntotoExportTest {
                             .setModule(ByteString.copyFromUtf8("not the module"))
                             .build()));
     assertEquals(Status.Code.INVALID_ARGUMENT, wrongModule.getStatus().getCode());
-    assertTrue(wrongModule.getStatus().getDescription().contains("module"), wrongModule.getMessage());
+    assertTrue(
+        wrongModule.getStatus().getDescription().contains("module"), wrongModule.getMessage());
 
     DaemonProcess.Result noTarget =
         DaemonProcess.sandboxctl(
