@@ -348,6 +348,8 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
+      io.sandboxd.daemon.fleet.RecordShipper.startIfConfigured(
+          config.fleet(), paths.storeFile(), node.key());
       return new Daemon(
           paths,
           lock,

@@ -74,7 +74,16 @@ final class StoreSchema {
               "sealed verification checkpoint (start-up verifies only the runs after it)",
               List.of(
                   "CREATE TABLE IF NOT EXISTS store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
-                      + " envelope TEXT NOT NULL)")));
+                      + " envelope TEXT NOT NULL)")),
+          // intoto (issue 14 item 3): version 10 in the merged order (std 7, durable 8, fleet 9).
+          StoreMigration.ddl(
+              7,
+              "fleet shipping: the aggregator's inclusion proof per record (a record without one"
+                  + " is unshipped)",
+              List.of(
+                  "CREATE TABLE IF NOT EXISTS fleet_proofs (address TEXT PRIMARY KEY,"
+                      + " tree_size INTEGER NOT NULL, proof TEXT NOT NULL, proven_ms INTEGER NOT NULL)",
+                  "CREATE INDEX IF NOT EXISTS records_by_address ON records (address)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
