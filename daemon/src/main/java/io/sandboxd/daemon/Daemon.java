@@ -348,8 +348,7 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
-      io.sandboxd.daemon.fleet.RecordShipper.startIfConfigured(
-          config.fleet(), paths.storeFile(), node.key());
+      io.sandboxd.daemon.fleet.RecordShipper.startIfConfigured(config.fleet(), store, node.key());
       return new Daemon(
           paths,
           lock,

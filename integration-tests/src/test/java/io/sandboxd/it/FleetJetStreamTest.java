@@ -295,5 +295,60 @@ class FleetJetStreamTest {
     assertTrue(refused.contains("not in the allowlist"), refused);
     assertTrue(refused.contains("arrived on node"), refused);
     assertTrue(!log.contains(strange.address()), "a refused record was appended");
+
+    // Throughput: M records signed by node a's key, queued while the aggregator is stopped, then
+    // drained by a fresh aggregator; baseline: a plain pull consumer that fetches and acks the
+    // same messages without verifying, appending or proving (same cluster, same run).
+    int m = Integer.getInteger("fleet.bench.records", 3000);
+    aggregator.destroy();
+    aggregator.waitFor();
+    try (Connection nc = FleetStreams.connect(urls, "bench")) {
+      JetStream js = nc.jetStream();
+      List<java.util.concurrent.CompletableFuture<?>> acks = new ArrayList<>();
+      for (int i = 0; i < m; i++) {
+        Envelope e =
+            Envelope.sign(CanonicalJson.parse("{\"schema\":\"bench/1\",\"n\":" + i + "}"), keyA);
+        acks.add(
+            js.publishAsync(
+                FleetStreams.RECORDS + keyA.publicKey().hex(),
+                e.toJsonLine().getBytes(UTF_8),
+                PublishOptions.builder().messageId(e.address()).build()));
+      }
+      for (var f : acks) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      long t0 = System.nanoTime();
+      var sub =
+          js.subscribe(
+              FleetStreams.RECORDS + ">",
+              io.nats.client.PullSubscribeOptions.builder().durable("baseline").build());
+      int seen = 0;
+      while (seen < log.size() + m + 2) {
+        List<io.nats.client.Message> got = sub.fetch(512, java.time.Duration.ofSeconds(2));
+        if (got.isEmpty()) {
+          break;
+        }
+        for (io.nats.client.Message x : got) {
+          x.ack();
+        }
+        seen += got.size();
+      }
+      double baseline = seen / ((System.nanoTime() - t0) / 1e9);
+      int before = fleetLog(aggState).size();
+      long t1 = System.nanoTime();
+      aggregator = startAggregator(urls, nodes, aggState);
+      waitFor(() -> fleetLog(aggState).size() >= before + m, 300);
+      double rate = m / ((System.nanoTime() - t1) / 1e9);
+      String line =
+          String.format(
+              "fleet aggregator: %d records in the 3-server cluster (one server down): %.0f records/s"
+                  + " (verify + append + fsync + checkpoint + proof per record, incl. start-up);"
+                  + " baseline fetch+ack only: %.0f msgs/s over %d msgs; ratio %.2f",
+              m, rate, baseline, seen, rate / baseline);
+      System.out.println(line);
+      Files.writeString(
+          DaemonProcess.ROOT.resolve("integration-tests/target/fleet-throughput.txt"), line + "\n");
+      assertEquals(before + m, fleetLog(aggState).size());
+    }
   }
 }

@@ -60,12 +60,12 @@ public final class RecordShipper implements AutoCloseable {
    */
   public static void startIfConfigured(
       io.sandboxd.config.Fleet fleet,
-      java.nio.file.Path storeFile,
+      io.sandboxd.daemon.store.RunStore store,
       io.sandboxd.attest.SigningKey key) {
     if (fleet.nats().isEmpty()) {
       return;
     }
-    FleetOutbox outbox = FleetOutbox.open(storeFile);
+    FleetOutbox outbox = new FleetOutbox(store);
     Thread starter =
         new Thread(
             () -> {
