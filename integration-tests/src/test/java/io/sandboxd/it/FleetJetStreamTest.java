@@ -241,9 +241,11 @@ class FleetJetStreamTest {
     // Records from outside the allowlist, and a forged one on an allowed node's subject.
     SigningKey stranger = seeded(0x44);
     Envelope strange = Envelope.sign(CanonicalJson.parse("{\"schema\":\"x/1\",\"n\":1}"), stranger);
+    // Signed by the stranger over another core, then labelled with node a's key: its own message id
+    // (the broker deduplicates by id), refused because the signature is not node a's.
+    Envelope other = Envelope.sign(CanonicalJson.parse("{\"schema\":\"x/1\",\"n\":2}"), stranger);
     Envelope forged =
-        new Envelope(
-            strange.core(), strange.address(), strange.signature(), keyA.publicKey().hex());
+        new Envelope(other.core(), other.address(), other.signature(), keyA.publicKey().hex());
     try (Connection nc = FleetStreams.connect(urls, "test")) {
       JetStream js = nc.jetStream();
       js.publish(
@@ -293,8 +295,9 @@ class FleetJetStreamTest {
     }
     String refused = Files.readString(aggState.resolve("refused.jsonl"));
     assertTrue(refused.contains("not in the allowlist"), refused);
-    assertTrue(refused.contains("arrived on node"), refused);
+    assertTrue(refused.contains("does not verify under public_key"), refused);
     assertTrue(!log.contains(strange.address()), "a refused record was appended");
+    assertTrue(!log.contains(forged.address()), "a forged record was appended");
 
     // Throughput: M records signed by node a's key, queued while the aggregator is stopped, then
     // drained by a fresh aggregator; baseline: a plain pull consumer that fetches and acks the
