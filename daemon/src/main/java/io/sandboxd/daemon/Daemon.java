@@ -361,6 +361,7 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
+      io.sandboxd.daemon.fleet.RecordShipper.startIfConfigured(config.fleet(), store, node.key());
       Daemon daemon =
           new Daemon(
               paths,

@@ -642,4 +642,9 @@ public final class RunSupervisor {
     random.nextBytes(b);
     return String.format("%012x", System.currentTimeMillis()) + HexFormat.of().formatHex(b);
   }
+
+  /** The node's signing key, for records the daemon signs outside a run (intoto export). */
+  io.sandboxd.attest.SigningKey signingKey() {
+    return node.key();
+  }
 }

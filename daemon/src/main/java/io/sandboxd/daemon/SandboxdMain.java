@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     version = "sandboxd 0.1.0",
     description = "Sandbox-supervisor daemon: runs WebAssembly units under grants, signs receipts.",
-    subcommands = {SandboxdMain.Serve.class})
+    subcommands = {SandboxdMain.Serve.class, io.sandboxd.daemon.fleet.AggregateCommand.class})
 public final class SandboxdMain implements Runnable {
   @Override
   public void run() {

@@ -437,6 +437,18 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   }
 
   @Override
+  public void exportIntoto(
+      io.sandboxd.daemon.rpc.ExportIntotoRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.ExportIntotoReply> out) {
+    answer(
+        "exportIntoto",
+        out,
+        () ->
+            new IntotoExport(store, modules, supervisor.signingKey())
+                .export(req.getRunId(), req.getModule().toByteArray()));
+  }
+
+  @Override
   public void getOutput(GetOutputRequest req, StreamObserver<GetOutputReply> out) {
     answer(
         "getOutput",

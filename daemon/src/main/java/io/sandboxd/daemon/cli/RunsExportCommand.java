@@ -1,44 +1,86 @@
 package io.sandboxd.daemon.cli;
 
+import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
+import io.sandboxd.daemon.rpc.ExportIntotoReply;
+import io.sandboxd.daemon.rpc.ExportIntotoRequest;
 import io.sandboxd.daemon.rpc.ExportRunReply;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * `sandboxctl runs export RUN --bundle FILE`: a parked run's self-contained bundle (segments,
- * receipts, attestations, snapshot blobs, module, grants), written durably; the daemon then refuses
- * to resume the run itself (import it elsewhere with `runs import`).
+ * `sandboxctl runs export RUN (--bundle FILE | --intoto FILE)`: a parked run's self-contained
+ * bundle for another node (segments, receipts, attestations, snapshot blobs, module, grants; the
+ * daemon then refuses to resume the run itself), or the run's evidence as an in-toto statement in a
+ * DSSE envelope, packed as a Sigstore bundle v0.3 and signed by the node key.
  */
 @Command(
     name = "export",
     description =
-        "Export a parked run as a bundle for another node (this node then will not resume it).")
+        "Export a run. --bundle FILE: a parked run as a bundle for another node (this node then will"
+            + " not resume it; see `runs import`). --intoto FILE: the run's evidence as an in-toto"
+            + " Statement v1 (subjects: the module and the outputs by digest) in a DSSE envelope"
+            + " signed by the node key, as a Sigstore bundle v0.3 (verify with the node's public"
+            + " key, e.g. sigstore-js).")
 final class RunsExportCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
   String runId;
 
-  @Option(names = "--bundle", paramLabel = "FILE", description = "Write the run bundle here.")
-  Path bundle;
+  /** Exactly one of the two outputs. */
+  static final class Target {
+    @Option(
+        names = "--bundle",
+        paramLabel = "FILE",
+        required = true,
+        description = "Write the run bundle here.")
+    Path bundle;
+
+    @Option(
+        names = "--intoto",
+        paramLabel = "FILE",
+        required = true,
+        description = "Write the Sigstore bundle (JSON) here; - for stdout.")
+    Path intoto;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Target target;
+
+  @Option(
+      names = "--module",
+      paramLabel = "WASM",
+      description =
+          "With --intoto, the run's module when the node does not hold it: adds its sha256 to the"
+              + " subject.")
+  Path module;
 
   @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
   Path socket;
 
   @Override
   public Integer call() {
-    if (bundle == null) {
-      System.err.println("sandboxctl runs export: name the output with --bundle FILE");
+    Path sock = RunsCommand.socketOrDefault(socket);
+    return target.bundle != null ? bundle(sock) : intoto(sock);
+  }
+
+  private Integer bundle(Path sock) {
+    if (module != null) {
+      System.err.println("sandboxctl runs export: --module goes with --intoto only");
       return Sandboxctl.UNUSABLE;
     }
-    Path sock = RunsCommand.socketOrDefault(socket);
     ExportRunReply reply;
     try (DaemonClient c = new DaemonClient(sock)) {
       reply = c.stub().exportRun(DurableRunRequest.newBuilder().setRunId(runId).build());
@@ -47,24 +89,79 @@ final class RunsExportCommand implements Callable<Integer> {
       return Sandboxctl.UNUSABLE;
     }
     try {
-      // Written beside its target, fsynced, then renamed: a bundle file is whole or absent.
-      Path dir = bundle.toAbsolutePath().getParent();
-      Path tmp = Files.createTempFile(dir, ".bundle-", ".tmp");
-      try (var ch =
-          java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
-        var buf = reply.getBundle().asReadOnlyByteBuffer();
-        while (buf.hasRemaining()) {
-          ch.write(buf);
-        }
-        ch.force(true);
-      }
-      Files.move(tmp, bundle, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      write(target.bundle, reply.getBundle().asReadOnlyByteBuffer());
     } catch (IOException e) {
-      System.err.println("sandboxctl runs export: cannot write " + bundle + ": " + e.getMessage());
+      System.err.println(
+          "sandboxctl runs export: cannot write " + target.bundle + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
     System.out.println(
-        "exported run " + runId + " to " + bundle + " (" + reply.getBundle().size() + " bytes)");
+        "exported run "
+            + runId
+            + " to "
+            + target.bundle
+            + " ("
+            + reply.getBundle().size()
+            + " bytes)");
     return 0;
+  }
+
+  private Integer intoto(Path sock) {
+    ExportIntotoRequest.Builder req = ExportIntotoRequest.newBuilder().setRunId(runId);
+    if (module != null) {
+      try {
+        req.setModule(ByteString.copyFrom(Files.readAllBytes(module)));
+      } catch (IOException e) {
+        System.err.println("sandboxctl runs export: --module: cannot read " + module + ": " + e);
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+    ExportIntotoReply r;
+    try (DaemonClient c = new DaemonClient(sock)) {
+      r = c.stub().exportIntoto(req.build());
+    } catch (StatusRuntimeException e) {
+      System.err.println("sandboxctl runs export: " + RpcErrors.describe(e, sock));
+      return Sandboxctl.UNUSABLE;
+    }
+    byte[] bytes = (r.getBundleJson() + "\n").getBytes(StandardCharsets.UTF_8);
+    try {
+      if (target.intoto.toString().equals("-")) {
+        System.out.write(bytes);
+        System.out.flush();
+      } else {
+        write(target.intoto, ByteBuffer.wrap(bytes));
+        System.err.println(
+            "sandboxctl runs export: wrote "
+                + target.intoto
+                + " (in-toto statement for run "
+                + runId
+                + ", signed by "
+                + r.getPublicKey()
+                + "; subjects: "
+                + String.join("; ", r.getSubjectsList())
+                + ")");
+      }
+    } catch (IOException e) {
+      System.err.println("sandboxctl runs export: cannot write " + target.intoto + ": " + e);
+      return Sandboxctl.UNUSABLE;
+    }
+    return 0;
+  }
+
+  /** Whole or absent: a temporary file beside the target, fsynced, then renamed over it. */
+  private static void write(Path target, ByteBuffer bytes) throws IOException {
+    Path abs = target.toAbsolutePath();
+    Path tmp = Files.createTempFile(abs.getParent(), ".export-", ".tmp");
+    try {
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+        while (bytes.hasRemaining()) {
+          ch.write(bytes);
+        }
+        ch.force(true);
+      }
+      Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
   }
 }

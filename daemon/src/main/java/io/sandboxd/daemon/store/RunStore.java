@@ -1191,6 +1191,30 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** What a store-package reader or writer does on the store's one connection. */
+  interface ConnectionWork<T> {
+    T apply(Connection db) throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} on this store's connection under its lock and commits (a second writing
+   * connection would break this one's snapshot: SQLITE_BUSY_SNAPSHOT); used by {@link FleetOutbox}.
+   */
+  synchronized <T> T onConnection(ConnectionWork<T> work) {
+    try {
+      T out = work.apply(db);
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      try {
+        db.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new StoreException("run store: " + e.getMessage(), e);
+    }
+  }
+
   @Override
   public synchronized void close() {
     try {

@@ -84,7 +84,15 @@ final class StoreSchema {
               8,
               "durable runs: state, segments of every kind (any signer), their receipts and"
                   + " attestations, logs per segment, the resumed-once guard of each suspend",
-              DurableRunTable.DDL));
+              DurableRunTable.DDL),
+          StoreMigration.ddl(
+              9,
+              "fleet shipping: the aggregator's inclusion proof per record (a record without one"
+                  + " is unshipped)",
+              List.of(
+                  "CREATE TABLE IF NOT EXISTS fleet_proofs (address TEXT PRIMARY KEY,"
+                      + " tree_size INTEGER NOT NULL, proof TEXT NOT NULL, proven_ms INTEGER NOT NULL)",
+                  "CREATE INDEX IF NOT EXISTS records_by_address ON records (address)")));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

@@ -1,0 +1,223 @@
+package io.sandboxd.daemon.fleet;
+
+import io.nats.client.Connection;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PublishOptions;
+import io.nats.client.PullSubscribeOptions;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.FleetProof;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.daemon.store.FleetOutbox;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A node's side of fleet shipping: publishes every signed record that has no proof yet to the
+ * records stream ({@code Nats-Msg-Id} = its address), and keeps it unshipped until a proof from the
+ * aggregator verifies (a broker acknowledgement is not evidence). Re-sends what stays without a
+ * proof, so a restart, a lost message or a lost proof only costs a resend.
+ */
+public final class RecordShipper implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(RecordShipper.class.getName());
+  private static final long RESEND_MS = FleetStreams.DUPLICATE_WINDOW.toMillis() + 5_000;
+
+  private final Connection nc;
+  private final FleetOutbox outbox;
+  private final String node;
+  private final PublicKey aggregator;
+  private final String origin;
+  private final AtomicBoolean stop = new AtomicBoolean();
+  private final Map<String, Long> sentMs = new HashMap<>();
+  private final Thread shipping;
+  private final Thread proving;
+
+  private RecordShipper(
+      Connection nc, FleetOutbox outbox, String node, PublicKey aggregator, String origin) {
+    this.nc = nc;
+    this.outbox = outbox;
+    this.node = node;
+    this.aggregator = aggregator;
+    this.origin = origin;
+    this.shipping = new Thread(this::shipLoop, "fleet-ship");
+    this.proving = new Thread(this::proofLoop, "fleet-proofs");
+  }
+
+  /**
+   * With {@code fleet.nats} configured: opens the store's outbox, connects and ships until the JVM
+   * stops (a shutdown hook closes it). A node that cannot reach NATS keeps serving; its records
+   * simply stay unshipped, and the connection keeps retrying.
+   */
+  public static void startIfConfigured(
+      io.sandboxd.config.Fleet fleet,
+      io.sandboxd.daemon.store.RunStore store,
+      io.sandboxd.attest.SigningKey key) {
+    if (fleet.nats().isEmpty()) {
+      return;
+    }
+    FleetOutbox outbox = new FleetOutbox(store);
+    Thread starter =
+        new Thread(
+            () -> {
+              try {
+                RecordShipper s =
+                    start(
+                        fleet.nats().get(),
+                        fleet.replicas(),
+                        outbox,
+                        key.publicKey().hex(),
+                        PublicKey.ofHex(fleet.aggregatorKey().orElseThrow(), "aggregator_key"),
+                        fleet.origin());
+                LOG.info("fleet: shipping records to " + fleet.nats().get());
+                Runtime.getRuntime()
+                    .addShutdownHook(
+                        new Thread(
+                            () -> {
+                              try {
+                                s.close();
+                              } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                              }
+                            }));
+              } catch (IOException | RuntimeException e) {
+                LOG.log(Level.SEVERE, "fleet: cannot start shipping: " + e.getMessage(), e);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "fleet-start");
+    starter.setDaemon(true);
+    starter.start();
+  }
+
+  /** Connects and starts shipping the outbox of this node (key {@code node}, hex). */
+  public static RecordShipper start(
+      String urls,
+      int replicas,
+      FleetOutbox outbox,
+      String node,
+      PublicKey aggregator,
+      String origin)
+      throws IOException, InterruptedException {
+    Connection nc = FleetStreams.connect(urls, "sandboxd-node-" + node.substring(0, 16));
+    FleetStreams.ensure(nc, replicas);
+    RecordShipper s = new RecordShipper(nc, outbox, node, aggregator, origin);
+    s.shipping.setDaemon(true);
+    s.proving.setDaemon(true);
+    s.shipping.start();
+    s.proving.start();
+    return s;
+  }
+
+  private void shipLoop() {
+    JetStream js;
+    try {
+      js = nc.jetStream();
+    } catch (IOException e) {
+      LOG.log(Level.SEVERE, "fleet: no JetStream context", e);
+      return;
+    }
+    while (!stop.get()) {
+      try {
+        long now = System.currentTimeMillis();
+        List<FleetOutbox.Unshipped> todo = outbox.unshipped(1000);
+        int sent = 0;
+        for (FleetOutbox.Unshipped u : todo) {
+          Long last = sentMs.get(u.address());
+          if (last != null && now - last < RESEND_MS) {
+            continue;
+          }
+          js.publishAsync(
+                  FleetStreams.RECORDS + node,
+                  u.envelope().getBytes(StandardCharsets.UTF_8),
+                  PublishOptions.builder().messageId(u.address()).build())
+              .whenComplete(
+                  (ack, err) -> {
+                    if (err != null) {
+                      synchronized (sentMs) {
+                        sentMs.remove(u.address());
+                      }
+                    }
+                  });
+          synchronized (sentMs) {
+            sentMs.put(u.address(), now);
+          }
+          sent++;
+        }
+        synchronized (sentMs) {
+          if (sentMs.size() > 100_000) {
+            sentMs.clear();
+          }
+        }
+        Thread.sleep(sent == 0 ? 250 : 20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "fleet: shipping failed, retrying: " + e.getMessage(), e);
+        sleep(500);
+      }
+    }
+  }
+
+  private void proofLoop() {
+    JetStreamSubscription sub = null;
+    while (!stop.get()) {
+      try {
+        if (sub == null) {
+          sub =
+              nc.jetStream()
+                  .subscribe(
+                      FleetStreams.PROOFS + node,
+                      PullSubscribeOptions.builder()
+                          .durable("node-" + node.substring(0, 32))
+                          .build());
+        }
+        for (Message m : sub.fetch(256, Duration.ofMillis(500))) {
+          accept(m);
+        }
+      } catch (IOException | JetStreamApiException | RuntimeException e) {
+        LOG.log(Level.FINE, "fleet: proof fetch failed, retrying", e);
+        sleep(300);
+      }
+    }
+  }
+
+  private void accept(Message m) {
+    try {
+      FleetProof p = FleetProof.fromJson(CanonicalJson.parse(m.getData()));
+      p.verify(aggregator, origin);
+      outbox.prove(p.address(), p.proof().treeSize(), CanonicalJson.canonicalString(p.toJson()));
+    } catch (AttestException e) {
+      // Not kept: the record stays unshipped and is sent again.
+      LOG.warning("fleet: refused a proof: " + e.getMessage());
+    }
+    m.ack();
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    stop.set(true);
+    shipping.join(2000);
+    proving.join(2000);
+    nc.close();
+  }
+}
