@@ -74,7 +74,21 @@ final class StoreSchema {
               "sealed verification checkpoint (start-up verifies only the runs after it)",
               List.of(
                   "CREATE TABLE IF NOT EXISTS store_checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1),"
-                      + " envelope TEXT NOT NULL)")));
+                      + " envelope TEXT NOT NULL)")),
+          // fleet (issue 14); renumbered by whoever merges the round's migrations.
+          new StoreMigration(
+              7,
+              "the node log: every signed record as a leaf of a BLAKE3 RFC 9162 tree, its kept"
+                  + " subtree hashes and signed C2SP checkpoints (records already stored are"
+                  + " logged in the order they were stored)",
+              (db, key) -> {
+                try (Statement st = db.createStatement()) {
+                  for (String s : NodeLog.DDL) {
+                    st.execute(s);
+                  }
+                }
+                NodeLog.backfill(db);
+              }));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
