@@ -1180,6 +1180,91 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  // ---- fleet aggregates (issue 14): receipts in ledger order ----------------------------------
+
+  /** One receipt in ledger order, with the run and ledger position it belongs to. */
+  public record FleetLeaf(
+      long position, String runId, io.sandboxd.attest.FleetAggregate.Item item) {}
+
+  /**
+   * The ledger positions of the runs from the first created at or after {@code sinceMs} through the
+   * last created at or before {@code untilMs} (contiguous in ledger order); empty when none.
+   */
+  public synchronized Optional<long[]> fleetRange(long sinceMs, long untilMs) {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT (SELECT MIN(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE r.created_ms >= ?),"
+                + " (SELECT MAX(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE r.created_ms <= ?)")) {
+      st.setLong(1, sinceMs);
+      st.setLong(2, untilMs);
+      Optional<long[]> out = Optional.empty();
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        long from = rs.getLong(1);
+        boolean none = rs.wasNull();
+        long to = rs.getLong(2);
+        none |= rs.wasNull();
+        if (!none && from <= to) {
+          out = Optional.of(new long[] {from, to});
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot read the ledger: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The receipts of the runs at ledger positions {@code from..to} (inclusive), in ledger then seq
+   * order, each checked against the node's key; at most {@code maxLeaves}.
+   */
+  public synchronized List<FleetLeaf> fleetLeaves(long from, long to, long maxLeaves) {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT l.position, l.run_id, rec.envelope FROM ledger l JOIN records rec"
+                + " ON rec.run_id = l.run_id AND rec.kind = ?"
+                + " WHERE l.position BETWEEN ? AND ? ORDER BY l.position, rec.seq LIMIT ?")) {
+      st.setString(1, RecordKind.RECEIPT.stored());
+      st.setLong(2, from);
+      st.setLong(3, to);
+      st.setLong(4, maxLeaves);
+      List<FleetLeaf> out = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          Envelope env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
+          if (env.verify(Optional.of(key.publicKey())) instanceof Verification.Invalid inv) {
+            db.commit();
+            throw new TamperedRunException(
+                rs.getString(2), "receipt " + env.address() + ": " + inv.reason());
+          }
+          out.add(
+              new FleetLeaf(
+                  rs.getLong(1),
+                  rs.getString(2),
+                  new io.sandboxd.attest.FleetAggregate.Item(
+                      env.address(), io.sandboxd.attest.Receipt.fromCore(env.core()))));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run store: cannot read receipts: " + e.getMessage(), e);
+    }
+  }
+
+  /** The signing key's public half (fleet aggregates are signed by the node). */
+  public io.sandboxd.attest.PublicKey publicKey() {
+    return key.publicKey();
+  }
+
+  /** Signs {@code core} with the node key (the daemon's fleet aggregates). */
+  public Envelope sign(com.fasterxml.jackson.databind.node.ObjectNode core) {
+    return Envelope.sign(core, key);
+  }
+
   // ---- the node log (issue 14): every signed record a leaf, C2SP checkpoints -------------
 
   /**
