@@ -32,7 +32,9 @@ import picocli.CommandLine.ScopeType;
       ManifestCommand.class,
       BenchCommand.class,
       StatusCommand.class,
-      StoreCommand.class
+      StoreCommand.class,
+      LogCommand.class,
+      FleetCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */
