@@ -17,9 +17,10 @@ import java.util.Optional;
 /**
  * The node's append-only log (issue 14): every record the node signs is a leaf (its address, the
  * BLAKE3 tree of WIRE.md §2.10), written in the transaction that stores the record. The perfect
- * subtree hashes are kept in {@code node_log_nodes}, so an append is O(log n) (the right frontier
- * is held in memory) and a proof at any size is O(log n) reads. Checkpoints are C2SP signed notes.
- * Not thread-safe: {@link RunStore} calls it under its monitor.
+ * subtree hashes above the leaves are kept in {@code node_log_nodes} (a leaf's is recomputed from
+ * its address), so an append is O(log n) (the right frontier is held in memory) and a proof at any
+ * size is O(log n) reads. Checkpoints are C2SP signed notes. Not thread-safe: {@link RunStore}
+ * calls it under its monitor.
  */
 final class NodeLog {
   static final MerkleHash HASH = MerkleHash.blake3();
@@ -62,6 +63,7 @@ final class NodeLog {
   private PreparedStatement insertLeaf;
   private PreparedStatement insertNode;
   private PreparedStatement selectNode;
+  private PreparedStatement selectLeaf;
 
   NodeLog(Connection db, Policy policy) throws SQLException {
     this.db = db;
@@ -140,6 +142,9 @@ final class NodeLog {
     insertLeaf.setString(3, kind);
     insertLeaf.executeUpdate();
     for (LogTree.Node n : frontier.append(HASH.leaf(raw))) {
+      if (n.level() == 0) {
+        continue; // a leaf hash is HASH(0x00 ‖ address): read back from node_log, not kept twice
+      }
       insertNode.setInt(1, n.level());
       insertNode.setLong(2, n.index());
       insertNode.setBytes(3, n.hash());
@@ -221,6 +226,18 @@ final class NodeLog {
   LogTree.Nodes nodes() {
     return (level, index) -> {
       try {
+        if (level == 0) {
+          if (selectLeaf == null) {
+            selectLeaf = db.prepareStatement("SELECT address FROM node_log WHERE idx = ?");
+          }
+          selectLeaf.setLong(1, index);
+          try (ResultSet rs = selectLeaf.executeQuery()) {
+            if (!rs.next()) {
+              throw new StoreException("node log: leaf " + index + " is missing from the store");
+            }
+            return HASH.leaf(Hex.decode(rs.getString(1), 32, "node_log.address"));
+          }
+        }
         if (selectNode == null) {
           selectNode =
               db.prepareStatement("SELECT hash FROM node_log_nodes WHERE level = ? AND idx = ?");
