@@ -1,6 +1,11 @@
 package io.sandboxd.attest;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * An RFC 9162 §2.1.4 consistency proof that the tree of the first {@code oldSize} leaves is a
@@ -39,5 +44,38 @@ public record ConsistencyProof(long oldSize, long newSize, List<byte[]> path) {
         + ", path="
         + ProofPath.text(path)
         + "]";
+  }
+
+  /** The wire form: {@code {"old_size","new_size","path":[hex...]}}. */
+  public ObjectNode toJson() {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put("old_size", oldSize);
+    o.put("new_size", newSize);
+    ArrayNode p = o.putArray("path");
+    for (byte[] h : path) {
+      p.add(Hex.encode(h));
+    }
+    return o;
+  }
+
+  /** Reads the wire form strictly (32-byte lowercase hex path elements, no other fields). */
+  public static ConsistencyProof fromJson(JsonNode json) {
+    JsonReader r =
+        JsonReader.of(json, "proof", JsonReader.RECORD)
+            .only(Set.of("old_size", "new_size", "path"));
+    JsonNode p = r.required("path");
+    if (!p.isArray()) {
+      throw new AttestException("proof.path: expected an array");
+    }
+    List<byte[]> path = new ArrayList<>(p.size());
+    for (int i = 0; i < p.size(); i++) {
+      JsonNode h = p.get(i);
+      String field = "proof.path[" + i + "]";
+      if (!h.isTextual()) {
+        throw new AttestException(field + ": expected a hex string");
+      }
+      path.add(Hex.decode(h.textValue(), 32, field));
+    }
+    return new ConsistencyProof(r.u64("old_size"), r.u64("new_size"), path);
   }
 }

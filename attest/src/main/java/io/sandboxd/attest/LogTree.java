@@ -141,6 +141,11 @@ public final class LogTree {
       return size;
     }
 
+    /** An independent copy (to restore after a rolled-back append). */
+    public Frontier copy() {
+      return new Frontier(hash, size, new ArrayList<>(roots), new ArrayList<>(levels));
+    }
+
     /** Appends a leaf hash; returns the perfect nodes now complete (the leaf itself first). */
     public List<Node> append(byte[] leafHash) {
       List<Node> made = new ArrayList<>(2);

@@ -252,6 +252,7 @@ public final class Daemon implements AutoCloseable {
       store = RunStore.open(paths.storeFile(), node.key());
       LOG.info("run store " + paths.storeFile() + ": " + tail.describe());
       verifyStore(store, paths.storeFile(), serveDamagedStore);
+      LogCheckpointer.start(store, node, config.fleet());
       DaemonMetrics metrics = new DaemonMetrics();
       store.onAppend(metrics::storeAppend);
       verifier = new StoreVerifier(store, metrics::verification);
@@ -289,6 +290,9 @@ public final class Daemon implements AutoCloseable {
       Admission admission =
           new Admission(compiler, meterable, config.secretBindings(), submitterPolicy(config));
       OfferedEnvironments environments = environments(config, paths.stateDir(), node);
+      store.appendToLog(
+          RunStore.MANIFEST_LEAF,
+          environments.list().stream().map(OfferedEnvironments.Offer::address).toList());
       RunSupervisor supervisor =
           new RunSupervisor(
               admission,

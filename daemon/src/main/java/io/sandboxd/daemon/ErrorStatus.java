@@ -40,6 +40,12 @@ final class ErrorStatus {
           new Row(InputTooLargeException.class, Status.Code.RESOURCE_EXHAUSTED, false),
           new Row(OutputUnavailableException.class, Status.Code.FAILED_PRECONDITION, false),
           new Row(TamperedRunException.class, Status.Code.DATA_LOSS, true),
+          new Row(
+              io.sandboxd.daemon.store.LogInputException.class,
+              Status.Code.INVALID_ARGUMENT,
+              false),
+          new Row(
+              io.sandboxd.daemon.store.LogNotFoundException.class, Status.Code.NOT_FOUND, false),
           new Row(ModuleStoreException.NotFound.class, Status.Code.NOT_FOUND, false),
           new Row(ModuleStoreException.BadAddress.class, Status.Code.INVALID_ARGUMENT, false),
           new Row(ModuleStoreException.Limit.class, Status.Code.RESOURCE_EXHAUSTED, false),

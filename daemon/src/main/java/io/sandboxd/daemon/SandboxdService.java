@@ -110,6 +110,84 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     answer("verifyStore", out, () -> operations().status().verifyStore());
   }
 
+  // ---- fleet records (issue 14) ----
+
+  @Override
+  public void getLogCheckpoint(
+      io.sandboxd.daemon.rpc.GetLogCheckpointRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.LogCheckpointReply> out) {
+    answer(
+        "getLogCheckpoint",
+        out,
+        () -> {
+          RunStore.LogNote n = fleet().checkpoint();
+          io.sandboxd.attest.NoteVerifier v =
+              io.sandboxd.attest.LogCheckpoint.verifier(store.logOrigin(), store.publicKey());
+          return io.sandboxd.daemon.rpc.LogCheckpointReply.newBuilder()
+              .setNote(n.note())
+              .setTreeSize(n.treeSize())
+              .setOrigin(v.name())
+              .setPublicKey(store.publicKey().hex())
+              .setVkey(v.vkey())
+              .build();
+        });
+  }
+
+  @Override
+  public void proveInclusion(
+      io.sandboxd.daemon.rpc.ProveInclusionRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.LogProofReply> out) {
+    answer("proveInclusion", out, () -> proofReply(fleet().proveInclusion(req.getAddress())));
+  }
+
+  @Override
+  public void proveConsistency(
+      io.sandboxd.daemon.rpc.ProveConsistencyRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.LogProofReply> out) {
+    answer(
+        "proveConsistency",
+        out,
+        () -> proofReply(fleet().proveConsistency(req.getOldSize(), req.getNewSize())));
+  }
+
+  @Override
+  public void aggregateFleet(
+      io.sandboxd.daemon.rpc.AggregateFleetRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.AggregateFleetReply> out) {
+    answer(
+        "aggregateFleet",
+        out,
+        () ->
+            io.sandboxd.daemon.rpc.AggregateFleetReply.newBuilder()
+                .setEnvelopeJson(fleet().aggregate(req.getSinceMs(), req.getUntilMs()).toJsonLine())
+                .build());
+  }
+
+  @Override
+  public void proveFleet(
+      io.sandboxd.daemon.rpc.ProveFleetRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.LogProofReply> out) {
+    answer(
+        "proveFleet",
+        out,
+        () ->
+            proofReply(
+                fleet().prove(req.getRunId(), req.getAggregateJson(), req.getOldAggregateJson())));
+  }
+
+  private FleetRecords fleetRecords;
+
+  private synchronized FleetRecords fleet() {
+    if (fleetRecords == null) {
+      fleetRecords = new FleetRecords(store);
+    }
+    return fleetRecords;
+  }
+
+  private static io.sandboxd.daemon.rpc.LogProofReply proofReply(String json) {
+    return io.sandboxd.daemon.rpc.LogProofReply.newBuilder().setProofJson(json).build();
+  }
+
   private Operations operations() {
     if (ops == null) {
       throw new IllegalStateException("this service was built without node status");

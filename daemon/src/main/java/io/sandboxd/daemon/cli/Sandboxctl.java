@@ -33,7 +33,9 @@ import picocli.CommandLine.ScopeType;
       BenchCommand.class,
       StatusCommand.class,
       StoreCommand.class,
-      JcpCommand.class
+      JcpCommand.class,
+      LogCommand.class,
+      FleetCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

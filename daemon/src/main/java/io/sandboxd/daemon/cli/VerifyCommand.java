@@ -51,7 +51,12 @@ final class VerifyCommand implements Callable<Integer> {
       for (String s : signer) {
         expected.add(PublicKey.ofHex(s, "--signer"));
       }
-      envelopes = read(Input.read(file), manifests);
+      byte[] input = Input.read(file);
+      Optional<Integer> log = LogVerification.verifyIfLog(input, expected, Input.name(file));
+      if (log.isPresent()) {
+        return log.get();
+      }
+      envelopes = read(input, manifests);
     } catch (AttestException | IOException e) {
       System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;

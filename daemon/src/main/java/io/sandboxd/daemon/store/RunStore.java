@@ -40,10 +40,18 @@ public final class RunStore implements AutoCloseable {
   private final SigningKey key;
   private final Map<String, String> damaged = new LinkedHashMap<>();
 
-  private RunStore(Path file, Connection db, SigningKey key) {
+  private final NodeLog log;
+
+  private RunStore(Path file, Connection db, SigningKey key) throws SQLException {
     this.file = file;
     this.db = db;
     this.key = key;
+    this.log =
+        new NodeLog(
+            db,
+            new NodeLog.Policy(
+                "sandboxd/" + key.publicKey().hex().substring(0, 16), 1024, 1000, true));
+    db.commit();
   }
 
   /**
@@ -112,10 +120,12 @@ public final class RunStore implements AutoCloseable {
     }
     RunRecord last = records.get(records.size() - 1);
     long t0 = System.nanoTime();
+    NodeLog.Mark before = log.mark();
     try {
       for (RunRecord r : records) {
         write(r);
       }
+      checkpointLogIfDue();
       db.commit();
       appendTimer.accept(System.nanoTime() - t0);
     } catch (SQLException | RuntimeException e) {
@@ -124,6 +134,7 @@ public final class RunStore implements AutoCloseable {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
+      log.reset(before);
       String what = records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
       throw new StoreException(what + ": not stored: " + e.getMessage(), e);
     }
@@ -203,9 +214,11 @@ public final class RunStore implements AutoCloseable {
     }
     int stored = 0;
     long t0 = System.nanoTime();
+    NodeLog.Mark before = log.mark();
     try {
       for (PendingAppend p : batch) {
         Savepoint sp = db.setSavepoint();
+        NodeLog.Mark runMark = log.mark();
         try {
           write(p.record);
           db.releaseSavepoint(sp);
@@ -214,9 +227,11 @@ public final class RunStore implements AutoCloseable {
           // Undo this run only; the rest of the batch goes on.
           db.rollback(sp);
           db.releaseSavepoint(sp);
+          log.reset(runMark);
           p.failure = notStored(p.record, e);
         }
       }
+      checkpointLogIfDue();
       db.commit();
       appendTimer.accept(System.nanoTime() - t0);
       commits++;
@@ -227,6 +242,7 @@ public final class RunStore implements AutoCloseable {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
+      log.reset(before);
       for (PendingAppend p : batch) {
         if (p.failure == null) {
           p.failure = notStored(p.record, e);
@@ -263,6 +279,9 @@ public final class RunStore implements AutoCloseable {
     insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
     insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
     insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
+    log.append(NodeLog.SEGMENT, r.segment().address());
+    log.append(NodeLog.RECEIPT, r.receipt().address());
+    log.append(NodeLog.ATTESTATION, r.attestation().address());
     try (PreparedStatement j =
         db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
       for (int i = 0; i < r.journalEntries().size(); i++) {
@@ -290,6 +309,7 @@ public final class RunStore implements AutoCloseable {
     }
     if (r.claim().isPresent()) {
       PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
+      log.append(NodeLog.CLAIM, r.claim().get().address());
     }
     if (r.io() != null) {
       insertIo(r.runId(), r.io());
@@ -520,7 +540,7 @@ public final class RunStore implements AutoCloseable {
     if (!CanonicalJson.canonicalString(stored.outcome().toJson()).equals(r.outcomeJson())) {
       throw new StoreException("run " + r.runId() + ": outcome differs from its attestation's");
     }
-    StoreLedger.sign(db, key, stored);
+    log.append(NodeLog.STORED_RUN, StoreLedger.sign(db, key, stored));
   }
 
   private void insertIo(String runId, RunIo io) throws SQLException {
@@ -688,9 +708,11 @@ public final class RunStore implements AutoCloseable {
 
   /** Stores signed warm-pool eviction records in one fsynced transaction. */
   public synchronized void appendEvictions(List<Envelope> evictions) {
+    NodeLog.Mark before = log.mark();
     try {
       for (Envelope e : evictions) {
         PoolRecordTable.insertEviction(db, e);
+        log.append(NodeLog.EVICTION, e.address());
       }
       db.commit();
     } catch (SQLException | RuntimeException e) {
@@ -699,6 +721,7 @@ public final class RunStore implements AutoCloseable {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
+      log.reset(before);
       throw new StoreException("warm-pool evictions not stored: " + e.getMessage(), e);
     }
   }
@@ -1052,11 +1075,14 @@ public final class RunStore implements AutoCloseable {
       return false;
     }
     StoreCheckpoint cp = new StoreCheckpoint(runs, chain, System.currentTimeMillis());
+    NodeLog.Mark before = log.mark();
     try (PreparedStatement st =
         db.prepareStatement(
             "INSERT OR REPLACE INTO store_checkpoint (id, envelope) VALUES (1, ?)")) {
-      st.setString(1, Envelope.sign(cp.toCore(), key).toJsonLine());
+      Envelope env = Envelope.sign(cp.toCore(), key);
+      st.setString(1, env.toJsonLine());
       st.executeUpdate();
+      log.append(NodeLog.STORE_CHECKPOINT, env.address());
       db.commit();
       return true;
     } catch (SQLException e) {
@@ -1065,6 +1091,7 @@ public final class RunStore implements AutoCloseable {
       } catch (SQLException suppressed) {
         e.addSuppressed(suppressed);
       }
+      log.reset(before);
       throw new StoreException("run store: cannot seal a checkpoint: " + e.getMessage(), e);
     }
   }
@@ -1213,6 +1240,269 @@ public final class RunStore implements AutoCloseable {
       }
       throw new StoreException("run store: " + e.getMessage(), e);
     }
+  }
+
+  // ---- fleet aggregates (issue 14): receipts in ledger order ----------------------------------
+
+  /** One receipt in ledger order, with the run and ledger position it belongs to. */
+  public record FleetLeaf(
+      long position, String runId, io.sandboxd.attest.FleetAggregate.Item item) {}
+
+  /**
+   * The ledger positions of the runs from the first created at or after {@code sinceMs} through the
+   * last created at or before {@code untilMs} (contiguous in ledger order); empty when none.
+   */
+  public synchronized Optional<long[]> fleetRange(long sinceMs, long untilMs) {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT (SELECT MIN(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE r.created_ms >= ?),"
+                + " (SELECT MAX(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE r.created_ms <= ?)")) {
+      st.setLong(1, sinceMs);
+      st.setLong(2, untilMs);
+      Optional<long[]> out = Optional.empty();
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        long from = rs.getLong(1);
+        boolean none = rs.wasNull();
+        long to = rs.getLong(2);
+        none |= rs.wasNull();
+        if (!none && from <= to) {
+          out = Optional.of(new long[] {from, to});
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("run store: cannot read the ledger: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The receipts of the runs at ledger positions {@code from..to} (inclusive), in ledger then seq
+   * order, each checked against the node's key; at most {@code maxLeaves}.
+   */
+  public synchronized List<FleetLeaf> fleetLeaves(long from, long to, long maxLeaves) {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT l.position, l.run_id, rec.envelope FROM ledger l JOIN records rec"
+                + " ON rec.run_id = l.run_id AND rec.kind = ?"
+                + " WHERE l.position BETWEEN ? AND ? ORDER BY l.position, rec.seq LIMIT ?")) {
+      st.setString(1, RecordKind.RECEIPT.stored());
+      st.setLong(2, from);
+      st.setLong(3, to);
+      st.setLong(4, maxLeaves);
+      List<FleetLeaf> out = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          Envelope env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
+          if (env.verify(Optional.of(key.publicKey())) instanceof Verification.Invalid inv) {
+            db.commit();
+            throw new TamperedRunException(
+                rs.getString(2), "receipt " + env.address() + ": " + inv.reason());
+          }
+          out.add(
+              new FleetLeaf(
+                  rs.getLong(1),
+                  rs.getString(2),
+                  new io.sandboxd.attest.FleetAggregate.Item(
+                      env.address(), io.sandboxd.attest.Receipt.fromCore(env.core()))));
+        }
+      }
+      db.commit();
+      return out;
+    } catch (SQLException | AttestException e) {
+      throw new StoreException("run store: cannot read receipts: " + e.getMessage(), e);
+    }
+  }
+
+  /** The signing key's public half (fleet aggregates are signed by the node). */
+  public io.sandboxd.attest.PublicKey publicKey() {
+    return key.publicKey();
+  }
+
+  /** Signs {@code core} with the node key (the daemon's fleet aggregates). */
+  public Envelope sign(com.fasterxml.jackson.databind.node.ObjectNode core) {
+    return Envelope.sign(core, key);
+  }
+
+  // ---- the node log (issue 14): every signed record a leaf, C2SP checkpoints -------------
+
+  /**
+   * Sets the log's name (the checkpoints' origin line and key name) and how often it signs a
+   * checkpoint: after {@code everyRecords} new leaves, or {@code everyMs} ms with any new leaf.
+   * {@code enabled} false stops appending (records stored meanwhile are never in the log).
+   */
+  public synchronized void configureLog(
+      String origin, long everyRecords, long everyMs, boolean enabled) {
+    log.policy(new NodeLog.Policy(origin, everyRecords, everyMs, enabled));
+  }
+
+  /** The log's origin (its name in checkpoints). */
+  public synchronized String logOrigin() {
+    return log.policy().origin();
+  }
+
+  /** Leaves in the node log. */
+  public synchronized long logSize() {
+    return log.size();
+  }
+
+  // Called with the monitor held, inside an append's transaction: a checkpoint that cannot be
+  // signed must not take the runs with it.
+  private void checkpointLogIfDue() throws SQLException {
+    long now = System.currentTimeMillis();
+    if (!log.due(now)) {
+      return;
+    }
+    Savepoint sp = db.setSavepoint();
+    NodeLog.Mark before = log.mark();
+    try {
+      log.checkpoint(key, now);
+      db.releaseSavepoint(sp);
+    } catch (SQLException | RuntimeException e) {
+      db.rollback(sp);
+      db.releaseSavepoint(sp);
+      log.reset(before);
+      LOG.warning("node log: checkpoint not signed: " + e.getMessage());
+    }
+  }
+
+  /** Signs a checkpoint if the interval passed with new leaves (the daemon's timer calls it). */
+  public synchronized boolean checkpointLogIfDueNow() {
+    long size = log.size();
+    NodeLog.Mark before = log.mark();
+    try {
+      if (!log.due(System.currentTimeMillis())) {
+        return false;
+      }
+      log.checkpoint(key, System.currentTimeMillis());
+      db.commit();
+      return true;
+    } catch (SQLException | RuntimeException e) {
+      rollbackLog(before, e);
+      throw new StoreException("node log: cannot sign a checkpoint: " + e.getMessage(), e);
+    }
+  }
+
+  /** A signed checkpoint note and the tree size it is for. */
+  public record LogNote(long treeSize, String note) {}
+
+  /** The newest checkpoint, first signing one at the current size if the log grew since. */
+  public synchronized LogNote logCheckpoint() {
+    NodeLog.Mark before = log.mark();
+    try {
+      String note = log.checkpoint(key, System.currentTimeMillis());
+      db.commit();
+      return new LogNote(log.size(), note);
+    } catch (SQLException | RuntimeException e) {
+      rollbackLog(before, e);
+      throw new StoreException("node log: cannot sign a checkpoint: " + e.getMessage(), e);
+    }
+  }
+
+  /** A record's inclusion proof against the checkpoint {@code note}. */
+  public record LogInclusion(
+      String note, String address, String kind, io.sandboxd.attest.InclusionProof proof) {}
+
+  /**
+   * The inclusion proof of the record {@code address} (64 hex) against the newest checkpoint
+   * (signed first if the log grew).
+   *
+   * @throws LogInputException for a malformed address
+   * @throws LogNotFoundException when no leaf holds it
+   */
+  public synchronized LogInclusion proveInLog(String address) {
+    if (!io.sandboxd.attest.Hex.isHex(address, 32)) {
+      throw new LogInputException("address: expected 64 lowercase hex characters");
+    }
+    LogNote cp = logCheckpoint();
+    try {
+      Optional<NodeLog.Leaf> leaf = log.find(address);
+      db.commit();
+      if (leaf.isEmpty() || leaf.get().index() >= cp.treeSize()) {
+        throw new LogNotFoundException("record " + address + " is not in the node log");
+      }
+      var proof =
+          io.sandboxd.attest.LogTree.inclusionProof(
+              NodeLog.HASH, log.nodes(), leaf.get().index(), cp.treeSize());
+      return new LogInclusion(cp.note(), address, leaf.get().kind(), proof);
+    } catch (SQLException e) {
+      throw new StoreException("node log: cannot prove " + address + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A consistency proof between two checkpoints (each signed for its size). */
+  public record LogConsistency(
+      String oldNote, String newNote, io.sandboxd.attest.ConsistencyProof proof) {}
+
+  /**
+   * The consistency proof from size {@code m} to size {@code n} of the log, with a checkpoint
+   * signed for each (0 &lt; m ≤ n ≤ the log's size).
+   */
+  public synchronized LogConsistency logConsistency(long m, long n) {
+    long size = log.size();
+    if (m < 1 || m > n || n > size) {
+      throw new LogInputException(
+          "sizes "
+              + m
+              + " -> "
+              + n
+              + ": need 1 <= SIZE1 <= SIZE2 <= "
+              + size
+              + " (the log's size)");
+    }
+    try {
+      var nodes = log.nodes();
+      String origin = log.policy().origin();
+      String oldNote = noteAt(origin, nodes, m);
+      String newNote = noteAt(origin, nodes, n);
+      var proof = io.sandboxd.attest.LogTree.consistencyProof(NodeLog.HASH, nodes, m, n);
+      db.commit();
+      return new LogConsistency(oldNote, newNote, proof);
+    } catch (SQLException e) {
+      throw new StoreException("node log: cannot prove consistency: " + e.getMessage(), e);
+    }
+  }
+
+  // A checkpoint for an earlier size is the same tree head the log had then: consistent with
+  // every checkpoint the log signs, so signing it on request is safe.
+  private String noteAt(String origin, io.sandboxd.attest.LogTree.Nodes nodes, long size) {
+    byte[] root = io.sandboxd.attest.LogTree.root(NodeLog.HASH, nodes, size);
+    return io.sandboxd.attest.LogCheckpoint.of(origin, new io.sandboxd.attest.TreeHead(size, root))
+        .sign(key);
+  }
+
+  /**
+   * Logs signed records the store does not hold (environment manifests, signed at start): each
+   * address once, however often it is signed again. Durable when this returns.
+   */
+  public synchronized void appendToLog(String kind, List<String> addresses) {
+    NodeLog.Mark before = log.mark();
+    try {
+      for (String a : addresses) {
+        if (!log.contains(a)) {
+          log.append(kind, a);
+        }
+      }
+      db.commit();
+    } catch (SQLException | RuntimeException e) {
+      rollbackLog(before, e);
+      throw new StoreException("node log: records not logged: " + e.getMessage(), e);
+    }
+  }
+
+  /** The leaf kind of environment manifests, for {@link #appendToLog}. */
+  public static final String MANIFEST_LEAF = NodeLog.MANIFEST;
+
+  private void rollbackLog(NodeLog.Mark before, Exception e) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+    log.reset(before);
   }
 
   @Override

@@ -27,8 +27,11 @@ final class StoreLedger {
     }
   }
 
-  /** Signs {@code stored} into the ledger at its position and signs the extended store head. */
-  static void sign(Connection db, SigningKey key, StoredRun stored) throws SQLException {
+  /**
+   * Signs {@code stored} into the ledger at its position and signs the extended store head; returns
+   * the stored-run record's address.
+   */
+  static String sign(Connection db, SigningKey key, StoredRun stored) throws SQLException {
     String chain = StoreHead.EMPTY_CHAIN;
     try (Statement st = db.createStatement();
         ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
@@ -54,5 +57,6 @@ final class StoreLedger {
       st.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
       st.executeUpdate();
     }
+    return env.address();
   }
 }

@@ -92,7 +92,20 @@ final class StoreSchema {
               List.of(
                   "CREATE TABLE IF NOT EXISTS fleet_proofs (address TEXT PRIMARY KEY,"
                       + " tree_size INTEGER NOT NULL, proof TEXT NOT NULL, proven_ms INTEGER NOT NULL)",
-                  "CREATE INDEX IF NOT EXISTS records_by_address ON records (address)")));
+                  "CREATE INDEX IF NOT EXISTS records_by_address ON records (address)")),
+          new StoreMigration(
+              10,
+              "the node log: every signed record as a leaf of a BLAKE3 RFC 9162 tree, its kept"
+                  + " subtree hashes and signed C2SP checkpoints (records already stored are"
+                  + " logged in the order they were stored)",
+              (db, key) -> {
+                try (Statement st = db.createStatement()) {
+                  for (String s : NodeLog.DDL) {
+                    st.execute(s);
+                  }
+                }
+                NodeLog.backfill(db);
+              }));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

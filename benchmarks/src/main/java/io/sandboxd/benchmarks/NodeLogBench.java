@@ -1,0 +1,218 @@
+package io.sandboxd.benchmarks;
+
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.InclusionProof;
+import io.sandboxd.attest.LogTree;
+import io.sandboxd.attest.MerkleHash;
+import io.sandboxd.attest.MerkleVerifier;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.TreeHead;
+import io.sandboxd.daemon.store.RunRecord;
+import io.sandboxd.daemon.store.RunStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Issue 14: what the node log costs a stored run, and proofs at 10^6 leaves. {@code store}: one op
+ * = sign a run's receipt, attestation and segment and append it through {@link RunStore#append}
+ * (group commit, fsync, 8 threads), with the log on or off ({@code log} param): ratio on/off = what
+ * the log leaves of the store's runs/s. {@code prove1M} / {@code verify1M}: an inclusion proof from
+ * kept subtree hashes at 10^6 leaves, and its verification (proof size printed at setup).
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 3, time = 3)
+@Fork(1)
+public class NodeLogBench {
+  /** A run store on a temporary file, log on or off. */
+  @State(Scope.Benchmark)
+  public static class Store {
+    @Param({"on", "off"})
+    public String log;
+
+    final SigningKey key = SigningKey.fromSeed(new byte[32]);
+    final AtomicLong next = new AtomicLong();
+    Path dir;
+    RunStore store;
+
+    @Setup(Level.Trial)
+    public void open() throws Exception {
+      dir = Files.createTempDirectory("nodelog-bench");
+      store = RunStore.open(dir.resolve("runs.db"), key);
+      store.configureLog("sandboxd/bench", 1024, 1000, log.equals("on"));
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws Exception {
+      System.out.println(
+          "\nlog " + log + ": " + store.logSize() + " leaves, " + store.commitStats());
+      store.close();
+      try (var paths = Files.walk(dir)) {
+        paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  @Benchmark
+  @Threads(8)
+  public void store(Store s) {
+    long n = s.next.incrementAndGet();
+    s.store.append(run(s.key, "run-" + n, n));
+  }
+
+  /** A run as the supervisor stores it: three signed records, a short journal, its module. */
+  static RunRecord run(SigningKey key, String runId, long createdMs) {
+    byte[] module = ("module " + runId).getBytes(StandardCharsets.UTF_8);
+    String unit = Blake3.hex(module);
+    String grantsId = Blake3.hex(("grants " + runId).getBytes(StandardCharsets.UTF_8));
+    Receipt receipt =
+        new Receipt(
+            runId,
+            unit,
+            grantsId,
+            "S2",
+            Map.of(DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
+            0,
+            List.of(),
+            7,
+            0,
+            1,
+            Receipt.IoUse.NONE,
+            Receipt.NetUse.NONE,
+            createdMs,
+            createdMs + 1);
+    Envelope r = Envelope.sign(receipt.toCore(), key);
+    Attestation att =
+        new Attestation(
+            new HostIdentity("host-1", key.publicKey().hex(), "bench"),
+            "S2",
+            grantsId,
+            r.address(),
+            unit,
+            null,
+            Hex.encode(Blake3.hash(new byte[0])),
+            new Outcome.Completed(),
+            false,
+            0L,
+            false,
+            false,
+            null,
+            createdMs + 2);
+    Envelope a = Envelope.sign(att.toCore(), key);
+    RunSegment seg =
+        new RunSegment(
+            runId,
+            0,
+            RunSegment.Kind.execute,
+            null,
+            "host-1",
+            key.publicKey().hex(),
+            "S2",
+            grantsId,
+            r.address(),
+            null,
+            0,
+            Provenance.Estimator,
+            createdMs);
+    Envelope sg = Envelope.sign(seg.toCore(), key);
+    return RunRecord.builder()
+        .run(runId, createdMs)
+        .unit(unit, grantsId)
+        .outcomeJson("\"Completed\"")
+        .signed(r, a, sg)
+        .journal(List.of("{\"n\":1}"), Map.of())
+        .log("")
+        .submission(module, "{\"compute\":{}}", "run")
+        .build();
+  }
+
+  /** 10^6 leaves with every perfect subtree hash kept, as the store keeps them. */
+  @State(Scope.Benchmark)
+  public static class Million {
+    static final int N = 1_000_000;
+    final MerkleHash hash = MerkleHash.blake3();
+    byte[][][] levels;
+    byte[][] addresses;
+    TreeHead head;
+    InclusionProof proof;
+    int index;
+    final Random random = new Random(14);
+
+    @Setup(Level.Trial)
+    public void build() {
+      LogTree.Frontier f = LogTree.Frontier.empty(hash);
+      levels = new byte[21][][];
+      for (int h = 0; h < levels.length; h++) {
+        levels[h] = new byte[(N >> h) + 1][];
+      }
+      addresses = new byte[N][];
+      for (int i = 0; i < N; i++) {
+        addresses[i] = Blake3.hash(Integer.toString(i).getBytes(StandardCharsets.UTF_8));
+        for (LogTree.Node n : f.append(hash.leaf(addresses[i]))) {
+          levels[n.level()][(int) n.index()] = n.hash();
+        }
+      }
+      head = f.head();
+      index = 765_432;
+      proof = LogTree.inclusionProof(hash, nodes(), index, N);
+      System.out.println(
+          "\n10^6 leaves: inclusion proof of leaf "
+              + index
+              + " has "
+              + proof.path().size()
+              + " hashes, "
+              + proof.path().size() * 32
+              + " bytes ("
+              + io.sandboxd.attest.CanonicalJson.canonicalString(proof.toJson()).length()
+              + " bytes as JSON)");
+    }
+
+    LogTree.Nodes nodes() {
+      return (level, i) -> levels[level][(int) i];
+    }
+  }
+
+  @Benchmark
+  public InclusionProof prove1M(Million m) {
+    return LogTree.inclusionProof(m.hash, m.nodes(), m.random.nextInt(Million.N), Million.N);
+  }
+
+  @Benchmark
+  public boolean verify1M(Million m) {
+    return MerkleVerifier.blake3()
+        .verifyInclusion(m.proof, m.hash.leaf(m.addresses[m.index]), m.head)
+        .isValid();
+  }
+}

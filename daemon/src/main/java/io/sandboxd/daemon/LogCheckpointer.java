@@ -1,0 +1,66 @@
+package io.sandboxd.daemon;
+
+import io.sandboxd.config.Fleet;
+import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.daemon.store.StoreException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * Names the node log after the node and signs a checkpoint at least every {@code
+ * checkpoint_every_ms} while it grows (appends sign one every {@code checkpoint_every_records}).
+ */
+final class LogCheckpointer {
+  private static final Logger LOG = Logger.getLogger(LogCheckpointer.class.getName());
+
+  private LogCheckpointer() {}
+
+  /** The log's origin line: {@code sandboxd/<host id>}, or by key when the id cannot be one. */
+  static String origin(NodeIdentity node) {
+    String id = node.host().id();
+    boolean usable = !id.isEmpty() && id.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '+');
+    return "sandboxd/" + (usable ? id : node.key().publicKey().hex().substring(0, 16));
+  }
+
+  /** Configures the store's log and starts the timer (a daemon thread; a closed store ends it). */
+  static void start(RunStore store, NodeIdentity node, Fleet fleet) {
+    String origin = origin(node);
+    store.configureLog(
+        origin, fleet.checkpointEveryRecords(), fleet.checkpointEveryMs(), fleet.log());
+    LOG.info(
+        "node log "
+            + origin
+            + (fleet.log()
+                ? ": "
+                    + store.logSize()
+                    + " leaves, checkpoint every "
+                    + fleet.checkpointEveryRecords()
+                    + " records or "
+                    + fleet.checkpointEveryMs()
+                    + " ms"
+                : ": off (fleet.log is false)"));
+    if (!fleet.log()) {
+      return;
+    }
+    ScheduledExecutorService timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "node-log-checkpoint");
+              t.setDaemon(true);
+              return t;
+            });
+    timer.scheduleWithFixedDelay(
+        () -> {
+          try {
+            store.checkpointLogIfDueNow();
+          } catch (StoreException e) {
+            LOG.fine("node log checkpoint: " + e.getMessage());
+          }
+        },
+        fleet.checkpointEveryMs(),
+        fleet.checkpointEveryMs(),
+        TimeUnit.MILLISECONDS);
+  }
+}

@@ -1,0 +1,202 @@
+package io.sandboxd.daemon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.daemon.FleetDocs;
+import io.sandboxd.daemon.rpc.AggregateFleetRequest;
+import io.sandboxd.daemon.rpc.ProveFleetRequest;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** `sandboxctl fleet`: signed sandbox.fleet/1 aggregates over the node's runs, and their proofs. */
+@Command(
+    name = "fleet",
+    description = "Fleet aggregates (sandbox.fleet/1) and their inclusion and consistency proofs.",
+    subcommands = {
+      FleetCommand.Aggregate.class,
+      FleetCommand.Prove.class,
+      FleetCommand.Consistency.class,
+      FleetCommand.Verify.class
+    })
+final class FleetCommand implements Runnable {
+  @Override
+  public void run() {
+    picocli.CommandLine.usage(this, System.err);
+  }
+
+  static String readText(Path file) {
+    try {
+      return Files.readString(file, StandardCharsets.UTF_8).strip();
+    } catch (IOException e) {
+      throw new AttestException(file + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Command(
+      name = "aggregate",
+      description =
+          "Print the node's signed aggregate over the runs created in [--since, --until] (ms),"
+              + " contiguous in the order they were stored.")
+  static final class Aggregate implements Callable<Integer> {
+    @Option(names = "--since", paramLabel = "MS", description = "From runs created at or after.")
+    long since;
+
+    @Option(
+        names = "--until",
+        paramLabel = "MS",
+        description = "Through runs created at or before.")
+    long until;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      if (since < 0 || until < 0) {
+        System.err.println("sandboxctl fleet aggregate: --since/--until must not be negative");
+        return Sandboxctl.UNUSABLE;
+      }
+      return LogCommand.call(
+          "fleet aggregate",
+          socket,
+          c ->
+              c.stub()
+                      .aggregateFleet(
+                          AggregateFleetRequest.newBuilder()
+                              .setSinceMs(since)
+                              .setUntilMs(until)
+                              .build())
+                      .getEnvelopeJson()
+                  + "\n");
+    }
+  }
+
+  @Command(name = "prove", description = "Print a run's inclusion proof in an aggregate.")
+  static final class Prove implements Callable<Integer> {
+    @Parameters(paramLabel = "RUN", description = "The run id.")
+    String run;
+
+    @Option(names = "--aggregate", required = true, paramLabel = "FILE", description = "Aggregate.")
+    Path aggregate;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      String agg;
+      try {
+        agg = readText(aggregate);
+      } catch (AttestException e) {
+        System.err.println("sandboxctl fleet prove: " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      return LogCommand.call(
+          "fleet prove",
+          socket,
+          c ->
+              c.stub()
+                      .proveFleet(
+                          ProveFleetRequest.newBuilder()
+                              .setRunId(run)
+                              .setAggregateJson(agg)
+                              .build())
+                      .getProofJson()
+                  + "\n");
+    }
+  }
+
+  @Command(
+      name = "consistency",
+      description = "Print the consistency proof from an older aggregate to a newer one.")
+  static final class Consistency implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "OLD", description = "The older aggregate.")
+    Path old;
+
+    @Parameters(index = "1", paramLabel = "NEW", description = "The newer aggregate.")
+    Path now;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      String o;
+      String n;
+      try {
+        o = readText(old);
+        n = readText(now);
+      } catch (AttestException e) {
+        System.err.println("sandboxctl fleet consistency: " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      return LogCommand.call(
+          "fleet consistency",
+          socket,
+          c ->
+              c.stub()
+                      .proveFleet(
+                          ProveFleetRequest.newBuilder()
+                              .setAggregateJson(n)
+                              .setOldAggregateJson(o)
+                              .build())
+                      .getProofJson()
+                  + "\n");
+    }
+  }
+
+  /** Offline: exit 0 valid, 1 invalid (why on stderr), 2 unusable input, as {@code verify}. */
+  @Command(
+      name = "verify",
+      description =
+          "Verify a fleet proof offline against the aggregate (and, for a consistency proof, the"
+              + " older one). Exit 0 valid, 1 invalid, 2 unusable.")
+  static final class Verify implements Callable<Integer> {
+    @Parameters(paramLabel = "PROOF", description = "The proof document (- for stdin).")
+    String proof;
+
+    @Option(names = "--aggregate", required = true, paramLabel = "FILE", description = "Aggregate.")
+    Path aggregate;
+
+    @Option(names = "--old", paramLabel = "FILE", description = "The older aggregate.")
+    Path old;
+
+    @Option(names = "--signer", paramLabel = "HEX", description = "Expected signer public key.")
+    String signer;
+
+    @Override
+    public Integer call() {
+      FleetDocs.Verdict v;
+      try {
+        JsonNode doc = CanonicalJson.parse(Input.read(proof));
+        Envelope agg = Envelope.fromJson(CanonicalJson.parse(readText(aggregate)));
+        Optional<Envelope> before =
+            old == null
+                ? Optional.empty()
+                : Optional.of(Envelope.fromJson(CanonicalJson.parse(readText(old))));
+        Optional<PublicKey> key =
+            signer == null ? Optional.empty() : Optional.of(PublicKey.ofHex(signer, "--signer"));
+        v = FleetDocs.verifyFleet(doc, agg, before, key);
+      } catch (AttestException | IOException e) {
+        System.err.println("sandboxctl fleet verify: " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      if (v instanceof FleetDocs.Verdict.Invalid inv) {
+        System.err.println("invalid: " + inv.why());
+        return 1;
+      }
+      System.out.println("valid: " + ((FleetDocs.Verdict.Valid) v).what());
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+package io.sandboxd.daemon.cli;
+
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.GetLogCheckpointRequest;
+import io.sandboxd.daemon.rpc.LogCheckpointReply;
+import io.sandboxd.daemon.rpc.ProveConsistencyRequest;
+import io.sandboxd.daemon.rpc.ProveInclusionRequest;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * `sandboxctl log`: the node's append-only log of every record it signs. Each output verifies
+ * offline with {@code sandboxctl verify FILE --signer <node key>}.
+ */
+@Command(
+    name = "log",
+    description = "The node log: C2SP checkpoints, inclusion and consistency proofs.",
+    subcommands = {
+      LogCommand.Checkpoint.class,
+      LogCommand.Prove.class,
+      LogCommand.Consistency.class
+    })
+final class LogCommand implements Runnable {
+  @Override
+  public void run() {
+    picocli.CommandLine.usage(this, System.err);
+  }
+
+  /** Calls the daemon and prints what {@code call} returns; gRPC failures exit 2. */
+  static int call(String what, Path socket, Function<DaemonClient, String> call) {
+    Path sock = RunsCommand.socketOrDefault(socket);
+    try (DaemonClient c = new DaemonClient(sock)) {
+      System.out.print(call.apply(c));
+      return 0;
+    } catch (StatusRuntimeException e) {
+      System.err.println("sandboxctl " + what + ": " + RpcErrors.describe(e, sock));
+      return Sandboxctl.UNUSABLE;
+    }
+  }
+
+  @Command(
+      name = "checkpoint",
+      description =
+          "Print the node log's newest checkpoint (a C2SP signed note; signed now if the log grew)."
+              + " --vkey prints the verifier key instead.")
+  static final class Checkpoint implements Callable<Integer> {
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Option(names = "--vkey", description = "Print the log's verifier key (name+id+key).")
+    boolean vkey;
+
+    @Override
+    public Integer call() {
+      return LogCommand.call(
+          "log checkpoint",
+          socket,
+          c -> {
+            LogCheckpointReply r =
+                c.stub().getLogCheckpoint(GetLogCheckpointRequest.getDefaultInstance());
+            return vkey ? r.getVkey() + "\n" : r.getNote();
+          });
+    }
+  }
+
+  @Command(
+      name = "prove",
+      description =
+          "Print the inclusion proof of a record (by address) against the newest checkpoint.")
+  static final class Prove implements Callable<Integer> {
+    @Parameters(paramLabel = "ADDRESS", description = "The record's address (64 hex).")
+    String address;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      return LogCommand.call(
+          "log prove",
+          socket,
+          c ->
+              c.stub()
+                      .proveInclusion(
+                          ProveInclusionRequest.newBuilder().setAddress(address).build())
+                      .getProofJson()
+                  + "\n");
+    }
+  }
+
+  @Command(
+      name = "consistency",
+      description = "Print the consistency proof between two sizes of the node log.")
+  static final class Consistency implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "SIZE1", description = "The older size (>= 1).")
+    long oldSize;
+
+    @Parameters(index = "1", paramLabel = "SIZE2", description = "The newer size.")
+    long newSize;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      if (oldSize < 0 || newSize < 0) {
+        System.err.println("sandboxctl log consistency: sizes must not be negative");
+        return Sandboxctl.UNUSABLE;
+      }
+      return LogCommand.call(
+          "log consistency",
+          socket,
+          c ->
+              c.stub()
+                      .proveConsistency(
+                          ProveConsistencyRequest.newBuilder()
+                              .setOldSize(oldSize)
+                              .setNewSize(newSize)
+                              .build())
+                      .getProofJson()
+                  + "\n");
+    }
+  }
+}

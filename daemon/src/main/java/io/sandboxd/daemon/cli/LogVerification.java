@@ -1,0 +1,61 @@
+package io.sandboxd.daemon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.daemon.FleetDocs;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * `sandboxctl verify` for node-log documents: a C2SP checkpoint note, or a log inclusion or
+ * consistency proof. They name no key, so the node's key must be given with {@code --signer}.
+ */
+final class LogVerification {
+  private LogVerification() {}
+
+  /** The exit status when {@code input} is a node-log document; empty when it is not one. */
+  static Optional<Integer> verifyIfLog(byte[] input, Set<PublicKey> signers, String name) {
+    String text = new String(input, StandardCharsets.UTF_8);
+    // A signed note has a signature line "— name sig"; nothing else sandboxctl reads does.
+    boolean note = text.contains("\n\n\u2014 ");
+    JsonNode doc = null;
+    if (!note) {
+      try {
+        doc = CanonicalJson.parse(input);
+      } catch (AttestException e) {
+        return Optional.empty(); // JSON lines of envelopes, or unusable: the envelope path says
+      }
+      if (!FleetDocs.isProof(doc)) {
+        return Optional.empty();
+      }
+    }
+    if (signers.size() != 1) {
+      System.err.println(
+          "sandboxctl verify: "
+              + name
+              + ": a node-log "
+              + (note ? "checkpoint" : "proof")
+              + " names no key: give the node's public key with one --signer");
+      return Optional.of(Sandboxctl.UNUSABLE);
+    }
+    PublicKey key = signers.iterator().next();
+    FleetDocs.Verdict v;
+    try {
+      v = note ? FleetDocs.verifyCheckpoint(text, key) : FleetDocs.verifyLog(doc, key);
+    } catch (AttestException e) {
+      System.err.println("sandboxctl verify: " + name + ": " + e.getMessage());
+      return Optional.of(Sandboxctl.UNUSABLE);
+    }
+    if (v instanceof FleetDocs.Verdict.Invalid inv) {
+      System.err.println("invalid: " + inv.why());
+      System.out.println("signer " + key.hex() + " (--signer)");
+      return Optional.of(1);
+    }
+    System.out.println("valid: " + ((FleetDocs.Verdict.Valid) v).what());
+    System.out.println("signer " + key.hex() + " (--signer)");
+    return Optional.of(0);
+  }
+}

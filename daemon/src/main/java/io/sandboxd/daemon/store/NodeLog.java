@@ -1,0 +1,291 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.LogCheckpoint;
+import io.sandboxd.attest.LogTree;
+import io.sandboxd.attest.MerkleHash;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.TreeHead;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The node's append-only log (issue 14): every record the node signs is a leaf (its address, the
+ * BLAKE3 tree of WIRE.md §2.10), written in the transaction that stores the record. The perfect
+ * subtree hashes above the leaves are kept in {@code node_log_nodes} (a leaf's is recomputed from
+ * its address), so an append is O(log n) (the right frontier is held in memory) and a proof at any
+ * size is O(log n) reads. Checkpoints are C2SP signed notes. Not thread-safe: {@link RunStore}
+ * calls it under its monitor.
+ */
+final class NodeLog {
+  static final MerkleHash HASH = MerkleHash.blake3();
+
+  static final List<String> DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS node_log (idx INTEGER PRIMARY KEY, address TEXT NOT NULL,"
+              + " kind TEXT NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS node_log_by_address ON node_log (address)",
+          "CREATE TABLE IF NOT EXISTS node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
+              + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
+          "CREATE TABLE IF NOT EXISTS node_log_checkpoints (tree_size INTEGER PRIMARY KEY,"
+              + " signed_ms INTEGER NOT NULL, note TEXT NOT NULL)");
+
+  /** Leaf kinds: what sort of signed record a leaf's address names. */
+  static final String SEGMENT = "segment";
+
+  static final String RECEIPT = "receipt";
+  static final String ATTESTATION = "attestation";
+  static final String CLAIM = "claim";
+  static final String EVICTION = "eviction";
+  static final String STORED_RUN = "stored-run";
+  static final String STORE_CHECKPOINT = "store-checkpoint";
+  static final String MANIFEST = "manifest";
+
+  /** How often the node signs a checkpoint: after this many new leaves, or this many ms. */
+  record Policy(String origin, long everyRecords, long everyMs, boolean enabled) {
+    Policy {
+      if (everyRecords < 1 || everyMs < 1) {
+        throw new IllegalArgumentException("checkpoint intervals must be >= 1");
+      }
+    }
+  }
+
+  private final Connection db;
+  private Policy policy;
+  private LogTree.Frontier frontier;
+  private long checkpointSize;
+  private long checkpointMs;
+  private PreparedStatement insertLeaf;
+  private PreparedStatement insertNode;
+  private PreparedStatement selectNode;
+  private PreparedStatement selectLeaf;
+
+  NodeLog(Connection db, Policy policy) throws SQLException {
+    this.db = db;
+    this.policy = policy;
+    reload();
+  }
+
+  void policy(Policy p) {
+    this.policy = p;
+  }
+
+  Policy policy() {
+    return policy;
+  }
+
+  /** Re-reads the frontier and the last checkpoint from the store (after a rollback). */
+  void reload() throws SQLException {
+    frontier = LogTree.Frontier.load(HASH, nodes(), storedSize(db));
+    checkpointSize = -1;
+    checkpointMs = 0;
+    try (Statement st = db.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT tree_size, signed_ms FROM node_log_checkpoints"
+                    + " ORDER BY tree_size DESC LIMIT 1")) {
+      if (rs.next()) {
+        checkpointSize = rs.getLong(1);
+        checkpointMs = rs.getLong(2);
+      }
+    }
+  }
+
+  /** What a rollback must restore: the in-memory state as it was at {@link #mark()}. */
+  record Mark(LogTree.Frontier frontier, long checkpointSize, long checkpointMs) {}
+
+  Mark mark() {
+    return new Mark(frontier.copy(), checkpointSize, checkpointMs);
+  }
+
+  void reset(Mark m) {
+    frontier = m.frontier().copy();
+    checkpointSize = m.checkpointSize();
+    checkpointMs = m.checkpointMs();
+  }
+
+  static long storedSize(Connection db) throws SQLException {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COALESCE(MAX(idx) + 1, 0) FROM node_log")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  long size() {
+    return frontier.size();
+  }
+
+  TreeHead head() {
+    return frontier.head();
+  }
+
+  /** Appends the record {@code address} (64 hex) as the next leaf, in the open transaction. */
+  void append(String kind, String address) throws SQLException {
+    if (!policy.enabled()) {
+      return;
+    }
+    byte[] raw = Hex.decode(address, 32, "log leaf address");
+    if (insertLeaf == null) {
+      insertLeaf = db.prepareStatement("INSERT INTO node_log (idx, address, kind) VALUES (?,?,?)");
+      insertNode =
+          db.prepareStatement("INSERT INTO node_log_nodes (level, idx, hash) VALUES (?,?,?)");
+    }
+    long idx = frontier.size();
+    insertLeaf.setLong(1, idx);
+    insertLeaf.setString(2, address);
+    insertLeaf.setString(3, kind);
+    insertLeaf.executeUpdate();
+    for (LogTree.Node n : frontier.append(HASH.leaf(raw))) {
+      if (n.level() == 0) {
+        continue; // a leaf hash is HASH(0x00 ‖ address): read back from node_log, not kept twice
+      }
+      insertNode.setInt(1, n.level());
+      insertNode.setLong(2, n.index());
+      insertNode.setBytes(3, n.hash());
+      insertNode.addBatch();
+    }
+    insertNode.executeBatch();
+  }
+
+  /** Whether a checkpoint is due: N new leaves, or T ms since the last one with any new leaf. */
+  boolean due(long nowMs) {
+    long fresh = frontier.size() - Math.max(0, checkpointSize);
+    if (!policy.enabled() || frontier.size() == checkpointSize) {
+      return false;
+    }
+    return fresh >= policy.everyRecords() || nowMs - checkpointMs >= policy.everyMs();
+  }
+
+  /**
+   * Signs a checkpoint at the current size into the open transaction (none if the newest already
+   * has this size) and returns the newest note.
+   */
+  String checkpoint(SigningKey key, long nowMs) throws SQLException {
+    if (frontier.size() == checkpointSize) {
+      return latest().orElseThrow().note();
+    }
+    String note = LogCheckpoint.of(policy.origin(), frontier.head()).sign(key);
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT OR REPLACE INTO node_log_checkpoints (tree_size, signed_ms, note)"
+                + " VALUES (?,?,?)")) {
+      st.setLong(1, frontier.size());
+      st.setLong(2, nowMs);
+      st.setString(3, note);
+      st.executeUpdate();
+    }
+    checkpointSize = frontier.size();
+    checkpointMs = nowMs;
+    return note;
+  }
+
+  /** A stored checkpoint note and the size it is for. */
+  record Stored(long treeSize, long signedMs, String note) {}
+
+  Optional<Stored> latest() throws SQLException {
+    try (Statement st = db.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT tree_size, signed_ms, note FROM node_log_checkpoints"
+                    + " ORDER BY tree_size DESC LIMIT 1")) {
+      return rs.next()
+          ? Optional.of(new Stored(rs.getLong(1), rs.getLong(2), rs.getString(3)))
+          : Optional.empty();
+    }
+  }
+
+  /** A leaf: its index, address and kind. */
+  record Leaf(long index, String address, String kind) {}
+
+  /** The first leaf holding {@code address}, if any. */
+  Optional<Leaf> find(String address) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT idx, kind FROM node_log WHERE address = ? ORDER BY idx LIMIT 1")) {
+      st.setString(1, address);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next()
+            ? Optional.of(new Leaf(rs.getLong(1), address, rs.getString(2)))
+            : Optional.empty();
+      }
+    }
+  }
+
+  /** Whether {@code address} is a leaf already (manifests are logged once, not per start). */
+  boolean contains(String address) throws SQLException {
+    return find(address).isPresent();
+  }
+
+  /** The kept perfect-subtree hashes, read from {@code node_log_nodes}. */
+  LogTree.Nodes nodes() {
+    return (level, index) -> {
+      try {
+        if (level == 0) {
+          if (selectLeaf == null) {
+            selectLeaf = db.prepareStatement("SELECT address FROM node_log WHERE idx = ?");
+          }
+          selectLeaf.setLong(1, index);
+          try (ResultSet rs = selectLeaf.executeQuery()) {
+            if (!rs.next()) {
+              throw new StoreException("node log: leaf " + index + " is missing from the store");
+            }
+            return HASH.leaf(Hex.decode(rs.getString(1), 32, "node_log.address"));
+          }
+        }
+        if (selectNode == null) {
+          selectNode =
+              db.prepareStatement("SELECT hash FROM node_log_nodes WHERE level = ? AND idx = ?");
+        }
+        selectNode.setInt(1, level);
+        selectNode.setLong(2, index);
+        try (ResultSet rs = selectNode.executeQuery()) {
+          if (!rs.next()) {
+            throw new StoreException(
+                "node log: subtree hash " + level + "/" + index + " is missing from the store");
+          }
+          return rs.getBytes(1);
+        }
+      } catch (SQLException e) {
+        throw new StoreException("node log: cannot read a subtree hash: " + e.getMessage(), e);
+      }
+    };
+  }
+
+  /**
+   * Migration step: the log of a store from before it, filled with the records already there in the
+   * order they were stored (per run: segments, receipts, attestations by seq, the warm-pool claim,
+   * the store record), then evictions and the sealed store checkpoint.
+   */
+  static void backfill(Connection db) throws SQLException {
+    NodeLog log = new NodeLog(db, new Policy("sandboxd/backfill", 1, 1, true));
+    if (log.size() > 0) {
+      return;
+    }
+    try (Statement st = db.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT kind, address FROM ("
+                    + " SELECT l.position AS p, 0 AS o, r.seq AS s, CASE r.kind WHEN 'segment'"
+                    + " THEN 0 WHEN 'receipt' THEN 1 ELSE 2 END AS k, r.kind AS kind, r.address"
+                    + " FROM ledger l JOIN records r ON r.run_id = l.run_id"
+                    + " UNION ALL SELECT l.position, 1, 0, 0, 'claim', c.address FROM ledger l"
+                    + " JOIN pool_records c ON c.run_id = l.run_id AND c.kind = 'claim'"
+                    + " UNION ALL SELECT l.position, 2, 0, 0, 'stored-run',"
+                    + " json_extract(l.envelope, '$.address') FROM ledger l"
+                    + " UNION ALL SELECT 9e18, e.created_ms, 0, 0, 'eviction', e.address"
+                    + " FROM pool_records e WHERE e.kind = 'evict'"
+                    + " UNION ALL SELECT 9.1e18, 0, 0, 0, 'store-checkpoint',"
+                    + " json_extract(envelope, '$.address') FROM store_checkpoint"
+                    + ") ORDER BY p, o, s, k")) {
+      while (rs.next()) {
+        log.append(rs.getString(1), rs.getString(2));
+      }
+    }
+  }
+}

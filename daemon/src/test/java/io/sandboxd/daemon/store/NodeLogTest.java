@@ -1,0 +1,202 @@
+package io.sandboxd.daemon.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.LogCheckpoint;
+import io.sandboxd.attest.MerkleHash;
+import io.sandboxd.attest.MerkleTree;
+import io.sandboxd.attest.MerkleVerifier;
+import io.sandboxd.attest.SigningKey;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The node log inside the run store: leaves with their records, proofs, checkpoints, upgrade. */
+class NodeLogTest {
+  @TempDir Path tmp;
+
+  private final SigningKey key = SigningKey.fromSeed(new byte[32]);
+  private static final String ORIGIN = "sandboxd/test-node";
+  private static final MerkleVerifier V = MerkleVerifier.blake3();
+
+  private Path db() {
+    return tmp.resolve("runs.db");
+  }
+
+  private RunStore open() {
+    RunStore s = RunStore.open(db(), key);
+    s.configureLog(ORIGIN, 1_000_000, 3_600_000, true);
+    return s;
+  }
+
+  private static List<String> addresses(RunRecord r) {
+    return List.of(r.segment().address(), r.receipt().address(), r.attestation().address());
+  }
+
+  private List<String> leaves() throws Exception {
+    List<String> out = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT address FROM node_log ORDER BY idx")) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+
+  private long storedCheckpoints() throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM node_log_checkpoints")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private void checkInclusion(RunStore s, String address) {
+    RunStore.LogInclusion p = s.proveInLog(address);
+    LogCheckpoint cp = LogCheckpoint.verify(p.note(), key.publicKey(), Optional.of(ORIGIN));
+    assertTrue(
+        V.verifyInclusion(
+                p.proof(), MerkleHash.blake3().leaf(Hex.decode(address, 32, "a")), cp.head())
+            .isValid(),
+        address);
+  }
+
+  @Test
+  void everyRecordOfARunIsALeafInStoreOrderAndProvesAgainstASignedCheckpoint() throws Exception {
+    List<RunRecord> runs = new ArrayList<>();
+    try (RunStore s = open()) {
+      for (int i = 0; i < 5; i++) {
+        RunRecord r = TestRuns.simple(key, "run-" + i, 10 + i);
+        s.append(r);
+        runs.add(r);
+      }
+      List<String> leaves = leaves();
+      assertEquals(20, leaves.size(), "segment, receipt, attestation and store record per run");
+      for (int i = 0; i < 5; i++) {
+        assertEquals(addresses(runs.get(i)), leaves.subList(4 * i, 4 * i + 3));
+      }
+      assertEquals(20, s.logSize());
+      RunStore.LogNote note = s.logCheckpoint();
+      LogCheckpoint cp = LogCheckpoint.verify(note.note(), key.publicKey(), Optional.of(ORIGIN));
+      List<byte[]> raw = leaves.stream().map(a -> Hex.decode(a, 32, "a")).toList();
+      assertEquals(MerkleTree.blake3(raw).head(), cp.head(), "checkpoint = RFC 9162 BLAKE3 root");
+      for (String a : leaves) {
+        checkInclusion(s, a);
+      }
+      for (long m = 1; m <= 20; m++) {
+        for (long n = m; n <= 20; n++) {
+          RunStore.LogConsistency c = s.logConsistency(m, n);
+          LogCheckpoint o = LogCheckpoint.verify(c.oldNote(), key.publicKey(), Optional.of(ORIGIN));
+          LogCheckpoint w = LogCheckpoint.verify(c.newNote(), key.publicKey(), Optional.of(ORIGIN));
+          assertEquals(m, o.treeSize());
+          assertTrue(V.verifyConsistency(c.proof(), o.head(), w.head()).isValid(), m + "->" + n);
+        }
+      }
+    }
+  }
+
+  @Test
+  void theLogSurvivesReopeningAndGrowsConsistently() throws Exception {
+    LogCheckpoint first;
+    try (RunStore s = open()) {
+      for (int i = 0; i < 3; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      first = LogCheckpoint.verify(s.logCheckpoint().note(), key.publicKey(), Optional.empty());
+    }
+    try (RunStore s = open()) {
+      assertEquals(first.treeSize(), s.logSize());
+      RunRecord later = TestRuns.simple(key, "run-later", 99);
+      s.append(later);
+      checkInclusion(s, later.receipt().address());
+      RunStore.LogConsistency c = s.logConsistency(first.treeSize(), s.logSize());
+      LogCheckpoint now = LogCheckpoint.verify(c.newNote(), key.publicKey(), Optional.empty());
+      assertTrue(V.verifyConsistency(c.proof(), first.head(), now.head()).isValid());
+    }
+  }
+
+  @Test
+  void aRunThatIsNotStoredLeavesNoLeaf() throws Exception {
+    try (RunStore s = open()) {
+      s.append(TestRuns.simple(key, "run-dup", 1));
+      long size = s.logSize();
+      assertThrows(StoreException.class, () -> s.append(TestRuns.simple(key, "run-dup", 2)));
+      assertEquals(size, s.logSize());
+      assertEquals(size, leaves().size());
+      RunRecord next = TestRuns.simple(key, "run-next", 3);
+      s.append(next);
+      checkInclusion(s, next.attestation().address());
+      LogCheckpoint cp =
+          LogCheckpoint.verify(s.logCheckpoint().note(), key.publicKey(), Optional.empty());
+      List<byte[]> raw = leaves().stream().map(a -> Hex.decode(a, 32, "a")).toList();
+      assertEquals(MerkleTree.blake3(raw).head(), cp.head());
+    }
+  }
+
+  @Test
+  void checkpointsAreSignedEveryNRecordsWithTheRecords() throws Exception {
+    try (RunStore s = open()) {
+      s.configureLog(ORIGIN, 8, 3_600_000, true);
+      for (int i = 0; i < 6; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      // 24 leaves, a checkpoint due after every 8 new ones, checked at each commit.
+      assertEquals(3, storedCheckpoints());
+    }
+  }
+
+  @Test
+  void anUpgradedStoreLogsTheRecordsItAlreadyHolds() throws Exception {
+    List<String> before;
+    try (RunStore s = open()) {
+      for (int i = 0; i < 4; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      before = leaves();
+    }
+    // Back to the schema before the log: drop its tables and step the version back.
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        Statement st = c.createStatement()) {
+      for (String t : List.of("node_log", "node_log_nodes", "node_log_checkpoints")) {
+        st.execute("DROP TABLE " + t);
+      }
+      st.execute("PRAGMA user_version = " + (StoreSchema.LATEST - 1));
+    }
+    try (RunStore s = open()) {
+      assertEquals(before, leaves());
+      checkInclusion(s, before.get(before.size() - 1));
+    }
+  }
+
+  @Test
+  void badQueriesAreRefusedNamingTheFault() {
+    try (RunStore s = open()) {
+      s.append(TestRuns.simple(key, "run-1", 1));
+      assertTrue(
+          assertThrows(LogInputException.class, () -> s.proveInLog("ZZ"))
+              .getMessage()
+              .contains("64 lowercase hex"));
+      assertThrows(LogNotFoundException.class, () -> s.proveInLog(Blake3.hex(new byte[] {1})));
+      for (long[] bad : new long[][] {{0, 2}, {3, 2}, {1, 5}}) {
+        assertTrue(
+            assertThrows(LogInputException.class, () -> s.logConsistency(bad[0], bad[1]))
+                .getMessage()
+                .contains("SIZE1"));
+      }
+    }
+  }
+}

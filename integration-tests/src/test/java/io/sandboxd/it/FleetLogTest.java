@@ -1,0 +1,261 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.SubmitReply;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 14 items 1 and 2 through the real daemon and CLI: the node log's checkpoints and proofs
+ * verify offline with the node's key and fail on a changed byte, an unknown key, another tree size;
+ * the log survives a restart consistently; fleet aggregates prove a run and extend.
+ */
+class FleetLogTest {
+  @TempDir Path dir;
+
+  private DaemonProcess.Result ctl(String... args) throws Exception {
+    return DaemonProcess.sandboxctl(null, args);
+  }
+
+  private Path write(String name, String text) throws Exception {
+    Path p = dir.resolve(name);
+    Files.writeString(p, text, StandardCharsets.UTF_8);
+    return p;
+  }
+
+  private static void ok(DaemonProcess.Result r) {
+    assertEquals(0, r.exit(), r.out() + r.err());
+  }
+
+  @Test
+  void logAndFleetProofsVerifyOfflineAndRefuseWhatIsWrong() throws Exception {
+    byte[] hello = Submissions.exampleUnit("hello");
+    String grants = Submissions.exampleGrants("hello");
+    Path state = dir.resolve("state");
+    Path sock = dir.resolve("run/sandboxd.sock");
+    String s = sock.toString();
+    List<SubmitReply> runs = new ArrayList<>();
+    String pk;
+    long sizeBefore;
+    Path cpFile;
+    try (DaemonProcess daemon = DaemonProcess.start(state, sock);
+        DaemonClient c = new DaemonClient(sock)) {
+      for (int i = 0; i < 3; i++) {
+        runs.add(Submissions.submit(c, hello, grants));
+      }
+      Envelope receipt = Envelope.fromJson(CanonicalJson.parse(runs.get(1).getReceipt()));
+      pk = receipt.publicKey();
+
+      // The checkpoint: a C2SP note naming the node, verified with its key only.
+      DaemonProcess.Result cp = ctl("log", "checkpoint", "--socket", s);
+      ok(cp);
+      String[] lines = cp.out().split("\n");
+      assertTrue(lines[0].startsWith("sandboxd/"), cp.out());
+      sizeBefore = Long.parseLong(lines[1]);
+      assertTrue(sizeBefore >= 12, "3 runs x (segment, receipt, attestation, store record)");
+      assertTrue(lines[4].startsWith("\u2014 " + lines[0] + " "), cp.out());
+      cpFile = write("cp.txt", cp.out());
+      ok(ctl("verify", cpFile.toString(), "--signer", pk));
+      String otherKey = SigningKey.fromSeed(new byte[32]).publicKey().hex();
+      DaemonProcess.Result unknown = ctl("verify", cpFile.toString(), "--signer", otherKey);
+      assertEquals(1, unknown.exit(), unknown.out() + unknown.err());
+      assertTrue(unknown.err().contains("UNKNOWN_KEY"), unknown.err());
+      DaemonProcess.Result noKey = ctl("verify", cpFile.toString());
+      assertEquals(2, noKey.exit());
+      assertTrue(noKey.err().contains("--signer"), noKey.err());
+      String grown =
+          cp.out().replaceFirst("\n" + sizeBefore + "\n", "\n" + (sizeBefore + 1) + "\n");
+      DaemonProcess.Result forged =
+          ctl("verify", write("forged.txt", grown).toString(), "--signer", pk);
+      assertEquals(1, forged.exit(), forged.err());
+      assertTrue(forged.err().contains("BAD_SIGNATURE"), forged.err());
+      DaemonProcess.Result malformed =
+          ctl(
+              "verify",
+              write(
+                      "malformed.txt",
+                      cp.out().replaceFirst("\n" + sizeBefore + "\n", "\n0" + sizeBefore + "\n"))
+                  .toString(),
+              "--signer",
+              pk);
+      assertEquals(2, malformed.exit(), malformed.err());
+      assertTrue(malformed.err().contains("leading zeros"), malformed.err());
+
+      // Inclusion of a receipt; a changed path byte or another tree size fails.
+      DaemonProcess.Result prove = ctl("log", "prove", receipt.address(), "--socket", s);
+      ok(prove);
+      Path proofFile = write("proof.json", prove.out());
+      DaemonProcess.Result v = ctl("verify", proofFile.toString(), "--signer", pk);
+      ok(v);
+      assertTrue(v.out().contains(receipt.address()), v.out());
+      ObjectNode doc = (ObjectNode) CanonicalJson.parse(prove.out());
+      ObjectNode bent = doc.deepCopy();
+      String first = bent.get("proof").get("path").get(0).textValue();
+      ((com.fasterxml.jackson.databind.node.ArrayNode) bent.get("proof").get("path"))
+          .set(0, (first.charAt(0) == '0' ? "1" : "0") + first.substring(1));
+      DaemonProcess.Result bad =
+          ctl(
+              "verify",
+              write("bent.json", CanonicalJson.canonicalString(bent)).toString(),
+              "--signer",
+              pk);
+      assertEquals(1, bad.exit(), bad.err());
+      assertTrue(bad.err().contains("ROOT_MISMATCH"), bad.err());
+      ObjectNode resized = doc.deepCopy();
+      ((ObjectNode) resized.get("proof")).put("tree_size", sizeBefore + 7);
+      DaemonProcess.Result other =
+          ctl(
+              "verify",
+              write("resized.json", CanonicalJson.canonicalString(resized)).toString(),
+              "--signer",
+              pk);
+      assertEquals(1, other.exit(), other.err());
+      assertTrue(other.err().contains("TREE_SIZE"), other.err());
+
+      DaemonProcess.Result missing = ctl("log", "prove", "ab".repeat(32), "--socket", s);
+      assertEquals(2, missing.exit());
+      assertTrue(missing.err().contains("not in the node log"), missing.err());
+      DaemonProcess.Result notHex = ctl("log", "prove", "XYZ", "--socket", s);
+      assertEquals(2, notHex.exit());
+      assertTrue(notHex.err().contains("64 lowercase hex"), notHex.err());
+      DaemonProcess.Result backwards = ctl("log", "consistency", "5", "2", "--socket", s);
+      assertEquals(2, backwards.exit());
+      assertTrue(backwards.err().contains("SIZE1"), backwards.err());
+
+      // Fleet aggregate: energy sums of the receipts, a run's proof, offline verification.
+      DaemonProcess.Result agg = ctl("fleet", "aggregate", "--socket", s);
+      ok(agg);
+      Path a1 = write("a1.json", agg.out());
+      JsonNode core = CanonicalJson.parse(agg.out()).get("core");
+      assertEquals("sandbox.fleet/1", core.get("schema").textValue());
+      assertEquals(3, core.get("tree_size").longValue());
+      long total = 0;
+      for (SubmitReply r : runs) {
+        total +=
+            Receipt.fromCore(Envelope.fromJson(CanonicalJson.parse(r.getReceipt())).core())
+                .totalUj();
+      }
+      assertEquals(total, core.get("total_uj").longValue());
+      assertEquals(lines[0], core.get("fleet_id").textValue());
+      DaemonProcess.Result fp =
+          ctl(
+              "fleet",
+              "prove",
+              runs.get(1).getRunId(),
+              "--aggregate",
+              a1.toString(),
+              "--socket",
+              s);
+      ok(fp);
+      Path p1 = write("p1.json", fp.out());
+      DaemonProcess.Result fv =
+          ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", pk);
+      ok(fv);
+      assertTrue(fv.out().contains(runs.get(1).getRunId()), fv.out());
+      DaemonProcess.Result wrongSigner =
+          ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", otherKey);
+      assertEquals(1, wrongSigner.exit(), wrongSigner.err());
+      String tamperedAgg = agg.out().replace("\"tree_size\":3", "\"tree_size\":4");
+      DaemonProcess.Result tampered =
+          ctl(
+              "fleet",
+              "verify",
+              p1.toString(),
+              "--aggregate",
+              write("t.json", tamperedAgg).toString());
+      assertEquals(1, tampered.exit(), tampered.err());
+      DaemonProcess.Result noRun =
+          ctl("fleet", "prove", "no-such-run", "--aggregate", a1.toString(), "--socket", s);
+      assertEquals(2, noRun.exit());
+      assertTrue(noRun.err().contains("not in aggregate"), noRun.err());
+    }
+
+    // After a restart the log continues: the old checkpoint is a prefix of the new one.
+    try (DaemonProcess daemon = DaemonProcess.start(state, sock);
+        DaemonClient c = new DaemonClient(sock)) {
+      SubmitReply later = Submissions.submit(c, hello, grants);
+      DaemonProcess.Result cp2 = ctl("log", "checkpoint", "--socket", s);
+      ok(cp2);
+      long sizeAfter = Long.parseLong(cp2.out().split("\n")[1]);
+      assertTrue(sizeAfter >= sizeBefore + 4, sizeBefore + " -> " + sizeAfter);
+      DaemonProcess.Result cons =
+          ctl(
+              "log",
+              "consistency",
+              Long.toString(sizeBefore),
+              Long.toString(sizeAfter),
+              "--socket",
+              s);
+      ok(cons);
+      JsonNode consDoc = CanonicalJson.parse(cons.out());
+      assertEquals(
+          Files.readString(cpFile), consDoc.get("old").textValue(), "same tree head, same note");
+      ok(ctl("verify", write("cons.json", cons.out()).toString(), "--signer", pk));
+      ok(
+          ctl(
+              "verify",
+              write(
+                      "later.json",
+                      ctl(
+                              "log",
+                              "prove",
+                              Envelope.fromJson(CanonicalJson.parse(later.getAttestation()))
+                                  .address(),
+                              "--socket",
+                              s)
+                          .out())
+                  .toString(),
+              "--signer",
+              pk));
+
+      // A later aggregate from the same start extends the first: consistency proof offline.
+      Path a1 = dir.resolve("a1.json");
+      DaemonProcess.Result agg2 = ctl("fleet", "aggregate", "--socket", s);
+      ok(agg2);
+      Path a2 = write("a2.json", agg2.out());
+      DaemonProcess.Result fc =
+          ctl("fleet", "consistency", a1.toString(), a2.toString(), "--socket", s);
+      ok(fc);
+      Path cf = write("fc.json", fc.out());
+      ok(
+          ctl(
+              "fleet",
+              "verify",
+              cf.toString(),
+              "--aggregate",
+              a2.toString(),
+              "--old",
+              a1.toString(),
+              "--signer",
+              pk));
+      DaemonProcess.Result swapped =
+          ctl(
+              "fleet",
+              "verify",
+              cf.toString(),
+              "--aggregate",
+              a1.toString(),
+              "--old",
+              a2.toString());
+      assertEquals(1, swapped.exit(), swapped.err());
+      DaemonProcess.Result stale =
+          ctl("fleet", "verify", dir.resolve("p1.json").toString(), "--aggregate", a2.toString());
+      assertEquals(1, stale.exit(), stale.err());
+      assertTrue(stale.err().contains("is for aggregate"), stale.err());
+    }
+  }
+}
