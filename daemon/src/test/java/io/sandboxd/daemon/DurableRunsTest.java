@@ -186,7 +186,21 @@ class DurableRunsTest {
         resumed.publicKey().equals(a.table().segments(run).get(0).envelope().publicKey()),
         "the resume is signed by the new host");
     assertEquals(DurableRunTable.State.completed, b.await(run, 120_000).state());
-    assertEquals(4, b.table().segments(run).size());
+    List<DurableRunTable.Segment> segs = b.table().segments(run);
+    assertEquals(4, segs.size());
+    // Each node's log holds the segments it signed, and only those.
+    RunStore storeA = stores.get(0);
+    RunStore storeB = stores.get(1);
+    for (int i = 0; i < 4; i++) {
+      String addr = segs.get(i).envelope().address();
+      RunStore signer = i < 2 ? storeA : storeB;
+      RunStore other = i < 2 ? storeB : storeA;
+      assertEquals(addr, signer.proveInLog(addr).address(), "segment " + i);
+      assertThrows(
+          io.sandboxd.daemon.store.LogNotFoundException.class,
+          () -> other.proveInLog(addr),
+          "segment " + i + " is not the other node's record");
+    }
   }
 
   @Test

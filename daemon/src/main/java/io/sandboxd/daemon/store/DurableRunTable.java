@@ -92,6 +92,7 @@ public final class DurableRunTable {
    */
   public boolean insert(Run run, byte[] module, List<Segment> segments, List<Envelope> records) {
     synchronized (owner) {
+      NodeLog.Mark before = owner.logMark();
       try {
         if (held(run.runId())) {
           db.commit();
@@ -121,6 +122,7 @@ public final class DurableRunTable {
         db.commit();
         return true;
       } catch (SQLException | RuntimeException e) {
+        owner.logReset(before);
         throw rollback("run " + run.runId() + ": cannot store", e);
       }
     }
@@ -133,6 +135,7 @@ public final class DurableRunTable {
    */
   public boolean apply(Change c) {
     synchronized (owner) {
+      NodeLog.Mark before = owner.logMark();
       try {
         if (c.resumedSuspend().isPresent()) {
           try (PreparedStatement st =
@@ -163,6 +166,7 @@ public final class DurableRunTable {
         db.commit();
         return true;
       } catch (SQLException | RuntimeException e) {
+        owner.logReset(before);
         throw rollback("run " + c.runId() + ": cannot append", e);
       }
     }
@@ -400,6 +404,9 @@ public final class DurableRunTable {
         st.executeUpdate();
       }
     }
+    // In the node log with the records themselves: committed together or not at all.
+    owner.logOwn(segments.stream().map(Segment::envelope).toList());
+    owner.logOwn(records);
   }
 
   private static Envelope envelope(String json) {

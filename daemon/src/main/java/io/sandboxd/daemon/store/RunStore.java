@@ -1493,6 +1493,38 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** The node log before a transaction another table of this store runs (monitor held). */
+  NodeLog.Mark logMark() {
+    return log.mark();
+  }
+
+  /** Undoes the node log's leaves of a transaction that was rolled back (monitor held). */
+  void logReset(NodeLog.Mark before) {
+    log.reset(before);
+  }
+
+  /**
+   * Logs, in the open transaction, each of {@code records} this node signed, once: segments,
+   * receipts and attestations stored by other tables (durable runs). Records signed by another node
+   * (an imported run) are that node's, not this one's, and stay out of its log.
+   */
+  void logOwn(List<io.sandboxd.attest.Envelope> records) throws SQLException {
+    String me = key.publicKey().hex();
+    for (io.sandboxd.attest.Envelope e : records) {
+      if (!e.publicKey().equals(me) || log.contains(e.address())) {
+        continue;
+      }
+      String schema = e.core().path("schema").asText("");
+      String kind =
+          schema.startsWith("sandbox.run-segment/")
+              ? NodeLog.SEGMENT
+              : schema.startsWith("sandbox.receipt/")
+                  ? NodeLog.RECEIPT
+                  : schema.startsWith("sandbox.attestation/") ? NodeLog.ATTESTATION : schema;
+      log.append(kind, e.address());
+    }
+  }
+
   /** The leaf kind of environment manifests, for {@link #appendToLog}. */
   public static final String MANIFEST_LEAF = NodeLog.MANIFEST;
 
