@@ -372,7 +372,7 @@ public final class DurableVectors {
   public static void main(String[] args) throws IOException {
     Path out =
         Path.of(
-            args.length > 0 ? args[0] : "attest/src/test/resources/vectors/durable/durable.json");
+            args.length > 0 ? args[0] : "vectors/durable/durable.json");
     Files.createDirectories(out.toAbsolutePath().getParent());
     Files.writeString(out, generate(), StandardCharsets.UTF_8);
     System.out.println(out);

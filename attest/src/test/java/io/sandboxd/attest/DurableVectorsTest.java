@@ -23,7 +23,7 @@ class DurableVectorsTest {
   static Path file() {
     String root = System.getProperty("sandboxd.root");
     Path base = root != null && !root.isBlank() ? Paths.get(root) : Paths.get("..");
-    return base.resolve("attest/src/test/resources/vectors/durable/durable.json")
+    return base.resolve("vectors/durable/durable.json")
         .toAbsolutePath()
         .normalize();
   }
