@@ -190,7 +190,8 @@ final class DurableRuns {
     UnitRequest req =
         new UnitRequest(runId, a.unit(), a.entry(), a.grants())
             .withStorageRoot(root)
-            .withPark(park);
+            .withPark(park)
+            .withTaint(carriedTaint);
     if (resume.isPresent()) {
       req = req.withResume(resume.get());
     }

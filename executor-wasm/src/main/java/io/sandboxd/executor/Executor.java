@@ -173,6 +173,8 @@ public final class Executor implements AutoCloseable {
     List<RunStorage.MountRoot> mounts = openMounts(req, storage);
     ctx.storage.mounts(mounts);
     req.park().ifPresent(ctx::parkOn);
+    // A resumed run's taint from before its park: taint only grows.
+    ctx.taint.add(req.taint());
 
     long startedMs = System.currentTimeMillis();
     long t0 = System.nanoTime();

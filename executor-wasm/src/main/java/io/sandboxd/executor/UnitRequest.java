@@ -2,9 +2,13 @@ package io.sandboxd.executor;
 
 import io.sandboxd.enforcer.Grants;
 import java.nio.file.Path;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * One execution to perform: a compiled unit, its entry export, the grants in force, the unit's
@@ -22,11 +26,13 @@ public record UnitRequest(
     UnitIo io,
     List<MountedDir> mounts,
     Optional<ParkSignal> park,
-    Optional<InstanceSnapshot> resume) {
+    Optional<InstanceSnapshot> resume,
+    SortedSet<String> taint) {
 
   public UnitRequest {
     env = Map.copyOf(env);
     mounts = List.copyOf(mounts);
+    taint = Collections.unmodifiableSortedSet(new TreeSet<>(taint));
   }
 
   /** A request that is never parked and starts from a fresh instance. */
@@ -51,7 +57,8 @@ public record UnitRequest(
         io,
         mounts,
         Optional.empty(),
-        Optional.empty());
+        Optional.empty(),
+        new TreeSet<>());
   }
 
   /**
@@ -80,17 +87,39 @@ public record UnitRequest(
    */
   public UnitRequest withMounts(List<MountedDir> dirs) {
     return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, env, replay, io, dirs, park, resume);
+        runId, unit, entry, grants, storageRoot, env, replay, io, dirs, park, resume, taint);
   }
 
   public UnitRequest withStorageRoot(Path root) {
     return new UnitRequest(
-        runId, unit, entry, grants, Optional.of(root), env, replay, io, mounts, park, resume);
+        runId,
+        unit,
+        entry,
+        grants,
+        Optional.of(root),
+        env,
+        replay,
+        io,
+        mounts,
+        park,
+        resume,
+        taint);
   }
 
   public UnitRequest withEnv(Map<String, String> environment) {
     return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, environment, replay, io, mounts, park, resume);
+        runId,
+        unit,
+        entry,
+        grants,
+        storageRoot,
+        environment,
+        replay,
+        io,
+        mounts,
+        park,
+        resume,
+        taint);
   }
 
   public UnitRequest withReplay(ReplaySource source) {
@@ -105,13 +134,14 @@ public record UnitRequest(
         io,
         mounts,
         park,
-        resume);
+        resume,
+        taint);
   }
 
   /** The same request giving a WASI command {@code io}'s argv and stdin, under its caps. */
   public UnitRequest withIo(UnitIo unitIo) {
     return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, env, replay, unitIo, mounts, park, resume);
+        runId, unit, entry, grants, storageRoot, env, replay, unitIo, mounts, park, resume, taint);
   }
 
   /**
@@ -130,7 +160,8 @@ public record UnitRequest(
         io,
         mounts,
         Optional.of(signal),
-        resume);
+        resume,
+        taint);
   }
 
   /**
@@ -149,6 +180,27 @@ public record UnitRequest(
         io,
         mounts,
         park,
-        Optional.of(snapshot));
+        Optional.of(snapshot),
+        taint);
+  }
+
+  /**
+   * The same request starting with {@code labels} as its run's taint: a resumed run goes on with
+   * the taint it had when it was parked, so a park never launders it (WIRE.md §2.6).
+   */
+  public UnitRequest withTaint(Collection<String> labels) {
+    return new UnitRequest(
+        runId,
+        unit,
+        entry,
+        grants,
+        storageRoot,
+        env,
+        replay,
+        io,
+        mounts,
+        park,
+        resume,
+        new TreeSet<>(labels));
   }
 }

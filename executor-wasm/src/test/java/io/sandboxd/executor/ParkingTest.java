@@ -91,6 +91,22 @@ class ParkingTest {
   }
 
   @Test
+  void aResumedRunStartsWithTheTaintItWasParkedWith() {
+    CompiledUnit unit = COMPILER.compile(DurableUnits.counterRun(3, 10));
+    String label = "storage:inbox/**";
+    ExecutionResult r =
+        EXECUTOR.execute(
+            new UnitRequest("r", unit, "run", grants()).withTaint(java.util.List.of(label)));
+    assertEquals(java.util.Set.of(label), r.taint());
+    // Every host call was decided under it (the journal records the taint after each call).
+    assertTrue(!r.journal().isEmpty());
+    assertTrue(
+        r.journal().stream().allMatch(e -> e.taintAfter().contains(label)), r.journal()::toString);
+    ExecutionResult fresh = EXECUTOR.execute(new UnitRequest("r", unit, "run", grants()));
+    assertTrue(fresh.taint().isEmpty(), "a run not resumed starts clean");
+  }
+
+  @Test
   void withoutARequestNothingParks() {
     CompiledUnit unit = COMPILER.compile(DurableUnits.counterRun(5, 10));
     ParkSignal signal = new ParkSignal();
