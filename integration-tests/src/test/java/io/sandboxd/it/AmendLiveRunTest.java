@@ -187,7 +187,7 @@ class AmendLiveRunTest {
         new JcpAmendment(
             checkpoint,
             signer.publicKey().hex(),
-            CanonicalJson.parse(newGrants),
+            grants(newGrants).canonicalTree(),
             grants(newGrants).grantsId(),
             "tighten");
     return Envelope.sign(a.toCore(), signer);
