@@ -315,6 +315,8 @@ public final class Daemon implements AutoCloseable {
               io.sandboxd.warmpool.MeteredIdlePower.of(
                   meters, attribution, config.pools().idleEstimateMw()),
               paths.stateDir().resolve("durable"));
+      LiveAmendments live = new LiveAmendments(standing, durableRuns);
+      durableRuns.acceptAmendments(live::amendedTo);
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
@@ -346,7 +348,7 @@ public final class Daemon implements AutoCloseable {
                           .useStanding(standing)
                           .durable(durableRuns)
                           .bindService()))
-              .addService(RequestDecoder.wrap(new JcpService(standing).bindService()))
+              .addService(RequestDecoder.wrap(new JcpService(standing).useLive(live).bindService()))
               .intercept(CallerCredentials.interceptor())
               .addService(serving.health().getHealthService())
               .addService(io.grpc.protobuf.services.ProtoReflectionServiceV1.newInstance())

@@ -40,6 +40,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
@@ -69,6 +70,8 @@ final class DurableRuns {
   private final Path storage;
   private final Path staging;
   private final Map<String, ParkSignal> running = new ConcurrentHashMap<>();
+  // Whether an applied amendment of the run (JCP, WIRE.md §2.11) put this grants_id in force.
+  private volatile BiPredicate<String, String> amendedTo = (run, grantsId) -> false;
   private final Object changed = new Object();
 
   DurableRuns(
@@ -209,8 +212,16 @@ final class DurableRuns {
       }
     }
     NodeIdentity node = supervisor.node();
-    String grantsId = a.grants().grantsId();
-    Receipt receipt = RunSupervisor.receipt(runId, a, r, 0);
+    // An amendment accepted while the segment ran holds its records to the tighter grant.
+    Admission.Admitted held =
+        park.amended()
+            .map(
+                g ->
+                    new Admission.Admitted(
+                        g, a.unit(), a.entry(), a.module(), a.compileCpuNanos(), a.slot()))
+            .orElse(a);
+    String grantsId = held.grants().grantsId();
+    Receipt receipt = RunSupervisor.receipt(runId, held, r, 0);
     Envelope receiptEnv = Envelope.sign(receipt.toCore(), node.key());
     long now = System.currentTimeMillis();
     Envelope execute =
@@ -338,6 +349,44 @@ final class DurableRuns {
     return after;
   }
 
+  /** Lets a resume accept grants an applied amendment put in force after the suspend. */
+  void acceptAmendments(BiPredicate<String, String> amendedTo) {
+    this.amendedTo = amendedTo;
+  }
+
+  /** The run's row. */
+  DurableRunTable.Run run(String runId) {
+    return require(runId);
+  }
+
+  /** The run's segment chain, in order. */
+  List<Envelope> chain(String runId) {
+    return table.segments(runId).stream().map(Segment::envelope).toList();
+  }
+
+  /**
+   * Holds the run to {@code newGrants} from now on (an accepted amendment): stored as the grants in
+   * force, then swapped into the live run's Enforcer, between two of its host calls.
+   */
+  synchronized void amend(String runId, Grants newGrants) {
+    DurableRunTable.Run r = require(runId);
+    if (r.state() != State.running && r.state() != State.parked) {
+      throw new DurableRunException.Refused(
+          "run " + runId + " is " + r.state() + ": only a running or parked run is amended");
+    }
+    Grants inForce = Grants.parse(r.grantsJson().getBytes(StandardCharsets.UTF_8));
+    if (Attenuation.check(newGrants, inForce) instanceof Attenuation.Wider w) {
+      throw new JcpRefusedException(
+          "tighten_only", "wider than the grants in force at " + w.path() + ": " + w.reason());
+    }
+    table.setGrants(
+        runId, CanonicalJson.canonicalString(newGrants.canonicalTree()), newGrants.grantsId());
+    ParkSignal park = running.get(runId);
+    if (park != null) {
+      park.tighten(newGrants);
+    }
+  }
+
   /** Parks every running run (a stopping daemon, {@code durable.park_on_stop}). */
   int parkAll(long timeoutMs) {
     List<String> ids = new ArrayList<>(running.keySet());
@@ -437,7 +486,7 @@ final class DurableRuns {
     // The grants: those in force, hashing to the snapshot's grants_id; an offered grant may not
     // be wider (and a tighter one needs an amendment, WIRE.md §2.11).
     Grants inForce = Grants.parse(run.grantsJson().getBytes(StandardCharsets.UTF_8));
-    if (!inForce.grantsId().equals(ref.grantsId())) {
+    if (!inForce.grantsId().equals(ref.grantsId()) && !amendedTo.test(runId, inForce.grantsId())) {
       throw new DurableRunException.Refused(
           "grants: the stored grants hash to "
               + inForce.grantsId()
@@ -500,7 +549,8 @@ final class DurableRuns {
               node.host().id(),
               node.host().publicKey(),
               RunSupervisor.TIER,
-              ref.grantsId(),
+              // The grants in force: the frozen ones, or an amendment's applied while parked.
+              a.grants().grantsId(),
               null,
               ref,
               idleUj,

@@ -1,8 +1,14 @@
 package io.sandboxd.daemon;
 
 import io.grpc.stub.StreamObserver;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.JcpCheckpoint;
 import io.sandboxd.daemon.rpc.AddMintPolicyReply;
 import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
+import io.sandboxd.daemon.rpc.AmendRunReply;
+import io.sandboxd.daemon.rpc.AmendRunRequest;
+import io.sandboxd.daemon.rpc.CheckpointRunReply;
+import io.sandboxd.daemon.rpc.CheckpointRunRequest;
 import io.sandboxd.daemon.rpc.JcpGrpc;
 import io.sandboxd.daemon.rpc.JcpKeysReply;
 import io.sandboxd.daemon.rpc.JcpKeysRequest;
@@ -10,6 +16,7 @@ import io.sandboxd.daemon.rpc.MintEventReply;
 import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.daemon.rpc.ReleaseParentReply;
 import io.sandboxd.daemon.rpc.ReleaseParentRequest;
+import io.sandboxd.enforcer.Amendments;
 import java.util.logging.Logger;
 
 /**
@@ -20,9 +27,63 @@ final class JcpService extends JcpGrpc.JcpImplBase {
   private static final Logger LOG = Logger.getLogger(JcpService.class.getName());
 
   private final StandingGrants standing;
+  private volatile LiveAmendments live;
 
   JcpService(StandingGrants standing) {
     this.standing = standing;
+  }
+
+  /** Checkpoints and amends durable runs through {@code live} from now on. */
+  JcpService useLive(LiveAmendments live) {
+    this.live = live;
+    return this;
+  }
+
+  private LiveAmendments live() {
+    LiveAmendments l = live;
+    if (l == null) {
+      throw new DurableRunException.Refused("this node keeps no durable runs to checkpoint");
+    }
+    return l;
+  }
+
+  @Override
+  public void checkpointRun(CheckpointRunRequest req, StreamObserver<CheckpointRunReply> out) {
+    SandboxdService.answer(
+        "checkpointRun",
+        out,
+        () -> {
+          Envelope cp = live().checkpoint(req.getRunId());
+          JcpCheckpoint c = JcpCheckpoint.fromCore(cp.core());
+          return CheckpointRunReply.newBuilder()
+              .setCheckpoint(cp.toJsonLine())
+              .setAddress(cp.address())
+              .setSeq(c.seq())
+              .setGrantsId(c.grantsId())
+              .build();
+        });
+  }
+
+  @Override
+  public void amendRun(AmendRunRequest req, StreamObserver<AmendRunReply> out) {
+    SandboxdService.answer(
+        "amendRun",
+        out,
+        () -> {
+          Amendments.Accepted a = live().amend(req.getRunId(), req.getAmendment());
+          LOG.info(
+              () ->
+                  "run "
+                      + req.getRunId()
+                      + " amended by "
+                      + a.address()
+                      + " to grants "
+                      + a.newGrants().grantsId());
+          return AmendRunReply.newBuilder()
+              .setAddress(a.address())
+              .setNewGrantsId(a.newGrants().grantsId())
+              .build();
+        });
   }
 
   @Override

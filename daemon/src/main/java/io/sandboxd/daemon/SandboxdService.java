@@ -667,14 +667,20 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
       ops.serving().enter();
     }
     try {
+      String grantsJson = req.getGrantsJson();
+      if (!req.getMintedGrants().isEmpty()) {
+        // A detached run under a minted child: its issuer may amend it (WIRE.md §2.11).
+        if (!grantsJson.isEmpty() || standing == null) {
+          throw new AdmissionException(
+              standing == null
+                  ? "minted_grants: this node keeps no standing grants"
+                  : "grants_json, minted_grants: give exactly one");
+        }
+        grantsJson = standing.resolve(req.getMintedGrants()).grantsJson();
+      }
       String runId =
           durableRuns()
-              .start(
-                  Caller.current(),
-                  moduleOf(req),
-                  req.getGrantsJson(),
-                  req.getEntry(),
-                  req.getEnv());
+              .start(Caller.current(), moduleOf(req), grantsJson, req.getEntry(), req.getEnv());
       LOG.info(() -> "durable run " + runId + " started (detached)");
       return SubmitReply.newBuilder().setRunId(runId).build();
     } finally {

@@ -3,6 +3,7 @@ package io.sandboxd.daemon;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.JcpCheckpoint;
 import io.sandboxd.attest.JcpChild;
 import io.sandboxd.attest.JcpEvent;
 import io.sandboxd.attest.JcpMintPolicy;
@@ -70,6 +71,16 @@ public final class StandingGrants {
 
   public PublicKey agentKey() {
     return agent.publicKey();
+  }
+
+  /** Signs a checkpoint core with the agent key (never the node's or the holder's). */
+  Envelope signAsAgent(JcpCheckpoint checkpoint) {
+    return Envelope.sign(checkpoint.toCore(), agent);
+  }
+
+  /** The milliseconds clock the JCP records use. */
+  long nowMs() {
+    return clock.getAsLong();
   }
 
   SigningKey agent() {

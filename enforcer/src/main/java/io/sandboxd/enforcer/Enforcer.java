@@ -12,7 +12,8 @@ import java.util.TreeSet;
 /**
  * Deny-by-default decisions for every query of WIRE.md §3.2, compiled once from a grant set. Pure
  * and deterministic: the answer is a function of the grants, the query and (for sinks) the run's
- * taint; no clock, no I/O, no floats, no ambient state. Thread-safe (immutable after construction).
+ * taint; no clock, no I/O, no floats, no ambient state. Thread-safe: immutable after construction
+ * except for {@link #tighten}, which replaces the grant set in force for every later query.
  */
 public final class Enforcer {
   private static final String[] NO_GLOB_MATCHES = {
@@ -35,6 +36,9 @@ public final class Enforcer {
   private final Set<String> origins;
   private final List<SourcePattern> untrusted;
   private final List<FlowOpening> openings;
+  // An accepted amendment (WIRE.md §2.11): the Enforcer of the tighter grant every query defers
+  // to from now on, read once per query so a swap lands between two host calls.
+  private volatile Enforcer tightened;
 
   /** An Enforcer for {@code grants} on a node with an empty exec denylist. */
   public Enforcer(Grants grants) {
@@ -78,13 +82,35 @@ public final class Enforcer {
     this.openings = grants.flow().map(FlowGrant::open).orElse(List.of());
   }
 
-  /** The grant set this Enforcer decides for. */
+  /**
+   * Holds every later query to {@code newGrants}, which must be within the grant set in force
+   * ({@link Attenuation}); a wider one is refused, since an amendment may only tighten.
+   *
+   * @throws IllegalArgumentException if {@code newGrants} is not within the grants in force
+   */
+  public synchronized void tighten(Grants newGrants) {
+    Enforcer now = tightened == null ? this : tightened;
+    if (Attenuation.check(newGrants, now.grants) instanceof Attenuation.Wider w) {
+      throw new IllegalArgumentException("an amendment may only tighten: " + w);
+    }
+    tightened = new Enforcer(newGrants, denylist);
+  }
+
+  /** The grant set this Enforcer decides for (the amended one after {@link #tighten}). */
   public Grants grants() {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.grants();
+    }
     return grants;
   }
 
   /** Cpu always; any other class only if granted (Simd is not implicit). */
   public Decision mayDispatch(DeviceClass device) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayDispatch(device);
+    }
     return devices.contains(device)
         ? Decision.ALLOW
         : Decision.denied("device class " + device.jsonName() + " is not in compute.devices");
@@ -92,6 +118,10 @@ public final class Enforcer {
 
   /** Some glob of the mode's list matches the normalized path. */
   public Decision mayPath(PathMode mode, String path) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayPath(mode, path);
+    }
     StoragePath p;
     try {
       p = StoragePath.parse(path);
@@ -103,6 +133,10 @@ public final class Enforcer {
 
   /** Some glob of the mode's list matches {@code path}. */
   public Decision mayPath(PathMode mode, StoragePath path) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayPath(mode, path);
+    }
     for (Glob g : globsByMode[mode.ordinal()]) {
       if (g.matches(path)) {
         return Decision.ALLOW;
@@ -113,6 +147,10 @@ public final class Enforcer {
 
   /** The normalized endpoint is in network.outbound (exact match). */
   public Decision mayEgress(String endpoint) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayEgress(endpoint);
+    }
     // A string already in the set is normal (normalization is idempotent): skip re-parsing it.
     if (outbound.contains(endpoint)) {
       return Decision.ALLOW;
@@ -128,6 +166,10 @@ public final class Enforcer {
 
   /** {@code endpoint} is in network.outbound. */
   public Decision mayEgress(Endpoint endpoint) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayEgress(endpoint);
+    }
     return outboundEndpoints.contains(endpoint)
         ? Decision.ALLOW
         : Decision.denied("endpoint " + endpoint + " is not in network.outbound");
@@ -135,12 +177,20 @@ public final class Enforcer {
 
   /** Capability first, then the run's taint against the egress sink (DENIED before TAINTED). */
   public Decision mayEgress(Endpoint endpoint, RunTaint taint) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayEgress(endpoint, taint);
+    }
     Decision d = mayEgress(endpoint);
     return d.allowed() ? mayReach(new FlowSink.Egress(endpoint), taint) : d;
   }
 
   /** The direction is granted and the key starts with a granted prefix (or prefixes is empty). */
   public Decision mayKv(KvDirection dir, byte[] key) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayKv(dir, key);
+    }
     boolean granted = dir == KvDirection.READ ? kvRead : kvWrite;
     if (!granted) {
       return Decision.denied("kv." + dir.jsonName() + " is not granted");
@@ -162,6 +212,10 @@ public final class Enforcer {
    * executor answers with the normalized constant instead (SPEC §7.5).
    */
   public Decision mayHost(HostService service) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayHost(service);
+    }
     return host.allows(service)
         ? Decision.ALLOW
         : Decision.denied("host." + service.jsonName() + " is not granted");
@@ -169,6 +223,10 @@ public final class Enforcer {
 
   /** {@link #mayExec(ExecRequest, long)} for a program known by name only, no children running. */
   public Decision mayExec(String program) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayExec(program);
+    }
     return mayExec(ExecRequest.named(program), 0);
   }
 
@@ -178,6 +236,10 @@ public final class Enforcer {
    * chain allowed by name or hash, fewer than max_processes children running.
    */
   public Decision mayExec(ExecRequest request, long runningChildren) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayExec(request, runningChildren);
+    }
     for (ExecStep step : request.steps()) {
       if (step.b3Hex().isPresent() && denylist.contains(step.b3Hex().get())) {
         return Decision.denied(
@@ -224,12 +286,20 @@ public final class Enforcer {
 
   /** Capability first, then the run's taint against the exec sink (DENIED before TAINTED). */
   public Decision mayExec(ExecRequest request, long runningChildren, RunTaint taint) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayExec(request, runningChildren, taint);
+    }
     Decision d = mayExec(request, runningChildren);
     return d.allowed() ? mayReach(new FlowSink.Exec(request), taint) : d;
   }
 
   /** Browser present and enabled, and the origin of the target is on the allowlist. */
   public Decision mayNavigate(String url) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayNavigate(url);
+    }
     if (grants.browser().isEmpty() || !grants.browser().get().enabled()) {
       return Decision.denied("browser is not enabled");
     }
@@ -246,6 +316,10 @@ public final class Enforcer {
 
   /** Display present and enabled (no surface size asked). */
   public Decision mayDisplay() {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayDisplay();
+    }
     if (grants.display().isEmpty() || !grants.display().get().enabled()) {
       return Decision.denied("display is not enabled");
     }
@@ -254,6 +328,10 @@ public final class Enforcer {
 
   /** Display enabled and width ≤ max_width and height ≤ max_height (per dimension). */
   public Decision mayDisplay(long width, long height) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayDisplay(width, height);
+    }
     Decision d = mayDisplay();
     if (!d.allowed()) {
       return d;
@@ -271,6 +349,10 @@ public final class Enforcer {
 
   /** Display enabled and vnc true. */
   public Decision mayVnc() {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayVnc();
+    }
     Decision d = mayDisplay();
     if (!d.allowed()) {
       return d;
@@ -284,6 +366,10 @@ public final class Enforcer {
    * is denied, which keeps "the empty grant allows only may_dispatch(Cpu)" true (WIRE.md §3.2).
    */
   public Decision maySustainIo(long iops, long readBps) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.maySustainIo(iops, readBps);
+    }
     if (iops < 0 || readBps < 0) {
       return Decision.denied("negative rate");
     }
@@ -303,6 +389,10 @@ public final class Enforcer {
 
   /** network.inbound is true. */
   public Decision mayInbound() {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayInbound();
+    }
     return grants.network().inbound()
         ? Decision.ALLOW
         : Decision.denied("network.inbound is false");
@@ -313,6 +403,10 @@ public final class Enforcer {
    * it, sorted. Empty when the grant has no flow part.
    */
   public Set<String> taints(FlowSource source) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.taints(source);
+    }
     if (untrusted.isEmpty()) {
       return Set.of();
     }
@@ -330,6 +424,10 @@ public final class Enforcer {
    * whose sink pattern matches it; otherwise TAINTED. Assumes the capability was already granted.
    */
   public Decision mayReach(FlowSink sink, RunTaint taint) {
+    Enforcer t = tightened;
+    if (t != null) {
+      return t.mayReach(sink, taint);
+    }
     if (taint.isEmpty()) {
       return Decision.ALLOW;
     }

@@ -145,6 +145,7 @@ public final class Executor implements AutoCloseable {
     ComputeGrant compute = req.grants().compute();
     Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
+    req.park().ifPresent(p -> p.attach(enforcer));
     Optional<StorageRoot> storage;
     try {
       // A replay answers every storage input from the journal: it never creates or reads the root.

@@ -5,6 +5,10 @@ import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.AddMintPolicyReply;
 import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
+import io.sandboxd.daemon.rpc.AmendRunReply;
+import io.sandboxd.daemon.rpc.AmendRunRequest;
+import io.sandboxd.daemon.rpc.CheckpointRunReply;
+import io.sandboxd.daemon.rpc.CheckpointRunRequest;
 import io.sandboxd.daemon.rpc.JcpKeysReply;
 import io.sandboxd.daemon.rpc.JcpKeysRequest;
 import io.sandboxd.daemon.rpc.MintEventReply;
@@ -28,7 +32,9 @@ import picocli.CommandLine.Parameters;
       JcpCommand.Keys.class,
       JcpCommand.Policy.class,
       JcpCommand.Event.class,
-      JcpCommand.Release.class
+      JcpCommand.Release.class,
+      JcpCommand.Checkpoint.class,
+      JcpCommand.Amend.class
     })
 final class JcpCommand implements Runnable {
   /** Exit status of a request a JCP rule refused (the rule is named on stderr). */
@@ -209,6 +215,74 @@ final class JcpCommand implements Runnable {
         return 0;
       } catch (StatusRuntimeException e) {
         return failed("release", e, sock);
+      }
+    }
+  }
+
+  /** `jcp checkpoint RUN`: prints the checkpoint's address (or its envelope with --json). */
+  @Command(
+      name = "checkpoint",
+      description =
+          "Checkpoint a running or parked durable run under the daemon's agent key: prints the"
+              + " checkpoint address (an amendment names it).")
+  static final class Checkpoint implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "The durable run id.")
+    String run;
+
+    @Option(names = "--json", description = "Print the signed jcp.checkpoint/1 envelope instead.")
+    boolean json;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        CheckpointRunReply r =
+            c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
+        System.out.println(json ? r.getCheckpoint() : r.getAddress());
+        return 0;
+      } catch (StatusRuntimeException e) {
+        return failed("checkpoint", e, sock);
+      }
+    }
+  }
+
+  /** `jcp amend RUN AMENDMENT.json`: applies an issuer-signed amendment to a live run. */
+  @Command(
+      name = "amend",
+      description =
+          "Apply an issuer-signed jcp.amendment/1 (made with sandboxctl sign --key ISSUER) to a"
+              + " durable run from its next host call on: prints the new grants_id, or the rule"
+              + " that refused it (exit 1).")
+  static final class Amend implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "The durable run id.")
+    String run;
+
+    @Parameters(index = "1", paramLabel = "AMENDMENT.json", description = "The signed envelope.")
+    Path amendment;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      String json;
+      try {
+        json = Files.readString(amendment, StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        System.err.println("sandboxctl jcp amend: cannot read " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        AmendRunReply r =
+            c.jcp().amendRun(AmendRunRequest.newBuilder().setRunId(run).setAmendment(json).build());
+        System.out.println(r.getNewGrantsId());
+        return 0;
+      } catch (StatusRuntimeException e) {
+        return failed("amend", e, sock);
       }
     }
   }

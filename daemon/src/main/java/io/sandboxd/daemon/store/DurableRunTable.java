@@ -210,6 +210,24 @@ public final class DurableRunTable {
     }
   }
 
+  /** Replaces the grants in force of a run (an accepted amendment, WIRE.md §2.11); fsynced. */
+  public void setGrants(String runId, String grantsJson, String grantsId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "UPDATE durable_runs SET grants = ?, grants_id = ?, updated_ms = ? WHERE run_id = ?")) {
+        st.setString(1, grantsJson);
+        st.setString(2, grantsId);
+        st.setLong(3, System.currentTimeMillis());
+        st.setString(4, runId);
+        st.executeUpdate();
+        db.commit();
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot store amended grants", e);
+      }
+    }
+  }
+
   /** Sets the state of runs left {@code running} by a daemon that stopped; returns their ids. */
   public List<String> settleInterrupted(String outcomeJson) {
     synchronized (owner) {
