@@ -370,9 +370,7 @@ public final class DurableVectors {
 
   /** Writes the vectors file to {@code args[0]}. */
   public static void main(String[] args) throws IOException {
-    Path out =
-        Path.of(
-            args.length > 0 ? args[0] : "vectors/durable/durable.json");
+    Path out = Path.of(args.length > 0 ? args[0] : "vectors/durable/durable.json");
     Files.createDirectories(out.toAbsolutePath().getParent());
     Files.writeString(out, generate(), StandardCharsets.UTF_8);
     System.out.println(out);

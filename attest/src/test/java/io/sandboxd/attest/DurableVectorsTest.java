@@ -23,9 +23,7 @@ class DurableVectorsTest {
   static Path file() {
     String root = System.getProperty("sandboxd.root");
     Path base = root != null && !root.isBlank() ? Paths.get(root) : Paths.get("..");
-    return base.resolve("vectors/durable/durable.json")
-        .toAbsolutePath()
-        .normalize();
+    return base.resolve("vectors/durable/durable.json").toAbsolutePath().normalize();
   }
 
   private static JsonNode root() throws IOException {
