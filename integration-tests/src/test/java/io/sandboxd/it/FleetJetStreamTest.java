@@ -321,10 +321,7 @@ class FleetJetStreamTest {
         f.get(60, TimeUnit.SECONDS);
       }
       long t0 = System.nanoTime();
-      var sub =
-          js.subscribe(
-              FleetStreams.RECORDS + ">",
-              io.nats.client.PullSubscribeOptions.builder().durable("baseline").build());
+      var sub = baselineConsumer(js);
       int seen = 0;
       while (seen < log.size() + m + 2) {
         List<io.nats.client.Message> got = sub.fetch(512, java.time.Duration.ofSeconds(2));
@@ -352,6 +349,26 @@ class FleetJetStreamTest {
       Files.writeString(
           DaemonProcess.ROOT.resolve("integration-tests/target/fleet-throughput.txt"), line + "\n");
       assertEquals(before + m, fleetLog(aggState).size());
+    }
+  }
+
+  /**
+   * The baseline's pull consumer. With one server of three killed the cluster may still be electing
+   * a meta leader, and consumer creation then times out: it is retried for up to a minute.
+   */
+  static io.nats.client.JetStreamSubscription baselineConsumer(JetStream js) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      try {
+        return js.subscribe(
+            FleetStreams.RECORDS + ">",
+            io.nats.client.PullSubscribeOptions.builder().durable("baseline").build());
+      } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(500);
+      }
     }
   }
 }
