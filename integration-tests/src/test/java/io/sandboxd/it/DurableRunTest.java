@@ -69,7 +69,7 @@ class DurableRunTest {
           + "    (i32.store8 (i32.const 8)\n"
           + "      (i32.add (i32.const 48) (i32.rem_u (local.get $c) (i32.const 10))))\n"
           + "    (drop (call $log (i32.const 0) (i32.const 9)))\n"
-          + "    (call $spin (i32.const 60000000))\n"
+          + "    (call $spin (i32.const 4000000))\n"
           + "    (i32.lt_u (local.get $c) (i32.const "
           + TOTAL
           + "))))\n";
