@@ -57,7 +57,7 @@ now() { date +%s%N; }
   "${args[@]}" >"$tmp/first.json" || true # compiles it
 : >"$tmp/daemon.tsv"
 : >"$tmp/node.tsv"
-for i in $(seq "$runs"); do
+for _ in $(seq "$runs"); do
   t0=$(now)
   "${ctl[@]}" run "$wasm" --grants "$tmp/grants.json" --socket "$sock" --entry _start --json \
     "${args[@]}" >"$tmp/out.json" || true
