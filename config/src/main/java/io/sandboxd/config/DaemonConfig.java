@@ -278,9 +278,18 @@ public record DaemonConfig(
   /**
    * Retention of the run store's bulky data: past {@code maxBytes} (and, when not 0, past the
    * newest {@code maxRuns} runs or older than {@code maxAgeMs}) the oldest runs' journals, blobs,
-   * logs and module bytes are pruned; their signed records stay.
+   * logs and module bytes are pruned; their signed records stay. {@code verifyCpuPercent} caps the
+   * background store verifier's CPU at that share of one core (it re-checks what the node signed,
+   * so it must never compete with runs).
    */
-  public record Store(long maxBytes, long maxRuns, long maxAgeMs) {}
+  public record Store(long maxBytes, long maxRuns, long maxAgeMs, int verifyCpuPercent) {
+    /** The background verifier's default share of one core. */
+    public static final int DEFAULT_VERIFY_CPU_PERCENT = 5;
+
+    public Store(long maxBytes, long maxRuns, long maxAgeMs) {
+      this(maxBytes, maxRuns, maxAgeMs, DEFAULT_VERIFY_CPU_PERCENT);
+    }
+  }
 
   private static final Set<String> TOP =
       Set.of(
@@ -552,7 +561,9 @@ public record DaemonConfig(
                 "handshake_timeout_ms",
                 "max_age_ms"));
     JsonReader j = f.objectOrEmpty("journal", Set.of("max_entries", "max_bytes"));
-    JsonReader s = f.objectOrEmpty("store", Set.of("max_bytes", "max_runs", "max_age_ms"));
+    JsonReader s =
+        f.objectOrEmpty(
+            "store", Set.of("max_bytes", "max_runs", "max_age_ms", "verify_cpu_percent"));
     Connections dc = d.connections();
     long day = 24L * 3600 * 1000;
     return new Limits(
@@ -568,7 +579,8 @@ public record DaemonConfig(
         new Store(
             s.integer("max_bytes", d.store().maxBytes(), 1, 1L << 50),
             s.integer("max_runs", d.store().maxRuns(), 1, 1L << 40),
-            s.integer("max_age_ms", d.store().maxAgeMs(), 1, 100 * 365 * day)));
+            s.integer("max_age_ms", d.store().maxAgeMs(), 1, 100 * 365 * day),
+            (int) s.integer("verify_cpu_percent", d.store().verifyCpuPercent(), 1, 100)));
   }
 
   /** Most secrets one node configures, and most endpoints one secret is bound to. */

@@ -255,8 +255,8 @@ public final class Daemon implements AutoCloseable {
       LogCheckpointer.start(store, node, config.fleet());
       DaemonMetrics metrics = new DaemonMetrics();
       store.onAppend(metrics::storeAppend);
-      verifier = new StoreVerifier(store, metrics::verification);
       DaemonConfig.Store retention = config.limits().store();
+      verifier = new StoreVerifier(store, metrics::verification, retention.verifyCpuPercent());
       store.retain(
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
       MeteringConfig meteringConfig = meteringConfig(config);

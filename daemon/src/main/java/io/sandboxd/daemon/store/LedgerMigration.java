@@ -51,7 +51,8 @@ final class LedgerMigration {
         st.execute(s);
       }
     }
-    long position = StoreLedger.nextPosition(db);
+    StoreLedger ledger = StoreLedger.open(db);
+    long position = ledger.size();
     if (position != 0) {
       throw new StoreException("the ledger already holds " + position + " record(s)");
     }
@@ -64,8 +65,11 @@ final class LedgerMigration {
       if (d.isPresent()) {
         throw refusal(d.get());
       }
-      StoreLedger.sign(db, key, s);
+      ledger.append(s);
       position++;
+    }
+    if (position > 0) {
+      ledger.signHead(key);
     }
     List<StoreDamage> content = new ArrayList<>(StoreAudit.contentDamage(db, "blobs"));
     content.addAll(StoreAudit.contentDamage(db, "modules"));

@@ -41,11 +41,13 @@ public final class RunStore implements AutoCloseable {
   private final Map<String, String> damaged = new LinkedHashMap<>();
 
   private final NodeLog log;
+  private final StoreLedger ledger;
 
   private RunStore(Path file, Connection db, SigningKey key) throws SQLException {
     this.file = file;
     this.db = db;
     this.key = key;
+    this.ledger = StoreLedger.open(db);
     this.log =
         new NodeLog(
             db,
@@ -121,10 +123,12 @@ public final class RunStore implements AutoCloseable {
     RunRecord last = records.get(records.size() - 1);
     long t0 = System.nanoTime();
     NodeLog.Mark before = log.mark();
+    StoreLedger.Mark ledgerBefore = ledger.mark();
     try {
       for (RunRecord r : records) {
         write(r);
       }
+      ledger.signHead(key);
       checkpointLogIfDue();
       db.commit();
       appendTimer.accept(System.nanoTime() - t0);
@@ -135,6 +139,7 @@ public final class RunStore implements AutoCloseable {
         e.addSuppressed(suppressed);
       }
       log.reset(before);
+      ledger.reset(ledgerBefore);
       String what = records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
       throw new StoreException(what + ": not stored: " + e.getMessage(), e);
     }
@@ -182,7 +187,7 @@ public final class RunStore implements AutoCloseable {
     if (mine.failure != null) {
       throw mine.failure;
     }
-    applyRetention(r.runId());
+    applyRetentionIfDue(r);
   }
 
   /**
@@ -215,10 +220,12 @@ public final class RunStore implements AutoCloseable {
     int stored = 0;
     long t0 = System.nanoTime();
     NodeLog.Mark before = log.mark();
+    StoreLedger.Mark ledgerBefore = ledger.mark();
     try {
       for (PendingAppend p : batch) {
         Savepoint sp = db.setSavepoint();
         NodeLog.Mark runMark = log.mark();
+        StoreLedger.Mark ledgerMark = ledger.mark();
         try {
           write(p.record);
           db.releaseSavepoint(sp);
@@ -228,8 +235,13 @@ public final class RunStore implements AutoCloseable {
           db.rollback(sp);
           db.releaseSavepoint(sp);
           log.reset(runMark);
+          ledger.reset(ledgerMark);
           p.failure = notStored(p.record, e);
         }
+      }
+      if (stored > 0) {
+        // One signature for the batch: the head covers every run in it through the chain.
+        ledger.signHead(key);
       }
       checkpointLogIfDue();
       db.commit();
@@ -243,6 +255,7 @@ public final class RunStore implements AutoCloseable {
         e.addSuppressed(suppressed);
       }
       log.reset(before);
+      ledger.reset(ledgerBefore);
       for (PendingAppend p : batch) {
         if (p.failure == null) {
           p.failure = notStored(p.record, e);
@@ -338,12 +351,69 @@ public final class RunStore implements AutoCloseable {
   public record Pruned(long prunedMs, String reason) {}
 
   private static final Logger LOG = Logger.getLogger(RunStore.class.getName());
-  private Retention retention = Retention.NONE;
+  private volatile Retention retention = Retention.NONE;
 
   /** Sets the retention and applies it now; later appends apply it too. */
   public synchronized void retain(Retention r) {
     retention = r;
     applyRetention(null);
+  }
+
+  /** Runs appended between two retention checks at most, and the most time between them. */
+  static final int RETENTION_EVERY_RUNS = 64;
+
+  static final long RETENTION_EVERY_MS = 1_000;
+
+  private final java.util.concurrent.atomic.AtomicLong runsSinceRetention =
+      new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong bytesSinceRetention =
+      new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicBoolean retaining =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private volatile long lastRetentionMs;
+
+  /**
+   * Retention after an append, when it is due: once {@link #RETENTION_EVERY_RUNS} runs, a 64th of
+   * {@code max_bytes}, or {@link #RETENTION_EVERY_MS} have been appended since the last check. A
+   * check costs queries under the store's monitor, so it is not paid on every run; the bounds
+   * overshoot by at most that much. One caller applies it while the others go on.
+   */
+  private void applyRetentionIfDue(RunRecord r) {
+    Retention rt = retention;
+    if (rt == Retention.NONE) {
+      return;
+    }
+    long runs = runsSinceRetention.incrementAndGet();
+    long bytes = bytesSinceRetention.addAndGet(approxBytes(r));
+    long now = System.currentTimeMillis();
+    if (runs < RETENTION_EVERY_RUNS
+        && bytes < Math.max(1, rt.maxBytes() / 64)
+        && now - lastRetentionMs < RETENTION_EVERY_MS) {
+      return;
+    }
+    if (!retaining.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      runsSinceRetention.set(0);
+      bytesSinceRetention.set(0);
+      lastRetentionMs = now;
+      applyRetention(r.runId());
+    } finally {
+      retaining.set(false);
+    }
+  }
+
+  /** The bulky bytes a run adds (what retention prunes), roughly. */
+  private static long approxBytes(RunRecord r) {
+    long n = 4096L + r.log().length() + r.grantsJson().length();
+    for (String e : r.journalEntries()) {
+      n += e.length();
+    }
+    for (byte[] b : r.blobs().values()) {
+      n += b.length;
+    }
+    return n;
   }
 
   // After the run is durable: a failure here never takes back an acknowledged run.
@@ -517,11 +587,11 @@ public final class RunStore implements AutoCloseable {
   }
 
   /**
-   * Signs the run's store record and the new store head, in the append's transaction: a run is
-   * stored with both or not at all.
+   * Chains the run's store record into the ledger, in the append's transaction (the batch's head is
+   * signed before it commits): a run is stored with it or not at all.
    */
   private void appendToLedger(RunRecord r) throws SQLException {
-    long position = StoreLedger.nextPosition(db);
+    long position = ledger.size();
     StoredRun stored =
         new StoredRun(
             position,
@@ -540,7 +610,8 @@ public final class RunStore implements AutoCloseable {
     if (!CanonicalJson.canonicalString(stored.outcome().toJson()).equals(r.outcomeJson())) {
       throw new StoreException("run " + r.runId() + ": outcome differs from its attestation's");
     }
-    log.append(NodeLog.STORED_RUN, StoreLedger.sign(db, key, stored));
+    // Not a node-log leaf: the store record is chained, not signed (the head is signed per batch).
+    ledger.append(stored);
   }
 
   private void insertIo(String runId, RunIo io) throws SQLException {

@@ -27,9 +27,10 @@ import java.util.Set;
 
 /**
  * Checks the whole run store against what the node signed: the store head (run count and hash chain
- * over every run's signed store record), each run's row (every column a listing shows), its
- * segments, receipts and attestations and how they reference each other, its journal (against the
- * attestation's journal_root), and every content-addressed blob and module.
+ * over every run's store record, which the head's signature so authenticates), each run's row
+ * (every column a listing shows), its segments, receipts and attestations and how they reference
+ * each other, its journal (against the attestation's journal_root), and every content-addressed
+ * blob and module.
  */
 final class StoreAudit {
   private StoreAudit() {}
@@ -49,8 +50,10 @@ final class StoreAudit {
       boolean pruned) {}
 
   /**
-   * The signed store record of a row, or the first column that does not match it. Cheap enough to
-   * run on every read: one signature and one hash of the log.
+   * The store record of a row, or the first column that does not match it. Cheap enough to run on
+   * every read: one hash of the log (and one signature for a row from before per-batch heads). The
+   * record itself is authenticated by the chain under the signed head, which start-up, the
+   * background verifier and {@code sandboxctl store verify} check.
    */
   static Optional<StoreDamage> checkRow(RunRow row, String ledgerEnvelope, PublicKey signer) {
     String id = row.runId();
@@ -59,11 +62,14 @@ final class StoreAudit {
     }
     StoredRun s;
     try {
-      Envelope env = Envelope.fromJson(CanonicalJson.parse(ledgerEnvelope));
-      if (env.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
+      StoreLedger.Row entry = StoreLedger.read(ledgerEnvelope);
+      // A chained core is authenticated by the signed head over the chain (checked by the audit);
+      // a row from before per-batch heads carries its own signature.
+      if (entry.signed().isPresent()
+          && entry.signed().get().verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
         return damage(id, "ledger", "its signed store record does not verify: " + inv.reason());
       }
-      s = StoredRun.fromCore(env.core());
+      s = entry.stored();
     } catch (AttestException e) {
       return damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage());
     }
@@ -140,6 +146,84 @@ final class StoreAudit {
     }
   }
 
+  /**
+   * The runs of one slice of the ledger, from {@code from} on, at most {@code limit} of them, and
+   * where the next slice starts. A long audit goes slice by slice, each in a read transaction of
+   * its own, so that no snapshot is held for long (a reader that stays open keeps SQLite from
+   * checkpointing its WAL, which then grows with every append).
+   */
+  record Slice(List<StoreDamage> damage, long checked, Start next, boolean end) {}
+
+  /** The damage in at most {@code limit} runs from {@code from}; see {@link Slice}. */
+  static Slice slice(
+      Connection db,
+      PublicKey signer,
+      Start from,
+      long limit,
+      java.util.function.LongConsumer progress)
+      throws SQLException {
+    List<StoreDamage> runs = new ArrayList<>();
+    String chain = from.chain();
+    long expect = from.position();
+    long read = 0;
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT l.position, l.run_id, l.envelope, "
+                + ROW_COLUMNS
+                + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE l.position >= ? ORDER BY l.position LIMIT ?")) {
+      st.setLong(1, from.position());
+      st.setLong(2, limit);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          read++;
+          long pos = rs.getLong(1);
+          if (pos != expect) {
+            // Not dense: the whole-store check names it; this slice stops here.
+            return new Slice(runs, read - 1, new Start(expect, chain), true);
+          }
+          expect++;
+          String text = rs.getString(3);
+          chain = StoreHead.extend(chain, StoreLedger.addressOfRow(text));
+          checkRun(db, signer, rs, pos, text).ifPresent(runs::add);
+          if (progress != null) {
+            progress.accept(pos);
+          }
+        }
+      }
+    }
+    return new Slice(runs, read, new Start(expect, chain), read < limit);
+  }
+
+  /** One ledger row's run: its row, its signed records and its journal. */
+  private static Optional<StoreDamage> checkRun(
+      Connection db, PublicKey signer, ResultSet rs, long pos, String text) throws SQLException {
+    String runId = rs.getString(2);
+    StoredRun signed = null;
+    try {
+      StoreLedger.Row entry = StoreLedger.read(text);
+      if (entry.signed().isEmpty() || entry.signed().get().verify(Optional.of(signer)).isValid()) {
+        signed = entry.stored();
+      }
+    } catch (AttestException e) {
+      // Reported below (checkRow reads the same text).
+    }
+    if (rs.getString(4) == null) {
+      return Optional.of(
+          new StoreDamage(
+              runId, "runs", "the run is in the signed ledger but its row was deleted"));
+    }
+    RunRow row = row(rs, 4);
+    Optional<StoreDamage> d = checkRow(row, text, signer);
+    if (d.isEmpty() && signed != null && signed.position() != pos) {
+      d = damage(runId, "ledger", "its store record names position " + signed.position());
+    }
+    if (d.isEmpty()) {
+      d = recordsDamage(db, row, signed, signer);
+    }
+    return d;
+  }
+
   /** Every damage found, store-wide first; at most one per run (the first found). */
   static List<StoreDamage> audit(Connection db, PublicKey signer) throws SQLException {
     return audit(db, signer, Start.GENESIS, null).damage();
@@ -155,69 +239,31 @@ final class StoreAudit {
   static Result audit(
       Connection db, PublicKey signer, Start from, java.util.function.LongConsumer progress)
       throws SQLException {
-    List<StoreDamage> runs = new ArrayList<>();
-    String chain = from.chain();
-    long expectPosition = from.position();
-    boolean positionsDense = true;
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT l.position, l.run_id, l.envelope, "
-                + ROW_COLUMNS
-                + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
-                + " WHERE l.position >= ? ORDER BY l.position")) {
-      st.setLong(1, from.position());
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          long pos = rs.getLong(1);
-          String runId = rs.getString(2);
-          String text = rs.getString(3);
-          positionsDense &= pos == expectPosition++;
-          StoredRun signed = null;
-          try {
-            Envelope env = Envelope.fromJson(CanonicalJson.parse(text));
-            chain = StoreHead.extend(chain, env.address());
-            if (env.verify(Optional.of(signer)).isValid()) {
-              signed = StoredRun.fromCore(env.core());
-              if (signed.position() != pos) {
-                positionsDense = false;
-              }
-            }
-          } catch (AttestException e) {
-            // Reported for the run below (checkRow reads the same text).
-            chain =
-                StoreHead.extend(
-                    chain, Blake3.hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-          }
-          if (rs.getString(4) == null) {
-            runs.add(
-                new StoreDamage(
-                    runId, "runs", "the run is in the signed ledger but its row was deleted"));
-            continue;
-          }
-          RunRow row = row(rs, 4);
-          Optional<StoreDamage> d = checkRow(row, text, signer);
-          if (d.isEmpty()) {
-            d = recordsDamage(db, row, signed, signer);
-          }
-          d.ifPresent(runs::add);
-          if (progress != null) {
-            progress.accept(pos);
-          }
-        }
-      }
-    }
+    Slice runs = slice(db, signer, from, Long.MAX_VALUE, progress);
+    return wholeStore(db, signer, from, runs.next(), runs.damage());
+  }
+
+  /**
+   * Completes an audit that checked the runs from {@code from} to {@code reached} (in slices) and
+   * found {@code runDamage}: the head, the run rows no ledger record names, and (from genesis) the
+   * content-addressed rows. Must run in the read transaction of the last slice.
+   */
+  static Result wholeStore(
+      Connection db, PublicKey signer, Start from, Start reached, List<StoreDamage> runDamage)
+      throws SQLException {
     long ledgerSize;
+    boolean positionsDense;
     try (Statement st = db.createStatement();
         ResultSet rs =
             st.executeQuery("SELECT COUNT(*), COALESCE(MAX(position) + 1, 0) FROM ledger")) {
       rs.next();
       ledgerSize = rs.getLong(1);
       // Positions before the start were checked when it was sealed; the count must still fit.
-      positionsDense &= rs.getLong(2) == ledgerSize && expectPosition == ledgerSize;
+      positionsDense = rs.getLong(2) == ledgerSize && reached.position() == ledgerSize;
     }
     List<StoreDamage> out = new ArrayList<>();
-    headDamage(db, signer, ledgerSize, chain, positionsDense).ifPresent(out::add);
-    out.addAll(runs);
+    headDamage(db, signer, ledgerSize, reached.chain(), positionsDense).ifPresent(out::add);
+    out.addAll(runDamage);
     // Rows the ledger does not sign (inserted behind the node's back), wherever they sort.
     try (PreparedStatement st =
         db.prepareStatement(
@@ -236,7 +282,7 @@ final class StoreAudit {
       out.addAll(contentDamage(db, "blobs"));
       out.addAll(contentDamage(db, "modules"));
     }
-    return new Result(out, expectPosition - from.position(), ledgerSize, chain);
+    return new Result(out, reached.position() - from.position(), ledgerSize, reached.chain());
   }
 
   private static Optional<StoreDamage> headDamage(

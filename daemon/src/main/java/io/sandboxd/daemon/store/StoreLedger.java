@@ -1,5 +1,7 @@
 package io.sandboxd.daemon.store;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
@@ -10,53 +12,146 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Optional;
 
 /**
- * Writes the signed ledger: one {@code sandbox.store-run/1} record per run and the store head over
- * them, inside the caller's transaction (an append, or the upgrade that signs an older store).
+ * The store's ledger: one {@code sandbox.store-run/1} core per run in append order, hash-chained,
+ * and the signed {@code sandbox.store-head/1} over the chain, signed once per commit (a batch of
+ * runs), not once per run: the head's signature and the chain authenticate every core before it,
+ * the way one transparency-log checkpoint covers all its leaves. Rows written before this change
+ * hold a per-run signed envelope instead of a bare core; both are read. The length and chain are
+ * kept in memory so an append reads nothing back. Not thread-safe: {@link RunStore} (or a
+ * migration) calls it with the store's connection, under its monitor.
  */
 final class StoreLedger {
-  private StoreLedger() {}
+  private final Connection db;
+  private long size;
+  private String chain;
 
-  /** The position the next stored run takes: the ledger's length. */
-  static long nextPosition(Connection db) throws SQLException {
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COALESCE(MAX(position) + 1, 0) FROM ledger")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  private StoreLedger(Connection db, long size, String chain) {
+    this.db = db;
+    this.size = size;
+    this.chain = chain;
   }
 
   /**
-   * Signs {@code stored} into the ledger at its position and signs the extended store head; returns
-   * the stored-run record's address.
+   * The ledger of {@code db} as its store head states it (the head is checked against the ledger at
+   * start-up; a store without a head is an empty one or damage start-up reports).
    */
-  static String sign(Connection db, SigningKey key, StoredRun stored) throws SQLException {
-    String chain = StoreHead.EMPTY_CHAIN;
+  static StoreLedger open(Connection db) throws SQLException {
     try (Statement st = db.createStatement();
         ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
       if (rs.next()) {
-        chain = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core")).chain();
+        try {
+          StoreHead head = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core"));
+          return new StoreLedger(db, head.runs(), head.chain());
+        } catch (AttestException e) {
+          // Damage start-up reports; appends continue from what the ledger rows say.
+        }
       }
     }
-    Envelope env = Envelope.sign(stored.toCore(), key);
+    return rebuilt(db);
+  }
+
+  /** Length and chain recomputed from the ledger rows (no head, or an unreadable one). */
+  private static StoreLedger rebuilt(Connection db) throws SQLException {
+    long n = 0;
+    String c = StoreHead.EMPTY_CHAIN;
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM ledger ORDER BY position")) {
+      while (rs.next()) {
+        c = StoreHead.extend(c, addressOfRow(rs.getString(1)));
+        n++;
+      }
+    }
+    return new StoreLedger(db, n, c);
+  }
+
+  /** The position the next stored run takes: the ledger's length. */
+  long size() {
+    return size;
+  }
+
+  String chain() {
+    return chain;
+  }
+
+  /** What a rollback restores. */
+  record Mark(long size, String chain) {}
+
+  Mark mark() {
+    return new Mark(size, chain);
+  }
+
+  void reset(Mark m) {
+    size = m.size();
+    chain = m.chain();
+  }
+
+  /**
+   * Writes {@code stored} (whose position must be {@link #size()}) as a bare canonical core and
+   * extends the chain; returns its address. The head is signed by {@link #signHead}.
+   */
+  String append(StoredRun stored) throws SQLException {
+    if (stored.position() != size) {
+      throw new IllegalStateException(
+          "store-run position " + stored.position() + " is not the ledger's length " + size);
+    }
+    JsonNode core = stored.toCore();
+    CanonicalJson.requireIntegersOnly(core);
+    String text = CanonicalJson.canonicalString(core);
+    String address = Envelope.addressOf(core);
     try (PreparedStatement st =
         db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)")) {
       st.setLong(1, stored.position());
       st.setString(2, stored.runId());
-      st.setString(3, env.toJsonLine());
+      st.setString(3, text);
       st.executeUpdate();
     }
-    StoreHead head =
-        new StoreHead(
-            stored.position() + 1,
-            StoreHead.extend(chain, env.address()),
-            System.currentTimeMillis());
+    size++;
+    chain = StoreHead.extend(chain, address);
+    return address;
+  }
+
+  /** Signs the head over the ledger as it now stands, in the caller's transaction. */
+  void signHead(SigningKey key) throws SQLException {
+    StoreHead head = new StoreHead(size, chain, System.currentTimeMillis());
     try (PreparedStatement st =
         db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)")) {
       st.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
       st.executeUpdate();
     }
-    return env.address();
+  }
+
+  /**
+   * One ledger row read back: the store-run core, its address, and the per-run signed envelope that
+   * older stores hold (empty for a chained core, which the signed head authenticates).
+   */
+  record Row(JsonNode core, String address, Optional<Envelope> signed) {
+    StoredRun stored() {
+      return StoredRun.fromCore(core);
+    }
+  }
+
+  /** Parses a ledger row's text; throws {@link AttestException} for one that is unreadable. */
+  static Row read(String text) {
+    JsonNode json = CanonicalJson.parse(text);
+    if (json != null && json.has("core")) {
+      Envelope env = Envelope.fromJson(json);
+      return new Row(env.core(), env.address(), Optional.of(env));
+    }
+    if (json == null || !json.isObject()) {
+      throw new AttestException("store-run: expected a JSON object");
+    }
+    return new Row(json, Envelope.addressOf(json), Optional.empty());
+  }
+
+  /** The address a row's text contributes to the chain (its raw hash when it is unreadable). */
+  static String addressOfRow(String text) {
+    try {
+      return read(text).address();
+    } catch (AttestException e) {
+      return io.sandboxd.attest.Blake3.hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
   }
 }

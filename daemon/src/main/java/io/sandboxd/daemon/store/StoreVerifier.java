@@ -49,10 +49,14 @@ public final class StoreVerifier implements AutoCloseable {
     static final State PENDING = new State(Phase.PENDING, 0, 0, List.of(), 0, 0, "");
   }
 
+  /** Runs one read transaction checks before it ends (so no snapshot pins the WAL for long). */
+  static final long SLICE_RUNS = 64;
+
   private final RunStore store;
   private final Consumer<State> listener;
   private final long sealEvery;
   private final long pollMs;
+  private final CpuShare background;
   private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
   private final Object passLock = new Object();
   private volatile boolean closed;
@@ -60,14 +64,33 @@ public final class StoreVerifier implements AutoCloseable {
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
   public StoreVerifier(RunStore store, Consumer<State> listener) {
-    this(store, listener, SEAL_EVERY, POLL_MS);
+    this(store, listener, io.sandboxd.config.DaemonConfig.Store.DEFAULT_VERIFY_CPU_PERCENT);
+  }
+
+  /**
+   * As above, the background passes held to {@code cpuPercent} of one core (an on-demand check runs
+   * at full speed: an operator waits for it).
+   */
+  public StoreVerifier(RunStore store, Consumer<State> listener, int cpuPercent) {
+    this(store, listener, SEAL_EVERY, POLL_MS, cpuPercent);
   }
 
   StoreVerifier(RunStore store, Consumer<State> listener, long sealEvery, long pollMs) {
+    this(store, listener, sealEvery, pollMs, 100);
+  }
+
+  StoreVerifier(
+      RunStore store, Consumer<State> listener, long sealEvery, long pollMs, int cpuPercent) {
     this.store = store;
     this.listener = listener;
     this.sealEvery = sealEvery;
     this.pollMs = pollMs;
+    this.background = new CpuShare(cpuPercent);
+  }
+
+  /** The background passes' CPU so far and the wall time they took, for the cap's metric. */
+  public CpuShare.Use backgroundUse() {
+    return background.use();
   }
 
   /** Starts the background thread: a full pass now, then sealing new runs as they accumulate. */
@@ -125,19 +148,15 @@ public final class StoreVerifier implements AutoCloseable {
     try (Connection reader = store.openReader()) {
       long[] checked = {0};
       StoreAudit.Result r =
-          StoreAudit.audit(
+          pass(
               reader,
-              store.signer(),
               StoreAudit.Start.GENESIS,
+              !sealAlways,
               pos -> {
                 if ((++checked[0] & 1023) == 0) {
                   state.set(new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
                 }
-                if (closed) {
-                  throw new PassStopped();
-                }
               });
-      reader.rollback();
       long finished = System.currentTimeMillis();
       store.remember(r.damage(), true);
       if (r.clean()) {
@@ -208,8 +227,7 @@ public final class StoreVerifier implements AutoCloseable {
       return;
     }
     try (Connection reader = store.openReader()) {
-      StoreAudit.Result r = StoreAudit.audit(reader, store.signer(), from, null);
-      reader.rollback();
+      StoreAudit.Result r = pass(reader, from, true, pos -> {});
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());
       } else {
@@ -229,6 +247,58 @@ public final class StoreVerifier implements AutoCloseable {
       }
     } catch (SQLException e) {
       LOG.warning("run store: cannot check new runs: " + e.getMessage());
+    }
+  }
+
+  /**
+   * An audit from {@code from}, slice by slice, each slice in its own read transaction on {@code
+   * reader}; the whole-store check runs in the last slice's. {@code throttled} holds it to the
+   * background share of a core.
+   */
+  private StoreAudit.Result pass(
+      Connection reader,
+      StoreAudit.Start from,
+      boolean throttled,
+      java.util.function.LongConsumer progress)
+      throws SQLException {
+    List<StoreDamage> runDamage = new java.util.ArrayList<>();
+    StoreAudit.Start at = from;
+    CpuShare.Session pace = throttled ? background.begin() : null;
+    try {
+      while (true) {
+        StoreAudit.Slice slice =
+            StoreAudit.slice(
+                reader,
+                store.signer(),
+                at,
+                SLICE_RUNS,
+                pos -> {
+                  progress.accept(pos);
+                  if (closed) {
+                    throw new PassStopped();
+                  }
+                });
+        runDamage.addAll(slice.damage());
+        at = slice.next();
+        if (slice.end()) {
+          StoreAudit.Result r = StoreAudit.wholeStore(reader, store.signer(), from, at, runDamage);
+          reader.rollback();
+          return r;
+        }
+        reader.rollback();
+        if (pace != null) {
+          try {
+            pace.pace();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PassStopped();
+          }
+        }
+      }
+    } finally {
+      if (pace != null) {
+        pace.close();
+      }
     }
   }
 

@@ -1,0 +1,60 @@
+package io.sandboxd.daemon.store;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import org.junit.jupiter.api.Test;
+
+/** The background share of a core: pacing sleeps at least as long as the share requires. */
+class CpuShareTest {
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+  private static long burn(long cpuNanos) {
+    long start = THREADS.getCurrentThreadCpuTime();
+    long x = 0;
+    while (THREADS.getCurrentThreadCpuTime() - start < cpuNanos) {
+      for (int i = 0; i < 10_000; i++) {
+        x += i * 31L ^ x;
+      }
+    }
+    return x;
+  }
+
+  @Test
+  void aTenPercentShareSleepsTenTimesTheCpuItUsed() throws Exception {
+    CpuShare share = new CpuShare(10);
+    long wall0 = System.nanoTime();
+    long cpu;
+    try (CpuShare.Session s = share.begin()) {
+      long cpu0 = THREADS.getCurrentThreadCpuTime();
+      burn(20_000_000L);
+      s.pace();
+      cpu = THREADS.getCurrentThreadCpuTime() - cpu0;
+    }
+    long wall = System.nanoTime() - wall0;
+    // A lower bound only: sleeping guarantees at least the time asked for.
+    assertTrue(wall >= cpu * 10 - 5_000_000L, "wall " + wall + " ns for cpu " + cpu + " ns");
+    CpuShare.Use use = share.use();
+    assertTrue(use.percentOfOneCore() <= 10.5, use.toString());
+    assertTrue(use.cpuNanos() >= 20_000_000L, use.toString());
+  }
+
+  @Test
+  void noCapNeverSleeps() throws Exception {
+    CpuShare share = new CpuShare(100);
+    try (CpuShare.Session s = share.begin()) {
+      burn(5_000_000L);
+      long t0 = System.nanoTime();
+      s.pace();
+      assertTrue(System.nanoTime() - t0 < 1_000_000_000L);
+    }
+  }
+
+  @Test
+  void aShareOutsideOneToAHundredIsRefused() {
+    assertThrows(IllegalArgumentException.class, () -> new CpuShare(0));
+    assertThrows(IllegalArgumentException.class, () -> new CpuShare(101));
+  }
+}

@@ -1,0 +1,208 @@
+package io.sandboxd.daemon.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.StoreHead;
+import io.sandboxd.attest.StoredRun;
+import io.sandboxd.attest.Verification;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The ledger chains each run's store record and signs one head per commit: the head covers every
+ * record through the chain, so an edit no signature of its own would catch is still found.
+ */
+class StoreLedgerTest {
+  @TempDir Path tmp;
+
+  private final SigningKey key = SigningKey.generate();
+
+  private Path file() {
+    return tmp.resolve("runs.db");
+  }
+
+  private Connection raw() throws Exception {
+    return DriverManager.getConnection("jdbc:sqlite:" + file());
+  }
+
+  private String headText() throws Exception {
+    try (Connection c = raw();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      assertTrue(rs.next());
+      return rs.getString(1);
+    }
+  }
+
+  private List<String> ledgerRows() throws Exception {
+    List<String> out = new ArrayList<>();
+    try (Connection c = raw();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM ledger ORDER BY position")) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void oneSignedHeadCoversEveryChainedRecordOfABatch() throws Exception {
+    List<RunRecord> batch = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      batch.add(TestRuns.simple(key, "run-" + i, 100 + i));
+    }
+    try (RunStore s = RunStore.open(file(), key)) {
+      s.appendAll(batch);
+    }
+    String chain = StoreHead.EMPTY_CHAIN;
+    for (String row : ledgerRows()) {
+      // Bare canonical cores, no signature of their own.
+      assertEquals(row, CanonicalJson.canonicalString(CanonicalJson.parse(row)));
+      StoreLedger.Row r = StoreLedger.read(row);
+      assertTrue(r.signed().isEmpty(), row);
+      chain = StoreHead.extend(chain, r.address());
+    }
+    Envelope head = Envelope.fromJson(CanonicalJson.parse(headText()));
+    assertTrue(head.verify(Optional.of(key.publicKey())).isValid());
+    StoreHead h = StoreHead.fromCore(head.core());
+    assertEquals(20, h.runs());
+    assertEquals(chain, h.chain(), "the signed head's chain is the chain over the cores");
+    try (RunStore s = RunStore.open(file(), key)) {
+      assertEquals(List.of(), s.verifyAll());
+    }
+  }
+
+  @Test
+  void concurrentAppendsShareHeadSignaturesAndAllVerify() throws Exception {
+    int threads = 8;
+    int each = 25;
+    try (RunStore s = RunStore.open(file(), key)) {
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int tt = t;
+        done.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < each; i++) {
+                    s.append(TestRuns.simple(key, "run-" + tt + "-" + i, 1000L * tt + i));
+                  }
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+      pool.shutdown();
+      RunStore.CommitStats stats = s.commitStats();
+      assertEquals(threads * each, stats.runs());
+      assertEquals(threads * each, s.headRuns());
+      assertEquals(List.of(), s.verifyAll());
+    }
+    // A restart continues the chain from the signed head, not from scratch.
+    try (RunStore s = RunStore.open(file(), key)) {
+      s.append(TestRuns.simple(key, "after-restart", 1));
+      assertEquals(threads * each + 1, s.headRuns());
+      assertEquals(List.of(), s.verifyAll());
+    }
+  }
+
+  @Test
+  void aRowAndItsChainedRecordEditedTogetherBreakTheSignedChain() throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      for (int i = 0; i < 5; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, 10 + i));
+      }
+    }
+    // Rewrite run-2's created_ms in its row and in its store record, consistently: no per-run
+    // signature is there to break, so only the chain under the signed head can tell.
+    String row = ledgerRows().get(2);
+    StoredRun was = StoreLedger.read(row).stored();
+    StoredRun forged =
+        new StoredRun(
+            was.position(),
+            was.runId(),
+            was.createdMs() + 1,
+            was.unit(),
+            was.grantsId(),
+            was.outcome(),
+            was.entry(),
+            was.grants(),
+            was.log(),
+            was.logBytes(),
+            was.segment(),
+            was.receipt(),
+            was.attestation());
+    try (Connection c = raw()) {
+      try (PreparedStatement st =
+          c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = 2")) {
+        st.setString(1, CanonicalJson.canonicalString(forged.toCore()));
+        assertEquals(1, st.executeUpdate());
+      }
+      try (Statement st = c.createStatement()) {
+        assertEquals(
+            1,
+            st.executeUpdate("UPDATE runs SET created_ms = created_ms + 1 WHERE run_id='run-2'"));
+      }
+    }
+    try (RunStore s = RunStore.open(file(), key)) {
+      // The row agrees with its (forged) record, so a read alone cannot tell ...
+      assertTrue(s.run("run-2").orElseThrow().tampered().isEmpty());
+      // ... but the chain no longer matches the signed head, which start-up checks.
+      List<StoreDamage> found = s.verifyAll();
+      assertTrue(
+          found.stream().anyMatch(d -> d.column().equals("ledger") && d.reason().contains("chain")),
+          found.toString());
+    }
+  }
+
+  @Test
+  void aLedgerRowSignedOnItsOwnStillReadsAndVerifies() throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      s.append(TestRuns.simple(key, "run-0", 10));
+    }
+    // A store written before per-batch heads holds signed envelopes; same address, same chain.
+    String row = ledgerRows().get(0);
+    StoreLedger.Row chained = StoreLedger.read(row);
+    Envelope signed = Envelope.sign(chained.core(), key);
+    assertEquals(chained.address(), signed.address());
+    try (Connection c = raw();
+        PreparedStatement st =
+            c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = 0")) {
+      st.setString(1, signed.toJsonLine());
+      assertEquals(1, st.executeUpdate());
+    }
+    try (RunStore s = RunStore.open(file(), key)) {
+      assertEquals(List.of(), s.verifyAll());
+      assertTrue(s.run("run-0").orElseThrow().tampered().isEmpty());
+    }
+    // Signed by another key, it is damage.
+    Envelope foreign = Envelope.sign(chained.core(), SigningKey.generate());
+    assertTrue(foreign.verify(Optional.of(key.publicKey())) instanceof Verification.Invalid);
+    try (Connection c = raw();
+        PreparedStatement st =
+            c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = 0")) {
+      st.setString(1, foreign.toJsonLine());
+      assertEquals(1, st.executeUpdate());
+    }
+    try (RunStore s = RunStore.open(file(), key)) {
+      assertTrue(s.run("run-0").orElseThrow().tampered().isPresent());
+    }
+  }
+}
