@@ -1,12 +1,10 @@
 package io.sandboxd.daemon;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.EvidenceBundle;
 import io.sandboxd.attest.Outcome;
-import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
@@ -211,7 +209,7 @@ final class DurableRuns {
                 .execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()));
       }
     }
-    NodeIdentity node = supervisor.node();
+    RecordSealer sealer = supervisor.sealer();
     // An amendment accepted while the segment ran holds its records to the tighter grant.
     Admission.Admitted held =
         park.amended()
@@ -221,14 +219,9 @@ final class DurableRuns {
                         g, a.unit(), a.entry(), a.module(), a.compileCpuNanos(), a.slot()))
             .orElse(a);
     String grantsId = held.grants().grantsId();
-    Receipt receipt = RunSupervisor.receipt(runId, held, r, 0);
-    Envelope receiptEnv = Envelope.sign(receipt.toCore(), node.key());
+    Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
     long now = System.currentTimeMillis();
-    Envelope execute =
-        Envelope.sign(
-            segment(runId, seq, RunSegment.Kind.execute, prev, grantsId, receiptEnv.address())
-                .toCore(),
-            node.key());
+    Envelope execute = sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), now);
     if (r.parked().isPresent()) {
       // Blobs first (fsynced), then the segments that name them.
       String memory = snapshots.put(r.parked().get());
@@ -244,22 +237,8 @@ final class DurableRuns {
               grantsId,
               List.copyOf(taint),
               r.journalRoot());
-      RunSegment suspend =
-          new RunSegment(
-              runId,
-              seq + 1,
-              RunSegment.Kind.suspend,
-              execute.address(),
-              node.host().id(),
-              node.host().publicKey(),
-              RunSupervisor.TIER,
-              grantsId,
-              null,
-              ref,
-              0,
-              idle.provenance(),
-              now);
-      Envelope suspendEnv = Envelope.sign(suspend.toCore(), node.key());
+      Envelope suspendEnv =
+          sealer.suspend(runId, seq + 1, execute.address(), grantsId, ref, idle.provenance(), now);
       table.apply(
           new Change(
               runId,
@@ -271,19 +250,17 @@ final class DurableRuns {
       LOG.info(() -> "durable run " + runId + " parked at seq " + (seq + 1));
       return;
     }
-    // The attestation comes with the execute segment that ends the run (a parked one has none).
+    // The attestation comes with the execute segment that ends the run (a parked one has none),
+    // under the grants in force at its end (an amendment's, if one was applied while it ran).
     Envelope attestation =
-        Envelope.sign(
-            supervisor
-                .attestation(
-                    a,
-                    r,
-                    receiptEnv.address(),
-                    offer.map(OfferedEnvironments.Offer::address).orElse(null),
-                    io.sandboxd.executor.UnitIo.NONE,
-                    now)
-                .toCore(),
-            node.key());
+        sealer.attestation(
+            held,
+            r,
+            receiptEnv.address(),
+            offer.map(OfferedEnvironments.Offer::address).orElse(null),
+            io.sandboxd.executor.UnitIo.NONE,
+            now,
+            null);
     table.apply(
         new Change(
             runId,
@@ -293,25 +270,6 @@ final class DurableRuns {
             CanonicalJson.canonicalString(r.outcome().toJson()),
             Optional.empty()));
     LOG.info(() -> "durable run " + runId + " -> " + r.outcome().summary());
-  }
-
-  private RunSegment segment(
-      String runId, long seq, RunSegment.Kind kind, String prev, String grantsId, String receipt) {
-    NodeIdentity node = supervisor.node();
-    return new RunSegment(
-        runId,
-        seq,
-        kind,
-        prev,
-        node.host().id(),
-        node.host().publicKey(),
-        RunSupervisor.TIER,
-        grantsId,
-        receipt,
-        null,
-        0,
-        Provenance.Estimator,
-        System.currentTimeMillis());
   }
 
   static State stateOf(Outcome o) {
@@ -535,31 +493,15 @@ final class DurableRuns {
     Admission.Admitted a =
         supervisor.admission().admit(caller, module, run.grantsJson(), run.entry(), offer);
     try {
-      NodeIdentity node = supervisor.node();
       long now = System.currentTimeMillis();
       long parkedMs = Math.max(0, now - suspend.atMs());
       // mW x ms = µJ: the node's idle draw over the park, with the meter's provenance.
       long idleUj = Math.multiplyExact(idle.milliwatts(), parkedMs);
-      RunSegment resume =
-          new RunSegment(
-              runId,
-              suspend.seq() + 1,
-              RunSegment.Kind.resume,
-              suspendEnv.address(),
-              node.host().id(),
-              node.host().publicKey(),
-              RunSupervisor.TIER,
-              // The grants in force: the frozen ones, or an amendment's applied while parked.
-              a.grants().grantsId(),
-              null,
-              ref,
-              idleUj,
-              idle.provenance(),
-              now);
-      ObjectNode core = resume.toCore();
-      // Byte for byte: the suspend's SnapshotRef as signed, not as re-encoded here.
-      core.set("snapshot", suspendEnv.core().get("snapshot").deepCopy());
-      Envelope resumeEnv = Envelope.sign(core, node.key());
+      // The grants in force: the frozen ones, or an amendment's applied while parked.
+      Envelope resumeEnv =
+          supervisor
+              .sealer()
+              .resume(suspendEnv, suspend, a.grants().grantsId(), idleUj, idle.provenance(), now);
       Path root = storage.resolve(runId);
       deleteTree(root);
       try {
@@ -582,7 +524,7 @@ final class DurableRuns {
           runId,
           a,
           offer,
-          resume.seq() + 1,
+          suspend.seq() + 2,
           resumeEnv.address(),
           Optional.of(snapshot),
           ref.taint());

@@ -70,6 +70,7 @@ final class PoolWiring {
         pools.configure(address -> held(store, modules, compiler, address), executor::nodeShape)) {
       LOG.warning(warning);
     }
+    pools.busyWhen(executor::saturated);
     pools.start();
     return pools;
   }

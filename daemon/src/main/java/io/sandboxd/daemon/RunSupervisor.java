@@ -2,13 +2,8 @@ package io.sandboxd.daemon;
 
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.attest.ClassEnergy;
-import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Outcome;
-import io.sandboxd.attest.Provenance;
-import io.sandboxd.attest.Receipt;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunIo;
@@ -30,22 +25,20 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Supervises one submission end to end: execute (or decline), build the receipt, attestation and
  * execute segment, sign them, and append them to the store before anyone is answered.
  */
 public final class RunSupervisor {
-  static final String TIER = "S2";
+  static final String TIER = RecordSealer.TIER;
 
   private final Admission admission;
   private final Executor executor;
   private final RunStore store;
   private final NodeIdentity node;
+  private final RecordSealer sealer;
   private final Path storageBase;
   private final OfferedEnvironments environments;
   private final DaemonConfig.Io ioCaps;
@@ -107,6 +100,7 @@ public final class RunSupervisor {
     this.executor = executor;
     this.store = store;
     this.node = node;
+    this.sealer = new RecordSealer(node);
     this.storageBase = storageBase;
     this.ioCaps = ioCaps;
   }
@@ -122,6 +116,10 @@ public final class RunSupervisor {
 
   NodeIdentity node() {
     return node;
+  }
+
+  RecordSealer sealer() {
+    return sealer;
   }
 
   Path storageBase() {
@@ -293,27 +291,11 @@ public final class RunSupervisor {
       Attestation.Jcp jcp) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
-    Envelope receiptEnv = Envelope.sign(receipt(runId, a, r, claim.idleUj()).toCore(), node.key());
+    Envelope receiptEnv = sealer.receipt(runId, a, r, claim.idleUj());
     long now = System.currentTimeMillis();
-    Attestation attestation =
-        attestation(a, r, receiptEnv.address(), manifest.orElse(null), unitIo, now, jcp);
-    Envelope attestationEnv = Envelope.sign(attestation.toCore(), node.key());
-    RunSegment segment =
-        new RunSegment(
-            runId,
-            0,
-            RunSegment.Kind.execute,
-            null,
-            node.host().id(),
-            node.host().publicKey(),
-            TIER,
-            grantsId,
-            receiptEnv.address(),
-            null,
-            0,
-            Provenance.Estimator,
-            now);
-    Envelope segmentEnv = Envelope.sign(segment.toCore(), node.key());
+    Envelope attestationEnv =
+        sealer.attestation(a, r, receiptEnv.address(), manifest.orElse(null), unitIo, now, jcp);
+    Envelope segmentEnv = sealer.execute(runId, 0, null, grantsId, receiptEnv.address(), now);
     List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
     return RunRecord.builder()
         .run(runId, r.startedMs())
@@ -324,7 +306,7 @@ public final class RunSupervisor {
         .log(r.log())
         .submission(
             a.module(), CanonicalJson.canonicalString(a.grants().canonicalTree()), a.entry())
-        .claim(claim.record().map(c -> Envelope.sign(c.toCore(), node.key())))
+        .claim(sealer.claim(claim))
         .io(
             r.stdio()
                 .map(
@@ -339,113 +321,6 @@ public final class RunSupervisor {
                 .orElse(null))
         .submitter(submitterUid)
         .build();
-  }
-
-  /** The receipt of one execute step of {@code runId} ({@code idleUj}: idle energy it carries). */
-  static Receipt receipt(String runId, Admission.Admitted a, ExecutionResult r, long idleUj) {
-    String grantsId = a.grants().grantsId();
-    String unit = a.unit().address();
-    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>(r.energy());
-    List<Receipt.InferenceUse> inference = inferenceRows(r, energy);
-    return Receipt.builder()
-        .runId(runId)
-        .unit(unit)
-        .grantsId(grantsId)
-        .tier(TIER)
-        .energy(energy)
-        .inference(inference)
-        // Idle energy of the warm instance the run claimed; never counted against the budget.
-        .idleUj(idleUj)
-        // Compiling for this run is work done for this run (a declined run records none).
-        .cpuTimeMs(
-            TimeUnit.NANOSECONDS.toMillis(
-                r.cpuTimeNanos()
-                    + (r.outcome() instanceof Outcome.Declined ? 0 : a.compileCpuNanos())))
-        .memoryPeakBytes(r.memoryPeakBytes())
-        .wallMs(TimeUnit.NANOSECONDS.toMillis(r.wallNanos()))
-        .io(r.io().storage())
-        .net(r.io().network())
-        .startedMs(r.startedMs())
-        .endedMs(r.endedMs())
-        .build();
-  }
-
-  /** The attestation of an execute step whose signed receipt is at {@code receipt}. */
-  Attestation attestation(
-      Admission.Admitted a,
-      ExecutionResult r,
-      String receipt,
-      String manifest,
-      UnitIo unitIo,
-      long now) {
-    return attestation(a, r, receipt, manifest, unitIo, now, null);
-  }
-
-  /** As above, naming the standing-grant policy and child the run's grants were minted under. */
-  Attestation attestation(
-      Admission.Admitted a,
-      ExecutionResult r,
-      String receipt,
-      String manifest,
-      UnitIo unitIo,
-      long now,
-      Attestation.Jcp jcp) {
-    String unit = a.unit().address();
-    return Attestation.builder()
-        .host(node.host())
-        .tier(TIER)
-        .grantsId(a.grants().grantsId())
-        .receipt(receipt)
-        .unit(unit)
-        .journalRoot(r.journalRoot())
-        .manifest(manifest)
-        .outcome(r.outcome())
-        .clockGranted(r.clockGranted())
-        .clockConstantMs(r.clockGranted() ? null : r.clockConstantMs())
-        .issuedMs(now)
-        .inputs(r.stdio().map(io -> inputs(unitIo, unit)).orElse(null))
-        .outputs(
-            r.stdio()
-                .map(
-                    io ->
-                        new Attestation.Outputs(
-                            Attestation.Blob.of(io.stdout().bytes()),
-                            Attestation.Blob.of(io.stderr().bytes())))
-                .orElse(null))
-        .jcp(jcp)
-        .build();
-  }
-
-  /** The attested inputs of a WASI command: the argv it saw and its stdin, if one was attached. */
-  private static Attestation.Inputs inputs(UnitIo unitIo, String unit) {
-    return new Attestation.Inputs(
-        unitIo.argv(unit), unitIo.stdin().map(Attestation.Blob::of).orElse(null));
-  }
-
-  /**
-   * Inference energy goes to the class that served it (never into a host-call lump): it is added to
-   * that class's energy, labelled ModelBased at best (the counter's delta over the call windows is
-   * an apportionment), and listed per class with the number of calls.
-   */
-  private static List<Receipt.InferenceUse> inferenceRows(
-      ExecutionResult r, Map<DeviceClass, ClassEnergy> energy) {
-    ExecutionResult.Inference inference = r.io().inference();
-    if (inference.calls() == 0) {
-      return List.of();
-    }
-    DeviceClass cls = inference.deviceClass();
-    ClassEnergy c = energy.get(cls);
-    if (c != null && inference.uj() > 0) {
-      energy.put(
-          cls,
-          new ClassEnergy(
-              Math.addExact(c.uj(), inference.uj()),
-              c.provenance().worst(Provenance.ModelBased),
-              c.source(),
-              c.resolutionUj(),
-              c.minWindowNs()));
-    }
-    return List.of(new Receipt.InferenceUse(cls, inference.uj(), inference.calls()));
   }
 
   /** The verdict of re-executing a recorded run from its journal. */

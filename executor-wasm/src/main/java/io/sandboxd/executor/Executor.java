@@ -57,6 +57,14 @@ public final class Executor implements AutoCloseable {
 
   private final HostServices services;
 
+  /**
+   * Whether every unit thread is taken or units wait for one: background work (the warm-pool
+   * refill) backs off then rather than compete with runs for the cores.
+   */
+  public boolean saturated() {
+    return guests.getActiveCount() >= guests.getMaximumPoolSize() || !guests.getQueue().isEmpty();
+  }
+
   public Executor(int maxConcurrent, EnergyModel energyModel, long maxWallMillis) {
     this(maxConcurrent, energyModel, maxWallMillis, HostServices.none());
   }

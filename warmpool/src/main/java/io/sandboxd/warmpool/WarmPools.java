@@ -171,8 +171,25 @@ public final class WarmPools implements AutoCloseable {
       }
     }
     publish(evicted);
-    wake();
+    if (!busy.getAsBoolean()) {
+      // Under load the refill waits for its next pass instead of racing the runs for a core.
+      wake();
+    }
     return claim;
+  }
+
+  /** Instances one refill pass makes at most while the node is busy. */
+  static final int BUSY_FILLS_PER_PASS = 1;
+
+  private volatile java.util.function.BooleanSupplier busy = () -> false;
+
+  /**
+   * Tells the refill when the node is busy (its unit threads all taken): it then makes at most
+   * {@link #BUSY_FILLS_PER_PASS} instance a pass and is not woken by claims, so preparing instances
+   * never competes with runs for the submit path.
+   */
+  public void busyWhen(java.util.function.BooleanSupplier busy) {
+    this.busy = busy;
   }
 
   /** Counts a submission of the module and, past the adaptive threshold, makes it a pool. */
@@ -321,11 +338,20 @@ public final class WarmPools implements AutoCloseable {
       }
     }
     publish(evicted);
+    int made = 0;
     for (Pool p : toFill) {
       if (closed) {
         break;
       }
+      if (made >= BUSY_FILLS_PER_PASS && busy.getAsBoolean()) {
+        // Left for later passes: give back the places planned for them.
+        synchronized (this) {
+          p.inFlight--;
+        }
+        continue;
+      }
       fill(p);
+      made++;
     }
   }
 
@@ -481,6 +507,7 @@ public final class WarmPools implements AutoCloseable {
             },
             "warmpool-refill");
     t.setDaemon(true);
+    t.setPriority(Thread.MIN_PRIORITY);
     refill = t;
     t.start();
   }

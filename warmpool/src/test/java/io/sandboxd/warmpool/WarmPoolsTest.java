@@ -144,6 +144,22 @@ class WarmPoolsTest {
   }
 
   @Test
+  void aBusyNodeGetsOneNewInstanceAPassAndTheRestLater() {
+    Fixture f = oneModulePool(4, 4, 600_000, 5_000);
+    java.util.concurrent.atomic.AtomicBoolean busy =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    f.pools.busyWhen(busy::get);
+    f.pools.tick();
+    assertEquals(WarmPools.BUSY_FILLS_PER_PASS, f.pools.stats().get(0).idle());
+    f.pools.tick();
+    assertEquals(2 * WarmPools.BUSY_FILLS_PER_PASS, f.pools.stats().get(0).idle());
+    // Load gone: the next pass fills to the minimum at once.
+    busy.set(false);
+    f.pools.tick();
+    assertEquals(4, f.pools.stats().get(0).idle());
+  }
+
+  @Test
   void emptyPoolIsAColdMissAndAUsedInstanceIsNeverServedAgain() {
     Fixture f = oneModulePool(1, 1, 600_000, 5_000);
     PoolKey key = PoolKey.s2(UNIT.address());

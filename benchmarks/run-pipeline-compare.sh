@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Issue 22: the run pipeline, base commit against head, in one session on one machine.
+#
+#   benchmarks/run-pipeline-compare.sh [BASE [HEAD]]
+#
+# BASE and HEAD are commits (default: dc07c39, the commit issue 22 measured, and the working tree's
+# HEAD), or paths to prebuilt sandboxd.jar files. Each commit is built once in a temporary worktree
+# (mvn package, tests skipped). Then, for each scenario, ROUNDS times, alternating base and head,
+# a fresh daemon (--dev defaults, fresh state) serves `sandboxctl bench` of examples/hello.wasm by
+# address for DURATION seconds after WARMUP; the daemon's CPU and the store verifier thread's CPU
+# are read from /proc over the measured window, and the store's size and bytes written (WAL
+# included, from /proc/PID/io) per run. Prints one line per run and a side-by-side table of medians.
+#
+# Scenarios CLIENTS:MODE: MODE `default` is --dev as shipped (adaptive pools on), `nopool` turns
+# adaptive pools off, `pool` configures a pool of hello (min_idle 4, max_idle 32) with adaptive
+# pools off. Run it on a quiet machine: nothing else building or testing.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+base="${1:-dc07c39}"
+head="${2:-HEAD}"
+ROUNDS="${ROUNDS:-2}"
+DURATION="${DURATION:-20}"
+WARMUP="${WARMUP:-3}"
+SCENARIOS="${SCENARIOS:-1:default 16:default 1:nopool 1:pool 16:nopool 16:pool}"
+work="$(mktemp -d)"
+cleanup() {
+  for p in "$work"/*.pid; do
+    if [[ -f "$p" ]]; then kill "$(cat "$p")" 2>/dev/null || true; fi
+  done
+  git -C "$root" worktree prune >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+die() { echo "run-pipeline-compare: $*" >&2; exit 1; }
+
+# A jar for a commit (built in a throwaway worktree) or the jar path given.
+jar_for() {
+  local what="$1" name="$2"
+  if [[ -f "$what" ]]; then
+    cp "$what" "$work/$name.jar"
+    return
+  fi
+  local sha
+  sha="$(git -C "$root" rev-parse --verify "$what^{commit}")" || die "no such commit: $what"
+  echo "building $name ($sha)..." >&2
+  git -C "$root" worktree add -q --detach "$work/src-$name" "$sha"
+  (cd "$work/src-$name" && mvn -B -q -pl daemon -am package -DskipTests -Dspotless.check.skip=true \
+    >"$work/build-$name.log" 2>&1) || { tail -30 "$work/build-$name.log" >&2; die "build of $what failed"; }
+  cp "$work/src-$name/daemon/target/sandboxd.jar" "$work/$name.jar"
+  git -C "$root" worktree remove --force "$work/src-$name"
+}
+
+jar_for "$base" base
+jar_for "$head" head
+module="$root/examples/hello.wasm"
+grants="$root/examples/hello.grants.json"
+address="$(java -cp "$work/head.jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$module")"
+[[ "$address" =~ ^[0-9a-f]{64}$ ]] || die "cannot compute the module's address: $address"
+
+# Clock ticks of a process's threads whose name starts with $2 (utime+stime, fields 14 and 15).
+thread_ticks() {
+  local pid="$1" prefix="$2" sum=0 t name
+  for t in /proc/"$pid"/task/*; do
+    name="$(cat "$t/comm" 2>/dev/null || true)"
+    if [[ -z "$prefix" || "$name" == "$prefix"* ]]; then
+      read -r -a f <"$t/stat" 2>/dev/null || continue
+      # comm may hold spaces inside its parentheses: count fields from the closing one.
+      local rest="${f[*]}"
+      rest="${rest##*) }"
+      read -r -a g <<<"$rest"
+      sum=$((sum + g[11] + g[12]))
+    fi
+  done
+  echo "$sum"
+}
+
+write_bytes() { awk '/^write_bytes/ {print $2}' "/proc/$1/io"; }
+
+# Starts a daemon on $2's state with config $3; sets pid.
+pid=
+start_daemon() {
+  local name="$1" d="$2"
+  echo "$3" >"$d/cfg-now.json"
+  : >"$d/log"
+  java -cp "$work/$name.jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$d/state" \
+    --socket "$d/run/s.sock" --config "$d/cfg-now.json" >>"$d/log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$work/daemon.pid"
+  local i=0
+  until grep -q "sandboxd serving on" "$d/log"; do
+    i=$((i + 1))
+    ((i < 600)) || { tail -20 "$d/log" >&2; die "$name daemon did not start"; }
+    kill -0 "$pid" 2>/dev/null || { tail -20 "$d/log" >&2; die "$name daemon exited"; }
+    sleep 0.1
+  done
+}
+
+run_one() {
+  local name="$1" conc="$2" pool="$3" round="$4"
+  local d="$work/$name-$conc-$pool-$round"
+  mkdir -p "$d/state" "$d/run"
+  case "$pool" in
+    default) echo '{}' >"$d/cfg.json" ;;
+    nopool) echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$d/cfg.json" ;;
+    pool)
+      printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
+        "$address" '"pool_limits":{"adaptive":{"submits":0}}' >"$d/cfg.json" ;;
+    *) die "unknown mode $pool" ;;
+  esac
+  local ctl=(java -XX:TieredStopAtLevel=1 -cp "$work/$name.jar" io.sandboxd.daemon.cli.Sandboxctl)
+  # The module goes into the state's module store first, so that a configured pool can name it.
+  start_daemon "$name" "$d" '{}'
+  "${ctl[@]}" modules put "$module" --socket "$d/run/s.sock" >/dev/null
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  start_daemon "$name" "$d" "$(cat "$d/cfg.json")"
+  # Warm-up outside the window: JIT, the pool filled.
+  "${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$conc" --duration "$WARMUP" \
+    --warmup 0 --socket "$d/run/s.sock" --json >/dev/null
+  local cpu0 ver0 wr0 t0
+  cpu0="$(thread_ticks "$pid" "")"
+  ver0="$(thread_ticks "$pid" "sandboxd-store-v")"
+  wr0="$(write_bytes "$pid")"
+  t0="$(date +%s%N)"
+  local out
+  out="$("${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$conc" \
+    --duration "$DURATION" --warmup 0 --socket "$d/run/s.sock" --json)"
+  local t1 cpu1 ver1 wr1
+  t1="$(date +%s%N)"
+  cpu1="$(thread_ticks "$pid" "")"
+  ver1="$(thread_ticks "$pid" "sandboxd-store-v")"
+  wr1="$(write_bytes "$pid")"
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  # Bytes of used pages once the WAL is checkpointed, over the runs the store holds.
+  local stored nruns
+  read -r stored nruns < <(python3 - "$d/state/runs.db" <<'EOF'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+q = lambda s: c.execute(s).fetchone()[0]
+print((q("PRAGMA page_count") - q("PRAGMA freelist_count")) * q("PRAGMA page_size"), q("SELECT COUNT(*) FROM runs"))
+EOF
+  )
+  python3 - "$name" "$conc" "$pool" "$round" "$out" "$cpu0" "$cpu1" "$ver0" "$ver1" "$wr0" "$wr1" \
+    "$t0" "$t1" "$stored" "$nruns" "$(getconf CLK_TCK)" <<'EOF'
+import json, sys
+(name, conc, pool, rnd, out, cpu0, cpu1, ver0, ver1, wr0, wr1, t0, t1, stored, nruns, hz) = sys.argv[1:]
+b = json.loads(out)
+wall = (int(t1) - int(t0)) / 1e9
+hz = int(hz)
+cpu = (int(cpu1) - int(cpu0)) / hz
+ver = (int(ver1) - int(ver0)) / hz
+measured = max(1, int(b["runs"]))
+nruns = max(1, int(nruns))
+row = {
+    "jar": name, "clients": int(conc), "pool": pool, "round": int(rnd),
+    "units_per_s": b["units_per_s"], "p50_ms": b["p50_ms"], "p99_ms": b["p99_ms"],
+    "errors": b["errors"], "daemon_cores": round(cpu / wall, 3),
+    "verifier_share": round(ver / cpu, 4) if cpu else 0,
+    "written_per_run_b": int((int(wr1) - int(wr0)) / measured),
+    "stored_per_run_b": int(int(stored) / nruns),
+}
+print(json.dumps(row))
+EOF
+}
+
+results="$work/results.jsonl"
+for s in $SCENARIOS; do
+  conc="${s%%:*}"
+  pool="${s##*:}"
+  for r in $(seq 1 "$ROUNDS"); do
+    for name in base head; do
+      run_one "$name" "$conc" "$pool" "$r" | tee -a "$results"
+    done
+  done
+done
+
+python3 - "$results" "$base" "$head" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+keys = sorted({(r["clients"], r["pool"]) for r in rows}, key=lambda k: (k[1], k[0]))
+cols = ["units_per_s", "p50_ms", "p99_ms", "daemon_cores", "verifier_share", "written_per_run_b", "stored_per_run_b"]
+print()
+print(f"base = {sys.argv[2]}, head = {sys.argv[3]}; medians over rounds")
+print(f"{'scenario':<12}" + "".join(f" {c:>28}" for c in cols))
+for k in keys:
+    line = f"{str(k[0]) + ' ' + k[1]:<12}"
+    for c in cols:
+        b = statistics.median(r[c] for r in rows if (r["clients"], r["pool"]) == k and r["jar"] == "base")
+        h = statistics.median(r[c] for r in rows if (r["clients"], r["pool"]) == k and r["jar"] == "head")
+        ratio = f"x{h / b:.2f}" if b else "-"
+        line += f" {f'{b:g} -> {h:g} {ratio}':>28}"
+    print(line)
+EOF
