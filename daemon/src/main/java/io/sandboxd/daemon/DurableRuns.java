@@ -16,6 +16,7 @@ import io.sandboxd.daemon.store.DurableRunTable.State;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.Attenuation;
 import io.sandboxd.enforcer.Grants;
+import io.sandboxd.executor.Consumed;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.InstanceSnapshot;
@@ -128,7 +129,7 @@ final class DurableRuns {
           module,
           List.of(),
           List.of());
-      launch(runId, a, offer, 0, null, Optional.empty(), List.of());
+      launch(runId, a, offer, 0, null, Optional.empty(), List.of(), Consumed.NONE);
       return runId;
     } catch (RuntimeException e) {
       a.slot().close();
@@ -143,14 +144,15 @@ final class DurableRuns {
       long seq,
       String prev,
       Optional<InstanceSnapshot> resume,
-      List<String> carriedTaint) {
+      List<String> carriedTaint,
+      Consumed before) {
     ParkSignal park = new ParkSignal();
     running.put(runId, park);
     Thread t =
         new Thread(
             () -> {
               try (SubmitterPolicy.Slot slot = a.slot()) {
-                step(runId, a, offer, seq, prev, resume, carriedTaint, park);
+                step(runId, a, offer, seq, prev, resume, carriedTaint, before, park);
               } catch (RuntimeException | Error e) {
                 LOG.log(Level.WARNING, "durable run " + runId + " failed", e);
                 try {
@@ -186,6 +188,7 @@ final class DurableRuns {
       String prev,
       Optional<InstanceSnapshot> resume,
       List<String> carriedTaint,
+      Consumed before,
       ParkSignal park) {
     Path root = storage.resolve(runId);
     UnitRequest req =
@@ -197,8 +200,9 @@ final class DurableRuns {
       req = req.withResume(resume.get());
     }
     ExecutionResult r;
+    // Budgets are the run's, not the segment's: a resumed segment gets what the earlier ones left.
     if (offer.isEmpty()) {
-      r = supervisor.executor().execute(req);
+      r = supervisor.executor().execute(req, before);
     } else {
       UnitEnvironment unitEnv = offer.get().unit();
       try (EnvironmentMounts.Prepared dirs =
@@ -206,7 +210,7 @@ final class DurableRuns {
         r =
             supervisor
                 .executor()
-                .execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()));
+                .execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()), before);
       }
     }
     RecordSealer sealer = supervisor.sealer();
@@ -270,6 +274,21 @@ final class DurableRuns {
             CanonicalJson.canonicalString(r.outcome().toJson()),
             Optional.empty()));
     LOG.info(() -> "durable run " + runId + " -> " + r.outcome().summary());
+  }
+
+  /**
+   * What the run's signed receipts say it consumed so far: CPU ms (compile included) and energy
+   * (idle energy of parks and claims never counts against the budget, WIRE.md Q7).
+   */
+  static Consumed consumed(List<Envelope> records) {
+    Consumed c = Consumed.NONE;
+    for (Envelope e : records) {
+      if (e.schema().filter(Receipt.SCHEMA::equals).isPresent()) {
+        Receipt r = Receipt.fromCore(e.core());
+        c = c.plus(r.cpuTimeMs(), r.totalUj());
+      }
+    }
+    return c;
   }
 
   static State stateOf(Outcome o) {
@@ -527,7 +546,8 @@ final class DurableRuns {
           suspend.seq() + 2,
           resumeEnv.address(),
           Optional.of(snapshot),
-          ref.taint());
+          ref.taint(),
+          consumed(records));
       LOG.info(() -> "durable run " + runId + " resumed (idle " + idleUj + " uJ)");
       return resumeEnv;
     } catch (RuntimeException e) {

@@ -124,6 +124,30 @@ class DurableRunsTest {
   }
 
   @Test
+  void aResumeIsGivenWhatTheRunsReceiptsLeaveOfItsBudget() throws Exception {
+    String run = startAndPark(a);
+    List<Envelope> records = a.table().records(run);
+    long cpu = 0;
+    long uj = 0;
+    int receipts = 0;
+    for (Envelope e : records) {
+      if (e.schema().orElse("").equals(io.sandboxd.attest.Receipt.SCHEMA)) {
+        io.sandboxd.attest.Receipt r = io.sandboxd.attest.Receipt.fromCore(e.core());
+        cpu += r.cpuTimeMs();
+        uj += r.totalUj();
+        receipts++;
+      }
+    }
+    assertEquals(1, receipts, "one execute segment so far");
+    assertTrue(uj > 0, "the first segment used energy");
+    assertEquals(new io.sandboxd.executor.Consumed(cpu, uj), DurableRuns.consumed(records));
+    // Attestations and segments do not count; receipts add up.
+    List<Envelope> twice = new ArrayList<>(records);
+    twice.addAll(records);
+    assertEquals(new io.sandboxd.executor.Consumed(2 * cpu, 2 * uj), DurableRuns.consumed(twice));
+  }
+
+  @Test
   void aParkedRunCarriesASignedSuspendAndResumesOnceWithIdleEnergy() throws Exception {
     String run = startAndPark(a);
     List<Envelope> chain =

@@ -106,7 +106,7 @@ public final class Executor implements AutoCloseable {
 
   /** Executes the request to its end (completed, failed or terminated) and reports what it used. */
   public ExecutionResult execute(UnitRequest req) {
-    return execute(req, null);
+    return execute(req, null, Consumed.NONE);
   }
 
   /**
@@ -134,6 +134,20 @@ public final class Executor implements AutoCloseable {
    * and never run, of the same unit and shape) when given; the instance is used up by this run.
    */
   public ExecutionResult execute(UnitRequest req, PreparedInstance warm) {
+    return execute(req, warm, Consumed.NONE);
+  }
+
+  /**
+   * As {@link #execute(UnitRequest)} for a segment of a run that already consumed {@code before}:
+   * the CPU and energy budgets it runs under are what the grant has left after that, so a run
+   * parked and resumed N times still gets its grant once. A run with nothing left is stopped at the
+   * watchdog's first tick.
+   */
+  public ExecutionResult execute(UnitRequest req, Consumed before) {
+    return execute(req, null, before);
+  }
+
+  private ExecutionResult execute(UnitRequest req, PreparedInstance warm, Consumed before) {
     if (warm != null
         && (!warm.unit().address().equals(req.unit().address())
             || !warm.shape().equals(shape(req.unit(), req.grants().compute()))
@@ -150,7 +164,15 @@ public final class Executor implements AutoCloseable {
               + ", not of module "
               + req.unit().address());
     }
-    ComputeGrant compute = req.grants().compute();
+    ComputeGrant granted = req.grants().compute();
+    ComputeGrant compute =
+        before.equals(Consumed.NONE)
+            ? granted
+            : new ComputeGrant(
+                granted.devices(),
+                Math.max(0, granted.energyBudgetUj() - before.energyUj()),
+                Math.max(0, granted.cpuTimeMs() - before.cpuTimeMs()),
+                granted.memoryBytes());
     Set<DeviceClass> classes = dispatchableClasses(compute);
     Enforcer enforcer = new Enforcer(req.grants(), services.execDenylist());
     req.park().ifPresent(p -> p.attach(enforcer));

@@ -128,6 +128,30 @@ class ExecutorTest {
   }
 
   @Test
+  void aLaterSegmentRunsOnlyOnWhatTheEarlierOnesLeft() {
+    CompiledUnit spin = COMPILER.compile(Wat2Wasm.parse(SPIN));
+    Grants g = grants(LOG_ONLY, 200, 1 << 20, 9_000_000_000_000_000L);
+    // 150 of 200 ms already spent: the segment is stopped after about 50 ms, not 200.
+    ExecutionResult rest =
+        EXECUTOR.execute(new UnitRequest("r1", spin, "run", g), new Consumed(150, 0));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), rest.outcome());
+    assertTrue(rest.cpuTimeNanos() >= 50_000_000L, "ran on what was left: " + rest.cpuTimeNanos());
+    assertTrue(
+        rest.cpuTimeNanos() < 190_000_000L, "not on the whole grant: " + rest.cpuTimeNanos());
+    // Nothing left: terminated at once, whatever the number of segments before.
+    ExecutionResult none =
+        EXECUTOR.execute(new UnitRequest("r2", spin, "run", g), new Consumed(200, 0));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), none.outcome());
+    assertTrue(
+        none.cpuTimeNanos() < 100_000_000L, "stopped on its first tick: " + none.cpuTimeNanos());
+    // The energy budget is the run's too.
+    Grants e = grants(LOG_ONLY, 60_000, 1 << 20, 1_000_000);
+    ExecutionResult spent =
+        EXECUTOR.execute(new UnitRequest("r3", spin, "run", e), new Consumed(0, 1_000_000));
+    assertEquals(new Outcome.Terminated(Outcome.Breach.EnergyBudget), spent.outcome());
+  }
+
+  @Test
   void energyBudgetIsHard() {
     ExecutionResult r = run(SPIN, grants(LOG_ONLY, 60_000, 1 << 20, 1_000));
     assertEquals(new Outcome.Terminated(Outcome.Breach.EnergyBudget), r.outcome());
