@@ -69,6 +69,8 @@ final class DurableRuns {
   private final Path storage;
   private final Path staging;
   private final Map<String, ParkSignal> running = new ConcurrentHashMap<>();
+  // Physical memory, over which the node's idle draw is apportioned to parked runs.
+  private final long nodeMemoryBytes = PoolWiring.nodeMemoryBytes();
   // Whether an applied amendment of the run (JCP, WIRE.md §2.11) put this grants_id in force.
   private volatile BiPredicate<String, String> amendedTo = (run, grantsId) -> false;
   private final Object changed = new Object();
@@ -277,6 +279,33 @@ final class DurableRuns {
   }
 
   /**
+   * The idle energy a park is charged on this node: the node's idle draw (mW) times the time parked
+   * here (ms), times the share of the node's memory the parked instance holds (its linear memory's
+   * pages over physical memory), so that parks held at once do not each claim the node's whole
+   * draw. An imported run is charged from when it arrived here, never for time spent elsewhere.
+   */
+  long parkIdleUj(
+      DurableRunTable.Run run, RunSegment suspend, InstanceSnapshot snapshot, long nowMs) {
+    long from = run.imported() ? Math.max(suspend.atMs(), run.updatedMs()) : suspend.atMs();
+    long parkedMs = Math.max(0, nowMs - from);
+    long heldBytes = (long) snapshot.memoryPages().orElse(0) * 65_536L;
+    return apportionedIdleUj(idle.milliwatts(), parkedMs, heldBytes, nodeMemoryBytes);
+  }
+
+  /** {@code mw × ms × held / node}, in µJ, exact and without overflow for any real park. */
+  static long apportionedIdleUj(long mw, long ms, long heldBytes, long nodeBytes) {
+    if (mw <= 0 || ms <= 0 || heldBytes <= 0 || nodeBytes <= 0) {
+      return 0;
+    }
+    return java.math.BigInteger.valueOf(mw)
+        .multiply(java.math.BigInteger.valueOf(ms))
+        .multiply(java.math.BigInteger.valueOf(Math.min(heldBytes, nodeBytes)))
+        .divide(java.math.BigInteger.valueOf(nodeBytes))
+        .min(java.math.BigInteger.valueOf(Long.MAX_VALUE))
+        .longValueExact();
+  }
+
+  /**
    * What the run's signed receipts say it consumed so far: CPU ms (compile included) and energy
    * (idle energy of parks and claims never counts against the budget, WIRE.md Q7).
    */
@@ -460,6 +489,18 @@ final class DurableRuns {
               + describeManifest(ref.manifest())
               + "; a run resumes only into the environment it was parked in");
     }
+    // A run parked on another host resumes here only in a pinned environment: an unpinned image
+    // (a tag, no digest) is no basis for a "same environment" claim across hosts (WIRE.md §2.7).
+    if (offer.isPresent()
+        && !suspend.hostId().equals(supervisor.node().host().id())
+        && !offer.get().manifest().pinned()) {
+      throw new DurableRunException.Refused(
+          "environment: "
+              + describeManifest(offered)
+              + " is not pinned by digest; a run parked on host "
+              + suspend.hostId()
+              + " resumes on another host only in a pinned environment");
+    }
     // The grants: those in force, hashing to the snapshot's grants_id; an offered grant may not
     // be wider (and a tighter one needs an amendment, WIRE.md §2.11).
     Grants inForce = Grants.parse(run.grantsJson().getBytes(StandardCharsets.UTF_8));
@@ -513,9 +554,7 @@ final class DurableRuns {
         supervisor.admission().admit(caller, module, run.grantsJson(), run.entry(), offer);
     try {
       long now = System.currentTimeMillis();
-      long parkedMs = Math.max(0, now - suspend.atMs());
-      // mW x ms = µJ: the node's idle draw over the park, with the meter's provenance.
-      long idleUj = Math.multiplyExact(idle.milliwatts(), parkedMs);
+      long idleUj = parkIdleUj(run, suspend, snapshot, now);
       // The grants in force: the frozen ones, or an amendment's applied while parked.
       Envelope resumeEnv =
           supervisor

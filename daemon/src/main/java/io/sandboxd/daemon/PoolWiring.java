@@ -94,7 +94,7 @@ final class PoolWiring {
   }
 
   /** The node's physical memory, over which its idle draw is apportioned. */
-  private static long nodeMemoryBytes() {
+  static long nodeMemoryBytes() {
     if (ManagementFactory.getOperatingSystemMXBean()
         instanceof com.sun.management.OperatingSystemMXBean os) {
       long total = os.getTotalMemorySize();

@@ -124,6 +124,23 @@ class DurableRunsTest {
   }
 
   @Test
+  void aParkIsChargedItsShareOfTheNodesIdleDrawExactly() {
+    // 5 W for 60 s is 300 J for the whole node; a park holding a quarter of its memory gets 75 J.
+    assertEquals(75_000_000L, DurableRuns.apportionedIdleUj(5_000, 60_000, 1L << 30, 4L << 30));
+    // One 64 KiB page of 24 GiB over two seconds at 49 W: about 0.25 mJ, not 98 J.
+    assertEquals(249L, DurableRuns.apportionedIdleUj(49_000, 2_000, 65_536, 24L << 30));
+    // Nothing held, no time, or no draw: nothing charged; a share is never above the whole.
+    assertEquals(0L, DurableRuns.apportionedIdleUj(5_000, 60_000, 0, 4L << 30));
+    assertEquals(0L, DurableRuns.apportionedIdleUj(5_000, 0, 1L << 30, 4L << 30));
+    assertEquals(0L, DurableRuns.apportionedIdleUj(0, 60_000, 1L << 30, 4L << 30));
+    assertEquals(300_000_000L, DurableRuns.apportionedIdleUj(5_000, 60_000, 8L << 30, 4L << 30));
+    // No overflow on absurd inputs: saturates.
+    assertEquals(
+        Long.MAX_VALUE,
+        DurableRuns.apportionedIdleUj(Long.MAX_VALUE, Long.MAX_VALUE, 1L << 30, 1L << 30));
+  }
+
+  @Test
   void aResumeIsGivenWhatTheRunsReceiptsLeaveOfItsBudget() throws Exception {
     String run = startAndPark(a);
     List<Envelope> records = a.table().records(run);
@@ -176,7 +193,12 @@ class DurableRunsTest {
     Envelope resumed =
         (Envelope) results.stream().filter(r -> r instanceof Envelope).findFirst().get();
     RunSegment r = RunSegment.fromCore(resumed.core());
-    assertTrue(r.idleUj() > 0, "5 W over a park of at least 20 ms: " + r.idleUj());
+    // 5 W over the park, apportioned by the one 64 KiB page the instance holds of the node's
+    // memory: a small share of the node's whole idle draw, never all of it.
+    long parkedMs = r.atMs() - suspend.atMs();
+    long whole = 5_000L * parkedMs;
+    assertTrue(
+        r.idleUj() >= 0 && r.idleUj() < Math.max(1, whole / 1000), r.idleUj() + " of " + whole);
     assertEquals(
         new String(
             io.sandboxd.attest.CanonicalJson.canonicalize(chain.get(1).core().get("snapshot"))),

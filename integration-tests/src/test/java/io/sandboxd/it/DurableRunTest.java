@@ -91,10 +91,17 @@ class DurableRunTest {
   static DaemonClient cb;
   static byte[] module;
 
+  /** Pinned by digest: a run may resume on another host only in such an environment. */
+  static final String PINNED = "ubuntu@sha256:" + "a1".repeat(32);
+
   static Path devcontainer(String name, String value) throws Exception {
+    return devcontainer(name, value, PINNED);
+  }
+
+  static Path devcontainer(String name, String value, String image) throws Exception {
     return Files.writeString(
         dir.resolve(name + ".devcontainer.json"),
-        "{\"image\":\"ubuntu:24.04\",\"containerEnv\":{\"STAGE\":\"" + value + "\"}}");
+        "{\"image\":\"" + image + "\",\"containerEnv\":{\"STAGE\":\"" + value + "\"}}");
   }
 
   @BeforeAll
@@ -105,6 +112,8 @@ class DurableRunTest {
             dir.resolve("a.config.json"),
             "{\"environments\":[{\"name\":\"dev\",\"devcontainer\":\""
                 + devcontainer("a-dev", "one")
+                + "\"},{\"name\":\"loose\",\"devcontainer\":\""
+                + devcontainer("a-loose", "one", "ubuntu:24.04")
                 + "\"}]}");
     // Node b offers "dev" drifted (another variable value) and "same", identical to a's "dev".
     Path cb1 =
@@ -114,6 +123,8 @@ class DurableRunTest {
                 + devcontainer("b-dev", "two")
                 + "\"},{\"name\":\"same\",\"devcontainer\":\""
                 + devcontainer("b-same", "one")
+                + "\"},{\"name\":\"loose\",\"devcontainer\":\""
+                + devcontainer("b-loose", "one", "ubuntu:24.04")
                 + "\"}]}");
     a = DaemonProcess.start(dir.resolve("a"), dir.resolve("a.sock"), "--config", ca1.toString());
     b = DaemonProcess.start(dir.resolve("b"), dir.resolve("b.sock"), "--config", cb1.toString());
@@ -176,6 +187,24 @@ class DurableRunTest {
     DaemonProcess.Result e = ctl(a, "runs", "export", run, "--bundle", file.toString());
     assertEquals(0, e.exit(), e.err());
     return run;
+  }
+
+  @Test
+  void aRunParkedOnAnotherHostIsNotResumedInAnUnpinnedEnvironment() throws Exception {
+    Path file = dir.resolve("loose.bundle");
+    String run = parkedBundle("loose", file);
+    DaemonProcess.Result imp = ctl(b, "runs", "import", file.toString());
+    assertEquals(0, imp.exit(), imp.err());
+    // The same manifest on both nodes, but a tag is no basis for a cross-host "same environment".
+    DaemonProcess.Result res = ctl(b, "runs", "resume", run, "--env", "loose");
+    assertNotEquals(0, res.exit(), res.out());
+    assertTrue(res.err().contains("not pinned"), res.err());
+    assertTrue(
+        ctl(b, "runs", "list")
+            .out()
+            .lines()
+            .anyMatch(l -> l.startsWith(run) && l.contains("parked")),
+        "refused, and still parked");
   }
 
   // ================================================================ the whole journey
@@ -260,7 +289,10 @@ class DurableRunTest {
                 .findFirst()
                 .orElseThrow()
                 .substring("resume segment ".length()));
-    assertTrue(resumeSeg.get("core").get("idle_uj").asLong() > 0, resumeSeg.toString());
+    // The park's idle energy is this node's draw over the time the run spent here, apportioned by
+    // the memory it holds (a 64 KiB instance's share of the node is tiny), never negative.
+    assertTrue(resumeSeg.get("core").get("idle_uj").asLong() >= 0, resumeSeg.toString());
+    assertTrue(resumeSeg.get("core").has("idle_provenance"), resumeSeg.toString());
     assertEquals(
         key(b), resumeSeg.get("public_key").textValue(), "the resume is signed by the new host");
     // A second resume of the same suspend is refused.
