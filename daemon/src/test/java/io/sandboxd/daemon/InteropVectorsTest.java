@@ -3,15 +3,19 @@ package io.sandboxd.daemon;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.ConsistencyProof;
+import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.InclusionProof;
 import io.sandboxd.attest.MerkleVerifier;
+import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.TreeHead;
 import java.io.IOException;
@@ -30,6 +34,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -233,6 +238,45 @@ class InteropVectorsTest {
             + "+"
             + Base64.getEncoder().encodeToString(typed),
         log.get("vkey").textValue());
+  }
+
+  @Test
+  void theFleetProofsHoldAgainstTheirAggregatesAndFailWhenChanged() throws Exception {
+    JsonNode file = read("records/records.json");
+    Envelope newer = null;
+    Envelope older = null;
+    for (JsonNode v : file.get("records")) {
+      if (v.get("name").textValue().equals("fleet aggregate of 2")) {
+        newer = Envelope.fromJson(CanonicalJson.parse(v.get("envelope").textValue()));
+      }
+      if (v.get("name").textValue().equals("fleet aggregate of 1")) {
+        older = Envelope.fromJson(CanonicalJson.parse(v.get("envelope").textValue()));
+      }
+    }
+    PublicKey node = InteropVectors.NODE.publicKey();
+    JsonNode fleet = file.get("fleet");
+    assertEquals(newer.address(), fleet.get("aggregate").textValue());
+    assertEquals(older.address(), fleet.get("old_aggregate").textValue());
+    JsonNode proof = fleet.get("fleet_proof");
+    assertInstanceOf(
+        FleetDocs.Verdict.Valid.class,
+        FleetDocs.verifyFleet(proof, newer, Optional.empty(), Optional.of(node)));
+    assertInstanceOf(
+        FleetDocs.Verdict.Invalid.class,
+        FleetDocs.verifyFleet(
+            proof, newer, Optional.empty(), Optional.of(InteropVectors.STRANGER.publicKey())));
+    ObjectNode moved = proof.deepCopy();
+    ((ObjectNode) moved.at("/receipts/0/proof")).put("leaf_index", 1);
+    assertInstanceOf(
+        FleetDocs.Verdict.Invalid.class,
+        FleetDocs.verifyFleet(moved, newer, Optional.empty(), Optional.of(node)));
+    JsonNode consistency = fleet.get("fleet_consistency");
+    assertInstanceOf(
+        FleetDocs.Verdict.Valid.class,
+        FleetDocs.verifyFleet(consistency, newer, Optional.of(older), Optional.of(node)));
+    assertInstanceOf(
+        FleetDocs.Verdict.Invalid.class,
+        FleetDocs.verifyFleet(consistency, older, Optional.of(newer), Optional.of(node)));
   }
 
   @Test
