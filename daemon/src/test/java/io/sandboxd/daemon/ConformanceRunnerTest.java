@@ -26,6 +26,9 @@ class ConformanceRunnerTest {
   private static Result run(List<String> verifier) throws IOException, InterruptedException {
     List<String> command =
         new ArrayList<>(List.of("bash", ROOT.resolve("bin/conformance").toString()));
+    // Cases are independent: as many at once as there are cores (output stays in case order).
+    command.addAll(
+        List.of("--jobs", String.valueOf(Math.max(1, Runtime.getRuntime().availableProcessors()))));
     command.add("--");
     command.addAll(verifier);
     Path log = Files.createTempFile("conformance", ".log");
