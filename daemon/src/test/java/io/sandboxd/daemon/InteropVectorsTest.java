@@ -323,6 +323,53 @@ class InteropVectorsTest {
     assertEquals(Set.of(), unspecified, "schema ids docs/WIRE.md does not specify");
   }
 
+  @Test
+  void everyFieldOfEveryVectoredRecordIsNamedInTheSpecification() throws IOException {
+    JsonNode file = read("records/records.json");
+    List<JsonNode> docs = new ArrayList<>();
+    for (JsonNode v : file.get("records")) {
+      docs.add(CanonicalJson.parse(v.get("core").textValue()));
+    }
+    JsonNode content = file.get("content");
+    for (JsonNode e : content.get("journal_entries")) {
+      docs.add(CanonicalJson.parse(e.get("canonical").textValue()));
+    }
+    for (String c : List.of("fs_tree", "instance_snapshot", "run_bundle")) {
+      docs.add(CanonicalJson.parse(content.get(c).get("canonical").textValue()));
+    }
+    docs.add(file.at("/node_log/log_proof"));
+    docs.add(file.at("/node_log/log_consistency"));
+    docs.add(file.at("/fleet/fleet_proof"));
+    docs.add(file.at("/fleet/fleet_consistency"));
+    String spec = Files.readString(root().resolve("docs/WIRE.md"), StandardCharsets.UTF_8);
+    Set<String> unnamed = new TreeSet<>();
+    for (JsonNode d : docs) {
+      collectUnnamed(d, d.path("schema").asText("?"), spec, unnamed);
+    }
+    assertEquals(Set.of(), unnamed, "fields docs/WIRE.md never names (as `field`)");
+  }
+
+  /** Object keys below {@code n} that the spec never writes as {@code `key`} or {@code "key"}. */
+  private static void collectUnnamed(JsonNode n, String schema, String spec, Set<String> out) {
+    if (n.isObject()) {
+      for (var it = n.fields(); it.hasNext(); ) {
+        var f = it.next();
+        String k = f.getKey();
+        boolean named =
+            spec.contains("`" + k + "`")
+                || spec.contains("\"" + k + "\"")
+                || spec.contains("`" + k + "`:")
+                || k.matches("[0-9a-f]{64}|Cpu|Gpu");
+        if (!named) {
+          out.add(schema + ": " + k);
+        }
+        collectUnnamed(f.getValue(), schema, spec, out);
+      }
+    } else if (n.isArray()) {
+      n.forEach(e -> collectUnnamed(e, schema, spec, out));
+    }
+  }
+
   // ---- independent reference code ----
 
   private static byte[] leaf(byte[] data) {
