@@ -114,6 +114,24 @@ public final class EvidenceBundle {
             WarmpoolEvict.fromCore(e.core());
             others++;
           }
+          // Signed records with no links to check here are still read strictly by schema, so a
+          // signed but malformed one (an unknown field, a float) is invalid, not just counted.
+          case StoredRun.SCHEMA -> {
+            StoredRun.fromCore(e.core());
+            others++;
+          }
+          case StoreHead.SCHEMA -> {
+            StoreHead.fromCore(e.core());
+            others++;
+          }
+          case StoreCheckpoint.SCHEMA -> {
+            StoreCheckpoint.fromCore(e.core());
+            others++;
+          }
+          case FleetAggregate.SCHEMA -> {
+            FleetAggregate.fromCore(e.core());
+            others++;
+          }
           default -> others++;
         }
       } catch (AttestException ex) {

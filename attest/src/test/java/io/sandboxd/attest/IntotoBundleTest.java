@@ -113,6 +113,36 @@ class IntotoBundleTest {
     assertArrayEquals(CanonicalJson.canonicalize(json), statement().payload());
   }
 
+  /**
+   * The DSSE signature checked without the project's DSSE or key code: PAE spelled out from the
+   * DSSE v1 text, the key given to the JDK's Ed25519 as an X.509 SubjectPublicKeyInfo.
+   */
+  @Test
+  void theDsseSignatureVerifiesOverPaeWithTheJdksOwnEd25519() throws Exception {
+    ObjectNode json = SigstoreBundle.sign(statement(), NODE).toJson();
+    String type = json.at("/dsseEnvelope/payloadType").textValue();
+    byte[] body = Base64.getDecoder().decode(json.at("/dsseEnvelope/payload").textValue());
+    byte[] sig = Base64.getDecoder().decode(json.at("/dsseEnvelope/signatures/0/sig").textValue());
+    String head = "DSSEv1 " + type.length() + " " + type + " " + body.length + " ";
+    byte[] pae = new byte[head.length() + body.length];
+    System.arraycopy(head.getBytes(StandardCharsets.US_ASCII), 0, pae, 0, head.length());
+    System.arraycopy(body, 0, pae, head.length(), body.length);
+    assertTrue(jdkVerify(NODE.publicKey().hex(), pae, sig));
+    assertFalse(jdkVerify(OTHER.publicKey().hex(), pae, sig));
+    pae[pae.length - 2] ^= 1;
+    assertFalse(jdkVerify(NODE.publicKey().hex(), pae, sig));
+  }
+
+  private static boolean jdkVerify(String keyHex, byte[] message, byte[] sig) throws Exception {
+    byte[] spki = java.util.HexFormat.of().parseHex("302a300506032b6570032100" + keyHex);
+    java.security.Signature v = java.security.Signature.getInstance("Ed25519");
+    v.initVerify(
+        java.security.KeyFactory.getInstance("Ed25519")
+            .generatePublic(new java.security.spec.X509EncodedKeySpec(spki)));
+    v.update(message);
+    return v.verify(sig);
+  }
+
   @Test
   void bundleRoundTripsAndVerifiesUnderTheNodeKeyOnly() {
     SigstoreBundle b = SigstoreBundle.sign(statement(), NODE);

@@ -109,6 +109,39 @@ class IntotoExportTest {
     return new DaemonProcess.Result(p.exitValue(), out, err);
   }
 
+  /** A key that signed nothing here. */
+  static String other() {
+    return "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
+  }
+
+  /**
+   * Whether the bundle's one DSSE signature verifies under {@code keyHex} over {@code PAE(type,
+   * payload)} = "DSSEv1" SP len(type) SP type SP len(payload) SP payload (lengths in ASCII decimal
+   * bytes), checked with the JDK's Ed25519 on the key as an X.509 SubjectPublicKeyInfo.
+   */
+  static boolean paeSignatureVerifies(JsonNode bundleJson, String keyHex) throws Exception {
+    String type = bundleJson.at("/dsseEnvelope/payloadType").textValue();
+    byte[] body = Base64.getDecoder().decode(bundleJson.at("/dsseEnvelope/payload").textValue());
+    JsonNode sigs = bundleJson.at("/dsseEnvelope/signatures");
+    assertEquals(1, sigs.size(), sigs.toString());
+    byte[] sig = Base64.getDecoder().decode(sigs.get(0).get("sig").textValue());
+    byte[] typeBytes = type.getBytes(UTF_8);
+    java.io.ByteArrayOutputStream pae = new java.io.ByteArrayOutputStream();
+    pae.writeBytes(("DSSEv1 " + typeBytes.length + " ").getBytes(UTF_8));
+    pae.writeBytes(typeBytes);
+    pae.writeBytes((" " + body.length + " ").getBytes(UTF_8));
+    pae.writeBytes(body);
+    byte[] spki =
+        java.util.HexFormat.of().parseHex("302a300506032b6570032100" + keyHex.toLowerCase());
+    java.security.PublicKey key =
+        java.security.KeyFactory.getInstance("Ed25519")
+            .generatePublic(new java.security.spec.X509EncodedKeySpec(spki));
+    java.security.Signature v = java.security.Signature.getInstance("Ed25519");
+    v.initVerify(key);
+    v.update(pae.toByteArray());
+    return v.verify(sig);
+  }
+
   static SubmitReply run(String... argv) {
     return client
         .stub()
@@ -172,8 +205,14 @@ class IntotoExportTest {
         RunStatement.check(
             parsed.verify(PublicKey.ofHex(nodeKey, "key")), PublicKey.ofHex(nodeKey, "key")));
 
+    // An independent check of the DSSE signature: PAE written out here from the DSSE v1 text and
+    // verified by the JDK's own Ed25519, neither the project's DSSE code nor its key classes.
+    JsonNode exported = CanonicalJson.parse(Files.readAllBytes(bundle));
+    assertTrue(paeSignatureVerifies(exported, nodeKey), "the DSSE signature over PAE");
+    assertFalse(paeSignatureVerifies(exported, other()), "the DSSE signature under another key");
+
     // Another key: refused by the key selector.
-    String other = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
+    String other = other();
     DaemonProcess.Result wrongKey = sigstoreJs(bundle, other);
     assertEquals(1, wrongKey.exit(), wrongKey.out());
 
@@ -189,6 +228,7 @@ class IntotoExportTest {
         .put("payload", Base64.getEncoder().encodeToString(payload));
     Path changed = dir.resolve("changed-payload.json");
     Files.writeString(changed, json.toString());
+    assertFalse(paeSignatureVerifies(json, nodeKey), "PAE over a changed payload");
     DaemonProcess.Result bad = sigstoreJs(changed, nodeKey);
     assertEquals(1, bad.exit(), bad.out());
     assertTrue(bad.out().contains("signature"), bad.out());
