@@ -147,7 +147,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     answer(
         "proveConsistency",
         out,
-        () -> proofReply(fleet().proveConsistency(req.getOldSize(), req.getNewSize())));
+        () ->
+            proofReply(
+                fleet()
+                    .proveConsistency(
+                        RequestFields.upTo("old_size", req.getOldSize(), Long.MAX_VALUE),
+                        RequestFields.upTo("new_size", req.getNewSize(), Long.MAX_VALUE))));
   }
 
   @Override
@@ -159,7 +164,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () ->
             io.sandboxd.daemon.rpc.AggregateFleetReply.newBuilder()
-                .setEnvelopeJson(fleet().aggregate(req.getSinceMs(), req.getUntilMs()).toJsonLine())
+                .setEnvelopeJson(
+                    fleet()
+                        .aggregate(
+                            RequestFields.upTo("since_ms", req.getSinceMs(), Long.MAX_VALUE),
+                            RequestFields.upTo("until_ms", req.getUntilMs(), Long.MAX_VALUE))
+                        .toJsonLine())
                 .build());
   }
 
@@ -382,7 +392,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "listRuns",
         out,
         () -> {
-          int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
+          int limit = RequestFields.count("limit", req.getLimit(), DEFAULT_LIST, MAX_LIST);
           java.util.List<RunInfo> runs = new java.util.ArrayList<>();
           for (RunSummary s : store.list(limit)) {
             runs.add(withSubmitter(info(s), s).toBuilder().setState(stateOf(s)).build());
@@ -461,7 +471,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                 .setMaxIdleBytes(pools.maxIdleBytes())
                 .setIdlePower(pools.idlePowerLine());
           }
-          int n = Math.min(req.getEvictions(), MAX_LIST);
+          int n = RequestFields.count("evictions", req.getEvictions(), 0, MAX_LIST);
           if (n > 0) {
             for (Envelope e : store.evictions(n)) {
               b.addEvictions(e.toJsonLine());
@@ -804,9 +814,14 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   public void waitRun(
       io.sandboxd.daemon.rpc.WaitRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
-    long timeout =
-        req.getTimeoutMs() == 0 ? DEFAULT_WAIT_MS : Math.min(req.getTimeoutMs(), MAX_WAIT_MS);
-    answer("waitRun", out, () -> durableReply(durableRuns().await(req.getRunId(), timeout), ""));
+    answer(
+        "waitRun",
+        out,
+        () -> {
+          long asked = RequestFields.upTo("timeout_ms", req.getTimeoutMs(), MAX_WAIT_MS);
+          long timeout = asked == 0 ? DEFAULT_WAIT_MS : asked;
+          return durableReply(durableRuns().await(req.getRunId(), timeout), "");
+        });
   }
 
   @Override
