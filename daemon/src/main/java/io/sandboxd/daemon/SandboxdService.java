@@ -456,7 +456,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                       .setHits(p.hits())
                       .setMisses(p.misses())
                       .setIdleUj(p.idleUj())
-                      .setConfigured(p.configured());
+                      .setConfigured(p.configured())
+                      .setNotPoolable(p.notPoolable());
               p.evictions().entrySet().stream()
                   .sorted(java.util.Map.Entry.comparingByKey())
                   .forEach(
