@@ -31,6 +31,28 @@ final class SignerPolicy {
     return Optional.of(given.iterator().next());
   }
 
+  /**
+   * The keys named in {@code given} (several for a chain resumed on other hosts), or empty after
+   * saying on stderr why the check refuses and which keys {@code input} names (only as a hint).
+   */
+  static Optional<java.util.Set<PublicKey>> requiredAny(
+      java.util.Set<PublicKey> given, String command, String what, Collection<String> inputKeys) {
+    if (given.isEmpty()) {
+      System.err.println(
+          "sandboxctl "
+              + command
+              + ": "
+              + what
+              + " is not checked against a key taken from itself: name the node key(s) you trust"
+              + " with --signer HEX"
+              + (inputKeys.isEmpty()
+                  ? ""
+                  : " (it is signed by " + String.join(", ", inputKeys) + ")"));
+      return Optional.empty();
+    }
+    return Optional.of(given);
+  }
+
   /** Prints the key a check trusted, as every offline check does on stdout. */
   static void printTrusted(PublicKey key) {
     System.out.println("signer " + key.hex() + " (--signer)");
