@@ -815,14 +815,36 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   public void waitRun(
       io.sandboxd.daemon.rpc.WaitRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
-    answer(
-        "waitRun",
-        out,
-        () -> {
-          long asked = RequestFields.upTo("timeout_ms", req.getTimeoutMs(), MAX_WAIT_MS);
-          long timeout = asked == 0 ? DEFAULT_WAIT_MS : asked;
-          return durableReply(durableRuns().await(req.getRunId(), timeout), "");
-        });
+    io.sandboxd.daemon.store.DurableRunTable.Run now;
+    long timeout;
+    try {
+      long asked = RequestFields.upTo("timeout_ms", req.getTimeoutMs(), MAX_WAIT_MS);
+      timeout = asked == 0 ? DEFAULT_WAIT_MS : asked;
+      now = durableRuns().require(req.getRunId());
+    } catch (RuntimeException e) {
+      answer(
+          "waitRun",
+          out,
+          () -> {
+            throw e;
+          });
+      return;
+    }
+    if (now.state() != io.sandboxd.daemon.store.DurableRunTable.State.running) {
+      answer("waitRun", out, () -> durableReply(now, ""));
+      return;
+    }
+    // Held without a thread until the run stops running, the timeout passes or the client goes.
+    waiters().await(req.getRunId(), timeout, out);
+  }
+
+  private RunWaiters runWaiters;
+
+  private synchronized RunWaiters waiters() {
+    if (runWaiters == null) {
+      runWaiters = new RunWaiters(durableRuns()::require, r -> durableReply(r, ""));
+    }
+    return runWaiters;
   }
 
   @Override
