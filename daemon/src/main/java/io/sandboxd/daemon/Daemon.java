@@ -479,6 +479,9 @@ public final class Daemon implements AutoCloseable {
    * closes connections past the total or per-peer limit at once, and gRPC closes connections that
    * stay idle (no call in flight), never finish their handshake, or outlive their maximum age.
    */
+  /** Calls one connection may have in flight at once. */
+  static final int MAX_CALLS_PER_CONNECTION = 256;
+
   static NettyServerBuilder serverBuilder(
       DaemonPaths paths, DaemonConfig config, EventLoopGroup boss, EventLoopGroup workers) {
     DaemonConfig.Connections limits = config.limits().connections();
@@ -508,6 +511,10 @@ public final class Daemon implements AutoCloseable {
               ch.pipeline().addLast("connection-limits", limiter);
               return ch;
             })
+        // One connection cannot hold more calls than this at once (HTTP/2 MAX_CONCURRENT_STREAMS;
+        // a client's further calls queue on its side), so with connections.max_per_peer no peer
+        // holds an unbounded share of the daemon.
+        .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
         .bossEventLoopGroup(boss)
         .workerEventLoopGroup(workers)
         .maxConnectionIdle(limits.idleTimeoutMs(), TimeUnit.MILLISECONDS)

@@ -68,12 +68,15 @@ final class ErrorStatus {
     return null;
   }
 
-  /** The status a client receives for {@code e}, described by its message. */
+  /**
+   * The status a client receives for {@code e}, described by its message cut to a bounded size (an
+   * echoed input never makes a description too large for the client's trailers).
+   */
   static Status of(Throwable e) {
     Row r = rowOf(e);
     if (r == null) {
-      return Status.INTERNAL.withDescription(e.toString());
+      return Status.INTERNAL.withDescription(BoundedDescription.of(e.toString()));
     }
-    return Status.fromCode(r.code()).withDescription(e.getMessage());
+    return Status.fromCode(r.code()).withDescription(BoundedDescription.of(e.getMessage()));
   }
 }

@@ -141,7 +141,9 @@ final class RequestDecoder {
       }
       if (decoded.fault() != null) {
         refused = true;
-        call.close(Status.INVALID_ARGUMENT.withDescription(decoded.fault()), new Metadata());
+        call.close(
+            Status.INVALID_ARGUMENT.withDescription(BoundedDescription.of(decoded.fault())),
+            new Metadata());
         return;
       }
       inner.onMessage(decoded.message());

@@ -147,7 +147,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     answer(
         "proveConsistency",
         out,
-        () -> proofReply(fleet().proveConsistency(req.getOldSize(), req.getNewSize())));
+        () ->
+            proofReply(
+                fleet()
+                    .proveConsistency(
+                        RequestFields.upTo("old_size", req.getOldSize(), Long.MAX_VALUE),
+                        RequestFields.upTo("new_size", req.getNewSize(), Long.MAX_VALUE))));
   }
 
   @Override
@@ -159,7 +164,12 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () ->
             io.sandboxd.daemon.rpc.AggregateFleetReply.newBuilder()
-                .setEnvelopeJson(fleet().aggregate(req.getSinceMs(), req.getUntilMs()).toJsonLine())
+                .setEnvelopeJson(
+                    fleet()
+                        .aggregate(
+                            RequestFields.upTo("since_ms", req.getSinceMs(), Long.MAX_VALUE),
+                            RequestFields.upTo("until_ms", req.getUntilMs(), Long.MAX_VALUE))
+                        .toJsonLine())
                 .build());
   }
 
@@ -382,7 +392,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "listRuns",
         out,
         () -> {
-          int limit = req.getLimit() == 0 ? DEFAULT_LIST : Math.min(req.getLimit(), MAX_LIST);
+          int limit = RequestFields.count("limit", req.getLimit(), DEFAULT_LIST, MAX_LIST);
           java.util.List<RunInfo> runs = new java.util.ArrayList<>();
           for (RunSummary s : store.list(limit)) {
             runs.add(withSubmitter(info(s), s).toBuilder().setState(stateOf(s)).build());
@@ -446,7 +456,8 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                       .setHits(p.hits())
                       .setMisses(p.misses())
                       .setIdleUj(p.idleUj())
-                      .setConfigured(p.configured());
+                      .setConfigured(p.configured())
+                      .setNotPoolable(p.notPoolable());
               p.evictions().entrySet().stream()
                   .sorted(java.util.Map.Entry.comparingByKey())
                   .forEach(
@@ -461,7 +472,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                 .setMaxIdleBytes(pools.maxIdleBytes())
                 .setIdlePower(pools.idlePowerLine());
           }
-          int n = Math.min(req.getEvictions(), MAX_LIST);
+          int n = RequestFields.count("evictions", req.getEvictions(), 0, MAX_LIST);
           if (n > 0) {
             for (Envelope e : store.evictions(n)) {
               b.addEvictions(e.toJsonLine());
@@ -804,9 +815,36 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   public void waitRun(
       io.sandboxd.daemon.rpc.WaitRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
-    long timeout =
-        req.getTimeoutMs() == 0 ? DEFAULT_WAIT_MS : Math.min(req.getTimeoutMs(), MAX_WAIT_MS);
-    answer("waitRun", out, () -> durableReply(durableRuns().await(req.getRunId(), timeout), ""));
+    io.sandboxd.daemon.store.DurableRunTable.Run now;
+    long timeout;
+    try {
+      long asked = RequestFields.upTo("timeout_ms", req.getTimeoutMs(), MAX_WAIT_MS);
+      timeout = asked == 0 ? DEFAULT_WAIT_MS : asked;
+      now = durableRuns().require(req.getRunId());
+    } catch (RuntimeException e) {
+      answer(
+          "waitRun",
+          out,
+          () -> {
+            throw e;
+          });
+      return;
+    }
+    if (now.state() != io.sandboxd.daemon.store.DurableRunTable.State.running) {
+      answer("waitRun", out, () -> durableReply(now, ""));
+      return;
+    }
+    // Held without a thread until the run stops running, the timeout passes or the client goes.
+    waiters().await(req.getRunId(), timeout, out);
+  }
+
+  private RunWaiters runWaiters;
+
+  private synchronized RunWaiters waiters() {
+    if (runWaiters == null) {
+      runWaiters = new RunWaiters(durableRuns()::require, r -> durableReply(r, ""));
+    }
+    return runWaiters;
   }
 
   @Override

@@ -106,7 +106,8 @@ class DaemonEndToEndTest {
             null, "runs", "show", r.getRunId(), "--export", "--socket", daemon.socket.toString());
     assertEquals(0, shown.exit(), shown.err());
     DaemonProcess.Result piped =
-        DaemonProcess.sandboxctl(shown.out().getBytes(StandardCharsets.UTF_8), "verify", "-");
+        DaemonProcess.sandboxctl(
+            shown.out().getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", node.hex());
     assertEquals(0, piped.exit(), piped.err());
 
     // Flip one byte of the core: the digit of the segment's at_ms.
@@ -115,7 +116,8 @@ class DaemonEndToEndTest {
     int at = text.indexOf("\"at_ms\":") + "\"at_ms\":".length();
     bytes[at] = (byte) (bytes[at] == '1' ? '2' : '1');
     Files.write(export, bytes);
-    DaemonProcess.Result bad = DaemonProcess.sandboxctl(null, "verify", export.toString());
+    DaemonProcess.Result bad =
+        DaemonProcess.sandboxctl(null, "verify", export.toString(), "--signer", node.hex());
     assertEquals(1, bad.exit(), bad.out() + bad.err());
     assertTrue(bad.err().contains("seq 0"), bad.err());
   }

@@ -234,7 +234,8 @@ class DurableRunTest {
     // The parked chain verifies through the CLI, as the README's pipe does.
     String export = ctl(a, "runs", "show", run, "--export").out();
     DaemonProcess.Result v =
-        DaemonProcess.sandboxctl(export.getBytes(StandardCharsets.UTF_8), "verify", "-");
+        DaemonProcess.sandboxctl(
+            export.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", key(a));
     assertEquals(0, v.exit(), v.err() + v.out());
     assertTrue(v.out().contains("valid: chain of 2 segment(s)"), v.out());
 

@@ -166,9 +166,28 @@ class FleetLogTest {
           ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", pk);
       ok(fv);
       assertTrue(fv.out().contains(runs.get(1).getRunId()), fv.out());
+      assertTrue(fv.out().contains("signer " + pk + " (--signer)"), fv.out());
       DaemonProcess.Result wrongSigner =
           ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", otherKey);
       assertEquals(1, wrongSigner.exit(), wrongSigner.err());
+      assertTrue(wrongSigner.out().contains("signer " + otherKey), wrongSigner.out());
+      // Issue 24: the node's fleet id and root, totals rewritten, re-signed by an unknown key.
+      ObjectNode forgedCore = (ObjectNode) core.deepCopy();
+      forgedCore.put("total_uj", total + 1_000_000);
+      Path resigned =
+          write(
+              "resigned.json",
+              Envelope.sign(forgedCore, SigningKey.fromSeed(new byte[32])).toJsonLine());
+      // Without a named key the check refuses, rather than trusting the key the input names.
+      DaemonProcess.Result unnamed =
+          ctl("fleet", "verify", p1.toString(), "--aggregate", resigned.toString());
+      assertEquals(2, unnamed.exit(), unnamed.out() + unnamed.err());
+      assertTrue(unnamed.err().contains("--signer"), unnamed.err());
+      assertTrue(!unnamed.out().contains("valid"), unnamed.out());
+      DaemonProcess.Result foreign =
+          ctl("fleet", "verify", p1.toString(), "--aggregate", resigned.toString(), "--signer", pk);
+      assertEquals(1, foreign.exit(), foreign.out() + foreign.err());
+      assertTrue(foreign.out().contains("signer " + pk), foreign.out());
       String tamperedAgg = agg.out().replace("\"tree_size\":3", "\"tree_size\":4");
       DaemonProcess.Result tampered =
           ctl(
@@ -176,7 +195,9 @@ class FleetLogTest {
               "verify",
               p1.toString(),
               "--aggregate",
-              write("t.json", tamperedAgg).toString());
+              write("t.json", tamperedAgg).toString(),
+              "--signer",
+              pk);
       assertEquals(1, tampered.exit(), tampered.err());
       DaemonProcess.Result noRun =
           ctl("fleet", "prove", "no-such-run", "--aggregate", a1.toString(), "--socket", s);
@@ -250,10 +271,19 @@ class FleetLogTest {
               "--aggregate",
               a1.toString(),
               "--old",
-              a2.toString());
+              a2.toString(),
+              "--signer",
+              pk);
       assertEquals(1, swapped.exit(), swapped.err());
       DaemonProcess.Result stale =
-          ctl("fleet", "verify", dir.resolve("p1.json").toString(), "--aggregate", a2.toString());
+          ctl(
+              "fleet",
+              "verify",
+              dir.resolve("p1.json").toString(),
+              "--aggregate",
+              a2.toString(),
+              "--signer",
+              pk);
       assertEquals(1, stale.exit(), stale.err());
       assertTrue(stale.err().contains("is for aggregate"), stale.err());
     }

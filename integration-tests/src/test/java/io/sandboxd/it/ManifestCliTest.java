@@ -68,7 +68,9 @@ class ManifestCliTest {
       assertEquals(e.getKey().startsWith("rust"), env.get("pinned").booleanValue());
       Path envFile = tmp.resolve("env-" + e.getKey());
       Files.writeString(envFile, in.out());
-      DaemonProcess.Result v = DaemonProcess.sandboxctl(null, "verify", envFile.toString());
+      DaemonProcess.Result v =
+          DaemonProcess.sandboxctl(
+              null, "verify", envFile.toString(), "--signer", env.get("public_key").textValue());
       assertEquals(0, v.exit(), v.err());
       assertTrue(v.out().contains(env.get("address").textValue()), v.out());
     }

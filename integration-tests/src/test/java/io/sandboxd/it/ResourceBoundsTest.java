@@ -267,10 +267,15 @@ class ResourceBoundsTest {
   void retentionPrunesOldRunsJournalsAndSaysSo() throws Exception {
     // Each run journals about 800 draws (~250 KB with indexes); 16 of them exceed 2 MiB.
     List<String> ids = new ArrayList<>();
+    String nodeKey = null;
     for (int i = 0; i < 16; i++) {
       SubmitReply r = submit(client, randomLoop(800), grants(true));
       assertEquals("\"Completed\"", r.getOutcomeJson());
       ids.add(r.getRunId());
+      nodeKey =
+          io.sandboxd.attest.Envelope.fromJson(
+                  io.sandboxd.attest.CanonicalJson.parse(r.getReceipt()))
+              .publicKey();
     }
     String oldest = ids.get(0);
     String newest = ids.get(ids.size() - 1);
@@ -298,7 +303,8 @@ class ResourceBoundsTest {
         DaemonProcess.sandboxctl(
             null, "runs", "show", oldest, "--export", "--socket", socket.toString());
     DaemonProcess.Result verified =
-        DaemonProcess.sandboxctl(export.out().getBytes(StandardCharsets.UTF_8), "verify", "-");
+        DaemonProcess.sandboxctl(
+            export.out().getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", nodeKey);
     assertEquals(0, verified.exit(), verified.out() + verified.err());
 
     // The store's main file stays near its bound (freed pages are reused).

@@ -118,6 +118,7 @@ class WarmPoolTest {
     Path socket = dir.resolve("d.sock");
     String writer = Blake3.hex(WRITER);
     String claimRun;
+    String nodeKey;
     try (DaemonProcess d = DaemonProcess.start(state, socket, "--config", cfg.toString());
         DaemonClient c = new DaemonClient(socket)) {
       // No pool before demand: the first two submissions start cold (the second makes the pool).
@@ -134,6 +135,7 @@ class WarmPoolTest {
       assertEquals("\"Completed\"", warm.getOutcomeJson());
       assertFalse(warm.getClaim().isEmpty(), "claim expected");
       Envelope claimEnv = Envelope.fromJson(CanonicalJson.parse(warm.getClaim()));
+      nodeKey = Envelope.fromJson(CanonicalJson.parse(warm.getReceipt())).publicKey();
       WarmpoolClaim claim = WarmpoolClaim.fromCore(claimEnv.core());
       assertEquals(warm.getRunId(), claim.runId());
       assertEquals("S2", claim.tier());
@@ -163,11 +165,14 @@ class WarmPoolTest {
       assertEquals(claimEnv.address(), run.get("claim").get("address").asText());
       Path claimFile = dir.resolve("claim.json");
       Files.writeString(claimFile, run.get("claim").toString());
-      DaemonProcess.Result v = DaemonProcess.sandboxctl(null, "verify", claimFile.toString());
+      DaemonProcess.Result v =
+          DaemonProcess.sandboxctl(null, "verify", claimFile.toString(), "--signer", nodeKey);
       assertEquals(0, v.exit(), v.out() + v.err());
       assertTrue(v.out().contains("valid: " + WarmpoolClaim.SCHEMA), v.out());
       String both = warm.getClaim() + "\n" + warm.getReceipt() + "\n";
-      v = DaemonProcess.sandboxctl(both.getBytes(StandardCharsets.UTF_8), "verify", "-");
+      v =
+          DaemonProcess.sandboxctl(
+              both.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", nodeKey);
       assertEquals(0, v.exit(), v.out() + v.err());
       // A claim whose idle energy differs from its run's receipt does not verify.
       String forged =
@@ -188,7 +193,9 @@ class WarmPoolTest {
               + "\n"
               + warm.getReceipt()
               + "\n";
-      v = DaemonProcess.sandboxctl(forged.getBytes(StandardCharsets.UTF_8), "verify", "-");
+      v =
+          DaemonProcess.sandboxctl(
+              forged.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", nodeKey);
       assertNotEquals(0, v.exit(), v.out() + v.err());
 
       // TTL: an idle instance past ttl_ms is evicted with its overhead.
@@ -256,7 +263,8 @@ class WarmPoolTest {
               null, "pools", "--evictions", "1000", "--socket", socket.toString());
       assertEquals(0, lines.exit(), lines.err());
       DaemonProcess.Result v =
-          DaemonProcess.sandboxctl(lines.out().getBytes(StandardCharsets.UTF_8), "verify", "-");
+          DaemonProcess.sandboxctl(
+              lines.out().getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", nodeKey);
       assertEquals(0, v.exit(), v.out() + v.err());
       // The warm run's claim is still stored with it.
       DaemonProcess.Result shown =

@@ -28,6 +28,14 @@ final class Pool {
   long lastDemandMs;
   // Claims since the last tick, and the largest such count within the adaptive window.
   long claimsThisTick;
+  // Why the pool makes no instances (its module runs guest code when prepared, or preparation kept
+  // failing); null while it is poolable.
+  String notPoolable;
+  // Preparations failed in a row, and when the next may be tried (backoff).
+  int failures;
+  long retryAtMs;
+  // Heap bytes the last instance made actually held (0 before the first): the estimate after it.
+  long madeBytes;
   final Map<WarmpoolEvict.Reason, Long> evictions = new EnumMap<>(WarmpoolEvict.Reason.class);
 
   Pool(
@@ -49,8 +57,12 @@ final class Pool {
 
   /** Heap bytes one instance of this pool holds when made. */
   long instanceBytes() {
-    return unit.footprint().staticBytes()
-        + (long) unit.initialPages() * com.dylibso.chicory.runtime.Memory.PAGE_SIZE;
+    long estimate =
+        unit.footprint().staticBytes()
+            + (long) unit.initialPages() * com.dylibso.chicory.runtime.Memory.PAGE_SIZE;
+    // An instance that came out larger than estimated would overshoot the ceiling at every fill
+    // and be evicted at the next tick, for ever: the size seen is the size planned for.
+    return Math.max(estimate, madeBytes);
   }
 
   /** How many idle instances the pool aims for now: its minimum plus recent demand, at most max. */

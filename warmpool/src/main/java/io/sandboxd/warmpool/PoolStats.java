@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * One pool's counters: idle instances now, claims (hits + misses), evictions by reason and the idle
- * energy accrued by every instance it has held (claimed, evicted or still idle).
+ * energy accrued by every instance it has held (claimed, evicted or still idle), and why it makes
+ * no instances ({@code notPoolable}, empty while it does).
  */
 public record PoolStats(
     PoolKey key,
@@ -15,7 +16,8 @@ public record PoolStats(
     long misses,
     Map<WarmpoolEvict.Reason, Long> evictions,
     long idleUj,
-    boolean configured) {
+    boolean configured,
+    String notPoolable) {
   public PoolStats {
     evictions = Map.copyOf(evictions);
   }

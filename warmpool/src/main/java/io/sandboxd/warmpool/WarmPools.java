@@ -101,8 +101,7 @@ public final class WarmPools implements AutoCloseable {
       }
       synchronized (this) {
         PoolKey key = PoolKey.s2(c.module());
-        pools.put(
-            key,
+        Pool pool =
             new Pool(
                 key,
                 true,
@@ -110,7 +109,15 @@ public final class WarmPools implements AutoCloseable {
                 defaultShape.apply(unit.get()),
                 c.minIdle(),
                 c.maxIdle(),
-                c.ttlMs()));
+                c.ttlMs());
+        pool.notPoolable = unpoolable(unit.get());
+        if (pool.notPoolable != null) {
+          warnings.add(
+              "pool for module " + c.module() + " makes no instances: " + pool.notPoolable);
+        } else {
+          capMinimum(pool, warnings);
+        }
+        pools.put(key, pool);
       }
     }
     return warnings;
@@ -192,6 +199,57 @@ public final class WarmPools implements AutoCloseable {
     this.busy = busy;
   }
 
+  /** Preparations that may fail in a row before the module is marked not poolable. */
+  static final int MAX_FAILURES = 5;
+
+  /** The longest wait between two failed preparations. */
+  static final long MAX_BACKOFF_MS = 60_000;
+
+  /**
+   * Why {@code unit} cannot be pooled, or null: preparing an instance runs its start function (the
+   * runtime calls it while instantiating), which would be guest code outside any metered run.
+   */
+  static String unpoolable(CompiledUnit unit) {
+    if (unit.module().startSection().isPresent()) {
+      return "the module has a start function, which would run outside a metered run when an"
+          + " instance is prepared";
+    }
+    return null;
+  }
+
+  /**
+   * Lowers {@code pool}'s minimum so that the configured minimums together fit under the node's
+   * ceiling, saying so: minimums that cannot all be held would evict one another for ever.
+   */
+  private void capMinimum(Pool pool, List<String> warnings) {
+    long reserved = 0;
+    for (Pool q : pools.values()) {
+      if (q.configured && q.notPoolable == null) {
+        reserved += (long) q.minIdle * q.instanceBytes();
+      }
+    }
+    long bytes = Math.max(1, pool.instanceBytes());
+    long room = Math.max(0, policy.maxIdleBytes() - reserved);
+    int fits = (int) Math.min(pool.minIdle, room / bytes);
+    if (fits < pool.minIdle) {
+      warnings.add(
+          "pool for module "
+              + pool.key.module()
+              + ": min_idle "
+              + pool.minIdle
+              + " capped to "
+              + fits
+              + " (each instance needs "
+              + bytes
+              + " bytes; "
+              + room
+              + " of pool_limits.max_idle_bytes "
+              + policy.maxIdleBytes()
+              + " are left for its minimum)");
+      pool.minIdle = fits;
+    }
+  }
+
   /** Counts a submission of the module and, past the adaptive threshold, makes it a pool. */
   private Pool adaptivePool(PoolKey key, CompiledUnit unit, InstanceShape shape, long now) {
     PoolPolicy.Adaptive a = policy.adaptive();
@@ -217,6 +275,7 @@ public final class WarmPools implements AutoCloseable {
     }
     demand.remove(key.id());
     Pool pool = new Pool(key, false, unit, shape, a.minIdle(), a.maxIdle(), a.ttlMs());
+    pool.notPoolable = unpoolable(unit);
     pools.put(key, pool);
     return pool;
   }
@@ -248,7 +307,15 @@ public final class WarmPools implements AutoCloseable {
       }
       out.add(
           new PoolStats(
-              p.key, p.idle.size(), p.claims, p.hits, p.misses, p.evictions, idleUj, p.configured));
+              p.key,
+              p.idle.size(),
+              p.claims,
+              p.hits,
+              p.misses,
+              p.evictions,
+              idleUj,
+              p.configured,
+              p.notPoolable == null ? "" : p.notPoolable));
     }
     return out;
   }
@@ -316,11 +383,19 @@ public final class WarmPools implements AutoCloseable {
         used -= gone.bytes;
       }
       for (Pool p : pools.values()) {
+        if (p.notPoolable != null || now < p.retryAtMs) {
+          p.claimsThisTick = 0;
+          continue;
+        }
         int want = p.target() - p.idle.size() - p.inFlight;
         for (int k = 0; k < want; k++) {
           long bytes = p.instanceBytes();
-          // A pool below its minimum may take room from pools that saw demand less recently.
-          while (used + bytes > policy.maxIdleBytes() && p.idle.size() + p.inFlight < p.minIdle) {
+          // A pool below its minimum may take room from pools that saw demand less recently; an
+          // adaptive pool only for demand current this tick, so on an idle node adaptive pools
+          // never evict one another to hold minimums that do not fit together.
+          while ((p.configured || p.claimsThisTick > 0)
+              && used + bytes > policy.maxIdleBytes()
+              && p.idle.size() + p.inFlight < p.minIdle) {
             Pool.Idle gone = evictForRoom(p, now, evicted);
             if (gone == null) {
               break;
@@ -365,19 +440,23 @@ public final class WarmPools implements AutoCloseable {
     }
     long cpu0 = threads.getCurrentThreadCpuTime();
     PreparedInstance made = null;
+    String failure = null;
     try {
       made = PreparedInstance.prepare(unit, shape);
     } catch (RuntimeException | OutOfMemoryError e) {
-      LOG.log(Level.WARNING, "warm pool " + p.key.id() + ": cannot make an instance", e);
+      failure = e.toString();
     }
     long warmupUj = cpuUj(threads.getCurrentThreadCpuTime() - cpu0);
     List<WarmpoolEvict> evicted = new ArrayList<>();
     synchronized (this) {
       p.inFlight--;
+      long now = nowMs.getAsLong();
       if (made == null) {
+        failed(p, failure, now);
         return;
       }
-      long now = nowMs.getAsLong();
+      p.failures = 0;
+      p.madeBytes = made.footprintBytes();
       Pool.Idle idle =
           new Pool.Idle(made, newInstanceId(), now, warmupUj, made.footprintBytes(), nodeBytes());
       if (closed || pools.get(p.key) != p || !p.shape.equals(shape)) {
@@ -390,6 +469,29 @@ public final class WarmPools implements AutoCloseable {
       }
     }
     publish(evicted);
+  }
+
+  /**
+   * Backs {@code p} off after a failed preparation (doubling, at most {@link #MAX_BACKOFF_MS});
+   * after {@link #MAX_FAILURES} in a row the module is not poolable, and the pool says why.
+   */
+  private void failed(Pool p, String why, long now) {
+    p.failures++;
+    if (p.failures >= MAX_FAILURES) {
+      p.notPoolable = "preparing an instance failed " + p.failures + " times in a row: " + why;
+      LOG.warning(() -> "warm pool " + p.key.id() + ": not poolable: " + p.notPoolable);
+      return;
+    }
+    p.retryAtMs = now + Math.min(MAX_BACKOFF_MS, 100L << p.failures);
+    LOG.warning(
+        () ->
+            "warm pool "
+                + p.key.id()
+                + ": cannot make an instance ("
+                + why
+                + "); next try in "
+                + (p.retryAtMs - now)
+                + " ms");
   }
 
   /**

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -171,31 +172,45 @@ final class FleetCommand implements Runnable {
     @Option(names = "--old", paramLabel = "FILE", description = "The older aggregate.")
     Path old;
 
-    @Option(names = "--signer", paramLabel = "HEX", description = "Expected signer public key.")
+    @Option(
+        names = "--signer",
+        paramLabel = "HEX",
+        description =
+            "The node key you trust (required: a key taken from the input proves nothing).")
     String signer;
 
     @Override
     public Integer call() {
       FleetDocs.Verdict v;
+      PublicKey trusted;
       try {
+        Optional<PublicKey> named =
+            SignerPolicy.required(
+                signer == null ? List.of() : List.of(PublicKey.ofHex(signer, "--signer")),
+                "fleet verify",
+                "an aggregate");
+        if (named.isEmpty()) {
+          return Sandboxctl.UNUSABLE;
+        }
+        trusted = named.get();
         JsonNode doc = CanonicalJson.parse(Input.read(proof));
         Envelope agg = Envelope.fromJson(CanonicalJson.parse(readText(aggregate)));
         Optional<Envelope> before =
             old == null
                 ? Optional.empty()
                 : Optional.of(Envelope.fromJson(CanonicalJson.parse(readText(old))));
-        Optional<PublicKey> key =
-            signer == null ? Optional.empty() : Optional.of(PublicKey.ofHex(signer, "--signer"));
-        v = FleetDocs.verifyFleet(doc, agg, before, key);
+        v = FleetDocs.verifyFleet(doc, agg, before, Optional.of(trusted));
       } catch (AttestException | IOException e) {
         System.err.println("sandboxctl fleet verify: " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
       if (v instanceof FleetDocs.Verdict.Invalid inv) {
         System.err.println("invalid: " + inv.why());
+        SignerPolicy.printTrusted(trusted);
         return 1;
       }
       System.out.println("valid: " + ((FleetDocs.Verdict.Valid) v).what());
+      SignerPolicy.printTrusted(trusted);
       return 0;
     }
   }

@@ -32,16 +32,13 @@ final class LogVerification {
         return Optional.empty();
       }
     }
-    if (signers.size() != 1) {
-      System.err.println(
-          "sandboxctl verify: "
-              + name
-              + ": a node-log "
-              + (note ? "checkpoint" : "proof")
-              + " names no key: give the node's public key with one --signer");
+    Optional<PublicKey> named =
+        SignerPolicy.required(
+            signers, "verify", name + ": a node-log " + (note ? "checkpoint" : "proof"));
+    if (named.isEmpty()) {
       return Optional.of(Sandboxctl.UNUSABLE);
     }
-    PublicKey key = signers.iterator().next();
+    PublicKey key = named.get();
     FleetDocs.Verdict v;
     try {
       v = note ? FleetDocs.verifyCheckpoint(text, key) : FleetDocs.verifyLog(doc, key);
@@ -51,11 +48,11 @@ final class LogVerification {
     }
     if (v instanceof FleetDocs.Verdict.Invalid inv) {
       System.err.println("invalid: " + inv.why());
-      System.out.println("signer " + key.hex() + " (--signer)");
+      SignerPolicy.printTrusted(key);
       return Optional.of(1);
     }
     System.out.println("valid: " + ((FleetDocs.Verdict.Valid) v).what());
-    System.out.println("signer " + key.hex() + " (--signer)");
+    SignerPolicy.printTrusted(key);
     return Optional.of(0);
   }
 }

@@ -72,6 +72,9 @@ final class PoolsCommand implements Callable<Integer> {
           }
           o.put("idle_uj", p.getIdleUj());
           o.put("configured", p.getConfigured());
+          if (!p.getNotPoolable().isEmpty()) {
+            o.put("not_poolable", p.getNotPoolable());
+          }
         }
         System.out.println(a);
         return 0;
@@ -95,6 +98,9 @@ final class PoolsCommand implements Callable<Integer> {
             p.getMisses(),
             ev.isEmpty() ? "-" : ev,
             p.getIdleUj());
+        if (!p.getNotPoolable().isEmpty()) {
+          System.out.println("  not poolable: " + p.getNotPoolable());
+        }
       }
       System.out.println(
           "idle heap "

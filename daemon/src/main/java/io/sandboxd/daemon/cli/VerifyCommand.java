@@ -24,8 +24,9 @@ import picocli.CommandLine.Parameters;
 /**
  * `sandboxctl verify`: one envelope, or any mix of envelopes (a JSON array or JSON lines): every
  * signature, every run's segment chain, and the references between segments, receipts and
- * attestations. Prints the signer key it verified against. Exit 0 valid, 1 invalid (where and why
- * on stderr), 2 unusable input.
+ * attestations, against the signer key(s) named with {@code --signer} (without one it refuses: a
+ * key taken from the input proves only that someone signed it), which it prints. Exit 0 valid, 1
+ * invalid (where and why on stderr), 2 unusable input or no key named.
  */
 @Command(
     name = "verify",
@@ -39,7 +40,8 @@ final class VerifyCommand implements Callable<Integer> {
   @Option(
       names = "--signer",
       paramLabel = "HEX",
-      description = "Expected signer public key (repeat for a chain resumed on another host).")
+      description =
+          "The node key you trust (required; repeat for a chain resumed on another host).")
   List<String> signer = new ArrayList<>();
 
   @Override
@@ -61,8 +63,13 @@ final class VerifyCommand implements Callable<Integer> {
       System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
+    Set<String> named = new LinkedHashSet<>();
+    envelopes.forEach(e -> named.add(e.publicKey()));
+    if (SignerPolicy.requiredAny(expected, "verify", Input.name(file), named).isEmpty()) {
+      return Sandboxctl.UNUSABLE;
+    }
     EvidenceBundle.Verdict verdict = EvidenceBundle.verify(envelopes, expected);
-    String how = expected.isEmpty() ? "taken from the input; pin it with --signer" : "--signer";
+    String how = "--signer";
     if (verdict instanceof EvidenceBundle.Verdict.Invalid inv) {
       System.err.println("invalid at " + inv.where() + ": " + inv.reason());
       System.out.println("signer " + String.join(", ", inv.signers()) + " (" + how + ")");

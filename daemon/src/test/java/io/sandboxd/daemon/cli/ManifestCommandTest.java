@@ -54,7 +54,12 @@ class ManifestCommandTest {
 
     ObjectNode lying = (ObjectNode) env.deepCopy();
     lying.put("pinned", true);
-    Console.Result bad = Console.run("verify", write("lie.json", lying.toString()).toString());
+    Console.Result bad =
+        Console.run(
+            "verify",
+            write("lie.json", lying.toString()).toString(),
+            "--signer",
+            key.publicKey().hex());
     assertEquals(1, bad.exit(), bad.out());
     assertTrue(bad.stderr().contains("pinned says true"), bad.stderr());
   }

@@ -1,6 +1,7 @@
 package io.sandboxd.daemon.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.Attestation;
@@ -86,10 +87,16 @@ class VerifyCommandTest {
     Path doc = write("doc.json", "{\"hello\":\"world\"}");
     Path env = write("env.json", Console.run("sign", "--key", k.toString(), doc.toString()).out());
 
+    // Issue 24: no key named, no verdict: the key the input names proves only that someone signed.
     Console.Result plain = Console.run("verify", env.toString());
-    assertEquals(0, plain.exit(), plain.stderr());
-    assertTrue(plain.out().startsWith("valid:"), plain.out());
-    assertEquals(0, Console.run("verify", env.toString(), "--signer", pub).exit());
+    assertEquals(2, plain.exit(), plain.out());
+    assertTrue(plain.stderr().contains("--signer"), plain.stderr());
+    assertTrue(plain.stderr().contains("it is signed by " + pub), plain.stderr());
+    assertFalse(plain.out().contains("valid"), plain.out());
+    Console.Result named = Console.run("verify", env.toString(), "--signer", pub);
+    assertEquals(0, named.exit(), named.stderr());
+    assertTrue(named.out().startsWith("valid:"), named.out());
+    assertTrue(named.out().contains("signer " + pub + " (--signer)"), named.out());
 
     String other = SigningKey.generate().publicKey().hex();
     Console.Result wrong = Console.run("verify", env.toString(), "--signer", other);
@@ -103,7 +110,9 @@ class VerifyCommandTest {
   void tamperedEnvelopeIsInvalid() throws IOException {
     Envelope e = Envelope.sign(Envelope.fromJson(chain(1, key).get(0).toJson()).core(), key);
     String tampered = e.toJsonLine().replace("\"at_ms\":1000", "\"at_ms\":1001");
-    Console.Result r = Console.run("verify", write("t.json", tampered).toString());
+    Console.Result r =
+        Console.run(
+            "verify", write("t.json", tampered).toString(), "--signer", key.publicKey().hex());
     assertEquals(1, r.exit());
     assertTrue(r.stderr().contains("address mismatch"), r.stderr());
   }
@@ -126,7 +135,12 @@ class VerifyCommandTest {
           r.out());
     }
     Console.Result stdin =
-        Console.runWithStdin(lines(c).getBytes(StandardCharsets.UTF_8), "verify", "-");
+        Console.runWithStdin(
+            lines(c).getBytes(StandardCharsets.UTF_8),
+            "verify",
+            "-",
+            "--signer",
+            key.publicKey().hex());
     assertEquals(0, stdin.exit(), stdin.stderr());
   }
 
@@ -138,7 +152,12 @@ class VerifyCommandTest {
     core.put("at_ms", 5_000);
     List<Envelope> forked = new ArrayList<>(c);
     forked.add(Envelope.sign(core, key));
-    Console.Result r = Console.run("verify", write("fork.jsonl", lines(forked)).toString());
+    Console.Result r =
+        Console.run(
+            "verify",
+            write("fork.jsonl", lines(forked)).toString(),
+            "--signer",
+            key.publicKey().hex());
     assertEquals(1, r.exit(), r.out());
     assertTrue(r.stderr().contains("invalid at seq 1 of run run-1: fork: "), r.stderr());
   }
@@ -148,20 +167,31 @@ class VerifyCommandTest {
     List<Envelope> c = chain(3, key);
     String edited =
         lines(c).replace("\"at_ms\":1001", "\"at_ms\":1999"); // segment 1's core, not re-signed
-    Console.Result r = Console.run("verify", write("c.jsonl", edited).toString());
+    Console.Result r =
+        Console.run(
+            "verify", write("c.jsonl", edited).toString(), "--signer", key.publicKey().hex());
     assertEquals(1, r.exit());
     assertTrue(r.stderr().contains("seq 1"), r.stderr());
 
     // Well signed, but linked past segment 1: the break is at seq 2.
     List<Envelope> other = chain(3, key, 7);
     List<Envelope> spliced = List.of(c.get(0), c.get(1), other.get(2));
-    Console.Result s = Console.run("verify", write("s.jsonl", lines(spliced)).toString());
+    Console.Result s =
+        Console.run(
+            "verify",
+            write("s.jsonl", lines(spliced)).toString(),
+            "--signer",
+            key.publicKey().hex());
     assertEquals(1, s.exit());
     assertTrue(s.stderr().contains("seq 2"), s.stderr());
 
     // Dropping a segment breaks the dense seq.
     Console.Result gap =
-        Console.run("verify", write("g.jsonl", lines(List.of(c.get(0), c.get(2)))).toString());
+        Console.run(
+            "verify",
+            write("g.jsonl", lines(List.of(c.get(0), c.get(2)))).toString(),
+            "--signer",
+            key.publicKey().hex());
     assertEquals(1, gap.exit());
     assertTrue(gap.stderr().contains("seq 1"), gap.stderr());
 
@@ -249,6 +279,9 @@ class VerifyCommandTest {
     List<String> args =
         new ArrayList<>(List.of("verify", write("m.jsonl", lines(input)).toString()));
     args.addAll(List.of(extra));
+    if (!args.contains("--signer")) {
+      args.addAll(List.of("--signer", key.publicKey().hex()));
+    }
     return Console.run(args.toArray(new String[0]));
   }
 
@@ -293,13 +326,7 @@ class VerifyCommandTest {
     assertEquals(0, ok.exit(), ok.stderr());
     assertTrue(ok.out().contains("chain of 3 segment(s)"), ok.out());
     assertTrue(ok.out().contains("3 receipt(s), 1 attestation(s)"), ok.out());
-    assertTrue(
-        ok.out()
-            .endsWith(
-                "signer "
-                    + key.publicKey().hex()
-                    + " (taken from the input; pin it with --signer)\n"),
-        ok.out());
+    assertTrue(ok.out().endsWith("signer " + key.publicKey().hex() + " (--signer)\n"), ok.out());
   }
 
   @Test
@@ -328,19 +355,14 @@ class VerifyCommandTest {
                 attestation(receipts.get(0), new Outcome.Completed(), key),
                 attestation(receipts.get(0), new Outcome.Failed("x"), key)));
     assertEquals(1, r4.exit());
-    // Signed by two keys with no --signer: refused, both named.
+    // Partly signed by a key not named: invalid.
     SigningKey other = SigningKey.generate();
     Console.Result r5 =
         verify(
             List.of(receipts.get(0), attestation(receipts.get(0), new Outcome.Completed(), other)));
     assertEquals(1, r5.exit());
-    assertTrue(r5.stderr().contains("2 different keys"), r5.stderr());
-    // A single envelope names the key it verified against, with and without --signer.
-    Console.Result one = verify(List.of(receipts.get(0)));
-    assertEquals(0, one.exit(), one.stderr());
-    assertTrue(
-        one.out().contains("signer " + key.publicKey().hex() + " (taken from the input"),
-        one.out());
+    assertTrue(r5.out().contains("signer " + key.publicKey().hex()), r5.out());
+    // A single envelope names the key it verified against.
     Console.Result pinned = verify(List.of(receipts.get(0)), "--signer", key.publicKey().hex());
     assertEquals(0, pinned.exit(), pinned.stderr());
     assertTrue(
