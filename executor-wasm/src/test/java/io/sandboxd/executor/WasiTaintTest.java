@@ -63,62 +63,6 @@ class WasiTaintTest {
   }
 
   /**
-   * Opens {@code path} for reading under the root descriptor, reads it, then calls egress: returns
-   * egress's status, or 1000 + the errno of the WASI call that failed (2000 + for fd_read). With
-   * {@code renameTo}, first moves {@code path} there and reads it under its new name.
-   */
-  static String unit(String path, String renameTo) {
-    String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + "/out\"}";
-    String read = renameTo == null ? path : renameTo;
-    String rename =
-        renameTo == null
-            ? ""
-            : """
-              (local.set $s (call $rename (i32.const 3) (i32.const 100) (i32.const PLEN)
-                                          (i32.const 3) (i32.const 160) (i32.const NLEN)))
-              (if (i32.ne (local.get $s) (i32.const 0))
-                (then (return (i32.add (i32.const 3000) (local.get $s)))))
-              """
-                .replace("NLEN", Integer.toString(renameTo.length()));
-    return """
-        (module
-          (import "wasi_snapshot_preview1" "path_open"
-            (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
-          (import "wasi_snapshot_preview1" "fd_read"
-            (func $read (param i32 i32 i32 i32) (result i32)))
-          (import "wasi_snapshot_preview1" "path_rename"
-            (func $rename (param i32 i32 i32 i32 i32 i32) (result i32)))
-          (import "sandbox" "egress" (func $egress (param i32 i32 i32 i32 i32) (result i32)))
-          (memory 2)
-          (data (i32.const 100) "PATH")
-          (data (i32.const 160) "NEW")
-          (data (i32.const 200) "\\00\\04\\00\\00\\40\\00\\00\\00")
-          (data (i32.const 2000) "REQ")
-          (func (export "run") (result i32) (local $s i32)
-            RENAME
-            (local.set $s (call $open (i32.const 3) (i32.const 0) (i32.const RPTR) (i32.const RLEN)
-                                      (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0)
-                                      (i32.const 304)))
-            (if (i32.ne (local.get $s) (i32.const 0))
-              (then (return (i32.add (i32.const 1000) (local.get $s)))))
-            (local.set $s (call $read (i32.load (i32.const 304)) (i32.const 200) (i32.const 1)
-                                      (i32.const 300)))
-            (if (i32.ne (local.get $s) (i32.const 0))
-              (then (return (i32.add (i32.const 2000) (local.get $s)))))
-            (call $egress (i32.const 2000) (i32.const QLEN) (i32.const 8192) (i32.const 60000)
-                          (i32.const 4000))))
-        """
-        .replace("RENAME", rename)
-        .replace("PLEN", Integer.toString(path.length()))
-        .replace("PATH", path)
-        .replace("NEW", renameTo == null ? "" : renameTo)
-        .replace("RPTR", renameTo == null ? "100" : "160")
-        .replace("RLEN", Integer.toString(read.length()))
-        .replace("REQ", req.replace("\"", "\\\""))
-        .replace("QLEN", Integer.toString(req.length()));
-  }
-
-  /**
    * Reads inbox/** and data/**, may reach the endpoint; inbox/** is untrusted, opened to {@code
    * open}.
    */
@@ -126,8 +70,7 @@ class WasiTaintTest {
     String json =
         "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
             + "\"memory_bytes\":1048576},"
-            + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[\"inbox/**\",\"data/**\"],"
-            + "\"delete\":[\"inbox/**\"]},"
+            + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[],\"delete\":[]},"
             + "\"network\":{\"outbound\":[\""
             + endpoint
             + "\"],\"inbound\":false},"
@@ -147,7 +90,7 @@ class WasiTaintTest {
   @Test
   void aWasiReadOfUntrustedStorageTaintsTheRunAndItsSandboxEgressIsTainted() {
     int before = served.get();
-    ExecutionResult r = run(unit("inbox/m1", null), grants("[]"));
+    ExecutionResult r = run(TaintGuest.readThenEgress("inbox/m1", endpoint), grants("[]"));
     assertEquals(AbiStatus.TAINTED, AbiTest.returned(r), r.log());
     assertEquals(Set.of("storage:inbox/**"), r.taint());
     assertEquals(before, served.get(), "a tainted egress never leaves the node");
@@ -160,7 +103,7 @@ class WasiTaintTest {
   @Test
   void aWasiReadOfTrustedStorageLeavesTheRunCleanAndEgressGoesOut() {
     int before = served.get();
-    ExecutionResult r = run(unit("data/x", null), grants("[]"));
+    ExecutionResult r = run(TaintGuest.readThenEgress("data/x", endpoint), grants("[]"));
     assertEquals(0, AbiTest.returned(r), r.log());
     assertTrue(r.taint().isEmpty(), r.taint().toString());
     assertEquals(before + 1, served.get());
@@ -169,14 +112,15 @@ class WasiTaintTest {
   @Test
   void aFlowGrantOpeningTheSinkToTheOriginAllowsTheSameRun() {
     String open = "[{\"sink\":\"egress:" + endpoint + "\",\"origins\":[\"storage:inbox/**\"]}]";
-    ExecutionResult r = run(unit("inbox/m1", null), grants(open));
+    ExecutionResult r = run(TaintGuest.readThenEgress("inbox/m1", endpoint), grants(open));
     assertEquals(0, AbiTest.returned(r), r.log());
     assertEquals(Set.of("storage:inbox/**"), r.taint(), "still tainted, but opened to the sink");
   }
 
   @Test
   void aReplayOfTheTaintedRunIsTaintedAtTheSameEgress() throws Exception {
-    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(unit("inbox/m1", null)));
+    CompiledUnit unit =
+        COMPILER.compile(Wat2Wasm.parse(TaintGuest.readThenEgress("inbox/m1", endpoint)));
     Grants g = grants("[]");
     ExecutionResult live =
         executor.execute(new UnitRequest("t", unit, "run", g).withStorageRoot(root));
