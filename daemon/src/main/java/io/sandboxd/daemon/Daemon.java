@@ -317,6 +317,8 @@ public final class Daemon implements AutoCloseable {
               paths.stateDir().resolve("durable"));
       LiveAmendments live = new LiveAmendments(standing, durableRuns);
       durableRuns.acceptAmendments(live::amendedTo);
+      durableRuns.trustBundles(
+          new BundleTrust(node.key(), java.util.Set.copyOf(config.durable().trustedNodes())));
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);

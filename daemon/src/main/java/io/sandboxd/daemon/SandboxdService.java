@@ -787,7 +787,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         () ->
             io.sandboxd.daemon.rpc.ExportRunReply.newBuilder()
                 .setRunId(req.getRunId())
-                .setBundle(ByteString.copyFrom(durableRuns().export(req.getRunId())))
+                .setBundle(
+                    ByteString.copyFrom(
+                        durableRuns().export(req.getRunId(), req.getDestinationKey())))
                 .build());
   }
 
