@@ -65,8 +65,10 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
       Ceiling ceiling,
       long maxModuleBytes,
       int maxConcurrentRuns,
-      List<String> environments) {
+      List<String> environments,
+      Set<Permission> permissions) {
     public Rule {
+      permissions = Set.copyOf(permissions);
       uids = Set.copyOf(uids);
       users = Set.copyOf(users);
       gids = Set.copyOf(gids);
@@ -93,7 +95,8 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
                 new Ceiling.Unrestricted(),
                 DEFAULT_MAX_MODULE_BYTES,
                 UNCAPPED_RUNS,
-                List.of(ANY_ENVIRONMENT))),
+                List.of(ANY_ENVIRONMENT),
+                Permission.all())),
         false);
   }
 
@@ -123,7 +126,8 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
             new Ceiling.Unrestricted(),
             DEFAULT_MAX_MODULE_BYTES,
             UNCAPPED_RUNS,
-            List.of(ANY_ENVIRONMENT)));
+            List.of(ANY_ENVIRONMENT),
+            Permission.all()));
     if (ownUid != 0) {
       rules.add(
           new Rule(
@@ -135,7 +139,8 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
               new Ceiling.Unrestricted(),
               DEFAULT_MAX_MODULE_BYTES,
               UNCAPPED_RUNS,
-              List.of(ANY_ENVIRONMENT)));
+              List.of(ANY_ENVIRONMENT),
+              Permission.all()));
     }
     rules.add(
         new Rule(
@@ -147,7 +152,8 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
             new Ceiling.Bounded(conservativeCeiling()),
             16L << 20,
             Math.min(2, maxConcurrentUnits),
-            List.of()));
+            List.of(),
+            Permission.defaults()));
     return new NodePolicy(rules, false);
   }
 
@@ -191,7 +197,8 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
           "ceiling",
           "max_module_bytes",
           "max_concurrent_runs",
-          "environments");
+          "environments",
+          "permissions");
 
   /** Reads the {@code policy} section strictly; {@code units} is the node's concurrency bound. */
   static NodePolicy parse(JsonNode node, int units) {
@@ -268,7 +275,35 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
         ceiling,
         f.integer("max_module_bytes", DEFAULT_MAX_MODULE_BYTES, 1, DEFAULT_MAX_MODULE_BYTES),
         (int) f.integer("max_concurrent_runs", units, 1, units),
-        environments);
+        environments,
+        permissions(f, at));
+  }
+
+  /** The rule's {@code permissions}; without the field, {@link Permission#defaults()}. */
+  private static Set<Permission> permissions(JsonReader f, String at) {
+    if (f.optional("permissions").isEmpty()) {
+      return Permission.defaults();
+    }
+    List<String> keys = f.strings("permissions", List.of());
+    Set<Permission> out = java.util.EnumSet.noneOf(Permission.class);
+    for (int i = 0; i < keys.size(); i++) {
+      Permission p = Permission.of(keys.get(i));
+      if (p == null) {
+        throw new ConfigException(
+            at
+                + ".permissions["
+                + i
+                + "]: \""
+                + keys.get(i)
+                + "\" is not a permission (one of "
+                + String.join(
+                    ", ",
+                    java.util.Arrays.stream(Permission.values()).map(Permission::key).toList())
+                + ")");
+      }
+      out.add(p);
+    }
+    return out;
   }
 
   private static Set<Long> ids(JsonReader f, String key) {

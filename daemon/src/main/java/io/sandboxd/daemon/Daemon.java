@@ -317,6 +317,8 @@ public final class Daemon implements AutoCloseable {
               paths.stateDir().resolve("durable"));
       LiveAmendments live = new LiveAmendments(standing, durableRuns);
       durableRuns.acceptAmendments(live::amendedTo);
+      durableRuns.trustBundles(
+          new BundleTrust(node.key(), java.util.Set.copyOf(config.durable().trustedNodes())));
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
@@ -329,26 +331,34 @@ public final class Daemon implements AutoCloseable {
               verifier,
               serving,
               startedMs,
+              admission.policy(),
               Optional.ofNullable(endpoint)
                   .map(e -> e.address().getHostString() + ":" + e.address().getPort()));
       registerGauges(metrics, serving, store, verifier);
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
+      // Every call of both services is authorized against the node policy (issue 23).
+      RpcAuthorization authz = new RpcAuthorization(admission.policy(), store.owners());
       Server server =
           serverBuilder(paths, config, boss, workers)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(
                   RequestDecoder.wrap(
-                      new SandboxdService(
-                              supervisor,
-                              store,
-                              modules,
-                              pools,
-                              new SandboxdService.Operations(serving, metrics, status))
-                          .useStanding(standing)
-                          .durable(durableRuns)
-                          .bindService()))
-              .addService(RequestDecoder.wrap(new JcpService(standing).useLive(live).bindService()))
+                      io.grpc.ServerInterceptors.intercept(
+                          new SandboxdService(
+                                  supervisor,
+                                  store,
+                                  modules,
+                                  pools,
+                                  new SandboxdService.Operations(serving, metrics, status))
+                              .useStanding(standing)
+                              .durable(durableRuns)
+                              .bindService(),
+                          authz)))
+              .addService(
+                  RequestDecoder.wrap(
+                      io.grpc.ServerInterceptors.intercept(
+                          new JcpService(standing).useLive(live).bindService(), authz)))
               .intercept(CallerCredentials.interceptor())
               .addService(serving.health().getHealthService())
               .addService(io.grpc.protobuf.services.ProtoReflectionServiceV1.newInstance())

@@ -360,6 +360,14 @@ final class DurableRuns {
     this.amendedTo = amendedTo;
   }
 
+  // Seals exports and decides which bundles are imported (issue 23).
+  private volatile BundleTrust trust = BundleTrust.NONE;
+
+  /** Seals exports with this node's key and imports only what {@code trust} accepts. */
+  void trustBundles(BundleTrust trust) {
+    this.trust = trust;
+  }
+
   /** The run's row. */
   DurableRunTable.Run run(String runId) {
     return require(runId);
@@ -626,6 +634,11 @@ final class DurableRuns {
    * The bundle of a parked run; the run is then marked moved, and this node refuses to resume it.
    */
   byte[] export(String runId) {
+    return export(runId, "");
+  }
+
+  /** As above, the bundle sealed for the node whose key is {@code destination} ("" for any). */
+  byte[] export(String runId, String destination) {
     DurableRunTable.Run run = require(runId);
     if (run.state() != State.parked || run.exported()) {
       throw new DurableRunException.Refused(
@@ -649,15 +662,18 @@ final class DurableRuns {
       throw new DurableRunException.Refused("snapshot: " + e.getMessage(), e);
     }
     byte[] bundle =
-        new RunBundle(
-                runId,
-                table.module(runId),
-                run.grantsJson(),
-                run.entry(),
-                chain,
-                segs.stream().map(Segment::log).toList(),
-                records,
-                blobs)
+        trust
+            .seal(
+                new RunBundle(
+                    runId,
+                    table.module(runId),
+                    run.grantsJson(),
+                    run.entry(),
+                    chain,
+                    segs.stream().map(Segment::log).toList(),
+                    records,
+                    blobs),
+                destination)
             .toBytes();
     if (!table.markExported(runId)) {
       throw new DurableRunException.Refused("run " + runId + " changed while being exported");
@@ -741,6 +757,9 @@ final class DurableRuns {
       }
       deleteTree(stage);
     }
+    // Signed by whom, for whom, and every field as sealed (BundleTrust): after the checks above,
+    // so damage is named as such, before anything reaches the node's own store.
+    trust.check(b);
     snapshots.putBlobs(b.blobs());
     List<Segment> rows = new ArrayList<>();
     for (int i = 0; i < b.segments().size(); i++) {

@@ -16,9 +16,6 @@ import java.util.Optional;
  * What `sandboxctl status` and `sandboxctl store verify` report, gathered from the daemon's parts.
  */
 final class NodeStatus {
-  /** The policy line until node policy exists: say plainly that there is none. */
-  static final String NO_POLICY =
-      "none configured: every member of the socket's group may submit any grant";
 
   private final NodeIdentity node;
   private final DiscoveredMeters meters;
@@ -26,6 +23,7 @@ final class NodeStatus {
   private final StoreVerifier verifier;
   private final ServingState serving;
   private final long startedMs;
+  private final SubmitterPolicy policy;
   private final Optional<String> metricsListen;
 
   NodeStatus(
@@ -35,6 +33,7 @@ final class NodeStatus {
       StoreVerifier verifier,
       ServingState serving,
       long startedMs,
+      SubmitterPolicy policy,
       Optional<String> metricsListen) {
     this.node = node;
     this.meters = meters;
@@ -42,6 +41,7 @@ final class NodeStatus {
     this.verifier = verifier;
     this.serving = serving;
     this.startedMs = startedMs;
+    this.policy = policy;
     this.metricsListen = metricsListen;
   }
 
@@ -60,7 +60,7 @@ final class NodeStatus {
             .setStoreBytes(store.sizeBytes())
             .setRunsInFlight(serving.inFlight())
             .setDraining(serving.draining())
-            .setPolicy(NO_POLICY)
+            .setPolicy(String.join("; ", policy.summary()))
             .setVerification(verification(verifier.state()))
             .setMetricsListen(metricsListen.orElse(""));
     for (MeterListing.Entry e : meters.listing().counters()) {

@@ -13,6 +13,7 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -29,15 +30,44 @@ record RunBundle(
     List<Envelope> segments,
     List<String> logs,
     List<Envelope> records,
-    Map<String, byte[]> blobs) {
+    Map<String, byte[]> blobs,
+    Optional<Envelope> seal) {
   static final String SCHEMA = "sandbox.run-bundle/1";
+
+  /** An unsealed bundle (the exporting node seals it with {@link BundleSeal}). */
+  RunBundle(
+      String runId,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      List<Envelope> segments,
+      List<String> logs,
+      List<Envelope> records,
+      Map<String, byte[]> blobs) {
+    this(runId, module, grantsJson, entry, segments, logs, records, blobs, Optional.empty());
+  }
+
+  /** This bundle with {@code seal}, the exporting node's signature over what an import acts on. */
+  RunBundle sealed(Envelope seal) {
+    return new RunBundle(
+        runId, module, grantsJson, entry, segments, logs, records, blobs, Optional.of(seal));
+  }
 
   private static final java.util.regex.Pattern RUN_ID =
       java.util.regex.Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
   private static final Set<String> FIELDS =
       Set.of(
-          "schema", "run_id", "module", "grants", "entry", "segments", "logs", "records", "blobs");
+          "schema",
+          "run_id",
+          "module",
+          "grants",
+          "entry",
+          "segments",
+          "logs",
+          "records",
+          "blobs",
+          "seal");
 
   byte[] toBytes() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
@@ -54,6 +84,7 @@ record RunBundle(
     records.forEach(e -> r.add(e.toJson()));
     ObjectNode b = o.putObject("blobs");
     blobs.forEach((k, v) -> b.put(k, Base64.getEncoder().encodeToString(v)));
+    seal.ifPresent(e -> o.set("seal", e.toJson()));
     return CanonicalJson.canonicalize(o);
   }
 
@@ -89,7 +120,8 @@ record RunBundle(
           segments,
           logs,
           records,
-          b);
+          b,
+          r.optional("seal").map(e -> envelope(e, "bundle.seal")));
     } catch (AttestException | IllegalArgumentException e) {
       throw new DurableRunException.BadBundle(e.getMessage(), e);
     }

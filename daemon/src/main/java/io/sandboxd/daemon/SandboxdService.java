@@ -692,6 +692,7 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
       String runId =
           durableRuns()
               .start(Caller.current(), moduleOf(req), grantsJson, req.getEntry(), req.getEnv());
+      ownedBy(runId, Caller.current());
       LOG.info(() -> "durable run " + runId + " started (detached)");
       return SubmitReply.newBuilder().setRunId(runId).build();
     } finally {
@@ -797,7 +798,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         () ->
             io.sandboxd.daemon.rpc.ExportRunReply.newBuilder()
                 .setRunId(req.getRunId())
-                .setBundle(ByteString.copyFrom(durableRuns().export(req.getRunId())))
+                .setBundle(
+                    ByteString.copyFrom(
+                        durableRuns().export(req.getRunId(), req.getDestinationKey())))
                 .build());
   }
 
@@ -808,7 +811,19 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     answer(
         "importRun",
         out,
-        () -> durableReply(durableRuns().importBundle(req.getBundle().toByteArray()), ""));
+        () -> {
+          io.sandboxd.daemon.store.DurableRunTable.Run run =
+              durableRuns().importBundle(req.getBundle().toByteArray());
+          ownedBy(run.runId(), Caller.current());
+          return durableReply(run, "");
+        });
+  }
+
+  /** Records the caller as the owner of a durable run it started or imported (issue 23). */
+  private void ownedBy(String runId, Caller caller) {
+    if (caller.known()) {
+      store.owners().setDurable(runId, caller.uid());
+    }
   }
 
   @Override

@@ -92,7 +92,8 @@ public final class SubmitterPolicy {
             new NodePolicy.Ceiling.Unrestricted(),
             NodePolicy.DEFAULT_MAX_MODULE_BYTES,
             Integer.MAX_VALUE,
-            List.of(NodePolicy.ANY_ENVIRONMENT));
+            List.of(NodePolicy.ANY_ENVIRONMENT),
+            io.sandboxd.config.Permission.all());
     return new SubmitterPolicy(List.of(new Resolved(any, Set.of(), Set.of(), true)));
   }
 
@@ -215,7 +216,9 @@ public final class SubmitterPolicy {
               + " B, "
               + x.maxConcurrentRuns()
               + " runs in flight, environments "
-              + x.environments());
+              + x.environments()
+              + ", permissions "
+              + x.permissions().stream().map(io.sandboxd.config.Permission::key).sorted().toList());
     }
     return out;
   }

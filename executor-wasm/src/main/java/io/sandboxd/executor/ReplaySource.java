@@ -51,6 +51,11 @@ public final class ReplaySource {
     return HostAnswer.fromBytes(e.decision(), blob);
   }
 
+  /** The taint the record carries after the entry {@link #next} last answered from. */
+  synchronized List<String> lastTaintAfter() {
+    return next == 0 ? List.of() : entries.get(next - 1).taintAfter();
+  }
+
   /** Whether the next recorded entry is this call and request with this decision. */
   synchronized boolean nextIs(String call, JsonNode request, String decision) {
     if (next >= entries.size()) {

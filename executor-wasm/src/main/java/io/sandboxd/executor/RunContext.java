@@ -9,6 +9,7 @@ import io.sandboxd.enforcer.RunTaint;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -100,6 +101,30 @@ final class RunContext {
     HostAnswer answer = replay.isPresent() ? replay.get().next(call, request) : live.get();
     if (source != null && answer.decision().equals("Allow") && answer.status() == AbiStatus.OK) {
       taint.add(enforcer.taints(source));
+    }
+    journal.record(call, request, answer.toBytes(), answer.decision(), taint.labels());
+    return answer;
+  }
+
+  /**
+   * A journaled WASI storage call: a successful answer taints the run with {@code reads}, the
+   * labels of the paths the call read (asked only after {@code live} ran). A replay never rebuilds
+   * the guest's descriptors (it answers every descriptor call from the record), so it cannot tell
+   * which path a descriptor names; it takes the taint the record carries after the entry, which
+   * journal_root binds, so every later decision is the one the live run made.
+   */
+  HostAnswer journaledReads(
+      String call, JsonNode request, Supplier<HostAnswer> live, Supplier<Set<String>> reads) {
+    countCall();
+    HostAnswer answer;
+    if (replay.isPresent()) {
+      answer = replay.get().next(call, request);
+      taint.add(replay.get().lastTaintAfter());
+    } else {
+      answer = live.get();
+      if (answer.decision().equals("Allow") && answer.status() == AbiStatus.OK) {
+        taint.add(reads.get());
+      }
     }
     journal.record(call, request, answer.toBytes(), answer.decision(), taint.labels());
     return answer;

@@ -168,7 +168,7 @@ final class WasiImports {
           RunContext ctx = binding.context();
           int errno;
           if (storage && binding.wasi().storageBrokered()) {
-            errno = journaledFs(ctx, name, live, inst, args);
+            errno = journaledFs(ctx, binding.wasi(), name, live, inst, args);
           } else {
             if (!selfCounted) {
               ctx.countCall();
@@ -360,6 +360,9 @@ final class WasiImports {
 
   // ---- the journal: every storage input a guest sees, and every storage change's answer ----
 
+  /** Chicory's calls that read a file's bytes through a descriptor (argument 0). */
+  private static final Set<String> READS_THROUGH = Set.of("fd_read", "fd_pread");
+
   private static final Set<String> DELETES = Set.of("path_unlink_file", "path_remove_directory");
 
   private static final Set<String> WRITES =
@@ -402,7 +405,7 @@ final class WasiImports {
    * Stdio descriptors (0, 1, 2) stay live: they are the run log and an empty stdin.
    */
   private static int journaledFs(
-      RunContext ctx, String name, Call live, Instance inst, long[] args) {
+      RunContext ctx, WasiRun wasi, String name, Call live, Instance inst, long[] args) {
     if (name.startsWith("fd_") && args[0] >= 0 && args[0] < WasiPathBroker.ROOT_FD) {
       ctx.countCall();
       return live.apply(inst, args);
@@ -414,11 +417,15 @@ final class WasiImports {
             ? "storage_delete"
             : WRITES.contains(name) ? "storage_write" : "storage_read";
     HostAnswer ans =
-        ctx.journaled(
+        ctx.journaledReads(
             call,
             request,
             () -> {
               int errno;
+              wasi.reads().clear();
+              if (READS_THROUGH.contains(name)) {
+                wasi.readThrough((int) args[0]);
+              }
               try {
                 errno = live.apply(inst, args);
               } catch (com.dylibso.chicory.runtime.ChicoryInterruptedException e) {
@@ -431,7 +438,8 @@ final class WasiImports {
               String decision =
                   errno == Errno.ACCES || errno == Errno.NOTCAPABLE ? "Denied" : "Allow";
               return new HostAnswer(decision, errno, writes);
-            });
+            },
+            () -> wasi.reads().drain(ctx.enforcer));
     if (ctx.replaying() && !writeBack(mem, ans.payload())) {
       return Errno.FAULT;
     }

@@ -64,6 +64,7 @@ final class WasiRun implements AutoCloseable {
   private final OutputCapture stdout;
   private final OutputCapture stderr;
   private final Map<String, WasmFunctionHandle> chicory = new HashMap<>();
+  private final WasiReads reads = new WasiReads();
 
   private WasiRun(
       RunContext ctx,
@@ -176,6 +177,19 @@ final class WasiRun implements AutoCloseable {
   /** Whether the run has a storage root: then every descriptor and path call is journaled. */
   boolean storageBrokered() {
     return broker != null;
+  }
+
+  /** What the running call read from storage, for the run's taint. */
+  WasiReads reads() {
+    return reads;
+  }
+
+  /** Notes a read through descriptor {@code fd}: the path it was opened on, if it is storage's. */
+  void readThrough(int fd) {
+    WasiPathBroker.Opened o = broker == null ? null : broker.opened(fd);
+    if (o != null) {
+      reads.read(o.rel());
+    }
   }
 
   // ---- clock and random: the host grant decides, the journal records what the guest saw ----
@@ -306,6 +320,10 @@ final class WasiRun implements AutoCloseable {
         // Linked between the check and the open (by another process): do not hand it out.
         wasi.fdClose(fd);
         return Errno.PERM;
+      }
+      if (read) {
+        // Opened for reading: the run holds the bytes from here on, under both names it used.
+        noteRead(dirFd, raw, b);
       }
       broker.opened(
           fd,
@@ -491,6 +509,8 @@ final class WasiRun implements AutoCloseable {
     int errno = wasi.pathRename(from.fd(), from.forChicory(), to.fd(), to.forChicory());
     if (errno == Errno.SUCCESS) {
       to.ledger().settle(-replaced);
+      // Moved bytes keep their origin: reading them back under a trusted name must not launder.
+      reads.read(from.rel());
     }
     return errno;
   }
@@ -542,7 +562,20 @@ final class WasiRun implements AutoCloseable {
       return stringErrno(mem, ptr, len);
     }
     WasiPathBroker.Brokered b = resolve(dirFd, raw, follow, modes);
+    if (b.ok() && modes.length == 1 && modes[0] == PathMode.READ) {
+      // A stat or readlink hands the guest what lies at the path: a read like any other.
+      noteRead(dirFd, raw, b);
+    }
     return b.ok() ? act.on(b) : b.errno();
+  }
+
+  /** Notes a read of {@code b} and of the name the guest gave it (they differ past a link). */
+  private void noteRead(int dirFd, String raw, WasiPathBroker.Brokered b) {
+    reads.read(b.rel());
+    WasiPathBroker.Brokered named = broker.lexical(dirFd, raw);
+    if (named.ok()) {
+      reads.read(named.rel());
+    }
   }
 
   private WasiPathBroker.Brokered resolve(
@@ -575,6 +608,7 @@ final class WasiRun implements AutoCloseable {
     if (!dir.directory()) {
       return Errno.NOTDIR;
     }
+    reads.read(dir.rel());
     List<WasiPathBroker.Entry> entries;
     try {
       entries = broker.listing(dir);
@@ -603,6 +637,7 @@ final class WasiRun implements AutoCloseable {
     if (!new GuestMemory(memory).inBounds(buf, FILESTAT_BYTES)) {
       return Errno.FAULT;
     }
+    readThrough(fd);
     int errno = wasi.fdFilestatGet(memory, fd, (int) buf);
     if (errno == Errno.SUCCESS) {
       normalizeTimes(memory, buf);

@@ -197,7 +197,9 @@ class ObservabilityTest {
     assertEquals(1, s.get("runs").get("by_outcome").get("Terminated").asLong(), s.toString());
     assertEquals(0, s.get("runs").get("in_flight").asLong());
     assertTrue(s.get("store").get("bytes").asLong() > 0);
-    assertTrue(s.get("policy").asText().startsWith("none configured"), s.toString());
+    // The mode's default rules in force, with what each permits (issue 23), not "none configured".
+    assertTrue(s.get("policy").asText().startsWith("root: uids [0]"), s.toString());
+    assertTrue(s.get("policy").asText().contains("permissions [any_run, "), s.toString());
     assertFalse(s.get("draining").asBoolean());
     assertEquals("VERIFIED", s.get("verification").get("phase").asText(), s.toString());
     assertTrue(s.get("metrics_listen").asText().startsWith("127.0.0.1:"), s.toString());
@@ -206,7 +208,7 @@ class ObservabilityTest {
         DaemonProcess.sandboxctl(null, "status", "--socket", daemon.socket.toString());
     assertEquals(0, text.exit(), text.err());
     assertTrue(text.out().contains("public key   " + key), text.out());
-    assertTrue(text.out().contains("policy       none configured"), text.out());
+    assertTrue(text.out().contains("policy       root: uids [0]"), text.out());
     assertTrue(text.out().contains("verification verified: all "), text.out());
   }
 

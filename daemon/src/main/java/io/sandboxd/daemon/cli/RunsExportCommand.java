@@ -67,6 +67,14 @@ final class RunsExportCommand implements Callable<Integer> {
               + " subject.")
   Path module;
 
+  @Option(
+      names = "--to",
+      paramLabel = "KEY",
+      description =
+          "With --bundle, the public key of the node it is for (its `sandboxctl status` key): any"
+              + " other node refuses the bundle.")
+  String to;
+
   @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
   Path socket;
 
@@ -83,7 +91,13 @@ final class RunsExportCommand implements Callable<Integer> {
     }
     ExportRunReply reply;
     try (DaemonClient c = new DaemonClient(sock)) {
-      reply = c.stub().exportRun(DurableRunRequest.newBuilder().setRunId(runId).build());
+      reply =
+          c.stub()
+              .exportRun(
+                  DurableRunRequest.newBuilder()
+                      .setRunId(runId)
+                      .setDestinationKey(to == null ? "" : to)
+                      .build());
     } catch (StatusRuntimeException e) {
       System.err.println("sandboxctl runs export: " + RpcErrors.describe(e, sock));
       return Sandboxctl.UNUSABLE;

@@ -96,6 +96,15 @@ public final class RunStore implements AutoCloseable {
   }
 
   private DurableRunTable durable;
+  private RunOwners owners;
+
+  /** Who owns each run (issue 23), on the store's connection and lock. */
+  public synchronized RunOwners owners() {
+    if (owners == null) {
+      owners = new RunOwners(this, db);
+    }
+    return owners;
+  }
 
   /** The durable runs held in this store (issue 12), on the store's connection and lock. */
   public synchronized DurableRunTable durable() {

@@ -105,7 +105,12 @@ final class StoreSchema {
                   }
                 }
                 NodeLog.backfill(db);
-              }));
+              }),
+          new StoreMigration(
+              11,
+              "run owners: the uid owning each durable run (single-step runs keep theirs in"
+                  + " submitters); runs from before have none",
+              (db, key) -> RunOwners.addColumn(db)));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

@@ -1,0 +1,93 @@
+package io.sandboxd.daemon.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.OptionalLong;
+
+/**
+ * Who owns each run, single-step or durable: the uid the kernel gave for the connection that
+ * submitted (or imported) it. Authorization asks this before a caller acts on a run (issue 23): a
+ * caller acts on the runs it owns unless its rule lets it act on any. Unsigned, like {@code
+ * submitters}: the signed records name no caller. A run from before owners were kept has none, and
+ * then only a caller allowed to act on any run may act on it.
+ */
+public final class RunOwners {
+  /**
+   * Migration 11: the owner column of durable runs (single-step runs keep theirs in submitters).
+   * Once only: SQLite has no ADD COLUMN IF NOT EXISTS, and a store stepped back by hand may hold
+   * it.
+   */
+  static void addColumn(Connection db) throws SQLException {
+    try (java.sql.Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA table_info(durable_runs)")) {
+      while (rs.next()) {
+        if (rs.getString("name").equals("owner_uid")) {
+          return;
+        }
+      }
+    }
+    try (java.sql.Statement st = db.createStatement()) {
+      st.execute("ALTER TABLE durable_runs ADD COLUMN owner_uid INTEGER");
+    }
+  }
+
+  private final RunStore store;
+  private final Connection db;
+
+  RunOwners(RunStore store, Connection db) {
+    this.store = store;
+    this.db = db;
+  }
+
+  /** The uid owning {@code runId}: a durable run's owner, else a single-step run's submitter. */
+  public OptionalLong of(String runId) {
+    synchronized (store) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT owner_uid FROM durable_runs WHERE run_id = ?"
+                  + " UNION ALL SELECT uid FROM submitters WHERE run_id = ?")) {
+        st.setString(1, runId);
+        st.setString(2, runId);
+        OptionalLong out = OptionalLong.empty();
+        try (ResultSet rs = st.executeQuery()) {
+          while (out.isEmpty() && rs.next()) {
+            long uid = rs.getLong(1);
+            if (!rs.wasNull()) {
+              out = OptionalLong.of(uid);
+            }
+          }
+        }
+        db.commit();
+        return out;
+      } catch (SQLException e) {
+        throw new StoreException("run " + runId + ": cannot read its owner: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Records {@code uid} as the owner of durable run {@code runId}; fsynced before it returns. */
+  public void setDurable(String runId, long uid) {
+    synchronized (store) {
+      try (PreparedStatement st =
+          db.prepareStatement("UPDATE durable_runs SET owner_uid = ? WHERE run_id = ?")) {
+        st.setLong(1, uid);
+        st.setString(2, runId);
+        if (st.executeUpdate() != 1) {
+          db.rollback();
+          throw new StoreException("run " + runId + ": no durable run to own");
+        }
+        db.commit();
+      } catch (SQLException e) {
+        try {
+          db.rollback();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw new StoreException(
+            "run " + runId + ": cannot record its owner: " + e.getMessage(), e);
+      }
+    }
+  }
+}

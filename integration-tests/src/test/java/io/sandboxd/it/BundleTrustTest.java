@@ -1,0 +1,170 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.DurableRunRequest;
+import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.ImportRunRequest;
+import io.sandboxd.daemon.rpc.SubmitRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 23 item 3 through three running daemons: node a exports parked runs sealed for a named
+ * node; b trusts a's key and imports what is addressed to it; c trusts only b, so it refuses a's
+ * bundle for b (the destination) and a's bundle for c (the signer's key, named); a bundle whose
+ * entry was edited in transit, or whose seal was stripped, is refused; nothing is half-imported.
+ */
+class BundleTrustTest {
+  @TempDir static Path dir;
+  static DaemonProcess a;
+  static DaemonProcess b;
+  static DaemonProcess c;
+  static DaemonClient ca;
+  static DaemonClient cb;
+  static DaemonClient cc;
+  static byte[] module;
+
+  @BeforeAll
+  static void start() throws Exception {
+    module = Wat2Wasm.parse(DurableRunTest.COUNTER);
+    a = DaemonProcess.start(dir.resolve("a"), dir.resolve("a.sock"));
+    String keyA = key(a);
+    b = DaemonProcess.start(dir.resolve("b"), dir.resolve("b.sock"), "--config", trusting(keyA));
+    String keyB = key(b);
+    c = DaemonProcess.start(dir.resolve("c"), dir.resolve("c.sock"), "--config", trusting(keyB));
+    ca = new DaemonClient(a.socket);
+    cb = new DaemonClient(b.socket);
+    cc = new DaemonClient(c.socket);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    Submissions.closeAll(ca, cb, cc, a, b, c);
+  }
+
+  static String trusting(String key) throws Exception {
+    Path cfg = dir.resolve("trust-" + key.substring(0, 8) + ".json");
+    Files.writeString(cfg, "{\"durable\":{\"trusted_nodes\":[\"" + key + "\"]}}");
+    return cfg.toString();
+  }
+
+  static String key(DaemonProcess d) throws Exception {
+    var m = java.util.regex.Pattern.compile(" key ([0-9a-f]{64})").matcher(d.log());
+    assertTrue(m.find(), d.log());
+    return m.group(1);
+  }
+
+  /** A run parked on a and exported with the CLI for {@code destination}; the bundle's bytes. */
+  static byte[] parkedBundleFor(String destination) throws Exception {
+    String run =
+        ca.stub()
+            .submit(
+                SubmitRequest.newBuilder()
+                    .setModule(ByteString.copyFrom(module))
+                    .setGrantsJson(DurableRunTest.GRANTS)
+                    .setEntry("step")
+                    .setDetach(true)
+                    .build())
+            .getRunId();
+    assertEquals(
+        "parked",
+        ca.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    Path file = dir.resolve(run + ".bundle");
+    DaemonProcess.Result e =
+        DaemonProcess.sandboxctl(
+            null,
+            "runs",
+            "export",
+            run,
+            "--bundle",
+            file.toString(),
+            "--to",
+            destination,
+            "--socket",
+            a.socket.toString());
+    assertEquals(0, e.exit(), e.err());
+    return Files.readAllBytes(file);
+  }
+
+  static String runId(byte[] bundle) {
+    return CanonicalJson.parse(bundle).get("run_id").asText();
+  }
+
+  static byte[] edit(byte[] bundle, Consumer<ObjectNode> change) {
+    ObjectNode o = (ObjectNode) CanonicalJson.parse(bundle);
+    change.accept(o);
+    return CanonicalJson.canonicalize(o);
+  }
+
+  static String refused(DaemonClient node, byte[] bundle) {
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                node.stub()
+                    .importRun(
+                        ImportRunRequest.newBuilder()
+                            .setBundle(ByteString.copyFrom(bundle))
+                            .build()));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.getMessage());
+    assertEquals(
+        Status.Code.NOT_FOUND,
+        assertThrows(
+                StatusRuntimeException.class,
+                () ->
+                    node.stub().getRun(GetRunRequest.newBuilder().setRunId(runId(bundle)).build()))
+            .getStatus()
+            .getCode(),
+        "nothing half-imported");
+    return e.getStatus().getDescription();
+  }
+
+  @Test
+  void aBundleForBIsRefusedByCAndWhenEditedOrUnsealedByBAndImportedIntactByB() throws Exception {
+    byte[] forB = parkedBundleFor(key(b));
+    String keyC = key(c);
+    String other = refused(cc, forB);
+    assertTrue(
+        other.contains("destination: the bundle is for node key " + key(b))
+            && other.contains("this node is " + key(c)),
+        other);
+
+    String edited = refused(cb, edit(forB, o -> o.put("entry", "other_export")));
+    assertTrue(edited.contains("entry: differs from what the exporting node sealed"), edited);
+    String unsealed = refused(cb, edit(forB, o -> o.remove("seal")));
+    assertTrue(unsealed.contains("seal: missing"), unsealed);
+    String readdressed =
+        refused(
+            cb, edit(forB, o -> ((ObjectNode) o.get("seal").get("core")).put("destination", keyC)));
+    assertTrue(readdressed.contains("seal: "), readdressed);
+
+    assertEquals(
+        "parked",
+        cb.stub()
+            .importRun(ImportRunRequest.newBuilder().setBundle(ByteString.copyFrom(forB)).build())
+            .getState());
+  }
+
+  @Test
+  void aNodeRefusesABundleFromAKeyItsConfigDoesNotTrustNamingTheKey() throws Exception {
+    byte[] forC = parkedBundleFor(key(c));
+    String why = refused(cc, forC);
+    assertTrue(
+        why.contains("signer: node key " + key(a)) && why.contains("durable.trusted_nodes"), why);
+  }
+}
