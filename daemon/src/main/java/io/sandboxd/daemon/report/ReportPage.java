@@ -121,7 +121,9 @@ public final class ReportPage {
           .append(esc(n.rootHex()))
           .append("</code>; ")
           .append(n.runsProven())
-          .append(" run(s) proven included (inclusion proof of each run's newest record).");
+          .append(
+              " run(s) proven included (inclusion proofs of each run's head segment, which names the rest"
+                  + " of its chain and its receipts, and of its attestations).");
     }
     b.append("</p>\n<pre>").append(esc(n.note())).append("</pre>\n");
   }

@@ -31,14 +31,17 @@ public record VerifiedRecords(List<VerifiedRun> runs, List<RejectedRun> rejected
 
   /**
    * Checks every run in {@code evidence}; keeps those that verify and fall in {@code window} (by
-   * their signed start time and the daemon's submitter), in start order.
+   * their signed start time and the daemon's submitter), in start order, and lists every run that
+   * does not verify.
    */
   public static VerifiedRecords check(
       List<RunEvidence> evidence, Set<PublicKey> trusted, ReportWindow window) {
     List<VerifiedRun> ok = new ArrayList<>();
     List<RejectedRun> bad = new ArrayList<>();
     for (RunEvidence e : evidence) {
-      if (!window.admits(e.submitterUid())) {
+      // A run with a known problem is reported whatever the window: nothing about it (not even
+      // its time or submitter) can be believed.
+      if (!window.admits(e.submitterUid()) && e.problem().isEmpty()) {
         continue;
       }
       Verdict v = check(e, trusted);
