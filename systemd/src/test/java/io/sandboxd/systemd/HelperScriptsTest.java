@@ -107,14 +107,12 @@ class HelperScriptsTest {
 
   @Test
   void mirrorFromOneLineSourcesAlone() throws Exception {
-    assertEquals(
-        "http://mirror.list.example/debian/", mirror(aptEtc("one-line", ONE_LINE, null)));
+    assertEquals("http://mirror.list.example/debian/", mirror(aptEtc("one-line", ONE_LINE, null)));
   }
 
   @Test
   void mirrorWithBothLayoutsPrefersSourcesList() throws Exception {
-    assertEquals(
-        "http://mirror.list.example/debian/", mirror(aptEtc("both", ONE_LINE, DEB822)));
+    assertEquals("http://mirror.list.example/debian/", mirror(aptEtc("both", ONE_LINE, DEB822)));
   }
 
   @Test
@@ -122,7 +120,8 @@ class HelperScriptsTest {
     assertEquals("http://deb.debian.org/debian", mirror(aptEtc("none", null, null)));
     assertEquals(
         "http://deb.debian.org/debian",
-        mirror(aptEtc("security-only", null, "Types: deb\nURIs: http://x.example/debian-security\n")));
+        mirror(
+            aptEtc("security-only", null, "Types: deb\nURIs: http://x.example/debian-security\n")));
     Path missing = tmp.resolve("no-such-etc");
     assertEquals("http://deb.debian.org/debian", mirror(missing));
   }
