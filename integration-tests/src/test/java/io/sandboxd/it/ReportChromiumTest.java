@@ -153,6 +153,11 @@ class ReportChromiumTest {
     String dom = page.dom();
     assertTrue(dom.contains(verified.size() + " run(s) verified"), dom);
     assertTrue(dom.contains("1 did not verify"), dom);
+    // The grant text came over GetRecords (with_grants) and hashed to the signed grants_id.
+    assertTrue(
+        dom.contains("&quot;energy_budget_uj&quot;:60000000")
+            || dom.contains("\"energy_budget_uj\":60000000"),
+        "no spin grant text");
 
     Map<String, Set<Long>> expected = new HashMap<>();
     for (SubmitReply v : verified) {
