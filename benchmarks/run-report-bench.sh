@@ -10,4 +10,4 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 javac -d "$WORK" -cp "$JAR" "$ROOT/benchmarks/src/main/java/io/sandboxd/benchmarks/ReportBench.java"
 if [ "$#" -eq 0 ]; then set -- 1000 10000 100000; fi
-exec java -Xmx${REPORT_BENCH_HEAP:-3g} -cp "$WORK:$JAR" io.sandboxd.benchmarks.ReportBench "$@"
+java -Xmx"${REPORT_BENCH_HEAP:-3g}" -cp "$WORK:$JAR" io.sandboxd.benchmarks.ReportBench "$@"
