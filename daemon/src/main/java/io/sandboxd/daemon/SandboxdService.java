@@ -416,8 +416,13 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "getRecords",
         out,
         () -> {
-          if (durable != null && durable.table().run(req.getRunId()).isPresent()) {
-            return durableRecords(req.getRunId());
+          java.util.Optional<io.sandboxd.daemon.store.DurableRunTable.Run> durableRun =
+              durable == null ? java.util.Optional.empty() : durable.table().run(req.getRunId());
+          if (durableRun.isPresent()) {
+            RecordsReply r = durableRecords(req.getRunId());
+            return req.getWithGrants()
+                ? r.toBuilder().setGrantsJson(durableRun.get().grantsJson()).build()
+                : r;
           }
           if (store.run(req.getRunId()).isEmpty()) {
             throw new RunNotFoundException(req.getRunId());
@@ -433,6 +438,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
             b.addAttestations(e.toJsonLine());
           }
           store.claim(req.getRunId()).ifPresent(c -> b.addClaims(c.toJsonLine()));
+          if (req.getWithGrants()) {
+            store.submission(req.getRunId()).ifPresent(x -> b.setGrantsJson(x.grantsJson()));
+          }
           return b.build();
         });
   }

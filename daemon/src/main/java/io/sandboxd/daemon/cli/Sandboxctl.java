@@ -35,7 +35,8 @@ import picocli.CommandLine.ScopeType;
       StoreCommand.class,
       JcpCommand.class,
       LogCommand.class,
-      FleetCommand.class
+      FleetCommand.class,
+      ReportCommand.class
     })
 public final class Sandboxctl implements Runnable {
   /** Exit status for input that cannot be used at all. */

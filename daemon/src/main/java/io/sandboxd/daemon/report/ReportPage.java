@@ -1,0 +1,367 @@
+package io.sandboxd.daemon.report;
+
+import static io.sandboxd.daemon.report.Html.esc;
+import static io.sandboxd.daemon.report.Html.time;
+import static io.sandboxd.daemon.report.Html.uj;
+
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.RunSegment;
+import java.util.List;
+import java.util.Map;
+
+/** Renders a report's front page (index.html): the summary, the plots and the tables. */
+public final class ReportPage {
+  private ReportPage() {}
+
+  /** Most rows any one table lists; the rest are counted (every run keeps its own page). */
+  public static final int MAX_ROWS = 500;
+
+  /** How many modules and submitters the top lists show. */
+  public static final int TOP = 10;
+
+  /** The page for {@code records} summed as {@code a}. */
+  public static String render(VerifiedRecords records, ReportAggregates a, ReportContext ctx) {
+    StringBuilder b = new StringBuilder(64 * 1024);
+    b.append(Html.head("sandboxd report"));
+    b.append("<h1>sandboxd report</h1>\n");
+    b.append("<p>Generated ")
+        .append(time(ctx.generatedMs()))
+        .append(" from ")
+        .append("<code>")
+        .append(esc(ctx.source()))
+        .append("</code>; runs ")
+        .append(window(ctx.window()))
+        .append(".</p>\n");
+    verification(b, records, ctx);
+    nodeLog(b, ctx);
+    b.append("<h2>Runs over time</h2>\n");
+    figure(b, ReportCharts.runsOverTime(a));
+    outcomes(b, records);
+    energy(b, a);
+    usage(b, "Modules", "plot-modules", a.modules());
+    usage(b, "Submitters", "plot-submitters", a.submitters());
+    grants(b, a);
+    breaches(b, a);
+    durable(b, a);
+    runs(b, records);
+    b.append(Html.TAIL);
+    return b.toString();
+  }
+
+  private static String window(ReportWindow w) {
+    String since =
+        w.sinceMs().isPresent() ? "from " + time(w.sinceMs().getAsLong()) : "from the first";
+    String until =
+        w.untilMs().isPresent() ? " until " + time(w.untilMs().getAsLong()) : " until now";
+    String who =
+        w.submitter().isPresent()
+            ? ", submitted by uid " + w.submitter().getAsLong()
+            : ", every submitter";
+    return since + until + who;
+  }
+
+  private static void verification(StringBuilder b, VerifiedRecords r, ReportContext ctx) {
+    b.append("<h2>Verification</h2>\n<p id=\"verified\">")
+        .append("<span class=\"ok\">")
+        .append(r.runs().size())
+        .append(" run(s) verified</span> (signatures, segment chains, references between")
+        .append(" segments, receipts and attestations) and drawn below; ")
+        .append(r.rejected().isEmpty() ? "<span class=\"ok\">" : "<span class=\"bad\">")
+        .append(r.rejected().size())
+        .append(" did not verify</span> and are not drawn.</p>\n");
+    b.append("<p>Trusted signer key(s): ");
+    for (String s : ctx.signers()) {
+      b.append("<code>").append(esc(s)).append("</code> ");
+    }
+    b.append("</p>\n");
+    for (String n : ctx.notes()) {
+      b.append("<p class=\"bad\">").append(esc(n)).append("</p>\n");
+    }
+    if (!r.rejected().isEmpty()) {
+      b.append("<table id=\"rejected\"><tr><th>run</th><th>where</th><th>why it did not verify")
+          .append("</th></tr>\n");
+      int shown = 0;
+      for (RejectedRun x : r.rejected()) {
+        if (shown++ == MAX_ROWS) {
+          more(b, r.rejected().size() - MAX_ROWS, 3);
+          break;
+        }
+        b.append("<tr class=\"rejected\"><td><code>")
+            .append(esc(x.runId()))
+            .append("</code></td><td>")
+            .append(esc(x.where()))
+            .append("</td><td>did not verify: ")
+            .append(esc(x.reason()))
+            .append("</td></tr>\n");
+      }
+      b.append("</table>\n");
+    }
+  }
+
+  private static void nodeLog(StringBuilder b, ReportContext ctx) {
+    b.append("<h2>Node-log checkpoint</h2>\n");
+    if (ctx.nodeLog().isEmpty()) {
+      b.append("<p class=\"bad\">No node-log checkpoint was checked.</p>\n");
+      return;
+    }
+    NodeLogCheck n = ctx.nodeLog().get();
+    b.append("<p id=\"checkpoint\">");
+    if (n.failure().isPresent()) {
+      b.append("<span class=\"bad\">did not verify: ")
+          .append(esc(n.failure().get()))
+          .append("</span>");
+    } else {
+      b.append("<span class=\"ok\">verified</span> against the node key: log <code>")
+          .append(esc(n.origin()))
+          .append("</code> at size ")
+          .append(n.treeSize())
+          .append(", root <code>")
+          .append(esc(n.rootHex()))
+          .append("</code>; ")
+          .append(n.runsProven())
+          .append(
+              " run(s) proven included (inclusion proofs of each run's head segment, which names the rest"
+                  + " of its chain and its receipts, and of its attestations).");
+    }
+    b.append("</p>\n<pre>").append(esc(n.note())).append("</pre>\n");
+  }
+
+  private static void outcomes(StringBuilder b, VerifiedRecords r) {
+    Map<String, Long> count = new java.util.TreeMap<>();
+    r.runs().forEach(x -> count.merge(x.outcomeKind(), 1L, Long::sum));
+    b.append("<table id=\"outcomes\"><tr><th>outcome</th><th>runs</th></tr>\n");
+    count.forEach(
+        (k, v) ->
+            b.append("<tr><td>")
+                .append(esc(k))
+                .append("</td><td class=\"n\">")
+                .append(v)
+                .append("</td></tr>\n"));
+    b.append("</table>\n");
+  }
+
+  private static void energy(StringBuilder b, ReportAggregates a) {
+    b.append("<h2>Energy</h2>\n<p>Active energy is what the receipts attribute to each device")
+        .append(
+            " class while a unit executed; idle energy (a warm instance waiting before its claim,")
+        .append(" a parked run) is kept apart. Each figure says how it was obtained:")
+        .append(" <span class=\"prov-HwShunt\">measured (HwShunt)</span>,")
+        .append(" <span class=\"prov-ModelBased\">measured and apportioned (ModelBased)</span>,")
+        .append(" <span class=\"prov-Estimator\">estimated (Estimator)</span>.</p>\n");
+    figure(b, ReportCharts.energyByClass(a));
+    b.append("<table id=\"energy\"><tr><th>device class</th>");
+    for (Provenance p : Provenance.values()) {
+      b.append("<th class=\"prov-")
+          .append(p)
+          .append("\">")
+          .append(ReportCharts.provenanceSeries(p))
+          .append(", µJ</th>");
+    }
+    b.append("</tr>\n");
+    for (Map.Entry<DeviceClass, Map<Provenance, Long>> e : a.energyByClass().entrySet()) {
+      row(b, e.getKey().jsonName(), e.getValue());
+    }
+    row(b, "idle: warm claims", a.warmIdleByProvenance());
+    row(b, "idle: parked", a.parkedIdleByProvenance());
+    b.append("</table>\n");
+  }
+
+  private static void row(StringBuilder b, String label, Map<Provenance, Long> v) {
+    b.append("<tr><td>").append(esc(label)).append("</td>");
+    for (Provenance p : Provenance.values()) {
+      b.append("<td class=\"n\">").append(uj(v.getOrDefault(p, 0L))).append("</td>");
+    }
+    b.append("</tr>\n");
+  }
+
+  private static void usage(
+      StringBuilder b, String what, String plotId, List<ReportAggregates.Usage> all) {
+    List<ReportAggregates.Usage> byEnergy =
+        ReportAggregates.top(all, TOP, ReportAggregates.Usage::totalUj);
+    List<ReportAggregates.Usage> byCpu =
+        ReportAggregates.top(all, TOP, ReportAggregates.Usage::cpuMs);
+    b.append("<h2>").append(what).append("</h2>\n");
+    figure(
+        b,
+        ReportCharts.usage(
+            plotId.substring("plot-".length()),
+            "Top " + what.toLowerCase(java.util.Locale.ROOT) + " by energy, by provenance",
+            byEnergy));
+    usageTable(b, "Top " + TOP + " by energy", plotId + "-energy", byEnergy);
+    usageTable(b, "Top " + TOP + " by CPU time", plotId + "-cpu", byCpu);
+  }
+
+  private static void usageTable(
+      StringBuilder b, String caption, String id, List<ReportAggregates.Usage> rows) {
+    b.append("<table id=\"")
+        .append(id)
+        .append("\"><caption>")
+        .append(caption)
+        .append("</caption><tr><th>")
+        .append("key</th><th>runs</th><th>CPU ms</th><th>active µJ</th><th>idle µJ</th>")
+        .append("<th>worst provenance</th></tr>\n");
+    for (ReportAggregates.Usage u : rows) {
+      Provenance worst = Provenance.HwShunt;
+      for (Provenance p : u.activeByProvenance().keySet()) {
+        worst = worst.worst(p);
+      }
+      b.append("<tr><td><code>")
+          .append(esc(u.key()))
+          .append("</code></td><td class=\"n\">")
+          .append(u.runs())
+          .append("</td><td class=\"n\">")
+          .append(uj(u.cpuMs()))
+          .append("</td><td class=\"n\">")
+          .append(uj(u.activeUj()))
+          .append("</td><td class=\"n\">")
+          .append(uj(u.idleUj()))
+          .append("</td><td class=\"prov-")
+          .append(worst)
+          .append("\">")
+          .append(u.activeByProvenance().isEmpty() ? "none" : worst.name())
+          .append("</td></tr>\n");
+    }
+    b.append("</table>\n");
+  }
+
+  private static void grants(StringBuilder b, ReportAggregates a) {
+    b.append("<h2>Grants in use</h2>\n<table id=\"grants\"><tr><th>grants_id</th><th>runs</th>")
+        .append("<th>grant (canonical text, checked against the grants_id)</th></tr>\n");
+    int shown = 0;
+    for (ReportAggregates.GrantUse g : a.grants()) {
+      if (shown++ == MAX_ROWS) {
+        more(b, a.grants().size() - MAX_ROWS, 3);
+        break;
+      }
+      String text = g.text().orElse("");
+      b.append("<tr><td><code title=\"")
+          .append(esc(text.isEmpty() ? "grant text not available" : text))
+          .append("\">")
+          .append(esc(g.grantsId()))
+          .append("</code></td><td class=\"n\">")
+          .append(g.runs())
+          .append("</td><td>")
+          .append(
+              text.isEmpty()
+                  ? "not available (not kept, or it does not hash to this grants_id)"
+                  : "<pre>" + esc(text) + "</pre>")
+          .append("</td></tr>\n");
+    }
+    b.append("</table>\n");
+  }
+
+  private static void breaches(StringBuilder b, ReportAggregates a) {
+    b.append("<h2>Breaches and refusals</h2>\n<table id=\"breaches\"><tr><th>run</th>")
+        .append("<th>outcome</th><th>module</th><th>CPU ms</th><th>µJ</th></tr>\n");
+    List<VerifiedRun> both = new java.util.ArrayList<>(a.breaches());
+    both.addAll(a.refusals());
+    int shown = 0;
+    for (VerifiedRun r : both) {
+      if (shown++ == MAX_ROWS) {
+        more(b, both.size() - MAX_ROWS, 5);
+        break;
+      }
+      Outcome o = r.outcome().orElseThrow();
+      b.append("<tr><td>")
+          .append(runLink(r.runId()))
+          .append("</td><td>")
+          .append(esc(o.summary()))
+          .append("</td><td><code>")
+          .append(esc(ReportCharts.shortKey(r.unit())))
+          .append("</code></td><td class=\"n\">")
+          .append(uj(r.cpuTimeMs()))
+          .append("</td><td class=\"n\">")
+          .append(uj(r.total().totalUj()))
+          .append("</td></tr>\n");
+    }
+    b.append("</table>\n<p>")
+        .append(a.breaches().size())
+        .append(" breach(es) (a budget exceeded, the unit stopped), ")
+        .append(a.refusals().size())
+        .append(" refusal(s) (declined before anything ran).</p>\n");
+  }
+
+  private static void durable(StringBuilder b, ReportAggregates a) {
+    b.append("<h2>Durable runs</h2>\n<table id=\"durable\"><tr><th>run</th><th>segments</th>")
+        .append("<th>chain</th><th>hosts</th><th>idle µJ</th></tr>\n");
+    int shown = 0;
+    for (VerifiedRun r : a.durable()) {
+      if (shown++ == MAX_ROWS) {
+        more(b, a.durable().size() - MAX_ROWS, 5);
+        break;
+      }
+      StringBuilder chain = new StringBuilder();
+      for (RunSegment s : r.segments()) {
+        chain
+            .append(chain.length() == 0 ? "" : " → ")
+            .append(s.kind())
+            .append('@')
+            .append(s.hostId());
+      }
+      b.append("<tr><td>")
+          .append(runLink(r.runId()))
+          .append("</td><td class=\"n\">")
+          .append(r.segments().size())
+          .append("</td><td>")
+          .append(esc(chain.toString()))
+          .append("</td><td>")
+          .append(esc(String.join(", ", r.hosts())))
+          .append("</td><td class=\"n\">")
+          .append(uj(r.total().idleUj()))
+          .append("</td></tr>\n");
+    }
+    b.append("</table>\n");
+  }
+
+  private static void runs(StringBuilder b, VerifiedRecords r) {
+    b.append("<h2>Runs</h2>\n<p>Newest first; every verified run has its own page.</p>\n")
+        .append("<table id=\"runs\"><tr><th>run</th><th>started</th><th>outcome</th>")
+        .append("<th>module</th><th>submitter</th><th>CPU ms</th><th>µJ</th></tr>\n");
+    List<VerifiedRun> runs = r.runs();
+    for (int i = runs.size() - 1, shown = 0; i >= 0; i--, shown++) {
+      if (shown == MAX_ROWS) {
+        more(b, runs.size() - MAX_ROWS, 7);
+        break;
+      }
+      VerifiedRun x = runs.get(i);
+      b.append("<tr><td>")
+          .append(runLink(x.runId()))
+          .append("</td><td>")
+          .append(time(x.startedMs()))
+          .append("</td><td>")
+          .append(esc(x.outcome().map(Outcome::summary).orElse(x.outcomeKind())))
+          .append("</td><td><code>")
+          .append(esc(ReportCharts.shortKey(x.unit())))
+          .append("</code></td><td>")
+          .append(x.submitterUid().isPresent() ? "uid " + x.submitterUid().getAsLong() : "")
+          .append("</td><td class=\"n\">")
+          .append(uj(x.cpuTimeMs()))
+          .append("</td><td class=\"n\">")
+          .append(uj(x.total().totalUj()))
+          .append("</td></tr>\n");
+    }
+    b.append("</table>\n");
+  }
+
+  private static String runLink(String runId) {
+    return "<a href=\"runs/"
+        + esc(Html.runFile(runId))
+        + ".html\"><code>"
+        + esc(runId)
+        + "</code></a>";
+  }
+
+  private static void more(StringBuilder b, int n, int cols) {
+    b.append("<tr><td colspan=\"")
+        .append(cols)
+        .append("\">… and ")
+        .append(n)
+        .append(" more</td></tr>\n");
+  }
+
+  private static void figure(StringBuilder b, String svg) {
+    b.append("<figure>").append(svg).append("</figure>\n");
+  }
+}
