@@ -119,7 +119,7 @@ run_one() {
     --warmup 0 --socket "$d/run/s.sock" --json >/dev/null
   local cpu0 ver0 wr0 t0
   cpu0="$(thread_ticks "$pid" "")"
-  ver0="$(thread_ticks "$pid" "sandboxd-store-v")"
+  ver0="$(thread_ticks "$pid" "sandboxd-store-")"
   wr0="$(write_bytes "$pid")"
   t0="$(date +%s%N)"
   local out
@@ -128,7 +128,7 @@ run_one() {
   local t1 cpu1 ver1 wr1
   t1="$(date +%s%N)"
   cpu1="$(thread_ticks "$pid" "")"
-  ver1="$(thread_ticks "$pid" "sandboxd-store-v")"
+  ver1="$(thread_ticks "$pid" "sandboxd-store-")"
   wr1="$(write_bytes "$pid")"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
