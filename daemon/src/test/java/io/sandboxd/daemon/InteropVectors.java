@@ -324,6 +324,10 @@ final class InteropVectors {
               List.of(receipt, attestation),
               Map.of());
       content.set("run_bundle", canonical(bundle.toBytes()));
+      // The same bundle sealed by the exporting node for one destination (the stranger's key).
+      RunBundle sealed = BundleSeal.seal(bundle, NODE, STRANGER.publicKey().hex());
+      content.set("run_bundle_sealed", canonical(sealed.toBytes()));
+      content.set("run_bundle_seal", sealed.seal().orElseThrow().toJson());
 
       // The node log over every logged record above, its checkpoints and proofs.
       List<byte[]> raw = new ArrayList<>();
