@@ -380,7 +380,8 @@ final class InteropVectors {
         Envelope e = Envelope.fromJson(CanonicalJson.parse(v.get("envelope").textValue()));
         String slug = v.get("name").textValue().replace(' ', '-');
         add(slug + "-valid", e.toJsonLine(), NODE, "valid");
-        add(slug + "-unpinned-valid", e.toJsonLine(), null, "valid");
+        // One verification policy (issue 24): no key named, no verdict; the verifier refuses.
+        add(slug + "-unpinned-unusable", e.toJsonLine(), null, "unusable");
         add(
             slug + "-other-signer",
             Envelope.sign(e.core(), STRANGER).toJsonLine(),
@@ -433,6 +434,11 @@ final class InteropVectors {
           "evidence-two-signers-unpinned",
           lines(receipt, Envelope.sign(evict.core(), STRANGER)),
           null,
+          "unusable");
+      add(
+          "evidence-two-signers-pinned",
+          lines(receipt, Envelope.sign(evict.core(), STRANGER)),
+          NODE,
           "invalid");
       add("log-checkpoint-valid", noteNew, NODE, "valid");
       add("log-checkpoint-by-stranger", noteStranger, NODE, "invalid");
