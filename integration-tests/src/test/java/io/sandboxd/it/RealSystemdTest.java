@@ -128,7 +128,12 @@ class RealSystemdTest {
     assertEquals(0, run.getExitCode(), run.toString());
     String runId = field(run.getStdout(), "run_id");
     ExecResult verify =
-        as("alice", "bash -c 'sandboxctl runs show " + runId + " --export | sandboxctl verify -'");
+        as(
+            "alice",
+            "bash -c 'sandboxctl runs show "
+                + runId
+                + " --export | sandboxctl verify - --signer"
+                + " \"$(sandboxctl status | awk \"/^public key/{print \\$3}\")\"'");
     assertEquals(0, verify.getExitCode(), verify.toString());
   }
 
