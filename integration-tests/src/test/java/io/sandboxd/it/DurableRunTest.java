@@ -45,7 +45,11 @@ import org.junit.jupiter.api.io.TempDir;
 class DurableRunTest {
   static final int TOTAL = 60;
 
-  /** Counts to TOTAL, one step at a time, in memory and in a mutable global; logs each count. */
+  /**
+   * Counts to TOTAL, one step at a time, in memory and in a mutable global; logs each count. Each
+   * step spins 40M iterations (tens of ms compiled), so a detached run is still running when a
+   * CLI's suspend (a JVM start away) reaches it on an idle machine.
+   */
   static final String COUNTER =
       "(module\n"
           + "  (import \"sandbox\" \"log\" (func $log (param i32 i32) (result i32)))\n"
@@ -69,7 +73,7 @@ class DurableRunTest {
           + "    (i32.store8 (i32.const 8)\n"
           + "      (i32.add (i32.const 48) (i32.rem_u (local.get $c) (i32.const 10))))\n"
           + "    (drop (call $log (i32.const 0) (i32.const 9)))\n"
-          + "    (call $spin (i32.const 4000000))\n"
+          + "    (call $spin (i32.const 40000000))\n"
           + "    (i32.lt_u (local.get $c) (i32.const "
           + TOTAL
           + "))))\n";
