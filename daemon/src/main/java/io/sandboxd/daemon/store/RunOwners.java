@@ -33,61 +33,50 @@ public final class RunOwners {
     }
   }
 
-  private final RunStore store;
-  private final Connection db;
+  private final StoreDb store;
 
-  RunOwners(RunStore store, Connection db) {
+  RunOwners(StoreDb store) {
     this.store = store;
-    this.db = db;
   }
 
   /** The uid owning {@code runId}: a durable run's owner, else a single-step run's submitter. */
   public OptionalLong of(String runId) {
-    synchronized (store) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT owner_uid FROM durable_runs WHERE run_id = ?"
-                  + " UNION ALL SELECT uid FROM submitters WHERE run_id = ?")) {
-        st.setString(1, runId);
-        st.setString(2, runId);
-        OptionalLong out = OptionalLong.empty();
-        try (ResultSet rs = st.executeQuery()) {
-          while (out.isEmpty() && rs.next()) {
-            long uid = rs.getLong(1);
-            if (!rs.wasNull()) {
-              out = OptionalLong.of(uid);
+    return store.transact(
+        "run " + runId + ": cannot read its owner",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT owner_uid FROM durable_runs WHERE run_id = ?"
+                      + " UNION ALL SELECT uid FROM submitters WHERE run_id = ?")) {
+            st.setString(1, runId);
+            st.setString(2, runId);
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                long uid = rs.getLong(1);
+                if (!rs.wasNull()) {
+                  return OptionalLong.of(uid);
+                }
+              }
             }
+            return OptionalLong.empty();
           }
-        }
-        db.commit();
-        return out;
-      } catch (SQLException e) {
-        throw new StoreException("run " + runId + ": cannot read its owner: " + e.getMessage(), e);
-      }
-    }
+        });
   }
 
   /** Records {@code uid} as the owner of durable run {@code runId}; fsynced before it returns. */
   public void setDurable(String runId, long uid) {
-    synchronized (store) {
-      try (PreparedStatement st =
-          db.prepareStatement("UPDATE durable_runs SET owner_uid = ? WHERE run_id = ?")) {
-        st.setLong(1, uid);
-        st.setString(2, runId);
-        if (st.executeUpdate() != 1) {
-          db.rollback();
-          throw new StoreException("run " + runId + ": no durable run to own");
-        }
-        db.commit();
-      } catch (SQLException e) {
-        try {
-          db.rollback();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-        throw new StoreException(
-            "run " + runId + ": cannot record its owner: " + e.getMessage(), e);
-      }
-    }
+    store.transact(
+        "run " + runId + ": cannot record its owner",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement("UPDATE durable_runs SET owner_uid = ? WHERE run_id = ?")) {
+            st.setLong(1, uid);
+            st.setString(2, runId);
+            if (st.executeUpdate() != 1) {
+              throw new StoreException("run " + runId + ": no durable run to own");
+            }
+            return null;
+          }
+        });
   }
 }

@@ -1,0 +1,175 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.SigningKey;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.LongConsumer;
+
+/**
+ * Group commit of runs: runs appended while another commit is in progress are written together in
+ * the next transaction, one fsync and one signed store head for the batch, each run in its own
+ * savepoint so that a run that cannot be stored fails alone. A caller returns only after the commit
+ * that holds its run.
+ */
+final class GroupCommit {
+  /** Most runs one commit takes (bounds how long one transaction holds the store). */
+  static final int DEFAULT_MAX_BATCH = 256;
+
+  /** One caller's run waiting for the commit of the batch that takes it. */
+  private static final class Pending {
+    final RunRecord record;
+    // Both guarded by the store's lock: set by the committing thread before it releases it.
+    boolean done;
+    StoreException failure;
+
+    Pending(RunRecord record) {
+      this.record = record;
+    }
+  }
+
+  private final StoreDb store;
+  private final RunTable runs;
+  private final StoreLedger ledger;
+  private final LogCheckpoints log;
+  private final SigningKey key;
+  private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
+  private volatile LongConsumer timer = nanos -> {};
+  // Guarded by the store's lock.
+  private int maxBatch = DEFAULT_MAX_BATCH;
+  private long commits;
+  private long committedRuns;
+
+  GroupCommit(
+      StoreDb store, RunTable runs, StoreLedger ledger, LogCheckpoints log, SigningKey key) {
+    this.store = store;
+    this.runs = runs;
+    this.ledger = ledger;
+    this.log = log;
+    this.key = key;
+  }
+
+  void onCommit(LongConsumer t) {
+    timer = t;
+  }
+
+  void maxBatch(int n) {
+    if (n < 1) {
+      throw new IllegalArgumentException("a batch holds at least one run: " + n);
+    }
+    synchronized (store.lock()) {
+      maxBatch = n;
+    }
+  }
+
+  RunStore.CommitStats stats() {
+    synchronized (store.lock()) {
+      return new RunStore.CommitStats(commits, committedRuns);
+    }
+  }
+
+  /** Stores {@code r}; returns once it is durable. @throws StoreException when it was not */
+  void append(RunRecord r) {
+    Pending mine = new Pending(r);
+    pending.add(mine);
+    synchronized (store.lock()) {
+      // Whoever holds the lock commits everything queued, so by the time a waiting caller gets
+      // it, its run has usually been committed by the previous holder.
+      while (!mine.done) {
+        commitBatch();
+      }
+    }
+    if (mine.failure != null) {
+      throw mine.failure;
+    }
+  }
+
+  /** Stores several runs in one transaction, all or none (tools that fill a store). */
+  void appendAll(List<RunRecord> records) {
+    RunRecord last = records.get(records.size() - 1);
+    String what = records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
+    synchronized (store.lock()) {
+      long t0 = System.nanoTime();
+      NodeLog.Mark before = log.mark();
+      StoreLedger.Mark ledgerBefore = ledger.mark();
+      try {
+        for (RunRecord r : records) {
+          runs.write(r);
+        }
+        ledger.signHead(key);
+        log.checkpointIfDue();
+        store.connection().commit();
+      } catch (SQLException | RuntimeException e) {
+        store.rollback(e);
+        log.reset(before);
+        ledger.reset(ledgerBefore);
+        throw new StoreException(what + ": not stored: " + e.getMessage(), e);
+      }
+      timer.accept(System.nanoTime() - t0);
+    }
+  }
+
+  // Called with the lock held.
+  private void commitBatch() {
+    List<Pending> batch = new ArrayList<>();
+    for (Pending p; batch.size() < maxBatch && (p = pending.poll()) != null; ) {
+      batch.add(p);
+    }
+    if (batch.isEmpty()) {
+      return;
+    }
+    Connection db = store.connection();
+    int stored = 0;
+    long t0 = System.nanoTime();
+    NodeLog.Mark before = log.mark();
+    StoreLedger.Mark ledgerBefore = ledger.mark();
+    try {
+      for (Pending p : batch) {
+        Savepoint sp = db.setSavepoint();
+        NodeLog.Mark runMark = log.mark();
+        StoreLedger.Mark ledgerMark = ledger.mark();
+        try {
+          runs.write(p.record);
+          db.releaseSavepoint(sp);
+          stored++;
+        } catch (SQLException | RuntimeException e) {
+          // Undo this run only; the rest of the batch goes on.
+          db.rollback(sp);
+          db.releaseSavepoint(sp);
+          log.reset(runMark);
+          ledger.reset(ledgerMark);
+          p.failure = notStored(p.record, e);
+        }
+      }
+      if (stored > 0) {
+        // One signature for the batch: the head covers every run in it through the chain.
+        ledger.signHead(key);
+      }
+      log.checkpointIfDue();
+      db.commit();
+      timer.accept(System.nanoTime() - t0);
+      commits++;
+      committedRuns += stored;
+    } catch (SQLException | RuntimeException e) {
+      store.rollback(e);
+      log.reset(before);
+      ledger.reset(ledgerBefore);
+      for (Pending p : batch) {
+        if (p.failure == null) {
+          p.failure = notStored(p.record, e);
+        }
+      }
+    } finally {
+      for (Pending p : batch) {
+        p.done = true;
+      }
+    }
+  }
+
+  private static StoreException notStored(RunRecord r, Exception e) {
+    return new StoreException("run " + r.runId() + ": not stored: " + e.getMessage(), e);
+  }
+}

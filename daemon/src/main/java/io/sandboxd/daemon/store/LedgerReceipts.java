@@ -1,0 +1,83 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.FleetAggregate;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.attest.Verification;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** Receipts in ledger order, what fleet aggregates sum (issue 14), each checked before use. */
+final class LedgerReceipts {
+  private final StoreDb store;
+  private final PublicKey signer;
+
+  LedgerReceipts(StoreDb store, PublicKey signer) {
+    this.store = store;
+    this.signer = signer;
+  }
+
+  /** Ledger positions of the runs created in {@code [sinceMs, untilMs]}; empty when none. */
+  Optional<long[]> range(long sinceMs, long untilMs) {
+    return store.transact(
+        "run store: cannot read the ledger",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT (SELECT MIN(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
+                      + " WHERE r.created_ms >= ?),"
+                      + " (SELECT MAX(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
+                      + " WHERE r.created_ms <= ?)")) {
+            st.setLong(1, sinceMs);
+            st.setLong(2, untilMs);
+            try (ResultSet rs = st.executeQuery()) {
+              rs.next();
+              long from = rs.getLong(1);
+              boolean none = rs.wasNull();
+              long to = rs.getLong(2);
+              none |= rs.wasNull();
+              return !none && from <= to ? Optional.of(new long[] {from, to}) : Optional.empty();
+            }
+          }
+        });
+  }
+
+  /** The receipts at ledger positions {@code from..to}, in ledger then seq order; at most max. */
+  List<RunStore.FleetLeaf> leaves(long from, long to, long maxLeaves) {
+    return store.transact(
+        "run store: cannot read receipts",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT l.position, l.run_id, rec.envelope FROM ledger l JOIN records rec"
+                      + " ON rec.run_id = l.run_id AND rec.kind = ?"
+                      + " WHERE l.position BETWEEN ? AND ? ORDER BY l.position, rec.seq LIMIT ?")) {
+            st.setString(1, RecordKind.RECEIPT.stored());
+            st.setLong(2, from);
+            st.setLong(3, to);
+            st.setLong(4, maxLeaves);
+            List<RunStore.FleetLeaf> out = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                Envelope env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
+                if (env.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
+                  throw new TamperedRunException(
+                      rs.getString(2), "receipt " + env.address() + ": " + inv.reason());
+                }
+                out.add(
+                    new RunStore.FleetLeaf(
+                        rs.getLong(1),
+                        rs.getString(2),
+                        new FleetAggregate.Item(env.address(), Receipt.fromCore(env.core()))));
+              }
+            }
+            return out;
+          }
+        });
+  }
+}

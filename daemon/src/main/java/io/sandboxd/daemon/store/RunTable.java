@@ -1,0 +1,482 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.attest.StoredRun;
+import io.sandboxd.attest.Verification;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+
+/**
+ * Single-step runs: their rows, signed records, journals, blobs, modules, WASI io and submitters,
+ * written in the append's transaction and chained into the ledger; and every read of them, each
+ * checked against the node's key before it is shown.
+ */
+final class RunTable {
+  private final StoreDb store;
+  private final PublicKey signer;
+  private final NodeLog log;
+  private final StoreLedger ledger;
+  // Runs found damaged (at start-up or by the verifier): listed as tampered, never with their
+  // stored values. Guarded by the store's lock.
+  private final Map<String, String> damaged = new LinkedHashMap<>();
+
+  RunTable(StoreDb store, PublicKey signer, NodeLog log, StoreLedger ledger) {
+    this.store = store;
+    this.signer = signer;
+    this.log = log;
+    this.ledger = ledger;
+  }
+
+  /** Writes one run's rows and ledger record into the open transaction (lock held). */
+  void write(RunRecord r) throws SQLException {
+    Connection db = store.connection();
+    try (PreparedStatement run =
+        db.prepareStatement(
+            "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
+                + " VALUES (?,?,?,?,?,?,?,?)")) {
+      run.setString(1, r.runId());
+      run.setLong(2, r.createdMs());
+      run.setString(3, r.unit());
+      run.setString(4, r.grantsId());
+      run.setString(5, r.outcomeJson());
+      run.setString(6, r.log());
+      run.setString(7, r.grantsJson());
+      run.setString(8, r.entry());
+      run.executeUpdate();
+    }
+    long seq = r.segment().core().get("seq").longValue();
+    insertRecord(db, r.runId(), RecordKind.SEGMENT, seq, r.segment());
+    insertRecord(db, r.runId(), RecordKind.RECEIPT, seq, r.receipt());
+    insertRecord(db, r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
+    log.append(NodeLog.SEGMENT, r.segment().address());
+    log.append(NodeLog.RECEIPT, r.receipt().address());
+    log.append(NodeLog.ATTESTATION, r.attestation().address());
+    try (PreparedStatement j =
+        db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
+      for (int i = 0; i < r.journalEntries().size(); i++) {
+        j.setString(1, r.runId());
+        j.setLong(2, i);
+        j.setString(3, r.journalEntries().get(i));
+        j.addBatch();
+      }
+      j.executeBatch();
+    }
+    try (PreparedStatement b =
+        db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
+      for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
+        b.setString(1, e.getKey());
+        b.setBytes(2, e.getValue());
+        b.addBatch();
+      }
+      b.executeBatch();
+    }
+    try (PreparedStatement m =
+        db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
+      m.setString(1, r.unit());
+      m.setBytes(2, r.module());
+      m.executeUpdate();
+    }
+    if (r.claim().isPresent()) {
+      PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
+      log.append(NodeLog.CLAIM, r.claim().get().address());
+    }
+    if (r.io() != null) {
+      insertIo(db, r.runId(), r.io());
+    }
+    if (r.submitterUid().isPresent()) {
+      try (PreparedStatement u =
+          db.prepareStatement("INSERT INTO submitters (run_id, uid) VALUES (?,?)")) {
+        u.setString(1, r.runId());
+        u.setLong(2, r.submitterUid().getAsLong());
+        u.executeUpdate();
+      }
+    }
+    appendToLedger(r);
+  }
+
+  /**
+   * Chains the run's store record into the ledger, in the append's transaction (the batch's head is
+   * signed before it commits): a run is stored with it or not at all.
+   */
+  private void appendToLedger(RunRecord r) throws SQLException {
+    StoredRun stored =
+        new StoredRun(
+            ledger.size(),
+            r.runId(),
+            r.createdMs(),
+            r.unit(),
+            r.grantsId(),
+            Attestation.fromCore(r.attestation().core()).outcome(),
+            r.entry(),
+            StoredRun.textAddress(r.grantsJson()),
+            StoredRun.textAddress(r.log()),
+            StoredRun.textBytes(r.log()),
+            r.segment().address(),
+            r.receipt().address(),
+            r.attestation().address());
+    if (!CanonicalJson.canonicalString(stored.outcome().toJson()).equals(r.outcomeJson())) {
+      throw new StoreException("run " + r.runId() + ": outcome differs from its attestation's");
+    }
+    // Not a node-log leaf: the store record is chained, not signed (the head is signed per batch).
+    ledger.append(stored);
+  }
+
+  private static void insertIo(Connection db, String runId, RunIo io) throws SQLException {
+    RunIo.Stream out = RunIo.Stream.of(io.stdout());
+    RunIo.Stream err = RunIo.Stream.of(io.stderr());
+    Optional<byte[]> stdin = io.stdin();
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT INTO run_io (run_id, args, stdin, stdin_bytes, stdout, stdout_bytes,"
+                + " stdout_written, stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
+                + " exit_status, exited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
+      com.fasterxml.jackson.databind.node.ArrayNode args = CanonicalJson.mapper().createArrayNode();
+      io.args().forEach(args::add);
+      st.setString(1, runId);
+      st.setString(2, CanonicalJson.canonicalString(args));
+      st.setString(3, stdin.map(Blake3::hex).orElse(null));
+      st.setLong(4, stdin.map(b -> (long) b.length).orElse(0L));
+      st.setString(5, out.address());
+      st.setLong(6, out.bytes());
+      st.setLong(7, out.written());
+      st.setInt(8, out.kept() ? 1 : 0);
+      st.setString(9, err.address());
+      st.setLong(10, err.bytes());
+      st.setLong(11, err.written());
+      st.setInt(12, err.kept() ? 1 : 0);
+      st.setInt(13, io.exitStatus());
+      st.setInt(14, io.exited() ? 1 : 0);
+      st.executeUpdate();
+    }
+    try (PreparedStatement b =
+        db.prepareStatement("INSERT OR IGNORE INTO io_blobs (address, bytes) VALUES (?,?)")) {
+      for (byte[] bytes :
+          stdin.isPresent()
+              ? List.of(stdin.get(), io.stdout().bytes(), io.stderr().bytes())
+              : List.of(io.stdout().bytes(), io.stderr().bytes())) {
+        b.setString(1, Blake3.hex(bytes));
+        b.setBytes(2, bytes);
+        b.addBatch();
+      }
+      b.executeBatch();
+    }
+  }
+
+  private static void insertRecord(
+      Connection db, String runId, RecordKind kind, long seq, Envelope env) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT INTO records (address, run_id, kind, seq, envelope) VALUES (?,?,?,?,?)")) {
+      st.setString(1, env.address());
+      st.setString(2, runId);
+      st.setString(3, kind.stored());
+      st.setLong(4, seq);
+      st.setString(5, env.toJsonLine());
+      st.executeUpdate();
+    }
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  Optional<RunIo.Stored> io(String runId) {
+    return store.transact(
+        "run " + runId + ": cannot read its io",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT args, stdin, stdin_bytes, stdout, stdout_bytes, stdout_written,"
+                      + " stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
+                      + " exit_status, exited FROM run_io WHERE run_id = ?")) {
+            st.setString(1, runId);
+            try (ResultSet rs = st.executeQuery()) {
+              if (!rs.next()) {
+                return Optional.empty();
+              }
+              List<String> args = new ArrayList<>();
+              CanonicalJson.parse(rs.getString(1)).forEach(n -> args.add(n.textValue()));
+              return Optional.of(
+                  new RunIo.Stored(
+                      args,
+                      Optional.ofNullable(rs.getString(2)),
+                      rs.getLong(3),
+                      new RunIo.Stream(
+                          rs.getString(4), rs.getLong(5), rs.getLong(6), rs.getInt(7) != 0),
+                      new RunIo.Stream(
+                          rs.getString(8), rs.getLong(9), rs.getLong(10), rs.getInt(11) != 0),
+                      rs.getInt(12),
+                      rs.getInt(13) != 0));
+            }
+          }
+        });
+  }
+
+  Optional<byte[]> ioBlob(String runId, String address) {
+    Optional<byte[]> bytes =
+        store.transact(
+            "run " + runId + ": cannot read io blob",
+            db -> bytesAt(db, "SELECT bytes FROM io_blobs WHERE address = ?", address));
+    if (bytes.isPresent() && !Blake3.hex(bytes.get()).equals(address)) {
+      throw new TamperedRunException(runId, "io blob " + address + " does not hash to its address");
+    }
+    return bytes;
+  }
+
+  Optional<byte[]> module(String address) {
+    Optional<byte[]> bytes =
+        store.transact(
+            "module " + address + ": cannot read",
+            db -> bytesAt(db, "SELECT bytes FROM modules WHERE address = ?", address));
+    if (bytes.isPresent() && !Blake3.hex(bytes.get()).equals(address)) {
+      throw new StoreException("module " + address + ": stored bytes do not match its address");
+    }
+    return bytes;
+  }
+
+  private static Optional<byte[]> bytesAt(Connection db, String sql, String key)
+      throws SQLException {
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      st.setString(1, key);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getBytes(1)) : Optional.empty();
+      }
+    }
+  }
+
+  OptionalLong submitter(String runId) {
+    return store.transact(
+        "run store: query failed",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement("SELECT uid FROM submitters WHERE run_id = ?")) {
+            st.setString(1, runId);
+            try (ResultSet rs = st.executeQuery()) {
+              return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+            }
+          }
+        });
+  }
+
+  /**
+   * Runs matching {@code where} (one {@code ?} bound to {@code arg}, if not null), newest first.
+   */
+  List<RunSummary> query(String where, String arg, int limit) {
+    String sql =
+        "SELECT "
+            + StoreAudit.ROW_COLUMNS
+            + ", l.envelope"
+            + " FROM runs r LEFT JOIN ledger l ON l.run_id = r.run_id "
+            + where
+            + " ORDER BY r.created_ms DESC, r.run_id DESC LIMIT ?";
+    return store.transact(
+        "run store: query failed",
+        db -> {
+          try (PreparedStatement st = db.prepareStatement(sql)) {
+            int i = 1;
+            if (arg != null) {
+              st.setString(i++, arg);
+            }
+            st.setInt(i, limit);
+            List<RunSummary> out = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                StoreAudit.RunRow row = StoreAudit.row(rs, 1);
+                Optional<String> why = damage(row, rs.getString(12));
+                out.add(
+                    why.isPresent()
+                        ? RunSummary.tampered(row.runId(), why.get())
+                        : new RunSummary(
+                            row.runId(),
+                            row.createdMs(),
+                            row.unit(),
+                            row.grantsId(),
+                            row.outcome(),
+                            row.segments(),
+                            row.head(),
+                            row.log(),
+                            Optional.empty()));
+              }
+            }
+            return out;
+          }
+        });
+  }
+
+  /**
+   * Why a row must not be shown: damage found at start-up, or a column its record does not sign.
+   */
+  private Optional<String> damage(StoreAudit.RunRow row, String ledgerEnvelope) {
+    String known = damaged.get(row.runId());
+    if (known != null) {
+      return Optional.of(known);
+    }
+    return StoreAudit.checkRow(row, ledgerEnvelope, signer).map(StoreDamage::toString);
+  }
+
+  /** Throws {@link TamperedRunException} unless the run's row checks against its signed record. */
+  private void requireIntact(Connection db, String runId) throws SQLException {
+    String ledgerEnvelope = null;
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT envelope FROM ledger WHERE run_id = ?")) {
+      st.setString(1, runId);
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          ledgerEnvelope = rs.getString(1);
+        }
+      }
+    }
+    for (StoreAudit.RunRow row : StoreAudit.rows(db, runId)) {
+      Optional<String> why = damage(row, ledgerEnvelope);
+      if (why.isPresent()) {
+        throw new TamperedRunException(runId, why.get());
+      }
+    }
+  }
+
+  List<Envelope> records(String runId, RecordKind kind) {
+    return store.transact(
+        "run " + runId + ": cannot read records",
+        db -> {
+          List<Envelope> out = new ArrayList<>();
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq")) {
+            st.setString(1, runId);
+            st.setString(2, kind.stored());
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));
+              }
+            }
+          }
+          for (Envelope e : out) {
+            if (e.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
+              throw new TamperedRunException(runId, kind + " " + e.address() + ": " + inv.reason());
+            }
+          }
+          requireIntact(db, runId);
+          return out;
+        });
+  }
+
+  Optional<RunStore.Submission> submission(String runId) {
+    return store.transact(
+        "run " + runId + ": cannot read submission",
+        db -> {
+          requireIntact(db, runId);
+          String grants;
+          String entry;
+          String unit;
+          try (PreparedStatement st =
+              db.prepareStatement("SELECT grants, entry, unit FROM runs WHERE run_id = ?")) {
+            st.setString(1, runId);
+            try (ResultSet rs = st.executeQuery()) {
+              if (!rs.next()) {
+                return Optional.empty();
+              }
+              grants = rs.getString(1);
+              entry = rs.getString(2);
+              unit = rs.getString(3);
+            }
+          }
+          byte[] module =
+              bytesAt(db, "SELECT bytes FROM modules WHERE address = ?", unit).orElse(new byte[0]);
+          List<String> journal = new ArrayList<>();
+          Map<String, byte[]> blobs = new LinkedHashMap<>();
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT j.entry, b.address, b.bytes FROM journal j LEFT JOIN blobs b"
+                      + " ON b.address = json_extract(j.entry, '$.response')"
+                      + " WHERE j.run_id = ? ORDER BY j.seq")) {
+            st.setString(1, runId);
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                journal.add(rs.getString(1));
+                if (rs.getString(2) != null) {
+                  blobs.put(rs.getString(2), rs.getBytes(3));
+                }
+              }
+            }
+          }
+          return Optional.of(new RunStore.Submission(runId, module, grants, entry, journal, blobs));
+        });
+  }
+
+  List<String> journal(String runId) {
+    return store.transact(
+        "run " + runId + ": cannot read journal",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement("SELECT entry FROM journal WHERE run_id = ? ORDER BY seq")) {
+            st.setString(1, runId);
+            List<String> out = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                out.add(rs.getString(1));
+              }
+            }
+            return out;
+          }
+        });
+  }
+
+  Map<String, Long> runsByOutcome() {
+    return store.transact(
+        "run store: cannot count runs",
+        db -> {
+          Map<String, Long> out = new TreeMap<>();
+          try (Statement st = db.createStatement();
+              ResultSet rs =
+                  st.executeQuery(
+                      "SELECT CASE WHEN substr(outcome, 1, 1) = '\"' THEN trim(outcome, '\"')"
+                          + " ELSE substr(outcome, 3, instr(outcome, '\":') - 3) END, COUNT(*)"
+                          + " FROM runs GROUP BY 1")) {
+            while (rs.next()) {
+              out.put(rs.getString(1), rs.getLong(2));
+            }
+          }
+          return out;
+        });
+  }
+
+  int count() {
+    return store.transact(
+        "run store: count failed",
+        db -> {
+          try (Statement st = db.createStatement();
+              ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM runs")) {
+            rs.next();
+            return rs.getInt(1);
+          }
+        });
+  }
+
+  /**
+   * Remembers damaged runs, so they are listed as tampered; {@code replace} forgets older finds.
+   */
+  void remember(List<StoreDamage> found, boolean replace) {
+    synchronized (store.lock()) {
+      if (replace) {
+        damaged.clear();
+      }
+      for (StoreDamage d : found) {
+        if (!d.runId().equals(StoreDamage.STORE)) {
+          damaged.putIfAbsent(d.runId(), d.toString());
+        }
+      }
+    }
+  }
+}

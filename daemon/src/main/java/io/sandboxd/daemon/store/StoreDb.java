@@ -1,0 +1,77 @@
+package io.sandboxd.daemon.store;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * The store's one SQLite connection and the monitor that every table holds while it uses it: one
+ * writer keeps each transaction's snapshot its own (a second writing connection would meet
+ * SQLITE_BUSY_SNAPSHOT), and every failure becomes a {@link StoreException} here, once.
+ */
+final class StoreDb {
+  /** Work on the connection inside one transaction. */
+  @FunctionalInterface
+  interface Work<T> {
+    T apply(Connection db) throws SQLException;
+  }
+
+  private final Connection db;
+  private final Object lock;
+
+  /** {@code lock} is the monitor every user of {@code db} synchronizes on (the store itself). */
+  StoreDb(Connection db, Object lock) {
+    this.db = db;
+    this.lock = lock;
+  }
+
+  /** The connection, for work that already holds {@link #lock()}. */
+  Connection connection() {
+    return db;
+  }
+
+  /** The monitor every user of the connection holds. */
+  Object lock() {
+    return lock;
+  }
+
+  /**
+   * Runs {@code work} in one transaction under the lock and commits it (fsynced before it returns),
+   * or rolls it back and throws naming {@code what}. A {@link StoreException} from the work (a
+   * tampered run, say) is thrown as it is.
+   */
+  <T> T transact(String what, Work<T> work) {
+    return transact(what, () -> {}, work);
+  }
+
+  /**
+   * As {@link #transact(String, Work)}; {@code undo} resets state kept beside the rolled-back rows.
+   */
+  <T> T transact(String what, Runnable undo, Work<T> work) {
+    synchronized (lock) {
+      try {
+        T out = work.apply(db);
+        db.commit();
+        return out;
+      } catch (SQLException | RuntimeException e) {
+        rollback(e);
+        undo.run();
+        if (e instanceof StoreException se) {
+          throw se;
+        }
+        if (e instanceof LogInputException || e instanceof LogNotFoundException) {
+          throw (RuntimeException) e;
+        }
+        throw new StoreException(what + ": " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Rolls back the open transaction; a failure to do so is added to {@code cause}. */
+  void rollback(Exception cause) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      cause.addSuppressed(suppressed);
+    }
+  }
+}
