@@ -2,9 +2,9 @@ package io.sandboxd.benchmarks;
 
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.config.NodePolicy;
-import io.sandboxd.daemon.Accounts;
-import io.sandboxd.daemon.Caller;
-import io.sandboxd.daemon.SubmitterPolicy;
+import io.sandboxd.daemon.run.Accounts;
+import io.sandboxd.daemon.run.Caller;
+import io.sandboxd.daemon.run.SubmitterPolicy;
 import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;

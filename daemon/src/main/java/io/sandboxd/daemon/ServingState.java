@@ -3,6 +3,7 @@ package io.sandboxd.daemon;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
+import io.sandboxd.daemon.run.DrainingException;
 
 /**
  * Whether the daemon admits submissions, and how many are in flight. It admits from {@link
@@ -40,7 +41,7 @@ public final class ServingState {
   }
 
   /** Admits one submission, or throws {@link DrainingException}; pair with {@link #exit}. */
-  void enter() {
+  public void enter() {
     synchronized (lock) {
       if (draining) {
         throw new DrainingException(
@@ -51,7 +52,7 @@ public final class ServingState {
     }
   }
 
-  void exit() {
+  public void exit() {
     synchronized (lock) {
       inFlight--;
       lock.notifyAll();

@@ -18,6 +18,7 @@ import io.sandboxd.attest.MerkleVerifier;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.TreeHead;
+import io.sandboxd.daemon.fleet.FleetDocs;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;

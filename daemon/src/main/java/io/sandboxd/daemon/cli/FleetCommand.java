@@ -5,7 +5,7 @@ import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.PublicKey;
-import io.sandboxd.daemon.FleetDocs;
+import io.sandboxd.daemon.fleet.FleetDocs;
 import io.sandboxd.daemon.rpc.AggregateFleetRequest;
 import io.sandboxd.daemon.rpc.ProveFleetRequest;
 import java.io.IOException;

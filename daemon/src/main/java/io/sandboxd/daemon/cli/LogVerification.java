@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.PublicKey;
-import io.sandboxd.daemon.FleetDocs;
+import io.sandboxd.daemon.fleet.FleetDocs;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.Set;

@@ -9,7 +9,7 @@ import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.LogCheckpoint;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.FleetDocs;
+import io.sandboxd.daemon.fleet.FleetDocs;
 import io.sandboxd.daemon.report.NodeLogCheck;
 import io.sandboxd.daemon.report.ReportContext;
 import io.sandboxd.daemon.report.ReportSite;

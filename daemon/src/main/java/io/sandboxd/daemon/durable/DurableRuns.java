@@ -1,0 +1,812 @@
+package io.sandboxd.daemon.durable;
+
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.EvidenceBundle;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.PublicKey;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.SegmentChain;
+import io.sandboxd.daemon.jcp.JcpRefusedException;
+import io.sandboxd.daemon.run.Admission;
+import io.sandboxd.daemon.run.AdmissionException;
+import io.sandboxd.daemon.run.Caller;
+import io.sandboxd.daemon.run.OfferedEnvironments;
+import io.sandboxd.daemon.run.PoolWiring;
+import io.sandboxd.daemon.run.RecordSealer;
+import io.sandboxd.daemon.run.RunNotFoundException;
+import io.sandboxd.daemon.run.RunSupervisor;
+import io.sandboxd.daemon.run.SubmitterPolicy;
+import io.sandboxd.daemon.store.DurableRunTable;
+import io.sandboxd.daemon.store.DurableRunTable.Change;
+import io.sandboxd.daemon.store.DurableRunTable.Segment;
+import io.sandboxd.daemon.store.DurableRunTable.State;
+import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.enforcer.Attenuation;
+import io.sandboxd.enforcer.Grants;
+import io.sandboxd.executor.Consumed;
+import io.sandboxd.executor.EnvironmentMounts;
+import io.sandboxd.executor.ExecutionResult;
+import io.sandboxd.executor.InstanceSnapshot;
+import io.sandboxd.executor.ParkSignal;
+import io.sandboxd.executor.SnapshotException;
+import io.sandboxd.executor.SnapshotStore;
+import io.sandboxd.executor.UnitEnvironment;
+import io.sandboxd.executor.UnitRequest;
+import io.sandboxd.warmpool.IdlePower;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+
+/**
+ * Durable runs (issue 12, WIRE.md §2.6): a detached run executes on its own thread and can be
+ * parked at a boundary, which appends a signed execute segment and a signed suspend segment with
+ * the SnapshotRef of what was frozen (memory snapshot and storage tree in the node's content-
+ * addressed {@link SnapshotStore}). A parked run is resumed here (every check of the issue, then a
+ * signed resume segment repeating the SnapshotRef byte for byte with the idle energy of the park)
+ * or exported as a {@link RunBundle} and imported on another node, which verifies everything before
+ * it stores anything.
+ */
+public final class DurableRuns {
+  private static final Logger LOG = Logger.getLogger(DurableRuns.class.getName());
+
+  /**
+   * The SnapshotRef {@code manifest} of a run in no declared environment: BLAKE3 of empty input
+   * (WIRE.md makes the field mandatory; a resume must then be offered no environment too).
+   */
+  static final String NO_ENVIRONMENT = Blake3.hex(new byte[0]);
+
+  private final RunSupervisor supervisor;
+  private final DurableRunTable table;
+  private final SnapshotStore snapshots;
+  private final IdlePower idle;
+  private final Path storage;
+  private final Path staging;
+  private final Map<String, ParkSignal> running = new ConcurrentHashMap<>();
+  // Physical memory, over which the node's idle draw is apportioned to parked runs.
+  private final long nodeMemoryBytes = PoolWiring.nodeMemoryBytes();
+  // Whether an applied amendment of the run (JCP, WIRE.md §2.11) put this grants_id in force.
+  private volatile BiPredicate<String, String> amendedTo = (run, grantsId) -> false;
+  private final Object changed = new Object();
+
+  public DurableRuns(
+      RunSupervisor supervisor,
+      RunStore store,
+      SnapshotStore snapshots,
+      IdlePower idle,
+      Path durableDir) {
+    this.supervisor = supervisor;
+    this.table = store.durable();
+    this.snapshots = snapshots;
+    this.idle = idle;
+    this.storage = durableDir.resolve("storage");
+    this.staging = durableDir.resolve("import");
+    List<String> interrupted =
+        table.settleInterrupted(
+            CanonicalJson.canonicalString(
+                new Outcome.Failed("the daemon stopped while the run was running").toJson()));
+    if (!interrupted.isEmpty()) {
+      LOG.warning("durable runs left running by a stopped daemon, now failed: " + interrupted);
+    }
+  }
+
+  public DurableRunTable table() {
+    return table;
+  }
+
+  // ================================================================ start, park, wait
+
+  /** Admits and starts a detached run; returns its id once its row is on disk. */
+  public String start(Caller caller, byte[] module, String grantsJson, String entry, String env) {
+    Optional<OfferedEnvironments.Offer> offer = supervisor.offer(env);
+    Admission.Admitted a = supervisor.admission().admit(caller, module, grantsJson, entry, offer);
+    try {
+      Optional<String> decline = supervisor.admission().declineReason(a.grants());
+      if (decline.isPresent()) {
+        throw new AdmissionException("grants: declined on this node: " + decline.get(), null);
+      }
+      String runId = supervisor.newRunId();
+      long now = System.currentTimeMillis();
+      String grantsCanon = CanonicalJson.canonicalString(a.grants().canonicalTree());
+      table.insert(
+          new DurableRunTable.Run(
+              runId,
+              State.running,
+              now,
+              now,
+              a.unit().address(),
+              grantsCanon,
+              a.grants().grantsId(),
+              a.entry(),
+              offer.map(OfferedEnvironments.Offer::address).orElse(""),
+              "",
+              false,
+              false),
+          module,
+          List.of(),
+          List.of());
+      launch(runId, a, offer, 0, null, Optional.empty(), List.of(), Consumed.NONE);
+      return runId;
+    } catch (RuntimeException e) {
+      a.slot().close();
+      throw e;
+    }
+  }
+
+  private void launch(
+      String runId,
+      Admission.Admitted a,
+      Optional<OfferedEnvironments.Offer> offer,
+      long seq,
+      String prev,
+      Optional<InstanceSnapshot> resume,
+      List<String> carriedTaint,
+      Consumed before) {
+    ParkSignal park = new ParkSignal();
+    running.put(runId, park);
+    Thread t =
+        new Thread(
+            () -> {
+              try (SubmitterPolicy.Slot slot = a.slot()) {
+                step(runId, a, offer, seq, prev, resume, carriedTaint, before, park);
+              } catch (RuntimeException | Error e) {
+                LOG.log(Level.WARNING, "durable run " + runId + " failed", e);
+                try {
+                  table.apply(
+                      new Change(
+                          runId,
+                          List.of(),
+                          List.of(),
+                          State.failed,
+                          CanonicalJson.canonicalString(
+                              new Outcome.Failed("supervisor: " + e.getMessage()).toJson()),
+                          Optional.empty()));
+                } catch (RuntimeException stored) {
+                  LOG.log(Level.SEVERE, "durable run " + runId + ": state not stored", stored);
+                }
+              } finally {
+                running.remove(runId);
+                synchronized (changed) {
+                  changed.notifyAll();
+                }
+              }
+            },
+            "durable-" + runId);
+    t.start();
+  }
+
+  /** One execute segment: run (or resume) until the entry ends or parks, then sign and store. */
+  private void step(
+      String runId,
+      Admission.Admitted a,
+      Optional<OfferedEnvironments.Offer> offer,
+      long seq,
+      String prev,
+      Optional<InstanceSnapshot> resume,
+      List<String> carriedTaint,
+      Consumed before,
+      ParkSignal park) {
+    Path root = storage.resolve(runId);
+    UnitRequest req =
+        new UnitRequest(runId, a.unit(), a.entry(), a.grants())
+            .withStorageRoot(root)
+            .withPark(park)
+            .withTaint(carriedTaint);
+    if (resume.isPresent()) {
+      req = req.withResume(resume.get());
+    }
+    ExecutionResult r;
+    // Budgets are the run's, not the segment's: a resumed segment gets what the earlier ones left.
+    if (offer.isEmpty()) {
+      r = supervisor.executor().execute(req, before);
+    } else {
+      UnitEnvironment unitEnv = offer.get().unit();
+      try (EnvironmentMounts.Prepared dirs =
+          supervisor.environments().mounts().prepare(unitEnv, runId)) {
+        r =
+            supervisor
+                .executor()
+                .execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()), before);
+      }
+    }
+    RecordSealer sealer = supervisor.sealer();
+    // An amendment accepted while the segment ran holds its records to the tighter grant.
+    Admission.Admitted held =
+        park.amended()
+            .map(
+                g ->
+                    new Admission.Admitted(
+                        g, a.unit(), a.entry(), a.module(), a.compileCpuNanos(), a.slot()))
+            .orElse(a);
+    String grantsId = held.grants().grantsId();
+    Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
+    long now = System.currentTimeMillis();
+    Envelope execute = sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), now);
+    if (r.parked().isPresent()) {
+      // Blobs first (fsynced), then the segments that name them.
+      String memory = snapshots.put(r.parked().get());
+      // Taint only grows: what earlier parks froze stays, or a second park would launder it.
+      java.util.SortedSet<String> taint = new java.util.TreeSet<>(carriedTaint);
+      taint.addAll(r.taint());
+      String fs = snapshots.putTree(root);
+      RunSegment.SnapshotRef ref =
+          new RunSegment.SnapshotRef(
+              fs,
+              memory,
+              offer.map(OfferedEnvironments.Offer::address).orElse(NO_ENVIRONMENT),
+              grantsId,
+              List.copyOf(taint),
+              r.journalRoot());
+      Envelope suspendEnv =
+          sealer.suspend(runId, seq + 1, execute.address(), grantsId, ref, idle.provenance(), now);
+      table.apply(
+          new Change(
+              runId,
+              List.of(new Segment(execute, r.log()), new Segment(suspendEnv, "")),
+              List.of(receiptEnv),
+              State.parked,
+              "",
+              Optional.empty()));
+      LOG.info(() -> "durable run " + runId + " parked at seq " + (seq + 1));
+      return;
+    }
+    // The attestation comes with the execute segment that ends the run (a parked one has none),
+    // under the grants in force at its end (an amendment's, if one was applied while it ran).
+    Envelope attestation =
+        sealer.attestation(
+            held,
+            r,
+            receiptEnv.address(),
+            offer.map(OfferedEnvironments.Offer::address).orElse(null),
+            io.sandboxd.executor.UnitIo.NONE,
+            now,
+            null);
+    table.apply(
+        new Change(
+            runId,
+            List.of(new Segment(execute, r.log())),
+            List.of(receiptEnv, attestation),
+            stateOf(r.outcome()),
+            CanonicalJson.canonicalString(r.outcome().toJson()),
+            Optional.empty()));
+    LOG.info(() -> "durable run " + runId + " -> " + r.outcome().summary());
+  }
+
+  /**
+   * The idle energy a park is charged on this node: the node's idle draw (mW) times the time parked
+   * here (ms), times the share of the node's memory the parked instance holds (its linear memory's
+   * pages over physical memory), so that parks held at once do not each claim the node's whole
+   * draw. An imported run is charged from when it arrived here, never for time spent elsewhere.
+   */
+  long parkIdleUj(
+      DurableRunTable.Run run, RunSegment suspend, InstanceSnapshot snapshot, long nowMs) {
+    long from = run.imported() ? Math.max(suspend.atMs(), run.updatedMs()) : suspend.atMs();
+    long parkedMs = Math.max(0, nowMs - from);
+    long heldBytes = (long) snapshot.memoryPages().orElse(0) * 65_536L;
+    return apportionedIdleUj(idle.milliwatts(), parkedMs, heldBytes, nodeMemoryBytes);
+  }
+
+  /** {@code mw × ms × held / node}, in µJ, exact and without overflow for any real park. */
+  static long apportionedIdleUj(long mw, long ms, long heldBytes, long nodeBytes) {
+    if (mw <= 0 || ms <= 0 || heldBytes <= 0 || nodeBytes <= 0) {
+      return 0;
+    }
+    return java.math.BigInteger.valueOf(mw)
+        .multiply(java.math.BigInteger.valueOf(ms))
+        .multiply(java.math.BigInteger.valueOf(Math.min(heldBytes, nodeBytes)))
+        .divide(java.math.BigInteger.valueOf(nodeBytes))
+        .min(java.math.BigInteger.valueOf(Long.MAX_VALUE))
+        .longValueExact();
+  }
+
+  /**
+   * What the run's signed receipts say it consumed so far: CPU ms (compile included) and energy
+   * (idle energy of parks and claims never counts against the budget, WIRE.md Q7).
+   */
+  static Consumed consumed(List<Envelope> records) {
+    Consumed c = Consumed.NONE;
+    for (Envelope e : records) {
+      if (e.schema().filter(Receipt.SCHEMA::equals).isPresent()) {
+        Receipt r = Receipt.fromCore(e.core());
+        c = c.plus(r.cpuTimeMs(), r.totalUj());
+      }
+    }
+    return c;
+  }
+
+  static State stateOf(Outcome o) {
+    if (o instanceof Outcome.Completed) {
+      return State.completed;
+    }
+    if (o instanceof Outcome.Terminated) {
+      return State.terminated;
+    }
+    return State.failed;
+  }
+
+  /**
+   * Asks a running run to park and waits (up to {@code timeoutMs}) until it has: its suspend
+   * segment is then on disk.
+   */
+  public DurableRunTable.Run suspend(String runId, long timeoutMs) {
+    DurableRunTable.Run r = require(runId);
+    ParkSignal park = running.get(runId);
+    if (park == null || r.state() != State.running) {
+      throw new DurableRunException.Refused(
+          "run " + runId + " is " + r.state() + ", not running: there is nothing to park");
+    }
+    park.request();
+    DurableRunTable.Run after = await(runId, timeoutMs);
+    if (after.state() == State.running) {
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " reached no park boundary within "
+              + timeoutMs
+              + " ms (its guest must return from yield_point or between step calls); it keeps"
+              + " running and parks at its next boundary");
+    }
+    return after;
+  }
+
+  /** Lets a resume accept grants an applied amendment put in force after the suspend. */
+  public void acceptAmendments(BiPredicate<String, String> amendedTo) {
+    this.amendedTo = amendedTo;
+  }
+
+  // Seals exports and decides which bundles are imported (issue 23).
+  private volatile BundleTrust trust = BundleTrust.NONE;
+
+  /** Seals exports with this node's key and imports only what {@code trust} accepts. */
+  public void trustBundles(BundleTrust trust) {
+    this.trust = trust;
+  }
+
+  /** The run's row. */
+  public DurableRunTable.Run run(String runId) {
+    return require(runId);
+  }
+
+  /** The run's segment chain, in order. */
+  public List<Envelope> chain(String runId) {
+    return table.segments(runId).stream().map(Segment::envelope).toList();
+  }
+
+  /**
+   * Holds the run to {@code newGrants} from now on (an accepted amendment): stored as the grants in
+   * force, then swapped into the live run's Enforcer, between two of its host calls.
+   */
+  public synchronized void amend(String runId, Grants newGrants) {
+    DurableRunTable.Run r = require(runId);
+    if (r.state() != State.running && r.state() != State.parked) {
+      throw new DurableRunException.Refused(
+          "run " + runId + " is " + r.state() + ": only a running or parked run is amended");
+    }
+    Grants inForce = Grants.parse(r.grantsJson().getBytes(StandardCharsets.UTF_8));
+    if (Attenuation.check(newGrants, inForce) instanceof Attenuation.Wider w) {
+      throw new JcpRefusedException(
+          "tighten_only", "wider than the grants in force at " + w.path() + ": " + w.reason());
+    }
+    table.setGrants(
+        runId, CanonicalJson.canonicalString(newGrants.canonicalTree()), newGrants.grantsId());
+    ParkSignal park = running.get(runId);
+    if (park != null) {
+      park.tighten(newGrants);
+    }
+  }
+
+  /** Parks every running run (a stopping daemon, {@code durable.park_on_stop}). */
+  public int parkAll(long timeoutMs) {
+    List<String> ids = new ArrayList<>(running.keySet());
+    ids.forEach(id -> Optional.ofNullable(running.get(id)).ifPresent(ParkSignal::request));
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    int parked = 0;
+    for (String id : ids) {
+      DurableRunTable.Run r = await(id, Math.max(0, deadline - System.currentTimeMillis()));
+      if (r.state() == State.parked) {
+        parked++;
+      }
+    }
+    return parked;
+  }
+
+  /** Waits until the run is no longer running, or {@code timeoutMs} passed; returns its row. */
+  DurableRunTable.Run await(String runId, long timeoutMs) {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    synchronized (changed) {
+      while (true) {
+        DurableRunTable.Run r = require(runId);
+        long left = deadline - System.currentTimeMillis();
+        if (r.state() != State.running || left <= 0) {
+          return r;
+        }
+        try {
+          changed.wait(Math.min(left, 200));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return r;
+        }
+      }
+    }
+  }
+
+  public DurableRunTable.Run require(String runId) {
+    return table.run(runId).orElseThrow(() -> new RunNotFoundException(runId));
+  }
+
+  /** The unit's log across all its segments, in seq order. */
+  public String log(String runId) {
+    require(runId);
+    StringBuilder sb = new StringBuilder();
+    table.segments(runId).forEach(s -> sb.append(s.log()));
+    return sb.toString();
+  }
+
+  // ================================================================ resume
+
+  /**
+   * Resumes a parked run in the environment {@code env} names ({@code ""}: none) with the grants in
+   * force (or {@code offeredGrants}, which must not differ from them): every check of the issue,
+   * then a signed resume segment, then the run continues on its own thread.
+   */
+  public Envelope resume(Caller caller, String runId, String env, String offeredGrants) {
+    DurableRunTable.Run run = require(runId);
+    if (run.exported()) {
+      throw new DurableRunException.Refused(
+          "run " + runId + " was exported to another node; it can only be resumed there");
+    }
+    if (run.state() != State.parked) {
+      throw new DurableRunException.Refused(
+          "run " + runId + " is " + run.state() + ", not parked: there is nothing to resume");
+    }
+    List<Segment> segs = table.segments(runId);
+    List<Envelope> chain = segs.stream().map(Segment::envelope).toList();
+    List<Envelope> records = table.records(runId);
+    verifyChain(chain, records, DurableRunException.Refused::new);
+    Envelope suspendEnv = chain.get(chain.size() - 1);
+    RunSegment suspend = RunSegment.fromCore(suspendEnv.core());
+    if (suspend.kind() != RunSegment.Kind.suspend) {
+      throw new DurableRunException.Refused(
+          "run " + runId + ": its last segment is " + suspend.kind() + ", not a suspend");
+    }
+    if (table.resumed(suspendEnv.address())) {
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + ": suspend "
+              + suspendEnv.address()
+              + " (seq "
+              + suspend.seq()
+              + ") was resumed already; a suspend is resumed at most once");
+    }
+    RunSegment.SnapshotRef ref = suspend.snapshot();
+    // The environment offered must be the one frozen.
+    Optional<OfferedEnvironments.Offer> offer = supervisor.offer(env);
+    String offered = offer.map(OfferedEnvironments.Offer::address).orElse(NO_ENVIRONMENT);
+    if (!offered.equals(ref.manifest())) {
+      throw new DurableRunException.Refused(
+          "environment: the offered manifest "
+              + describeManifest(offered)
+              + " differs from the suspended run's "
+              + describeManifest(ref.manifest())
+              + "; a run resumes only into the environment it was parked in");
+    }
+    // A run parked on another host resumes here only in a pinned environment: an unpinned image
+    // (a tag, no digest) is no basis for a "same environment" claim across hosts (WIRE.md §2.7).
+    if (offer.isPresent()
+        && !suspend.hostId().equals(supervisor.node().host().id())
+        && !offer.get().manifest().pinned()) {
+      throw new DurableRunException.Refused(
+          "environment: "
+              + describeManifest(offered)
+              + " is not pinned by digest; a run parked on host "
+              + suspend.hostId()
+              + " resumes on another host only in a pinned environment");
+    }
+    // The grants: those in force, hashing to the snapshot's grants_id; an offered grant may not
+    // be wider (and a tighter one needs an amendment, WIRE.md §2.11).
+    Grants inForce = Grants.parse(run.grantsJson().getBytes(StandardCharsets.UTF_8));
+    if (!inForce.grantsId().equals(ref.grantsId()) && !amendedTo.test(runId, inForce.grantsId())) {
+      throw new DurableRunException.Refused(
+          "grants: the stored grants hash to "
+              + inForce.grantsId()
+              + ", the snapshot froze grants_id "
+              + ref.grantsId());
+    }
+    if (!offeredGrants.isEmpty()) {
+      Grants offeredG;
+      try {
+        offeredG = Grants.parse(offeredGrants.getBytes(StandardCharsets.UTF_8));
+      } catch (RuntimeException e) {
+        throw new AdmissionException("grants_json: " + e.getMessage(), e);
+      }
+      if (!offeredG.grantsId().equals(inForce.grantsId())) {
+        Attenuation.Verdict v = Attenuation.check(offeredG, inForce);
+        if (v instanceof Attenuation.Wider w) {
+          throw new DurableRunException.Refused(
+              "grants: the offered grant is wider than the one in force at "
+                  + w.path()
+                  + ": "
+                  + w.reason());
+        }
+        throw new DurableRunException.Refused(
+            "grants: the offered grant is tighter than the one in force; a run's grant is"
+                + " tightened only through an amendment (WIRE.md 2.11), not on resume");
+      }
+    }
+    // The module: the same address the receipts name and the snapshot was taken of.
+    byte[] module = table.module(runId);
+    String unit = Blake3.hex(module);
+    if (!unit.equals(run.unit())) {
+      throw new DurableRunException.Refused(
+          "module: stored bytes hash to " + unit + ", the run's unit is " + run.unit());
+    }
+    InstanceSnapshot snapshot;
+    try {
+      snapshot = snapshots.load(ref.memory());
+      snapshots.blobs(ref.fs());
+    } catch (SnapshotException e) {
+      throw new DurableRunException.Refused("snapshot: " + e.getMessage(), e);
+    }
+    if (!snapshot.module().equals(unit)) {
+      throw new DurableRunException.Refused(
+          "module: the snapshot is of module " + snapshot.module() + ", the run's is " + unit);
+    }
+    Admission.Admitted a =
+        supervisor.admission().admit(caller, module, run.grantsJson(), run.entry(), offer);
+    try {
+      long now = System.currentTimeMillis();
+      long idleUj = parkIdleUj(run, suspend, snapshot, now);
+      // The grants in force: the frozen ones, or an amendment's applied while parked.
+      Envelope resumeEnv =
+          supervisor
+              .sealer()
+              .resume(suspendEnv, suspend, a.grants().grantsId(), idleUj, idle.provenance(), now);
+      Path root = storage.resolve(runId);
+      deleteTree(root);
+      try {
+        snapshots.restoreTree(ref.fs(), root);
+      } catch (SnapshotException e) {
+        throw new DurableRunException.Refused("snapshot: " + e.getMessage(), e);
+      }
+      if (!table.apply(
+          new Change(
+              runId,
+              List.of(new Segment(resumeEnv, "")),
+              List.of(),
+              State.running,
+              "",
+              Optional.of(suspendEnv.address())))) {
+        throw new DurableRunException.Refused(
+            "run " + runId + ": suspend " + suspendEnv.address() + " was resumed already");
+      }
+      launch(
+          runId,
+          a,
+          offer,
+          suspend.seq() + 2,
+          resumeEnv.address(),
+          Optional.of(snapshot),
+          ref.taint(),
+          consumed(records));
+      LOG.info(() -> "durable run " + runId + " resumed (idle " + idleUj + " uJ)");
+      return resumeEnv;
+    } catch (RuntimeException e) {
+      if (!running.containsKey(runId)) {
+        a.slot().close();
+      }
+      throw e;
+    }
+  }
+
+  private static String describeManifest(String address) {
+    return address.equals(NO_ENVIRONMENT) ? "(no environment)" : "b3:" + address;
+  }
+
+  /** Checks the chain in order and every record against it, under the keys that signed it. */
+  private static void verifyChain(
+      List<Envelope> chain,
+      List<Envelope> records,
+      java.util.function.Function<String, ? extends DurableRunException> fail) {
+    if (chain.isEmpty()) {
+      throw fail.apply("the run has no segments");
+    }
+    if (SegmentChain.verify(chain, Optional.empty()) instanceof SegmentChain.Verdict.Invalid inv) {
+      throw fail.apply("segment chain: invalid at position " + inv.seq() + ": " + inv.reason());
+    }
+    Set<PublicKey> signers = new LinkedHashSet<>();
+    chain.forEach(e -> signers.add(PublicKey.ofHex(e.publicKey(), "public_key")));
+    EvidenceBundle.Verdict v = EvidenceBundle.verify(RunBundle.all(chain, records), signers);
+    if (v instanceof EvidenceBundle.Verdict.Invalid inv) {
+      throw fail.apply("records: invalid at " + inv.where() + ": " + inv.reason());
+    }
+  }
+
+  // ================================================================ export, import
+
+  /**
+   * The bundle of a parked run; the run is then marked moved, and this node refuses to resume it.
+   */
+  public byte[] export(String runId) {
+    return export(runId, "");
+  }
+
+  /** As above, the bundle sealed for the node whose key is {@code destination} ("" for any). */
+  public byte[] export(String runId, String destination) {
+    DurableRunTable.Run run = require(runId);
+    if (run.state() != State.parked || run.exported()) {
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " is "
+              + run.state()
+              + (run.exported() ? " (exported already)" : "")
+              + "; only a parked run can be exported");
+    }
+    List<Segment> segs = table.segments(runId);
+    List<Envelope> chain = segs.stream().map(Segment::envelope).toList();
+    List<Envelope> records = table.records(runId);
+    verifyChain(chain, records, DurableRunException.Refused::new);
+    RunSegment.SnapshotRef ref = RunSegment.fromCore(chain.get(chain.size() - 1).core()).snapshot();
+    Map<String, byte[]> blobs = new LinkedHashMap<>();
+    try {
+      blobs.putAll(snapshots.blobs(ref.memory()));
+      blobs.putAll(snapshots.blobs(ref.fs()));
+    } catch (SnapshotException e) {
+      throw new DurableRunException.Refused("snapshot: " + e.getMessage(), e);
+    }
+    byte[] bundle =
+        trust
+            .seal(
+                new RunBundle(
+                    runId,
+                    table.module(runId),
+                    run.grantsJson(),
+                    run.entry(),
+                    chain,
+                    segs.stream().map(Segment::log).toList(),
+                    records,
+                    blobs),
+                destination)
+            .toBytes();
+    if (!table.markExported(runId)) {
+      throw new DurableRunException.Refused("run " + runId + " changed while being exported");
+    }
+    LOG.info(() -> "durable run " + runId + " exported (" + bundle.length + " bytes)");
+    return bundle;
+  }
+
+  /** Verifies a bundle completely, then stores the run parked; nothing is stored on a refusal. */
+  public DurableRunTable.Run importBundle(byte[] bytes) {
+    RunBundle b = RunBundle.parse(bytes);
+    if (table.holds(b.runId())) {
+      throw new DurableRunException.AlreadyHeld(b.runId());
+    }
+    if (b.logs().size() != b.segments().size()) {
+      throw new DurableRunException.BadBundle(
+          b.logs().size() + " logs for " + b.segments().size() + " segments");
+    }
+    verifyChain(b.segments(), b.records(), DurableRunException.BadBundle::new);
+    List<RunSegment> segs = b.segments().stream().map(e -> RunSegment.fromCore(e.core())).toList();
+    RunSegment last = segs.get(segs.size() - 1);
+    if (!last.runId().equals(b.runId())) {
+      throw new DurableRunException.BadBundle(
+          "run_id " + b.runId() + " differs from its segments' " + last.runId());
+    }
+    if (last.kind() != RunSegment.Kind.suspend) {
+      throw new DurableRunException.BadBundle(
+          "its last segment is " + last.kind() + ": only a parked run can move");
+    }
+    String unit = Blake3.hex(b.module());
+    List<Receipt> receipts = new ArrayList<>();
+    for (Envelope e : b.records()) {
+      if (e.schema().orElse("").equals(Receipt.SCHEMA)) {
+        receipts.add(Receipt.fromCore(e.core()));
+      }
+    }
+    if (receipts.isEmpty()) {
+      throw new DurableRunException.BadBundle("it carries no receipts");
+    }
+    for (Receipt r : receipts) {
+      if (!r.unit().equals(unit)) {
+        throw new DurableRunException.BadBundle(
+            "module: its bytes hash to " + unit + ", the run's receipts name unit " + r.unit());
+      }
+    }
+    Grants grants;
+    try {
+      grants = Grants.parse(b.grantsJson().getBytes(StandardCharsets.UTF_8));
+    } catch (RuntimeException e) {
+      throw new DurableRunException.BadBundle("grants: " + e.getMessage(), e);
+    }
+    if (!grants.grantsId().equals(last.grantsId())
+        || !grants.grantsId().equals(last.snapshot().grantsId())) {
+      throw new DurableRunException.BadBundle(
+          "grants: they hash to " + grants.grantsId() + ", the chain is for " + last.grantsId());
+    }
+    for (Map.Entry<String, byte[]> e : b.blobs().entrySet()) {
+      String actual = Blake3.hex(e.getValue());
+      if (!actual.equals(e.getKey())) {
+        throw new DurableRunException.BadBundle(
+            "blob " + e.getKey() + ": its bytes hash to " + actual);
+      }
+    }
+    // Completeness and shape, in a staging store: the node's own store is not touched yet.
+    Path stage = staging.resolve("bundle-" + System.nanoTime());
+    SnapshotStore staged = null;
+    try {
+      staged = SnapshotStore.open(stage);
+      staged.putBlobs(b.blobs());
+      InstanceSnapshot snap = staged.load(last.snapshot().memory());
+      staged.blobs(last.snapshot().fs());
+      if (!snap.module().equals(unit)) {
+        throw new DurableRunException.BadBundle(
+            "module: the snapshot is of module " + snap.module() + ", the bundle's is " + unit);
+      }
+    } catch (SnapshotException e) {
+      throw new DurableRunException.BadBundle("snapshot: " + e.getMessage(), e);
+    } finally {
+      if (staged != null) {
+        staged.close();
+      }
+      deleteTree(stage);
+    }
+    // Signed by whom, for whom, and every field as sealed (BundleTrust): after the checks above,
+    // so damage is named as such, before anything reaches the node's own store.
+    trust.check(b);
+    snapshots.putBlobs(b.blobs());
+    List<Segment> rows = new ArrayList<>();
+    for (int i = 0; i < b.segments().size(); i++) {
+      rows.add(new Segment(b.segments().get(i), b.logs().get(i)));
+    }
+    long now = System.currentTimeMillis();
+    DurableRunTable.Run run =
+        new DurableRunTable.Run(
+            b.runId(),
+            State.parked,
+            segs.get(0).atMs(),
+            now,
+            unit,
+            b.grantsJson(),
+            grants.grantsId(),
+            b.entry(),
+            "",
+            "",
+            false,
+            true);
+    if (!table.insert(run, b.module(), rows, b.records())) {
+      throw new DurableRunException.AlreadyHeld(b.runId());
+    }
+    LOG.info(() -> "durable run " + b.runId() + " imported (" + rows.size() + " segments)");
+    return run;
+  }
+
+  private static void deleteTree(Path root) {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(root)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      throw new DurableRunException.Refused("cannot clear " + root + ": " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,174 @@
+package io.sandboxd.daemon.fleet;
+
+import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.FleetAggregate;
+import io.sandboxd.attest.Hex;
+import io.sandboxd.attest.MerkleTree;
+import io.sandboxd.attest.Verification;
+import io.sandboxd.daemon.store.LogInputException;
+import io.sandboxd.daemon.store.LogNotFoundException;
+import io.sandboxd.daemon.store.RunStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The node's answers about its log and its fleet aggregates (issue 14): checkpoints, inclusion and
+ * consistency proofs of the node log, and {@code sandbox.fleet/1} aggregates over its receipts.
+ */
+public final class FleetRecords {
+  /** Most receipts one aggregate covers (the proof is built in memory); narrow with since/until. */
+  static final long MAX_AGGREGATE_RECEIPTS = 262_144;
+
+  /** Largest aggregate envelope a client may send back, in characters. */
+  static final int MAX_AGGREGATE_CHARS = 64 * 1024;
+
+  private final RunStore store;
+
+  public FleetRecords(RunStore store) {
+    this.store = store;
+  }
+
+  public RunStore.LogNote checkpoint() {
+    return store.logCheckpoint();
+  }
+
+  public String proveInclusion(String address) {
+    RunStore.LogInclusion p = store.proveInLog(address);
+    return CanonicalJson.canonicalString(
+        FleetDocs.logProof(p.note(), p.address(), p.kind(), p.proof()));
+  }
+
+  public String proveConsistency(long oldSize, long newSize) {
+    RunStore.LogConsistency c = store.logConsistency(oldSize, newSize);
+    return CanonicalJson.canonicalString(
+        FleetDocs.logConsistency(c.oldNote(), c.newNote(), c.proof()));
+  }
+
+  /** The signed aggregate of the runs created in [sinceMs, untilMs] (0: unbounded above). */
+  public Envelope aggregate(long sinceMs, long untilMs) {
+    long until = untilMs == 0 ? Long.MAX_VALUE : untilMs;
+    if (until < sinceMs) {
+      throw new LogInputException("until_ms " + untilMs + " is before since_ms " + sinceMs);
+    }
+    long[] range =
+        store
+            .fleetRange(sinceMs, until)
+            .orElseThrow(
+                () ->
+                    new LogNotFoundException(
+                        "no stored runs were created between "
+                            + sinceMs
+                            + " and "
+                            + (untilMs == 0 ? "now" : untilMs)));
+    List<RunStore.FleetLeaf> leaves =
+        store.fleetLeaves(range[0], range[1], MAX_AGGREGATE_RECEIPTS + 1);
+    if (leaves.size() > MAX_AGGREGATE_RECEIPTS) {
+      throw new LogInputException(
+          "more than "
+              + MAX_AGGREGATE_RECEIPTS
+              + " receipts in range: narrow it with --since/--until");
+    }
+    if (leaves.isEmpty()) {
+      throw new LogNotFoundException("the runs in range have no receipts");
+    }
+    FleetAggregate agg =
+        FleetAggregate.over(
+            store.logOrigin(), range[0], leaves.stream().map(RunStore.FleetLeaf::item).toList());
+    return store.sign(agg.toCore());
+  }
+
+  /**
+   * The inclusion proof of every receipt of {@code runId} in {@code aggregateJson}, or (with {@code
+   * oldAggregateJson} and no run) the consistency proof from the older aggregate to it.
+   */
+  public String prove(String runId, String aggregateJson, String oldAggregateJson) {
+    Held now = held(aggregateJson, "aggregate");
+    if (!oldAggregateJson.isEmpty()) {
+      if (!runId.isEmpty()) {
+        throw new LogInputException("run_id, old_aggregate: give one (inclusion or consistency)");
+      }
+      Held old = held(oldAggregateJson, "old_aggregate");
+      if (old.agg().firstPosition() != now.agg().firstPosition()) {
+        throw new LogInputException(
+            "old_aggregate starts at ledger position "
+                + old.agg().firstPosition()
+                + ", aggregate at "
+                + now.agg().firstPosition()
+                + ": not the same growing log");
+      }
+      if (old.agg().treeSize() > now.agg().treeSize()) {
+        throw new LogInputException(
+            "old_aggregate has "
+                + old.agg().treeSize()
+                + " receipts, more than aggregate's "
+                + now.agg().treeSize());
+      }
+      return CanonicalJson.canonicalString(
+          FleetDocs.fleetConsistency(
+              old.envelope().address(),
+              now.envelope().address(),
+              now.tree().consistencyProof((int) old.agg().treeSize())));
+    }
+    if (runId.isEmpty()) {
+      throw new LogInputException("run_id: name the run to prove (or give old_aggregate)");
+    }
+    List<FleetDocs.ReceiptProof> proofs = new ArrayList<>();
+    for (int i = 0; i < now.leaves().size(); i++) {
+      RunStore.FleetLeaf l = now.leaves().get(i);
+      if (l.runId().equals(runId)) {
+        proofs.add(new FleetDocs.ReceiptProof(l.item().address(), now.tree().inclusionProof(i)));
+      }
+    }
+    if (proofs.isEmpty()) {
+      throw new LogNotFoundException(
+          "run " + runId + " is not in aggregate " + now.envelope().address());
+    }
+    return CanonicalJson.canonicalString(
+        FleetDocs.fleetProof(now.envelope().address(), runId, proofs));
+  }
+
+  /** An aggregate this node signed, with the ledger's receipts it covers (checked to match). */
+  private record Held(
+      Envelope envelope, FleetAggregate agg, List<RunStore.FleetLeaf> leaves, MerkleTree tree) {}
+
+  private Held held(String json, String field) {
+    if (json.length() > MAX_AGGREGATE_CHARS) {
+      throw new LogInputException(field + ": more than " + MAX_AGGREGATE_CHARS + " characters");
+    }
+    Envelope env;
+    FleetAggregate agg;
+    try {
+      env = Envelope.fromJson(CanonicalJson.parse(json));
+      agg = FleetDocs.aggregate(env, field);
+    } catch (AttestException e) {
+      throw new LogInputException(field + ": " + e.getMessage(), e);
+    }
+    if (env.verify(Optional.of(store.publicKey())) instanceof Verification.Invalid inv) {
+      throw new LogInputException(field + ": not an aggregate of this node: " + inv.reason());
+    }
+    if (!agg.fleetId().equals(store.logOrigin())) {
+      throw new LogInputException(
+          field + ": fleet_id " + agg.fleetId() + " is not this node's log " + store.logOrigin());
+    }
+    if (agg.treeSize() < 1 || agg.treeSize() > MAX_AGGREGATE_RECEIPTS) {
+      throw new LogInputException(field + ": tree_size " + agg.treeSize() + " out of range");
+    }
+    List<RunStore.FleetLeaf> leaves =
+        store.fleetLeaves(agg.firstPosition(), Long.MAX_VALUE, agg.treeSize());
+    List<byte[]> raw = new ArrayList<>(leaves.size());
+    for (RunStore.FleetLeaf l : leaves) {
+      raw.add(Hex.decode(l.item().address(), 32, "receipt"));
+    }
+    MerkleTree tree = MerkleTree.blake3(raw);
+    if (leaves.size() != agg.treeSize() || !Hex.encode(tree.root()).equals(agg.root())) {
+      throw new LogInputException(
+          field
+              + ": its root does not match this node's receipts from ledger position "
+              + agg.firstPosition());
+    }
+    return new Held(env, agg, leaves, tree);
+  }
+}

@@ -1,0 +1,117 @@
+package io.sandboxd.daemon.rpc;
+
+import io.sandboxd.daemon.NodeIdentity;
+import io.sandboxd.daemon.ServingState;
+import io.sandboxd.daemon.run.SubmitterPolicy;
+import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.daemon.store.StoreDamage;
+import io.sandboxd.daemon.store.StoreException;
+import io.sandboxd.daemon.store.StoreVerifier;
+import io.sandboxd.metering.DiscoveredMeters;
+import io.sandboxd.metering.MeterListing;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What `sandboxctl status` and `sandboxctl store verify` report, gathered from the daemon's parts.
+ */
+public final class NodeStatus {
+
+  private final NodeIdentity node;
+  private final DiscoveredMeters meters;
+  private final RunStore store;
+  private final StoreVerifier verifier;
+  private final ServingState serving;
+  private final long startedMs;
+  private final SubmitterPolicy policy;
+  private final Optional<String> metricsListen;
+
+  public NodeStatus(
+      NodeIdentity node,
+      DiscoveredMeters meters,
+      RunStore store,
+      StoreVerifier verifier,
+      ServingState serving,
+      long startedMs,
+      SubmitterPolicy policy,
+      Optional<String> metricsListen) {
+    this.node = node;
+    this.meters = meters;
+    this.store = store;
+    this.verifier = verifier;
+    this.serving = serving;
+    this.startedMs = startedMs;
+    this.policy = policy;
+    this.metricsListen = metricsListen;
+  }
+
+  static String version() {
+    String v = NodeStatus.class.getPackage().getImplementationVersion();
+    return "sandboxd " + (v == null ? "0.1.0" : v);
+  }
+
+  StatusReply status() {
+    StatusReply.Builder b =
+        StatusReply.newBuilder()
+            .setVersion(version())
+            .setUptimeMs(Math.max(0, System.currentTimeMillis() - startedMs))
+            .setHostId(node.host().id())
+            .setPublicKey(node.host().publicKey())
+            .setStoreBytes(store.sizeBytes())
+            .setRunsInFlight(serving.inFlight())
+            .setDraining(serving.draining())
+            .setPolicy(String.join("; ", policy.summary()))
+            .setVerification(verification(verifier.state()))
+            .setMetricsListen(metricsListen.orElse(""));
+    for (MeterListing.Entry e : meters.listing().counters()) {
+      b.addMeters(
+          e.source()
+              + " "
+              + e.id()
+              + " class "
+              + e.energyClass()
+              + " provenance "
+              + e.provenance()
+              + (e.error() == null ? "" : " (error: " + e.error() + ")"));
+    }
+    long total = 0;
+    for (Map.Entry<String, Long> e : store.runsByOutcome().entrySet()) {
+      b.putRunsByOutcome(e.getKey(), e.getValue());
+      total += e.getValue();
+    }
+    b.setStoredRuns(total);
+    b.setCheckpointRuns(checkpointRuns());
+    return b.build();
+  }
+
+  VerifyStoreReply verifyStore() {
+    StoreVerifier.State s = verifier.verifyNow();
+    return VerifyStoreReply.newBuilder()
+        .setVerification(verification(s))
+        .setCheckpointRuns(checkpointRuns())
+        .build();
+  }
+
+  private long checkpointRuns() {
+    try {
+      return store.checkpoint().map(cp -> cp.runs()).orElse(0L);
+    } catch (StoreException e) {
+      return 0; // reported by the verification itself
+    }
+  }
+
+  static StoreVerification verification(StoreVerifier.State s) {
+    StoreVerification.Builder b =
+        StoreVerification.newBuilder()
+            .setPhase(s.phase().name())
+            .setCheckedRuns(s.checkedRuns())
+            .setTotalRuns(s.totalRuns())
+            .setStartedMs(s.startedMs())
+            .setFinishedMs(s.finishedMs())
+            .setFailure(s.failure());
+    for (StoreDamage d : s.damage()) {
+      b.addDamage(d.toString());
+    }
+    return b.build();
+  }
+}

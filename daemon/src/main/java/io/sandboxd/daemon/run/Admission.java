@@ -1,0 +1,156 @@
+package io.sandboxd.daemon.run;
+
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.enforcer.Acceptance;
+import io.sandboxd.enforcer.GrantAcceptance;
+import io.sandboxd.enforcer.Grants;
+import io.sandboxd.enforcer.GrantsException;
+import io.sandboxd.enforcer.HostProfile;
+import io.sandboxd.enforcer.SecretBindings;
+import io.sandboxd.enforcer.Tier;
+import io.sandboxd.executor.CompiledUnit;
+import io.sandboxd.executor.UnitCompiler;
+import io.sandboxd.executor.UnitException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Decides whether a submission may run here: refuses malformed input with an error naming the
+ * field, and declines (with a signed record) grants this node cannot honour: a device class it
+ * cannot meter (rule 2) or a tier floor above S2. A grant that sends a node secret anywhere the
+ * node's configuration did not bind it to is refused outright.
+ */
+public final class Admission {
+  private final UnitCompiler compiler;
+  private final HostProfile host;
+  private final SecretBindings secrets;
+  private final SubmitterPolicy policy;
+
+  /**
+   * Admission on a node that runs units at S2 and can meter {@code meterable}. A WASM unit can only
+   * be confined to CPU work, so a class is grantable when it is metered (Cpu always is, at worst by
+   * the labelled estimate).
+   */
+  public Admission(UnitCompiler compiler, Set<DeviceClass> meterable) {
+    this(compiler, meterable, SecretBindings.none());
+  }
+
+  /** As above, on a node whose secrets may go only where {@code secrets} binds them. */
+  public Admission(UnitCompiler compiler, Set<DeviceClass> meterable, SecretBindings secrets) {
+    this(compiler, meterable, secrets, SubmitterPolicy.unrestricted());
+  }
+
+  /** As above, each caller held to the node {@code policy}. */
+  public Admission(
+      UnitCompiler compiler,
+      Set<DeviceClass> meterable,
+      SecretBindings secrets,
+      SubmitterPolicy policy) {
+    this.compiler = compiler;
+    this.secrets = secrets;
+    this.policy = policy;
+    java.util.EnumSet<DeviceClass> m = java.util.EnumSet.of(DeviceClass.Cpu);
+    m.addAll(meterable);
+    this.host = new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
+  }
+
+  /**
+   * An admitted submission: parsed grants, a compiled unit, the CPU time compiling it took for this
+   * submission (0 when the node had it compiled already), which this run pays for, and its place
+   * among its caller's runs in flight (closed once the run is recorded).
+   */
+  public record Admitted(
+      Grants grants,
+      CompiledUnit unit,
+      String entry,
+      byte[] module,
+      long compileCpuNanos,
+      SubmitterPolicy.Slot slot) {
+    public Admitted(
+        Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {
+      this(grants, unit, entry, module, compileCpuNanos, () -> {});
+    }
+  }
+
+  /** The node policy this admission applies. */
+  public SubmitterPolicy policy() {
+    return policy;
+  }
+
+  /**
+   * Admits {@code caller}'s submission: the node policy first (a rule for the caller, the module's
+   * size, the grants within the rule's ceiling, the environment among the rule's, a place among its
+   * runs in flight), then {@link #admit(byte[], String, String)}.
+   */
+  public Admitted admit(
+      Caller caller,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      java.util.Optional<OfferedEnvironments.Offer> environment) {
+    io.sandboxd.config.NodePolicy.Rule rule = policy.ruleFor(caller);
+    SubmitterPolicy.checkModule(rule, caller, module.length);
+    Grants grants = parseGrants(grantsJson);
+    SubmitterPolicy.checkGrants(rule, caller, grants);
+    SubmitterPolicy.checkEnvironment(rule, caller, environment);
+    SubmitterPolicy.Slot slot = policy.acquire(rule, caller);
+    try {
+      Admitted a = compile(grants, module, entry);
+      return new Admitted(a.grants(), a.unit(), a.entry(), a.module(), a.compileCpuNanos(), slot);
+    } catch (RuntimeException e) {
+      slot.close();
+      throw e;
+    }
+  }
+
+  /** Admits a submission without a caller (a replay of a recorded run, embedding, tests). */
+  public Admitted admit(byte[] module, String grantsJson, String entry) {
+    return compile(parseGrants(grantsJson), module, entry);
+  }
+
+  private Grants parseGrants(String grantsJson) {
+    Grants grants;
+    try {
+      grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
+      secrets.check(grants.network());
+    } catch (GrantsException | io.sandboxd.attest.AttestException e) {
+      throw new AdmissionException("grants: " + e.getMessage(), e);
+    }
+    return grants;
+  }
+
+  private Admitted compile(Grants grants, byte[] module, String entry) {
+    UnitCompiler.Compilation compiled;
+    try {
+      compiled = compiler.compileMetered(module);
+    } catch (UnitException ex) {
+      throw new AdmissionException(ex.getMessage(), ex);
+    }
+    CompiledUnit unit = compiled.unit();
+    String chosen = defaultEntry(unit, entry);
+    try {
+      // The one place the entry is checked: the executor trusts what admission let through.
+      UnitCompiler.checkEntry(unit, chosen);
+    } catch (UnitException ex) {
+      throw new AdmissionException(ex.getMessage(), ex);
+    }
+    return new Admitted(grants, unit, chosen, module, compiled.cpuNanos());
+  }
+
+  /** The entry to call: the one asked for, else `run` (our ABI), else `_start` (a WASI command). */
+  static String defaultEntry(CompiledUnit unit, String entry) {
+    if (entry != null && !entry.isEmpty()) {
+      return entry;
+    }
+    List<String> exports = UnitCompiler.exportNames(unit);
+    return exports.contains("_start") && !exports.contains("run") ? "_start" : "run";
+  }
+
+  /** Why this node declines the grant (rule 2, tier floors), or empty when it can run it. */
+  public Optional<String> declineReason(Grants grants) {
+    Acceptance a = GrantAcceptance.decide(grants, host);
+    return a instanceof Acceptance.Declined d ? Optional.of(d.reason()) : Optional.empty();
+  }
+}
