@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -63,8 +64,7 @@ final class BenchCommand implements Callable<Integer> {
       description = "Seconds of load before measuring, not counted (default 1).")
   double warmup = 1;
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   @Option(
       names = "--json",
@@ -115,7 +115,7 @@ final class BenchCommand implements Callable<Integer> {
       return Sandboxctl.UNUSABLE;
     }
     SubmitRequest request = req.build();
-    Path sock = RunsCommand.socketOrDefault(socket);
+    Path sock = daemon.path();
     List<DaemonClient> channels = new ArrayList<>();
     List<ClientTally> tallies = new ArrayList<>();
     AtomicReference<StatusRuntimeException> firstError = new AtomicReference<>();

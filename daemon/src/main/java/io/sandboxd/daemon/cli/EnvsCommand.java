@@ -2,16 +2,13 @@ package io.sandboxd.daemon.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.DaemonPaths;
 import io.sandboxd.daemon.rpc.EnvironmentInfo;
 import io.sandboxd.daemon.rpc.ListEnvironmentsReply;
 import io.sandboxd.daemon.rpc.ListEnvironmentsRequest;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -20,8 +17,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "envs", description = "List the environments the daemon offers.")
 final class EnvsCommand implements Callable<Integer> {
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   @Option(
       names = "--json",
@@ -29,15 +25,13 @@ final class EnvsCommand implements Callable<Integer> {
   boolean json;
 
   @Override
-  public Integer call() {
-    Path sock = socket != null ? socket : DaemonPaths.defaultClientSocket();
-    ListEnvironmentsReply reply;
-    try (DaemonClient client = new DaemonClient(sock)) {
-      reply = client.stub().listEnvironments(ListEnvironmentsRequest.getDefaultInstance());
-    } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl envs: " + RpcErrors.describe(e, sock));
-      return Sandboxctl.UNUSABLE;
-    }
+  public Integer call() throws Exception {
+    return daemon.call(
+        "envs",
+        c -> print(c.stub().listEnvironments(ListEnvironmentsRequest.getDefaultInstance())));
+  }
+
+  private int print(ListEnvironmentsReply reply) {
     if (json) {
       ArrayNode a = CanonicalJson.mapper().createArrayNode();
       for (EnvironmentInfo e : reply.getEnvironmentsList()) {

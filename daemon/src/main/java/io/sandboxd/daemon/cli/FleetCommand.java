@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -58,18 +59,17 @@ final class FleetCommand implements Runnable {
         description = "Through runs created at or before.")
     long until;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       if (since < 0 || until < 0) {
         System.err.println("sandboxctl fleet aggregate: --since/--until must not be negative");
         return Sandboxctl.UNUSABLE;
       }
       return LogCommand.call(
           "fleet aggregate",
-          socket,
+          daemon,
           c ->
               c.stub()
                       .aggregateFleet(
@@ -90,11 +90,10 @@ final class FleetCommand implements Runnable {
     @Option(names = "--aggregate", required = true, paramLabel = "FILE", description = "Aggregate.")
     Path aggregate;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       String agg;
       try {
         agg = readText(aggregate);
@@ -104,7 +103,7 @@ final class FleetCommand implements Runnable {
       }
       return LogCommand.call(
           "fleet prove",
-          socket,
+          daemon,
           c ->
               c.stub()
                       .proveFleet(
@@ -127,11 +126,10 @@ final class FleetCommand implements Runnable {
     @Parameters(index = "1", paramLabel = "NEW", description = "The newer aggregate.")
     Path now;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       String o;
       String n;
       try {
@@ -143,7 +141,7 @@ final class FleetCommand implements Runnable {
       }
       return LogCommand.call(
           "fleet consistency",
-          socket,
+          daemon,
           c ->
               c.stub()
                       .proveFleet(
@@ -180,7 +178,7 @@ final class FleetCommand implements Runnable {
     String signer;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       FleetDocs.Verdict v;
       PublicKey trusted;
       try {

@@ -1,15 +1,14 @@
 package io.sandboxd.daemon.cli;
 
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetLogCheckpointRequest;
 import io.sandboxd.daemon.rpc.LogCheckpointReply;
 import io.sandboxd.daemon.rpc.ProveConsistencyRequest;
 import io.sandboxd.daemon.rpc.ProveInclusionRequest;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -32,15 +31,14 @@ final class LogCommand implements Runnable {
   }
 
   /** Calls the daemon and prints what {@code call} returns; gRPC failures exit 2. */
-  static int call(String what, Path socket, Function<DaemonClient, String> call) {
-    Path sock = RunsCommand.socketOrDefault(socket);
-    try (DaemonClient c = new DaemonClient(sock)) {
-      System.out.print(call.apply(c));
-      return 0;
-    } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl " + what + ": " + RpcErrors.describe(e, sock));
-      return Sandboxctl.UNUSABLE;
-    }
+  static int call(String what, DaemonSocket daemon, Function<DaemonClient, String> call)
+      throws Exception {
+    return daemon.call(
+        what,
+        c -> {
+          System.out.print(call.apply(c));
+          return 0;
+        });
   }
 
   @Command(
@@ -49,17 +47,16 @@ final class LogCommand implements Runnable {
           "Print the node log's newest checkpoint (a C2SP signed note; signed now if the log grew)."
               + " --vkey prints the verifier key instead.")
   static final class Checkpoint implements Callable<Integer> {
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Option(names = "--vkey", description = "Print the log's verifier key (name+id+key).")
     boolean vkey;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       return LogCommand.call(
           "log checkpoint",
-          socket,
+          daemon,
           c -> {
             LogCheckpointReply r =
                 c.stub().getLogCheckpoint(GetLogCheckpointRequest.getDefaultInstance());
@@ -76,14 +73,13 @@ final class LogCommand implements Runnable {
     @Parameters(paramLabel = "ADDRESS", description = "The record's address (64 hex).")
     String address;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       return LogCommand.call(
           "log prove",
-          socket,
+          daemon,
           c ->
               c.stub()
                       .proveInclusion(
@@ -103,18 +99,17 @@ final class LogCommand implements Runnable {
     @Parameters(index = "1", paramLabel = "SIZE2", description = "The newer size.")
     long newSize;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       if (oldSize < 0 || newSize < 0) {
         System.err.println("sandboxctl log consistency: sizes must not be negative");
         return Sandboxctl.UNUSABLE;
       }
       return LogCommand.call(
           "log consistency",
-          socket,
+          daemon,
           c ->
               c.stub()
                       .proveConsistency(

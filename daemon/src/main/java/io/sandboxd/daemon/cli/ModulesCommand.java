@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -39,11 +40,10 @@ final class ModulesCommand implements Runnable {
     @Parameters(index = "0", paramLabel = "MODULE.wasm", description = "The module.")
     Path module;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       byte[] wasm;
       try {
         wasm = Files.readAllBytes(module);
@@ -51,26 +51,23 @@ final class ModulesCommand implements Runnable {
         System.err.println("sandboxctl modules put: cannot read " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        PutModuleReply r =
-            c.stub()
-                .putModule(
-                    PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(wasm)).build());
-        System.out.println(r.getAddress());
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl modules put: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+      return daemon.call(
+          "modules put",
+          c -> {
+            PutModuleReply r =
+                c.stub()
+                    .putModule(
+                        PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(wasm)).build());
+            System.out.println(r.getAddress());
+            return 0;
+          });
     }
   }
 
   /** `modules list [--json]`. */
   @Command(name = "list", description = "List the modules the daemon holds.")
   static final class ListHeld implements Callable<Integer> {
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Option(
         names = "--json",
@@ -80,8 +77,7 @@ final class ModulesCommand implements Runnable {
     boolean json;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
+    public Integer call() throws Exception {
       ListModulesReply r;
       try (DaemonClient c = new DaemonClient(sock)) {
         r = c.stub().listModules(ListModulesRequest.getDefaultInstance());

@@ -1,13 +1,11 @@
 package io.sandboxd.daemon.cli;
 
-import io.grpc.StatusRuntimeException;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetOutputReply;
 import io.sandboxd.daemon.rpc.GetOutputRequest;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -22,21 +20,20 @@ final class OutputCommand implements Callable<Integer> {
   @Option(names = "--stderr", description = "The run's stderr instead of its stdout.")
   boolean stderr;
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   @Override
-  public Integer call() {
-    Path sock = RunsCommand.socketOrDefault(socket);
-    GetOutputReply r;
-    try (DaemonClient c = new DaemonClient(sock)) {
-      r =
-          c.stub()
-              .getOutput(GetOutputRequest.newBuilder().setRunId(runId).setStderr(stderr).build());
-    } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl runs output: " + RpcErrors.describe(e, sock));
-      return Sandboxctl.UNUSABLE;
-    }
+  public Integer call() throws Exception {
+    return daemon.call(
+        "runs output",
+        c ->
+            write(
+                c.stub()
+                    .getOutput(
+                        GetOutputRequest.newBuilder().setRunId(runId).setStderr(stderr).build())));
+  }
+
+  private int write(GetOutputReply r) {
     try {
       r.getData().writeTo(System.out);
       System.out.flush();

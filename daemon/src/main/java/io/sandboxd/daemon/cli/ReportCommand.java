@@ -39,6 +39,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -81,8 +82,7 @@ final class ReportCommand implements Callable<Integer> {
           "Trust this key besides the node's own (repeat; e.g. the host a durable run moved from).")
   List<String> signer = new ArrayList<>();
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   /** The daemon answers at most this many runs in one list. */
   static final int LIST_LIMIT = 10_000;
@@ -104,7 +104,7 @@ final class ReportCommand implements Callable<Integer> {
       System.err.println("sandboxctl report: " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
-    Path sock = RunsCommand.socketOrDefault(socket);
+    Path sock = daemon.path();
     List<String> notes = new ArrayList<>();
     List<RunEvidence> evidence = new ArrayList<>();
     Optional<NodeLogCheck> nodeLog;

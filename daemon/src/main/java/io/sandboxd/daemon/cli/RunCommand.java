@@ -2,10 +2,7 @@ package io.sandboxd.daemon.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.DaemonPaths;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.io.IOException;
@@ -17,6 +14,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -80,8 +78,7 @@ final class RunCommand implements Callable<Integer> {
       description = "argv[0] of a WASI command (default: the module's file name).")
   String argv0;
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   @Option(
       names = "--env",
@@ -107,7 +104,7 @@ final class RunCommand implements Callable<Integer> {
   boolean detach;
 
   @Override
-  public Integer call() {
+  public Integer call() throws Exception {
     byte[] wasm;
     String grantsJson;
     // A b3: address names a module the daemon holds; anything else is a file.
@@ -127,29 +124,26 @@ final class RunCommand implements Callable<Integer> {
     List<String> argv = new ArrayList<>();
     argv.add(argv0 != null ? argv0 : String.valueOf(module.getFileName()));
     argv.addAll(args);
-    Path sock = socket != null ? socket : DaemonPaths.defaultClientSocket();
-    SubmitReply reply;
-    try (DaemonClient client = new DaemonClient(sock)) {
-      SubmitRequest.Builder req =
-          SubmitRequest.newBuilder()
-              .setModule(ByteString.copyFrom(wasm))
-              .setModuleAddress(address)
-              .setGrantsJson(grantsJson)
-              .setMintedGrants(minted(grants))
-              .setEntry(entry)
-              .setEnv(env)
-              .addAllArgs(argv);
-      if (input != null) {
-        req.setStdin(ByteString.copyFrom(input)).setStdinSet(true);
-      }
-      if (detach) {
-        req.setDetach(true).clearArgs();
-      }
-      reply = client.stub().submit(req.build());
-    } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl run: " + RpcErrors.describe(e, sock));
-      return Sandboxctl.UNUSABLE;
+    SubmitRequest.Builder req =
+        SubmitRequest.newBuilder()
+            .setModule(ByteString.copyFrom(wasm))
+            .setModuleAddress(address)
+            .setGrantsJson(grantsJson)
+            .setMintedGrants(minted(grants))
+            .setEntry(entry)
+            .setEnv(env)
+            .addAllArgs(argv);
+    if (input != null) {
+      req.setStdin(ByteString.copyFrom(input)).setStdinSet(true);
     }
+    if (detach) {
+      req.setDetach(true).clearArgs();
+    }
+    return daemon.call("run", client -> show(client.stub().submit(req.build())));
+  }
+
+  /** Prints a recorded run's reply (or, detached, its id) and returns the exit status. */
+  private int show(SubmitReply reply) {
     if (detach) {
       System.out.println(reply.getRunId());
       return 0;

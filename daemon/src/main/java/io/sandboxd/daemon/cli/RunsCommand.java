@@ -1,7 +1,5 @@
 package io.sandboxd.daemon.cli;
 
-import io.grpc.StatusRuntimeException;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.DaemonPaths;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
@@ -12,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -46,35 +45,32 @@ final class RunsCommand implements Runnable {
   /** `runs list`. */
   @Command(name = "list", description = "List recorded runs, newest first.")
   static final class ListRuns implements Callable<Integer> {
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Option(names = "--limit", description = "At most this many runs (default 100).")
     int limit = 100;
 
     @Override
-    public Integer call() {
-      Path sock = socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        var reply = c.stub().listRuns(ListRunsRequest.newBuilder().setLimit(limit).build());
-        System.out.printf(
-            "%-20s  %-24s  %-8s  %-16s  %-10s  %s%n",
-            "RUN", "STARTED", "SEGMENTS", "UNIT", "STATE", "OUTCOME");
-        for (RunInfo r : reply.getRunsList()) {
-          System.out.printf(
-              "%-20s  %-24s  %-8d  %-16s  %-10s  %s%n",
-              r.getRunId(),
-              Instant.ofEpochMilli(r.getStartedMs()),
-              r.getSegments(),
-              r.getUnit().substring(0, Math.min(16, r.getUnit().length())),
-              r.getState(),
-              r.getOutcomeJson());
-        }
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs list: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "runs list",
+          c -> {
+            var reply = c.stub().listRuns(ListRunsRequest.newBuilder().setLimit(limit).build());
+            System.out.printf(
+                "%-20s  %-24s  %-8s  %-16s  %-10s  %s%n",
+                "RUN", "STARTED", "SEGMENTS", "UNIT", "STATE", "OUTCOME");
+            for (RunInfo r : reply.getRunsList()) {
+              System.out.printf(
+                  "%-20s  %-24s  %-8d  %-16s  %-10s  %s%n",
+                  r.getRunId(),
+                  Instant.ofEpochMilli(r.getStartedMs()),
+                  r.getSegments(),
+                  r.getUnit().substring(0, Math.min(16, r.getUnit().length())),
+                  r.getState(),
+                  r.getOutcomeJson());
+            }
+            return 0;
+          });
     }
   }
 
@@ -84,8 +80,7 @@ final class RunsCommand implements Runnable {
     @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
     String runId;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Option(
         names = "--export",
@@ -98,64 +93,62 @@ final class RunsCommand implements Runnable {
     boolean json;
 
     @Override
-    public Integer call() {
-      Path sock = socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
-        if (json) {
-          RecordsReply records =
-              r.getOutcomeJson().startsWith(TAMPERED)
-                  ? RecordsReply.getDefaultInstance()
-                  : c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
-          System.out.println(RunJson.of(r, records));
-          return r.getOutcomeJson().startsWith(TAMPERED) ? 1 : 0;
-        }
-        if (r.getOutcomeJson().startsWith(TAMPERED)) {
-          System.out.println("run        " + r.getRunId());
-          System.out.println("outcome    " + r.getOutcomeJson());
-          System.err.println(
-              "sandboxctl runs show: run "
-                  + runId
-                  + " is TAMPERED: the node's store does not match its signed records");
-          return 1;
-        }
-        RecordsReply rec =
-            c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
-        if (export) {
-          rec.getSegmentsList().forEach(System.out::println);
-          return 0;
-        }
-        System.out.println("run        " + r.getRunId());
-        System.out.println("started    " + Instant.ofEpochMilli(r.getStartedMs()));
-        System.out.println("unit       " + r.getUnit());
-        System.out.println("grants_id  " + r.getGrantsId());
-        if (r.hasSubmitterUid()) {
-          System.out.println("submitter  uid " + Integer.toUnsignedLong(r.getSubmitterUid()));
-        }
-        System.out.println("outcome    " + r.getOutcomeJson());
-        System.out.println("segments   " + r.getSegments() + " (head " + r.getHead() + ")");
-        if (!r.getPruned().isEmpty()) {
-          System.out.println("pruned     " + r.getPruned());
-        }
-        if (!r.getLog().isEmpty()) {
-          System.out.print("log:\n" + r.getLog().indent(2));
-        }
-        if (!r.getIoJson().isEmpty()) {
-          System.out.println("io         " + r.getIoJson());
-          System.out.println(
-              "exit       "
-                  + Integer.toUnsignedString(r.getExitStatus())
-                  + (r.getExited() ? " (proc_exit)" : ""));
-        }
-        rec.getReceiptsList().forEach(x -> System.out.println("receipt     " + x));
-        rec.getAttestationsList().forEach(x -> System.out.println("attestation " + x));
-        rec.getSegmentsList().forEach(x -> System.out.println("segment     " + x));
-        rec.getClaimsList().forEach(x -> System.out.println("claim       " + x));
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs show: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "runs show",
+          c -> {
+            RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
+            if (json) {
+              RecordsReply records =
+                  r.getOutcomeJson().startsWith(TAMPERED)
+                      ? RecordsReply.getDefaultInstance()
+                      : c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
+              System.out.println(RunJson.of(r, records));
+              return r.getOutcomeJson().startsWith(TAMPERED) ? 1 : 0;
+            }
+            if (r.getOutcomeJson().startsWith(TAMPERED)) {
+              System.out.println("run        " + r.getRunId());
+              System.out.println("outcome    " + r.getOutcomeJson());
+              System.err.println(
+                  "sandboxctl runs show: run "
+                      + runId
+                      + " is TAMPERED: the node's store does not match its signed records");
+              return 1;
+            }
+            RecordsReply rec =
+                c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
+            if (export) {
+              rec.getSegmentsList().forEach(System.out::println);
+              return 0;
+            }
+            System.out.println("run        " + r.getRunId());
+            System.out.println("started    " + Instant.ofEpochMilli(r.getStartedMs()));
+            System.out.println("unit       " + r.getUnit());
+            System.out.println("grants_id  " + r.getGrantsId());
+            if (r.hasSubmitterUid()) {
+              System.out.println("submitter  uid " + Integer.toUnsignedLong(r.getSubmitterUid()));
+            }
+            System.out.println("outcome    " + r.getOutcomeJson());
+            System.out.println("segments   " + r.getSegments() + " (head " + r.getHead() + ")");
+            if (!r.getPruned().isEmpty()) {
+              System.out.println("pruned     " + r.getPruned());
+            }
+            if (!r.getLog().isEmpty()) {
+              System.out.print("log:\n" + r.getLog().indent(2));
+            }
+            if (!r.getIoJson().isEmpty()) {
+              System.out.println("io         " + r.getIoJson());
+              System.out.println(
+                  "exit       "
+                      + Integer.toUnsignedString(r.getExitStatus())
+                      + (r.getExited() ? " (proc_exit)" : ""));
+            }
+            rec.getReceiptsList().forEach(x -> System.out.println("receipt     " + x));
+            rec.getAttestationsList().forEach(x -> System.out.println("attestation " + x));
+            rec.getSegmentsList().forEach(x -> System.out.println("segment     " + x));
+            rec.getClaimsList().forEach(x -> System.out.println("claim       " + x));
+            return 0;
+          });
     }
   }
 }

@@ -1,14 +1,12 @@
 package io.sandboxd.daemon.cli;
 
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.StoreVerification;
 import io.sandboxd.daemon.rpc.VerifyStoreReply;
 import io.sandboxd.daemon.rpc.VerifyStoreRequest;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** `sandboxctl store verify`: the daemon checks its whole run store now. */
@@ -32,43 +30,41 @@ final class StoreCommand implements Runnable {
     @Option(names = "--json", description = "Print JSON instead of text.")
     boolean json;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        VerifyStoreReply r = c.stub().verifyStore(VerifyStoreRequest.getDefaultInstance());
-        StoreVerification v = r.getVerification();
-        if (json) {
-          var o = StatusCommand.verificationJson(v);
-          o.put("checkpoint_runs", r.getCheckpointRuns());
-          System.out.println(CanonicalJson.canonicalString(o));
-        } else {
-          System.out.println(
-              StatusCommand.verificationText(v)
-                  + " ("
-                  + (v.getFinishedMs() - v.getStartedMs())
-                  + " ms); checkpoint sealed at "
-                  + r.getCheckpointRuns()
-                  + " runs");
-        }
-        for (String d : v.getDamageList()) {
-          System.err.println(d);
-        }
-        return switch (v.getPhase()) {
-          case "VERIFIED" -> 0;
-          case "DAMAGED" -> 1;
-          default -> {
-            System.err.println("sandboxctl store verify: " + v.getPhase() + " " + v.getFailure());
-            yield Sandboxctl.UNUSABLE;
-          }
-        };
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl store verify: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "store verify",
+          c -> {
+            VerifyStoreReply r = c.stub().verifyStore(VerifyStoreRequest.getDefaultInstance());
+            StoreVerification v = r.getVerification();
+            if (json) {
+              var o = StatusCommand.verificationJson(v);
+              o.put("checkpoint_runs", r.getCheckpointRuns());
+              System.out.println(CanonicalJson.canonicalString(o));
+            } else {
+              System.out.println(
+                  StatusCommand.verificationText(v)
+                      + " ("
+                      + (v.getFinishedMs() - v.getStartedMs())
+                      + " ms); checkpoint sealed at "
+                      + r.getCheckpointRuns()
+                      + " runs");
+            }
+            for (String d : v.getDamageList()) {
+              System.err.println(d);
+            }
+            return switch (v.getPhase()) {
+              case "VERIFIED" -> 0;
+              case "DAMAGED" -> 1;
+              default -> {
+                System.err.println(
+                    "sandboxctl store verify: " + v.getPhase() + " " + v.getFailure());
+                yield Sandboxctl.UNUSABLE;
+              }
+            };
+          });
     }
   }
 }
