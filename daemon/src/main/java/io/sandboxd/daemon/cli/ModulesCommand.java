@@ -3,9 +3,7 @@ package io.sandboxd.daemon.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.ListModulesReply;
 import io.sandboxd.daemon.rpc.ListModulesRequest;
 import io.sandboxd.daemon.rpc.ModuleInfo;
@@ -78,13 +76,12 @@ final class ModulesCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      ListModulesReply r;
-      try (DaemonClient c = new DaemonClient(sock)) {
-        r = c.stub().listModules(ListModulesRequest.getDefaultInstance());
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl modules list: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+      return daemon.call(
+          "modules list",
+          c -> print(c.stub().listModules(ListModulesRequest.getDefaultInstance())));
+    }
+
+    private int print(ListModulesReply r) {
       if (json) {
         ObjectNode o = CanonicalJson.mapper().createObjectNode();
         ArrayNode mods = o.putArray("modules");
