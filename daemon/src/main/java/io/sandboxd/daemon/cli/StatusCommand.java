@@ -1,19 +1,17 @@
 package io.sandboxd.daemon.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetStatusRequest;
 import io.sandboxd.daemon.rpc.StatusReply;
 import io.sandboxd.daemon.rpc.StoreVerification;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -25,23 +23,20 @@ final class StatusCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print JSON instead of text.")
   boolean json;
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   @Override
-  public Integer call() {
-    Path sock = RunsCommand.socketOrDefault(socket);
-    try (DaemonClient c = new DaemonClient(sock)) {
-      StatusReply s =
-          c.stub()
-              .withDeadlineAfter(30, TimeUnit.SECONDS)
-              .getStatus(GetStatusRequest.getDefaultInstance());
-      System.out.println(json ? CanonicalJson.canonicalString(toJson(s)) : toText(s));
-      return 0;
-    } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl status: " + RpcErrors.describe(e, sock));
-      return Sandboxctl.UNUSABLE;
-    }
+  public Integer call() throws Exception {
+    return daemon.call(
+        "status",
+        c -> {
+          StatusReply s =
+              c.stub()
+                  .withDeadlineAfter(30, TimeUnit.SECONDS)
+                  .getStatus(GetStatusRequest.getDefaultInstance());
+          System.out.println(json ? CanonicalJson.canonicalString(toJson(s)) : toText(s));
+          return 0;
+        });
   }
 
   static ObjectNode toJson(StatusReply s) {
