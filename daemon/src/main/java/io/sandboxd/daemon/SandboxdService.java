@@ -775,10 +775,22 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   public void suspendRun(
       io.sandboxd.daemon.rpc.DurableRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
-    answer(
-        "suspendRun",
-        out,
-        () -> durableReply(durableRuns().suspend(req.getRunId(), DEFAULT_WAIT_MS), ""));
+    String runId = req.getRunId();
+    try {
+      durableRuns().requestPark(runId);
+    } catch (RuntimeException e) {
+      answer(
+          "suspendRun",
+          out,
+          () -> {
+            throw e;
+          });
+      return;
+    }
+    // Held without a thread until the run has parked (or ended), the timeout passes or the client
+    // goes, as a WaitRun is.
+    waiters()
+        .await(runId, DEFAULT_WAIT_MS, out, () -> DurableRuns.noBoundary(runId, DEFAULT_WAIT_MS));
   }
 
   @Override
