@@ -21,12 +21,13 @@ final class BundleTrust {
   static final BundleTrust NONE = new BundleTrust(null, Set.of());
 
   private final SigningKey key;
-  private final Set<String> trusted;
+  // The same rule as sandboxctl's offline checks (SignerTrust): only named keys count.
+  private final SignerTrust trusted;
 
   /** {@code key} seals exports and is this node; {@code trusted} are the other nodes' keys. */
   BundleTrust(SigningKey key, Set<String> trusted) {
     this.key = key;
-    this.trusted = Set.copyOf(trusted);
+    this.trusted = SignerTrust.ofKeys(trusted);
   }
 
   /** {@code b} sealed by this node for {@code destination} ("" for any node). */
@@ -88,7 +89,7 @@ final class BundleTrust {
     signed.add(s);
     for (Envelope e : signed) {
       String k = e.publicKey();
-      if (!trusted.contains(k) && (key == null || !k.equals(key.publicKey().hex()))) {
+      if (!trusted.trusts(k) && (key == null || !k.equals(key.publicKey().hex()))) {
         throw new DurableRunException.BadBundle(
             "signer: node key "
                 + k
