@@ -228,7 +228,9 @@ final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "putModule",
         out,
         () -> {
-          ModuleStore.Put p = modules.put(req.getModule().toByteArray());
+          ModuleStore.Put p =
+              modules.put(
+                  req.getModule().toByteArray(), Admission.compileShareOf(Caller.current()));
           if (!p.alreadyHeld()) {
             LOG.info(() -> "module b3:" + p.address() + " stored (" + p.bytes() + " bytes)");
           }
