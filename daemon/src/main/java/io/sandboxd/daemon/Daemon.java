@@ -15,6 +15,7 @@ import io.sandboxd.daemon.jcp.LiveAmendments;
 import io.sandboxd.daemon.jcp.StandingGrants;
 import io.sandboxd.daemon.rpc.CallerCredentials;
 import io.sandboxd.daemon.rpc.ConnectionLimits;
+import io.sandboxd.daemon.rpc.FairCalls;
 import io.sandboxd.daemon.rpc.JcpService;
 import io.sandboxd.daemon.rpc.NodeStatus;
 import io.sandboxd.daemon.rpc.RequestDecoder;
@@ -543,6 +544,17 @@ public final class Daemon implements AutoCloseable {
         // a client's further calls queue on its side), so with connections.max_per_peer no peer
         // holds an unbounded share of the daemon.
         .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
+        // Handlers on a bounded pool shared fairly between connections and uids (FairCalls);
+        // gRPC's own executor only looks each call's method up, on two threads.
+        .callExecutor(FairCalls.forNode(config.maxConcurrentUnits()))
+        .executor(
+            java.util.concurrent.Executors.newFixedThreadPool(
+                2,
+                r -> {
+                  Thread t = new Thread(r, "sandboxd-grpc-lookup");
+                  t.setDaemon(true);
+                  return t;
+                }))
         .bossEventLoopGroup(boss)
         .workerEventLoopGroup(workers)
         .maxConnectionIdle(limits.idleTimeoutMs(), TimeUnit.MILLISECONDS)

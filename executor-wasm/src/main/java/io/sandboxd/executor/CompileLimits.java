@@ -50,6 +50,35 @@ public record CompileLimits(
     Duration timeoutPerMiB) {
   private static final long MIB = 1L << 20;
 
+  /** Functions any module may define whatever its size (see {@link #maxFunctionsFor(long)}). */
+  public static final int FUNCTIONS_FLOOR = 10_000;
+
+  /**
+   * Code bytes a module needs, on average, per function past {@link #FUNCTIONS_FLOOR}: Chicory
+   * compiles each function to a JVM method at a fixed cost (tens of microseconds) whatever its
+   * size, so without this a module of one-instruction functions buys about five times the compile
+   * time per byte that real code does (benchmarks/README.md, CompileShapes). Compiled C averages
+   * hundreds of bytes per function.
+   */
+  public static final int CODE_BYTES_PER_FUNCTION = 32;
+
+  /**
+   * The functions a module whose code section has {@code codeBytes} bytes may define: the larger of
+   * {@link #FUNCTIONS_FLOOR} and one per {@link #CODE_BYTES_PER_FUNCTION} bytes, never more than
+   * {@link #maxFunctions()}.
+   */
+  public long maxFunctionsFor(long codeBytes) {
+    return Math.min(maxFunctions, Math.max(FUNCTIONS_FLOOR, codeBytes / CODE_BYTES_PER_FUNCTION));
+  }
+
+  /**
+   * Compilations one caller may have running at once: half the node's slots, rounded up, so a
+   * caller with many modules to compile leaves the other half to everyone else.
+   */
+  public int maxConcurrentPerCaller() {
+    return Math.max(1, (maxConcurrent + 1) / 2);
+  }
+
   /**
    * Browser-like validation limits, two compilations at once, 60 s each plus 120 s per MiB past the
    * first. Chicory compiles real C code at ~3.5 s of CPU per MB (the 1.75 MB SQLite shell: 6 s),

@@ -77,6 +77,22 @@ final class ModuleScan {
     if (n > limits.maxFunctions()) {
       throw limit(at, "declares " + n + " function bodies; the limit is " + limits.maxFunctions());
     }
+    long byBytes = limits.maxFunctionsFor(sectionBytes);
+    if (n > byBytes) {
+      throw limit(
+          at,
+          "functions: "
+              + n
+              + " in a code section of "
+              + sectionBytes
+              + " bytes; a module may define the larger of "
+              + CompileLimits.FUNCTIONS_FLOOR
+              + " and one per "
+              + CompileLimits.CODE_BYTES_PER_FUNCTION
+              + " bytes of code ("
+              + byBytes
+              + " here): compiling costs per function");
+    }
     long totalLocals = 0;
     long maxTotal = Math.max(limits.localsFloor(), sectionBytes);
     for (long f = 0; f < n; f++) {

@@ -118,9 +118,14 @@ public final class ModuleStore {
    * does not validate throws {@link UnitException} and nothing is stored.
    */
   public Put put(byte[] wasm) {
+    return put(wasm, null);
+  }
+
+  /** As {@link #put(byte[])}, compiling within {@code caller}'s share of the compile slots. */
+  public Put put(byte[] wasm, Object caller) {
     checkSize(wasm.length);
     String address = UnitCompiler.addressOf(wasm);
-    compiler.compileMetered(address, wasm);
+    compiler.compileMetered(address, wasm, caller);
     Path file = dir.resolve(address);
     synchronized (this) {
       if (Files.isRegularFile(file)) {

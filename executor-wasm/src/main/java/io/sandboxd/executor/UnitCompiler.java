@@ -97,13 +97,93 @@ public final class UnitCompiler {
    * (the module store verifies it on every read), so they are not hashed again.
    */
   public Compilation compileMetered(String address, byte[] wasm) {
+    return compileMetered(address, wasm, null);
+  }
+
+  /**
+   * As {@link #compileMetered(String, byte[])} for {@code caller} (any key that tells callers
+   * apart; null for the node's own work): the caller first waits for a place among its own share of
+   * the slots ({@link CompileLimits#maxConcurrentPerCaller()}), so that its further modules queue
+   * behind its own, never ahead of another caller's.
+   */
+  public Compilation compileMetered(String address, byte[] wasm, Object caller) {
     java.util.Optional<CompiledUnit> hit = cache.get(address);
     if (hit.isPresent()) {
       return new Compilation(hit.get(), 0);
     }
     long budgetMs = limits.budgetFor(wasm.length).toMillis();
+    long startNanos = System.nanoTime();
+    if (caller == null) {
+      return compileWithin(address, wasm, budgetMs, startNanos, () -> {});
+    }
+    Share share = shares.compute(caller, (k, v) -> v == null ? new Share() : v.join());
+    java.util.concurrent.atomic.AtomicBoolean ended =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Runnable leave =
+        () -> {
+          if (ended.compareAndSet(false, true)) {
+            shares.computeIfPresent(caller, (k, v) -> v.leave() ? null : v);
+          }
+        };
     try {
-      if (!permits.tryAcquire(budgetMs, TimeUnit.MILLISECONDS)) {
+      if (!share.permits.tryAcquire(budgetMs, TimeUnit.MILLISECONDS)) {
+        leave.run();
+        throw new ExecutorBusyException(
+            "node busy: this caller's "
+                + limits.maxConcurrentPerCaller()
+                + " compilation(s) stayed in progress for "
+                + budgetMs
+                + " ms",
+            null);
+      }
+    } catch (InterruptedException e) {
+      leave.run();
+      Thread.currentThread().interrupt();
+      throw new ExecutorBusyException("interrupted while waiting to compile", e);
+    }
+    // The caller's place is held until its compilation really ends (abandoned or not), as the
+    // node's slot is: a caller cannot start more by giving up on those it started.
+    return compileWithin(
+        address,
+        wasm,
+        budgetMs,
+        startNanos,
+        () -> {
+          share.permits.release();
+          leave.run();
+        });
+  }
+
+  /** One caller's compile slots, and how many of its calls hold or wait for them. */
+  private final class Share {
+    final Semaphore permits = new Semaphore(limits.maxConcurrentPerCaller(), true);
+    int users = 1;
+
+    Share join() {
+      users++;
+      return this;
+    }
+
+    /** True when no call of the caller is left (the share is dropped). */
+    boolean leave() {
+      return --users == 0;
+    }
+  }
+
+  private final java.util.concurrent.ConcurrentHashMap<Object, Share> shares =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Waits for a node slot within what is left of the budget, compiles, and runs {@code ended} once
+   * when the compilation really ends (or never started).
+   */
+  private Compilation compileWithin(
+      String address, byte[] wasm, long budgetMs, long startNanos, Runnable ended) {
+    long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    long leftMs = Math.max(1, budgetMs - waited);
+    try {
+      if (!permits.tryAcquire(leftMs, TimeUnit.MILLISECONDS)) {
+        ended.run();
         throw new ExecutorBusyException(
             "node busy: "
                 + limits.maxConcurrent()
@@ -113,6 +193,7 @@ public final class UnitCompiler {
             null);
       }
     } catch (InterruptedException e) {
+      ended.run();
       Thread.currentThread().interrupt();
       throw new ExecutorBusyException("interrupted while waiting to compile", e);
     }
@@ -129,10 +210,12 @@ public final class UnitCompiler {
                   cpu.set(THREADS.getCurrentThreadCpuTime() - t0);
                   // Held until the work really ends, abandoned or not: compile slots stay bounded.
                   permits.release();
+                  ended.run();
                 }
               });
     } catch (RejectedExecutionException e) {
       permits.release();
+      ended.run();
       throw new ExecutorBusyException("compiler shut down", e);
     }
     CompiledUnit unit;

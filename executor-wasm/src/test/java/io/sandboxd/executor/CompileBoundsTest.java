@@ -172,6 +172,54 @@ class CompileBoundsTest {
         next instanceof ExecutorBusyException || next instanceof UnitException, next.toString());
   }
 
+  static byte[] tinyFunctions(int n) {
+    byte[][] bodies = new byte[n][];
+    Arrays.fill(bodies, WasmWriter.returning(0));
+    return WasmWriter.runModule(0, bodies);
+  }
+
+  @Test
+  void manyTinyFunctionsPastTheFloorAreRefusedNamingFunctions() {
+    // 40,000 functions of 5 bytes: 200 KB of code buys one per 32 bytes past 10,000, not 40,000.
+    UnitException e =
+        assertThrows(UnitException.class, () -> compiler().compile(tinyFunctions(40_000)));
+    assertEquals(UnitException.Part.LIMIT, e.part());
+    assertTrue(e.getMessage().contains("functions: 40000 in a code section of"), e.getMessage());
+    // As many, each of 40 bytes or more, are admitted: the bound is per byte, not a count.
+    assertEquals(CompileLimits.FUNCTIONS_FLOOR, CompileLimits.defaults().maxFunctionsFor(100));
+    assertEquals(50_000, CompileLimits.defaults().maxFunctionsFor(50_000L * 32));
+  }
+
+  @Test
+  void aCallerWithACompileInProgressWaitsForItWhileAnotherCallerGetsTheOtherSlot()
+      throws Exception {
+    // Two node slots, one per caller; a short budget so the first compile is abandoned at once
+    // while its work goes on (and holds its caller's place until it ends).
+    UnitCompiler c =
+        new UnitCompiler(8, CompileLimits.defaults().withBudget(2, Duration.ofMillis(200)));
+    assertEquals(
+        1, CompileLimits.defaults().withBudget(2, Duration.ofMillis(1)).maxConcurrentPerCaller());
+    byte[] slow = tinyFunctions(CompileLimits.FUNCTIONS_FLOOR);
+    UnitException first =
+        assertThrows(
+            UnitException.class,
+            () -> c.compileMetered(UnitCompiler.addressOf(slow), slow, "caller a"));
+    assertTrue(first.getMessage().contains("budget"), first.getMessage());
+    byte[] small = WasmWriter.minimal();
+    ExecutorBusyException again =
+        assertThrows(
+            ExecutorBusyException.class,
+            () -> c.compileMetered(UnitCompiler.addressOf(small), small, "caller a"));
+    assertTrue(again.getMessage().contains("this caller's 1"), again.getMessage());
+    // Another caller is not behind caller a's queue: it gets the node's second slot (and
+    // compiles, or runs out of its own short budget compiling: either way not busy).
+    try {
+      c.compileMetered(UnitCompiler.addressOf(small), small, "caller b");
+    } catch (UnitException budget) {
+      assertTrue(budget.getMessage().contains("budget"), budget.getMessage());
+    }
+  }
+
   @Test
   void theTimeBudgetGrowsWithTheBytesPastTheFirstMiB() {
     CompileLimits limits =

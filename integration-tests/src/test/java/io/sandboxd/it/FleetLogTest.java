@@ -71,6 +71,15 @@ class FleetLogTest {
       assertTrue(lines[4].startsWith("\u2014 " + lines[0] + " "), cp.out());
       cpFile = write("cp.txt", cp.out());
       ok(ctl("verify", cpFile.toString(), "--signer", pk));
+      // Issue 24: a key bound to its log's origin passes; bound to another log, the checkpoint
+      // (of this node's log) is refused naming both.
+      ok(ctl("verify", cpFile.toString(), "--signer", lines[0] + "=" + pk));
+      DaemonProcess.Result otherLog =
+          ctl("verify", cpFile.toString(), "--signer", "sandboxd/other-host=" + pk);
+      assertEquals(1, otherLog.exit(), otherLog.out() + otherLog.err());
+      assertTrue(
+          otherLog.err().contains(lines[0]) && otherLog.err().contains("sandboxd/other-host"),
+          otherLog.err());
       String otherKey = SigningKey.fromSeed(new byte[32]).publicKey().hex();
       DaemonProcess.Result unknown = ctl("verify", cpFile.toString(), "--signer", otherKey);
       assertEquals(1, unknown.exit(), unknown.out() + unknown.err());
@@ -163,13 +172,57 @@ class FleetLogTest {
               s);
       ok(fp);
       Path p1 = write("p1.json", fp.out());
+      String fleetId = core.get("fleet_id").textValue();
       DaemonProcess.Result fv =
-          ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", pk);
+          ctl(
+              "fleet",
+              "verify",
+              p1.toString(),
+              "--aggregate",
+              a1.toString(),
+              "--signer",
+              fleetId + "=" + pk);
       ok(fv);
       assertTrue(fv.out().contains(runs.get(1).getRunId()), fv.out());
       assertTrue(fv.out().contains("signer " + pk + " (--signer)"), fv.out());
+      // Issue 24: a key trusted for no fleet id cannot say whose the aggregate is: refused.
+      DaemonProcess.Result unbound =
+          ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", pk);
+      assertEquals(2, unbound.exit(), unbound.out() + unbound.err());
+      assertTrue(unbound.err().contains(fleetId) && unbound.err().contains(pk), unbound.err());
+      assertTrue(unbound.out().contains("signer " + pk), unbound.out());
+      // The node's aggregate, unchanged, re-signed by another real key whose fleet is another: the
+      // signature holds under that key, the fleet id is not its own.
+      byte[] seed = new byte[32];
+      java.util.Arrays.fill(seed, (byte) 7);
+      SigningKey otherNode = SigningKey.fromSeed(seed);
+      String otherPk = otherNode.publicKey().hex();
+      Path swapped = write("swapped.json", Envelope.sign(core, otherNode).toJsonLine());
+      DaemonProcess.Result swap =
+          ctl(
+              "fleet",
+              "verify",
+              p1.toString(),
+              "--aggregate",
+              swapped.toString(),
+              "--signer",
+              "sandboxd/other-host=" + otherPk);
+      assertEquals(1, swap.exit(), swap.out() + swap.err());
+      assertTrue(
+          swap.err().contains("claims origin " + fleetId)
+              && swap.err().contains(otherPk)
+              && swap.err().contains("sandboxd/other-host"),
+          swap.err());
+      assertTrue(swap.out().contains("signer " + otherPk), swap.out());
       DaemonProcess.Result wrongSigner =
-          ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", otherKey);
+          ctl(
+              "fleet",
+              "verify",
+              p1.toString(),
+              "--aggregate",
+              a1.toString(),
+              "--signer",
+              fleetId + "=" + otherKey);
       assertEquals(1, wrongSigner.exit(), wrongSigner.err());
       assertTrue(wrongSigner.out().contains("signer " + otherKey), wrongSigner.out());
       // Issue 24: the node's fleet id and root, totals rewritten, re-signed by an unknown key.
@@ -186,7 +239,14 @@ class FleetLogTest {
       assertTrue(unnamed.err().contains("--signer"), unnamed.err());
       assertTrue(!unnamed.out().contains("valid"), unnamed.out());
       DaemonProcess.Result foreign =
-          ctl("fleet", "verify", p1.toString(), "--aggregate", resigned.toString(), "--signer", pk);
+          ctl(
+              "fleet",
+              "verify",
+              p1.toString(),
+              "--aggregate",
+              resigned.toString(),
+              "--signer",
+              fleetId + "=" + pk);
       assertEquals(1, foreign.exit(), foreign.out() + foreign.err());
       assertTrue(foreign.out().contains("signer " + pk), foreign.out());
       String tamperedAgg = agg.out().replace("\"tree_size\":3", "\"tree_size\":4");
@@ -198,7 +258,7 @@ class FleetLogTest {
               "--aggregate",
               write("t.json", tamperedAgg).toString(),
               "--signer",
-              pk);
+              fleetId + "=" + pk);
       assertEquals(1, tampered.exit(), tampered.err());
       DaemonProcess.Result noRun =
           ctl("fleet", "prove", "no-such-run", "--aggregate", a1.toString(), "--socket", s);
@@ -249,6 +309,7 @@ class FleetLogTest {
       DaemonProcess.Result agg2 = ctl("fleet", "aggregate", "--socket", s);
       ok(agg2);
       Path a2 = write("a2.json", agg2.out());
+      String fleetId2 = CanonicalJson.parse(agg2.out()).get("core").get("fleet_id").textValue();
       DaemonProcess.Result fc =
           ctl("fleet", "consistency", a1.toString(), a2.toString(), "--socket", s);
       ok(fc);
@@ -263,7 +324,7 @@ class FleetLogTest {
               "--old",
               a1.toString(),
               "--signer",
-              pk));
+              fleetId2 + "=" + pk));
       DaemonProcess.Result swapped =
           ctl(
               "fleet",
@@ -274,7 +335,7 @@ class FleetLogTest {
               "--old",
               a2.toString(),
               "--signer",
-              pk);
+              fleetId2 + "=" + pk);
       assertEquals(1, swapped.exit(), swapped.err());
       DaemonProcess.Result stale =
           ctl(
@@ -284,7 +345,7 @@ class FleetLogTest {
               "--aggregate",
               a2.toString(),
               "--signer",
-              pk);
+              fleetId2 + "=" + pk);
       assertEquals(1, stale.exit(), stale.err());
       assertTrue(stale.err().contains("is for aggregate"), stale.err());
     }

@@ -5,6 +5,7 @@ import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.PublicKey;
+import io.sandboxd.daemon.SignerTrust;
 import io.sandboxd.daemon.fleet.FleetDocs;
 import io.sandboxd.daemon.rpc.AggregateFleetRequest;
 import io.sandboxd.daemon.rpc.ProveFleetRequest;
@@ -174,7 +175,8 @@ final class FleetCommand implements Runnable {
         names = "--signer",
         paramLabel = "HEX",
         description =
-            "The node key you trust (required: a key taken from the input proves nothing).")
+            "FLEET_ID=HEX: the node key you trust and the fleet id (its log origin) it is trusted"
+                + " for (required: a key or fleet id taken from the input proves nothing).")
     String signer;
 
     @Override
@@ -182,9 +184,10 @@ final class FleetCommand implements Runnable {
       FleetDocs.Verdict v;
       PublicKey trusted;
       try {
+        SignerTrust.Binding binding = signer == null ? null : SignerTrust.parse(signer, "--signer");
         Optional<PublicKey> named =
             SignerPolicy.required(
-                signer == null ? List.of() : List.of(PublicKey.ofHex(signer, "--signer")),
+                binding == null ? List.of() : List.of(binding.key()),
                 "fleet verify",
                 "an aggregate");
         if (named.isEmpty()) {
@@ -197,7 +200,32 @@ final class FleetCommand implements Runnable {
             old == null
                 ? Optional.empty()
                 : Optional.of(Envelope.fromJson(CanonicalJson.parse(readText(old))));
+        SignerTrust trust = SignerTrust.of(List.of(binding));
+        // Whose fleet the aggregate claims to be: without a binding for the key, nobody can say.
+        String fleetId = FleetDocs.aggregate(agg, "--aggregate").fleetId();
+        if (binding.origin().isEmpty()) {
+          System.err.println(
+              "sandboxctl fleet verify: "
+                  + trust.refusal(trusted.hex(), fleetId, "--aggregate", true).orElseThrow());
+          SignerPolicy.printTrusted(trusted);
+          return Sandboxctl.UNUSABLE;
+        }
         v = FleetDocs.verifyFleet(doc, agg, before, Optional.of(trusted));
+        if (v instanceof FleetDocs.Verdict.Valid) {
+          // Signed by the named key (verifyFleet checked): now the fleet id must be the key's.
+          Optional<String> refused = trust.refusal(trusted.hex(), fleetId, "--aggregate", true);
+          if (refused.isEmpty() && before.isPresent()) {
+            refused =
+                trust.refusal(
+                    trusted.hex(),
+                    FleetDocs.aggregate(before.get(), "--old").fleetId(),
+                    "--old",
+                    true);
+          }
+          if (refused.isPresent()) {
+            v = new FleetDocs.Verdict.Invalid(refused.get());
+          }
+        }
       } catch (AttestException | IOException e) {
         System.err.println("sandboxctl fleet verify: " + e.getMessage());
         return Sandboxctl.UNUSABLE;

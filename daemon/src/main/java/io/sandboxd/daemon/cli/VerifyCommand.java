@@ -9,6 +9,7 @@ import io.sandboxd.attest.ManifestEnvelope;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.attest.Verification;
+import io.sandboxd.daemon.SignerTrust;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -39,9 +40,10 @@ final class VerifyCommand implements Callable<Integer> {
 
   @Option(
       names = "--signer",
-      paramLabel = "HEX",
+      paramLabel = "[ORIGIN=]HEX",
       description =
-          "The node key you trust (required; repeat for a chain resumed on another host).")
+          "The node key you trust (required; repeat for a chain resumed on another host); with"
+              + " ORIGIN= a node-log document must be of that log.")
   List<String> signer = new ArrayList<>();
 
   @Override
@@ -50,11 +52,15 @@ final class VerifyCommand implements Callable<Integer> {
     List<Labelled> manifests = new ArrayList<>();
     Set<PublicKey> expected = new LinkedHashSet<>();
     try {
+      List<SignerTrust.Binding> bindings = new ArrayList<>();
       for (String s : signer) {
-        expected.add(PublicKey.ofHex(s, "--signer"));
+        SignerTrust.Binding b = SignerTrust.parse(s, "--signer");
+        bindings.add(b);
+        expected.add(b.key());
       }
       byte[] input = Input.read(file);
-      Optional<Integer> log = LogVerification.verifyIfLog(input, expected, Input.name(file));
+      Optional<Integer> log =
+          LogVerification.verifyIfLog(input, expected, SignerTrust.of(bindings), Input.name(file));
       if (log.isPresent()) {
         return log.get();
       }

@@ -4,6 +4,7 @@ import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.Verification;
+import io.sandboxd.daemon.SignerTrust;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -21,12 +22,13 @@ public final class BundleTrust {
   static final BundleTrust NONE = new BundleTrust(null, Set.of());
 
   private final SigningKey key;
-  private final Set<String> trusted;
+  // The same rule as sandboxctl's offline checks (SignerTrust): only named keys count.
+  private final SignerTrust trusted;
 
   /** {@code key} seals exports and is this node; {@code trusted} are the other nodes' keys. */
   public BundleTrust(SigningKey key, Set<String> trusted) {
     this.key = key;
-    this.trusted = Set.copyOf(trusted);
+    this.trusted = SignerTrust.ofKeys(trusted);
   }
 
   /** {@code b} sealed by this node for {@code destination} ("" for any node). */
@@ -88,7 +90,7 @@ public final class BundleTrust {
     signed.add(s);
     for (Envelope e : signed) {
       String k = e.publicKey();
-      if (!trusted.contains(k) && (key == null || !k.equals(key.publicKey().hex()))) {
+      if (!trusted.trusts(k) && (key == null || !k.equals(key.publicKey().hex()))) {
         throw new DurableRunException.BadBundle(
             "signer: node key "
                 + k

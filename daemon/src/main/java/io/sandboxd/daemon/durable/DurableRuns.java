@@ -345,6 +345,19 @@ public final class DurableRuns {
    * segment is then on disk.
    */
   public DurableRunTable.Run suspend(String runId, long timeoutMs) {
+    requestPark(runId);
+    DurableRunTable.Run after = await(runId, timeoutMs);
+    if (after.state() == State.running) {
+      throw noBoundary(runId, timeoutMs);
+    }
+    return after;
+  }
+
+  /**
+   * Asks a running run to park at its next boundary and returns at once (SuspendRun waits for the
+   * park without a thread, in RunWaiters); refused when the run is not running.
+   */
+  public void requestPark(String runId) {
     DurableRunTable.Run r = require(runId);
     ParkSignal park = running.get(runId);
     if (park == null || r.state() != State.running) {
@@ -352,17 +365,17 @@ public final class DurableRuns {
           "run " + runId + " is " + r.state() + ", not running: there is nothing to park");
     }
     park.request();
-    DurableRunTable.Run after = await(runId, timeoutMs);
-    if (after.state() == State.running) {
-      throw new DurableRunException.Refused(
-          "run "
-              + runId
-              + " reached no park boundary within "
-              + timeoutMs
-              + " ms (its guest must return from yield_point or between step calls); it keeps"
-              + " running and parks at its next boundary");
-    }
-    return after;
+  }
+
+  /** Why a suspend of {@code runId} ended without a park after {@code timeoutMs}. */
+  public static DurableRunException.Refused noBoundary(String runId, long timeoutMs) {
+    return new DurableRunException.Refused(
+        "run "
+            + runId
+            + " reached no park boundary within "
+            + timeoutMs
+            + " ms (its guest must return from yield_point or between step calls); it keeps"
+            + " running and parks at its next boundary");
   }
 
   /** Lets a resume accept grants an applied amendment put in force after the suspend. */

@@ -27,6 +27,12 @@ public final class CallerCredentials implements InternalProtocolNegotiator.Proto
   /** The connection's caller, in its transport attributes. */
   static final Attributes.Key<Caller> ATTRIBUTE = Attributes.Key.create("sandboxd.caller");
 
+  /** The connection's number, unique in this process, in its transport attributes. */
+  static final Attributes.Key<Long> CONNECTION = Attributes.Key.create("sandboxd.connection");
+
+  private static final java.util.concurrent.atomic.AtomicLong CONNECTIONS =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private final InternalProtocolNegotiator.ProtocolNegotiator plaintext =
       InternalProtocolNegotiators.serverPlaintext();
 
@@ -57,6 +63,8 @@ public final class CallerCredentials implements InternalProtocolNegotiator.Proto
       Attributes attrs =
           InternalProtocolNegotiationEvent.getAttributes(pne).toBuilder()
               .set(ATTRIBUTE, Caller.of(ctx.channel()))
+              // So that calls can be told apart by connection (FairCalls' lanes).
+              .set(CONNECTION, CONNECTIONS.incrementAndGet())
               .build();
       replaceProtocolNegotiationEvent(InternalProtocolNegotiationEvent.withAttributes(pne, attrs));
       fireProtocolNegotiationEvent(ctx);

@@ -15,15 +15,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * WaitRun calls held without a thread each: a waiting call is an entry here, answered by one timer
- * thread that reads each waited-on run once per tick, when the run leaves {@code running} or the
- * call's timeout passes; a call the client cancels (or whose connection goes) is dropped at once.
- * Before this, each waiting call held a server thread for up to its whole timeout, also after its
- * client had gone.
+ * WaitRun and SuspendRun calls held without a thread each: a waiting call is an entry here,
+ * answered by one timer thread that reads each waited-on run once per tick, when the run leaves
+ * {@code running} or the call's timeout passes; a call the client cancels (or whose connection
+ * goes) is dropped at once. Before this, each waiting call held a server thread for up to its whole
+ * timeout, also after its client had gone.
  */
 final class RunWaiters implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(RunWaiters.class.getName());
@@ -33,11 +34,15 @@ final class RunWaiters implements AutoCloseable {
 
   static final long TICK_MS = 100;
 
-  /** One waiting call. */
+  /**
+   * One waiting call; {@code late} is what it is answered when its timeout passes first (null: the
+   * run as it is then).
+   */
   private record Waiter(
       long deadlineMs,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out,
-      AtomicBoolean done) {}
+      AtomicBoolean done,
+      Supplier<RuntimeException> late) {}
 
   private final Function<String, DurableRunTable.Run> lookup;
   private final Function<DurableRunTable.Run, io.sandboxd.daemon.rpc.DurableRunReply> reply;
@@ -70,6 +75,18 @@ final class RunWaiters implements AutoCloseable {
    */
   void await(
       String runId, long timeoutMs, StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    await(runId, timeoutMs, out, null);
+  }
+
+  /**
+   * As {@link #await(String, long, StreamObserver)}, but a call whose timeout passes while the run
+   * still runs is answered with {@code late}'s error (a suspend that found no park boundary).
+   */
+  void await(
+      String runId,
+      long timeoutMs,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out,
+      Supplier<RuntimeException> late) {
     if (waiting.incrementAndGet() > MAX_WAITING) {
       waiting.decrementAndGet();
       out.onError(
@@ -78,7 +95,7 @@ final class RunWaiters implements AutoCloseable {
               .asRuntimeException());
       return;
     }
-    Waiter w = new Waiter(System.currentTimeMillis() + timeoutMs, out, new AtomicBoolean());
+    Waiter w = new Waiter(System.currentTimeMillis() + timeoutMs, out, new AtomicBoolean(), late);
     // compute, not computeIfAbsent then add: the timer drops empty sets with compute too, so a set
     // can never be dropped between being found and being added to (the wait would be lost).
     byRun.compute(
@@ -135,7 +152,8 @@ final class RunWaiters implements AutoCloseable {
       if (due.isEmpty()) {
         continue;
       }
-      if (answer == null && failure == null) {
+      boolean stillRunning = answer == null && failure == null;
+      if (stillRunning) {
         try {
           answer = reply.apply(run);
         } catch (RuntimeException ex) {
@@ -149,7 +167,9 @@ final class RunWaiters implements AutoCloseable {
         }
         waiting.decrementAndGet();
         try {
-          if (failure != null) {
+          if (stillRunning && w.late() != null) {
+            w.out().onError(ErrorStatus.of(w.late().get()).asRuntimeException());
+          } else if (failure != null) {
             w.out().onError(ErrorStatus.of(failure).asRuntimeException());
           } else {
             w.out().onNext(answer);

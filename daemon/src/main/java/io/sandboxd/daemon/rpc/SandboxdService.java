@@ -11,6 +11,7 @@ import io.sandboxd.daemon.durable.DurableRuns;
 import io.sandboxd.daemon.durable.IntotoExport;
 import io.sandboxd.daemon.fleet.FleetRecords;
 import io.sandboxd.daemon.jcp.StandingGrants;
+import io.sandboxd.daemon.run.Admission;
 import io.sandboxd.daemon.run.AdmissionException;
 import io.sandboxd.daemon.run.Caller;
 import io.sandboxd.daemon.run.CommandInput;
@@ -215,7 +216,9 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         "putModule",
         out,
         () -> {
-          ModuleStore.Put p = modules.put(req.getModule().toByteArray());
+          ModuleStore.Put p =
+              modules.put(
+                  req.getModule().toByteArray(), Admission.compileShareOf(Caller.current()));
           if (!p.alreadyHeld()) {
             LOG.info(() -> "module b3:" + p.address() + " stored (" + p.bytes() + " bytes)");
           }
@@ -762,10 +765,22 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   public void suspendRun(
       io.sandboxd.daemon.rpc.DurableRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
-    answer(
-        "suspendRun",
-        out,
-        () -> durableReply(durableRuns().suspend(req.getRunId(), DEFAULT_WAIT_MS), ""));
+    String runId = req.getRunId();
+    try {
+      durableRuns().requestPark(runId);
+    } catch (RuntimeException e) {
+      answer(
+          "suspendRun",
+          out,
+          () -> {
+            throw e;
+          });
+      return;
+    }
+    // Held without a thread until the run has parked (or ended), the timeout passes or the client
+    // goes, as a WaitRun is.
+    waiters()
+        .await(runId, DEFAULT_WAIT_MS, out, () -> DurableRuns.noBoundary(runId, DEFAULT_WAIT_MS));
   }
 
   @Override

@@ -97,7 +97,7 @@ public final class Admission {
     SubmitterPolicy.checkEnvironment(rule, caller, environment);
     SubmitterPolicy.Slot slot = policy.acquire(rule, caller);
     try {
-      Admitted a = compile(grants, module, entry);
+      Admitted a = compile(grants, module, entry, compileShareOf(caller));
       return new Admitted(a.grants(), a.unit(), a.entry(), a.module(), a.compileCpuNanos(), slot);
     } catch (RuntimeException e) {
       slot.close();
@@ -107,7 +107,16 @@ public final class Admission {
 
   /** Admits a submission without a caller (a replay of a recorded run, embedding, tests). */
   public Admitted admit(byte[] module, String grantsJson, String entry) {
-    return compile(parseGrants(grantsJson), module, entry);
+    return compile(parseGrants(grantsJson), module, entry, null);
+  }
+
+  /**
+   * Whose share of the compile slots a caller's compilation takes: its process (uid and pid), so
+   * one client compiling many modules leaves the other slots to other clients; a uid's processes
+   * together are bounded by its node policy rule's runs in flight (taken before compiling).
+   */
+  public static Object compileShareOf(Caller caller) {
+    return caller.known() ? "uid " + caller.uid() + " pid " + caller.pid() : "unknown callers";
   }
 
   private Grants parseGrants(String grantsJson) {
@@ -121,10 +130,10 @@ public final class Admission {
     return grants;
   }
 
-  private Admitted compile(Grants grants, byte[] module, String entry) {
+  private Admitted compile(Grants grants, byte[] module, String entry, Object share) {
     UnitCompiler.Compilation compiled;
     try {
-      compiled = compiler.compileMetered(module);
+      compiled = compiler.compileMetered(UnitCompiler.addressOf(module), module, share);
     } catch (UnitException ex) {
       throw new AdmissionException(ex.getMessage(), ex);
     }
