@@ -227,7 +227,9 @@ final class DurableRuns {
     String grantsId = held.grants().grantsId();
     Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
     long now = System.currentTimeMillis();
-    Envelope execute = sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), now);
+    RunSegment.Budget budget = RecordSealer.budget(held, before, receiptEnv);
+    Envelope execute =
+        sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), budget, now);
     if (r.parked().isPresent()) {
       // Blobs first (fsynced), then the segments that name them.
       String memory = snapshots.put(r.parked().get());
@@ -244,7 +246,8 @@ final class DurableRuns {
               List.copyOf(taint),
               r.journalRoot());
       Envelope suspendEnv =
-          sealer.suspend(runId, seq + 1, execute.address(), grantsId, ref, idle.provenance(), now);
+          sealer.suspend(
+              runId, seq + 1, execute.address(), grantsId, ref, budget, idle.provenance(), now);
       table.apply(
           new Change(
               runId,
@@ -564,10 +567,24 @@ final class DurableRuns {
       long now = System.currentTimeMillis();
       long idleUj = parkIdleUj(run, suspend, snapshot, now);
       // The grants in force: the frozen ones, or an amendment's applied while parked.
+      Consumed before = consumed(records);
+      RunSegment.Budget budget =
+          new RunSegment.Budget(
+              a.grants().compute().cpuTimeMs(),
+              a.grants().compute().energyBudgetUj(),
+              before.cpuTimeMs(),
+              before.energyUj());
       Envelope resumeEnv =
           supervisor
               .sealer()
-              .resume(suspendEnv, suspend, a.grants().grantsId(), idleUj, idle.provenance(), now);
+              .resume(
+                  suspendEnv,
+                  suspend,
+                  a.grants().grantsId(),
+                  budget,
+                  idleUj,
+                  idle.provenance(),
+                  now);
       Path root = storage.resolve(runId);
       deleteTree(root);
       try {
@@ -594,7 +611,7 @@ final class DurableRuns {
           resumeEnv.address(),
           Optional.of(snapshot),
           ref.taint(),
-          consumed(records));
+          before);
       LOG.info(() -> "durable run " + runId + " resumed (idle " + idleUj + " uJ)");
       return resumeEnv;
     } catch (RuntimeException e) {

@@ -111,9 +111,18 @@ final class RecordSealer {
     return Envelope.sign(att.toCore(), node.key());
   }
 
-  /** The signed execute segment {@code seq} of {@code runId}, after {@code prev} (null first). */
+  /**
+   * The signed execute segment {@code seq} of {@code runId}, after {@code prev} (null first),
+   * carrying the run's budget as of its end.
+   */
   Envelope execute(
-      String runId, long seq, String prev, String grantsId, String receipt, long nowMs) {
+      String runId,
+      long seq,
+      String prev,
+      String grantsId,
+      String receipt,
+      RunSegment.Budget budget,
+      long nowMs) {
     return segment(
         new RunSegment(
             runId,
@@ -128,7 +137,23 @@ final class RecordSealer {
             null,
             0,
             Provenance.Estimator,
-            nowMs));
+            nowMs,
+            budget));
+  }
+
+  /**
+   * The budget after a segment that consumed {@code receipt}'s CPU ms and µJ, on top of what the
+   * run had consumed {@code before}, under {@code a}'s grant.
+   */
+  static RunSegment.Budget budget(
+      Admission.Admitted a, io.sandboxd.executor.Consumed before, Envelope receipt) {
+    io.sandboxd.attest.Receipt r = io.sandboxd.attest.Receipt.fromCore(receipt.core());
+    io.sandboxd.executor.Consumed after = before.plus(r.cpuTimeMs(), r.totalUj());
+    return new RunSegment.Budget(
+        a.grants().compute().cpuTimeMs(),
+        a.grants().compute().energyBudgetUj(),
+        after.cpuTimeMs(),
+        after.energyUj());
   }
 
   /** The signed suspend segment that parks {@code runId} after execute segment {@code prev}. */
@@ -138,6 +163,7 @@ final class RecordSealer {
       String prev,
       String grantsId,
       RunSegment.SnapshotRef ref,
+      RunSegment.Budget budget,
       Provenance idleProvenance,
       long nowMs) {
     return segment(
@@ -154,7 +180,8 @@ final class RecordSealer {
             ref,
             0,
             idleProvenance,
-            nowMs));
+            nowMs,
+            budget));
   }
 
   /**
@@ -165,6 +192,7 @@ final class RecordSealer {
       Envelope suspendEnv,
       RunSegment suspend,
       String grantsId,
+      RunSegment.Budget budget,
       long idleUj,
       Provenance idleProvenance,
       long nowMs) {
@@ -182,7 +210,8 @@ final class RecordSealer {
             suspend.snapshot(),
             idleUj,
             idleProvenance,
-            nowMs);
+            nowMs,
+            budget);
     ObjectNode core = resume.toCore();
     core.set("snapshot", suspendEnv.core().get("snapshot").deepCopy());
     return Envelope.sign(core, node.key());
