@@ -319,6 +319,9 @@ public final class Daemon implements AutoCloseable {
       durableRuns.acceptAmendments(live::amendedTo);
       durableRuns.trustBundles(
           new BundleTrust(node.key(), java.util.Set.copyOf(config.durable().trustedNodes())));
+      durableRuns.limitStore(
+          new StoreRoom(
+              store, paths.stateDir().resolve("snapshots"), config.limits().store().maxBytes()));
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);

@@ -100,6 +100,13 @@ final class DurableRuns {
     return table;
   }
 
+  private volatile StoreRoom room = StoreRoom.UNLIMITED;
+
+  /** Imports must fit the store's limit (issue 23 item 6). */
+  void limitStore(StoreRoom r) {
+    this.room = r;
+  }
+
   // ================================================================ start, park, wait
 
   /** Admits and starts a detached run; returns its id once its row is on disk. */
@@ -464,6 +471,15 @@ final class DurableRuns {
       throw new DurableRunException.Refused(
           "run " + runId + " was exported to another node; it can only be resumed there");
     }
+    if (run.state() == State.exporting) {
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " is exporting: its bundle is not confirmed written; confirm the export, or take"
+              + " it back with `sandboxctl runs reclaim "
+              + runId
+              + "` to resume it here");
+    }
     if (run.state() != State.parked) {
       throw new DurableRunException.Refused(
           "run " + runId + " is " + run.state() + ", not parked: there is nothing to resume");
@@ -648,7 +664,8 @@ final class DurableRuns {
   // ================================================================ export, import
 
   /**
-   * The bundle of a parked run; the run is then marked moved, and this node refuses to resume it.
+   * The bundle of a parked run; the run is then held exporting (not resumable here) until {@link
+   * ExportHandoff} confirms the bundle written (moved) or takes it back (parked).
    */
   byte[] export(String runId) {
     return export(runId, "");
@@ -692,10 +709,11 @@ final class DurableRuns {
                     blobs),
                 destination)
             .toBytes();
-    if (!table.markExported(runId)) {
+    // Not moved yet: held exporting until the bundle is confirmed written (ExportHandoff).
+    if (!table.transition(runId, State.parked, State.exporting)) {
       throw new DurableRunException.Refused("run " + runId + " changed while being exported");
     }
-    LOG.info(() -> "durable run " + runId + " exported (" + bundle.length + " bytes)");
+    LOG.info(() -> "durable run " + runId + " exporting (" + bundle.length + " bytes)");
     return bundle;
   }
 
@@ -777,6 +795,7 @@ final class DurableRuns {
     // Signed by whom, for whom, and every field as sealed (BundleTrust): after the checks above,
     // so damage is named as such, before anything reaches the node's own store.
     trust.check(b);
+    room.admitImport(b.runId(), b.module(), b.blobs(), snapshots);
     snapshots.putBlobs(b.blobs());
     List<Segment> rows = new ArrayList<>();
     for (int i = 0; i < b.segments().size(); i++) {

@@ -2,7 +2,9 @@ package io.sandboxd.daemon.cli;
 
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
+import io.sandboxd.attest.Blake3;
 import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.ConfirmExportRequest;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ExportIntotoReply;
 import io.sandboxd.daemon.rpc.ExportIntotoRequest;
@@ -15,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -89,35 +92,98 @@ final class RunsExportCommand implements Callable<Integer> {
       System.err.println("sandboxctl runs export: --module goes with --intoto only");
       return Sandboxctl.UNUSABLE;
     }
-    ExportRunReply reply;
+    Path abs = target.bundle.toAbsolutePath();
+    Path tmp;
+    try {
+      tmp = Files.createTempFile(abs.getParent(), ".export-", ".tmp");
+    } catch (IOException e) {
+      System.err.println("sandboxctl runs export: cannot write " + target.bundle + ": " + e);
+      return Sandboxctl.UNUSABLE;
+    }
     try (DaemonClient c = new DaemonClient(sock)) {
-      reply =
-          c.stub()
-              .exportRun(
-                  DurableRunRequest.newBuilder()
-                      .setRunId(runId)
-                      .setDestinationKey(to == null ? "" : to)
-                      .build());
+      // Streamed (issue 23): chunks go to a temporary file; only once it is whole, fsynced and in
+      // place is the export confirmed, so an interruption leaves the run resumable on the node.
+      ExportRunReply last = null;
+      long written = 0;
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+        Iterator<ExportRunReply> it =
+            c.stub()
+                .exportRun(
+                    DurableRunRequest.newBuilder()
+                        .setRunId(runId)
+                        .setDestinationKey(to == null ? "" : to)
+                        .build());
+        while (it.hasNext()) {
+          ExportRunReply r = it.next();
+          if (r.getLast()) {
+            last = r;
+            break;
+          }
+          if (r.getOffset() != written) {
+            throw new IOException("chunk at " + r.getOffset() + ", expected " + written);
+          }
+          ByteBuffer b = r.getBundle().asReadOnlyByteBuffer();
+          while (b.hasRemaining()) {
+            written += ch.write(b);
+          }
+        }
+        ch.force(true);
+      }
+      if (last == null || last.getSize() != written) {
+        throw new IOException(
+            "the stream ended after "
+                + written
+                + " bytes"
+                + (last == null ? " without its last message" : ", not " + last.getSize()));
+      }
+      String digest = Blake3.hex(Files.readAllBytes(tmp));
+      if (!digest.equals(last.getDigest())) {
+        throw new IOException(
+            "the bundle written hashes to " + digest + ", not " + last.getDigest());
+      }
+      Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      syncDirectory(abs.getParent());
+      c.stub()
+          .confirmExport(
+              ConfirmExportRequest.newBuilder().setRunId(runId).setDigest(digest).build());
+      System.out.println(
+          "exported run "
+              + runId
+              + " to "
+              + target.bundle
+              + " ("
+              + written
+              + " bytes, "
+              + digest
+              + ")");
+      return 0;
     } catch (StatusRuntimeException e) {
       System.err.println("sandboxctl runs export: " + RpcErrors.describe(e, sock));
       return Sandboxctl.UNUSABLE;
-    }
-    try {
-      write(target.bundle, reply.getBundle().asReadOnlyByteBuffer());
     } catch (IOException e) {
       System.err.println(
-          "sandboxctl runs export: cannot write " + target.bundle + ": " + e.getMessage());
+          "sandboxctl runs export: cannot write "
+              + target.bundle
+              + ": "
+              + e.getMessage()
+              + "; the run was not moved (take it back with `sandboxctl runs reclaim "
+              + runId
+              + "` if the node still holds it exporting)");
       return Sandboxctl.UNUSABLE;
+    } finally {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException ignored) {
+        // Best effort: a leftover temporary file is named .export-*.tmp beside the target.
+      }
     }
-    System.out.println(
-        "exported run "
-            + runId
-            + " to "
-            + target.bundle
-            + " ("
-            + reply.getBundle().size()
-            + " bytes)");
-    return 0;
+  }
+
+  /** Makes a rename durable: the directory entry is fsynced too. */
+  private static void syncDirectory(Path dir) throws IOException {
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
+    }
   }
 
   private Integer intoto(Path sock) {

@@ -1583,6 +1583,29 @@ public final class RunStore implements AutoCloseable {
     log.reset(before);
   }
 
+  /** The ledger before a durable-run transaction (monitor held). */
+  StoreLedger.Mark ledgerMark() {
+    return ledger.mark();
+  }
+
+  /** Undoes a rolled-back durable-run transaction's ledger appends (monitor held). */
+  void ledgerReset(StoreLedger.Mark before) {
+    ledger.reset(before);
+  }
+
+  /**
+   * Puts durable segments in the signed store head (issue 23): each joins the durable chain and the
+   * head is re-signed, in the open transaction (monitor held).
+   */
+  void ledgerDurable(String runId, List<Envelope> segments) throws SQLException {
+    for (Envelope s : segments) {
+      ledger.appendDurable(runId, s.core().get("seq").longValue(), s.address());
+    }
+    if (!segments.isEmpty()) {
+      ledger.signHead(key);
+    }
+  }
+
   /**
    * Logs, in the open transaction, each of {@code records} this node signed, once: segments,
    * receipts and attestations stored by other tables (durable runs). Records signed by another node
