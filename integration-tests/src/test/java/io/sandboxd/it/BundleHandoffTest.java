@@ -181,6 +181,12 @@ class BundleHandoffTest {
   void anUnconfirmedExportIsNeitherResumableNorMovedUntilTakenBack() throws Exception {
     String run = detached(ca, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
     suspend(ca, run);
+    // A bundle the CLI cannot write: the export is taken back at once, the run parked here.
+    String unwritable =
+        refusal(ctl(a, "runs", "export", run, "--bundle", dir.resolve("no/such/dir/b").toString()));
+    assertTrue(
+        unwritable.contains("cannot write") && unwritable.contains("taken back"), unwritable);
+    assertEquals("parked", state(ca, run));
     // Every chunk read, but no confirmation (as if the CLI died before its fsync).
     Iterator<ExportRunReply> it =
         ca.stub().exportRun(DurableRunRequest.newBuilder().setRunId(run).build());
