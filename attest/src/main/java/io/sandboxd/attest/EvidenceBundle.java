@@ -289,6 +289,10 @@ public final class EvidenceBundle {
       if (!r.envelope().publicKey().equals(s.envelope().publicKey())) {
         return Optional.of(at + " are signed by different keys");
       }
+      Optional<String> sum = addsUp(segs, s, rc);
+      if (sum.isPresent()) {
+        return Optional.of("seq " + seg.seq() + " " + sum.get());
+      }
     }
     for (Item<Receipt> r : receipts.values()) {
       if (r.record().runId().equals(runId) && !named.contains(r.envelope().address())) {
@@ -297,6 +301,59 @@ public final class EvidenceBundle {
                 + r.index()
                 + " is for this run but no segment of its chain names it");
       }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * An execute segment's cumulative {@code budget.consumed} is the previous segment's (zero at seq
+   * 0) plus its own receipt's {@code cpu_time_ms} and {@code total_uj}: the sum a verifier can
+   * check from the receipts, so a node cannot reset a budget at a park.
+   */
+  private static Optional<String> addsUp(
+      List<Item<RunSegment>> segs, Item<RunSegment> s, Receipt rc) {
+    RunSegment.Budget b = s.record().budget();
+    if (b == null) {
+      return Optional.empty();
+    }
+    long cpu = 0;
+    long uj = 0;
+    int at = segs.indexOf(s);
+    if (at > 0) {
+      RunSegment.Budget p = segs.get(at - 1).record().budget();
+      if (p == null) {
+        return Optional.empty();
+      }
+      cpu = p.consumedCpuMs();
+      uj = p.consumedUj();
+    }
+    long wantCpu;
+    long wantUj;
+    try {
+      wantCpu = Math.addExact(cpu, rc.cpuTimeMs());
+      wantUj = Math.addExact(uj, rc.totalUj());
+    } catch (ArithmeticException e) {
+      return Optional.of("budget.consumed overflows");
+    }
+    if (b.consumedCpuMs() != wantCpu || b.consumedUj() != wantUj) {
+      return Optional.of(
+          "budget.consumed does not add up: "
+              + b.consumedCpuMs()
+              + " ms, "
+              + b.consumedUj()
+              + " uJ, but the previous segment's "
+              + cpu
+              + " ms, "
+              + uj
+              + " uJ plus its receipt's "
+              + rc.cpuTimeMs()
+              + " ms, "
+              + rc.totalUj()
+              + " uJ make "
+              + wantCpu
+              + " ms, "
+              + wantUj
+              + " uJ");
     }
     return Optional.empty();
   }

@@ -21,9 +21,97 @@ public record RunSegment(
     SnapshotRef snapshot,
     long idleUj,
     Provenance idleProvenance,
-    long atMs) {
+    long atMs,
+    Budget budget) {
 
   public static final String SCHEMA = "sandbox.run-segment/1";
+
+  /** A segment without a budget (as written before issue 23; still read and verified). */
+  public RunSegment(
+      String runId,
+      long seq,
+      Kind kind,
+      String prev,
+      String hostId,
+      String hostPublicKey,
+      String tier,
+      String grantsId,
+      String receipt,
+      SnapshotRef snapshot,
+      long idleUj,
+      Provenance idleProvenance,
+      long atMs) {
+    this(
+        runId,
+        seq,
+        kind,
+        prev,
+        hostId,
+        hostPublicKey,
+        tier,
+        grantsId,
+        receipt,
+        snapshot,
+        idleUj,
+        idleProvenance,
+        atMs,
+        null);
+  }
+
+  /** This segment carrying {@code b}. */
+  public RunSegment withBudget(Budget b) {
+    return new RunSegment(
+        runId,
+        seq,
+        kind,
+        prev,
+        hostId,
+        hostPublicKey,
+        tier,
+        grantsId,
+        receipt,
+        snapshot,
+        idleUj,
+        idleProvenance,
+        atMs,
+        b);
+  }
+
+  /**
+   * The run's budget as of the end of this segment (WIRE.md §2.6 {@code budget}): what its grant
+   * allows (CPU ms, µJ) and what the whole run has consumed so far by its receipts' {@code
+   * cpu_time_ms} and {@code total_uj} (idle energy never counts, Q7). Cumulative, so a verifier can
+   * check that budgets hold per run however many times it parked.
+   */
+  public record Budget(long grantedCpuMs, long grantedUj, long consumedCpuMs, long consumedUj) {
+    private static final Set<String> FIELDS = Set.of("granted", "consumed");
+    private static final Set<String> FIGURES = Set.of("cpu_time_ms", "energy_uj");
+
+    public Budget {
+      if (grantedCpuMs < 0 || grantedUj < 0 || consumedCpuMs < 0 || consumedUj < 0) {
+        throw new AttestException("segment.budget: negative figure");
+      }
+    }
+
+    /** Whether the run has consumed more than its grant allows, in CPU or energy. */
+    public boolean exceeded() {
+      return consumedCpuMs > grantedCpuMs || consumedUj > grantedUj;
+    }
+
+    ObjectNode toJson() {
+      ObjectNode o = CanonicalJson.mapper().createObjectNode();
+      o.putObject("granted").put("cpu_time_ms", grantedCpuMs).put("energy_uj", grantedUj);
+      o.putObject("consumed").put("cpu_time_ms", consumedCpuMs).put("energy_uj", consumedUj);
+      return o;
+    }
+
+    static Budget fromJson(JsonReader r) {
+      JsonReader g = r.object("granted").only(FIGURES);
+      JsonReader c = r.object("consumed").only(FIGURES);
+      return new Budget(
+          g.u64("cpu_time_ms"), g.u64("energy_uj"), c.u64("cpu_time_ms"), c.u64("energy_uj"));
+    }
+  }
 
   private static final Set<String> FIELDS =
       Set.of(
@@ -39,7 +127,8 @@ public record RunSegment(
           "snapshot",
           "idle_uj",
           "idle_provenance",
-          "at_ms");
+          "at_ms",
+          "budget");
 
   /** Segment kinds and which may follow which. */
   public enum Kind {
@@ -135,6 +224,9 @@ public record RunSegment(
     o.put("idle_uj", idleUj);
     o.put("idle_provenance", idleProvenance.name());
     o.put("at_ms", atMs);
+    if (budget != null) {
+      o.set("budget", budget.toJson());
+    }
     return o;
   }
 
@@ -155,6 +247,7 @@ public record RunSegment(
         snap.isNull() ? null : SnapshotRef.fromJson(snap, "segment.snapshot"),
         r.u64("idle_uj"),
         Provenance.parse(r.string("idle_provenance"), "segment.idle_provenance"),
-        r.u64("at_ms"));
+        r.u64("at_ms"),
+        r.optionalObject("budget", Budget.FIELDS).map(Budget::fromJson).orElse(null));
   }
 }

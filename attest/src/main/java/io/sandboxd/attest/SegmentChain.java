@@ -139,11 +139,58 @@ public final class SegmentChain {
           && !seg.snapshot().grantsId().equals(seg.grantsId())) {
         return new Verdict.Invalid(i, "suspend snapshot.grants_id differs from its grants_id");
       }
+      Optional<String> budget = budgetFault(previous, seg, i == segments.size() - 1);
+      if (budget.isPresent()) {
+        return new Verdict.Invalid(i, budget.get());
+      }
       previous = seg;
       previousAddress = env.address();
       previousSnapshot = snapshotBytes(env);
     }
     return new Verdict.Valid(segments.size(), previous.runId(), previousAddress);
+  }
+
+  /**
+   * The budget rules that need no receipt (WIRE.md §2.6): once a segment carries a budget every
+   * later one does; consumption never shrinks and changes only in an execute segment; the grant
+   * never grows; and a run past its grant ends there (only the segment that breached may show more
+   * than the grant, by the watchdog's granularity, and nothing may follow it).
+   */
+  static Optional<String> budgetFault(RunSegment previous, RunSegment seg, boolean last) {
+    RunSegment.Budget b = seg.budget();
+    RunSegment.Budget p = previous == null ? null : previous.budget();
+    if (b == null) {
+      return p == null
+          ? Optional.empty()
+          : Optional.of("budget missing: the previous segment carried one");
+    }
+    if (b.exceeded() && (!last || seg.kind() != RunSegment.Kind.execute)) {
+      return Optional.of(
+          "budget exceeded: the run consumed "
+              + b.consumedCpuMs()
+              + " ms and "
+              + b.consumedUj()
+              + " uJ of a grant of "
+              + b.grantedCpuMs()
+              + " ms and "
+              + b.grantedUj()
+              + " uJ, and its chain goes on past the segment that breached");
+    }
+    if (p == null) {
+      return Optional.empty();
+    }
+    if (b.grantedCpuMs() > p.grantedCpuMs() || b.grantedUj() > p.grantedUj()) {
+      return Optional.of("budget.granted grows from the previous segment's");
+    }
+    if (b.consumedCpuMs() < p.consumedCpuMs() || b.consumedUj() < p.consumedUj()) {
+      return Optional.of("budget.consumed is less than the previous segment's");
+    }
+    if (seg.kind() != RunSegment.Kind.execute
+        && (b.consumedCpuMs() != p.consumedCpuMs() || b.consumedUj() != p.consumedUj())) {
+      return Optional.of(
+          "budget.consumed changes in a " + seg.kind() + " segment (only execute consumes)");
+    }
+    return Optional.empty();
   }
 
   private static byte[] snapshotBytes(Envelope env) {

@@ -7,15 +7,23 @@ import java.util.Set;
 /**
  * The node's signed head of its run store ({@code sandbox.store-head/1}): how many runs it holds
  * and the hash chain over their {@link StoredRun} addresses in store order, so a deleted, inserted
- * or reordered run is detected.
+ * or reordered run is detected; and, once the node stored a durable run's segment, how many it
+ * stored and the same chain over their addresses ({@code durable}), so a deleted durable run or
+ * segment is detected too.
  */
-public record StoreHead(long runs, String chain, long atMs) {
+public record StoreHead(
+    long runs, String chain, long atMs, long durableSegments, String durableChain) {
   public static final String SCHEMA = "sandbox.store-head/1";
 
   /** The chain of an empty store: BLAKE3 of empty input. */
   public static final String EMPTY_CHAIN = Blake3.hex(new byte[0]);
 
-  private static final Set<String> FIELDS = Set.of("schema", "runs", "chain", "at_ms");
+  private static final Set<String> FIELDS = Set.of("schema", "runs", "chain", "at_ms", "durable");
+
+  /** A head of single-step runs only (as written before durable runs joined it). */
+  public StoreHead(long runs, String chain, long atMs) {
+    this(runs, chain, atMs, 0, EMPTY_CHAIN);
+  }
 
   /** {@code BLAKE3(raw(chain) ‖ raw(address))}: the chain after appending one stored run. */
   public static String extend(String chain, String storedRunAddress) {
@@ -33,11 +41,21 @@ public record StoreHead(long runs, String chain, long atMs) {
     o.put("runs", runs);
     o.put("chain", chain);
     o.put("at_ms", atMs);
+    // Absent while no durable segment was stored: heads of such stores stay byte for byte.
+    if (durableSegments > 0) {
+      o.putObject("durable").put("segments", durableSegments).put("chain", durableChain);
+    }
     return o;
   }
 
   public static StoreHead fromCore(JsonNode core) {
     JsonReader r = JsonReader.of(core, "store-head", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
-    return new StoreHead(r.u64("runs"), r.hex32("chain"), r.u64("at_ms"));
+    var durable = r.optionalObject("durable", Set.of("segments", "chain"));
+    return new StoreHead(
+        r.u64("runs"),
+        r.hex32("chain"),
+        r.u64("at_ms"),
+        durable.map(d -> d.u64("segments")).orElse(0L),
+        durable.map(d -> d.hex32("chain")).orElse(EMPTY_CHAIN));
   }
 }

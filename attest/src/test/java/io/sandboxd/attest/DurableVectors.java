@@ -88,7 +88,38 @@ public final class DurableVectors {
     return Envelope.sign(r.toCore(), host);
   }
 
+  /** The chain's kinds by seq: execute, execute, suspend (host A); resume, execute (host B). */
+  static final Kind[] KINDS = {Kind.execute, Kind.execute, Kind.suspend, Kind.resume, Kind.execute};
+
+  /** The grant's CPU ms and µJ (in force for the whole chain). */
+  static final long GRANTED_CPU_MS = 100;
+
+  static final long GRANTED_UJ = 10_000_000;
+
+  /**
+   * The budget a correct node signs at {@code seq} of the chain under a grant of {@code grantedMs}:
+   * each execute segment at step s consumed what {@link #receipt} says (10 (s+1) ms, 10^6 (s+1)
+   * µJ), cumulatively.
+   */
+  static RunSegment.Budget budgetAt(long seq, long grantedMs) {
+    long ms = 0;
+    long uj = 0;
+    for (int s = 0; s <= seq && s < KINDS.length; s++) {
+      if (KINDS[s] == Kind.execute) {
+        ms += 10L * (s + 1);
+        uj += 1_000_000L * (s + 1);
+      }
+    }
+    return new RunSegment.Budget(grantedMs, GRANTED_UJ, ms, uj);
+  }
+
   static RunSegment segment(
+      long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
+    return bareSegment(seq, kind, prev, host, receipt, snap)
+        .withBudget(budgetAt(seq, GRANTED_CPU_MS));
+  }
+
+  private static RunSegment bareSegment(
       long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
     return new RunSegment(
         RUN,
@@ -119,7 +150,16 @@ public final class DurableVectors {
   }
 
   static Chain chain() {
-    Kind[] kinds = {Kind.execute, Kind.execute, Kind.suspend, Kind.resume, Kind.execute};
+    return chain(KINDS.length, GRANTED_CPU_MS, -1, 0);
+  }
+
+  /**
+   * The first {@code length} segments of the chain under a grant of {@code grantedMs}, with the CPU
+   * ms consumed at {@code offSeq} (none if negative) off by {@code offMs}; every record is properly
+   * signed, so only the budget rules can catch what is wrong.
+   */
+  static Chain chain(int length, long grantedMs, int offSeq, long offMs) {
+    Kind[] kinds = java.util.Arrays.copyOf(KINDS, length);
     List<Envelope> receipts = new ArrayList<>();
     List<Envelope> segments = new ArrayList<>();
     String prev = null;
@@ -132,8 +172,15 @@ public final class DurableVectors {
         receipt = r.address();
       }
       SnapshotRef snap = kinds[seq] == Kind.execute ? null : SNAPSHOT;
+      RunSegment.Budget b = budgetAt(seq, grantedMs);
+      if (seq >= offSeq && offSeq >= 0) {
+        b =
+            new RunSegment.Budget(
+                b.grantedCpuMs(), b.grantedUj(), b.consumedCpuMs() + offMs, b.consumedUj());
+      }
       Envelope s =
-          Envelope.sign(segment(seq, kinds[seq], prev, host, receipt, snap).toCore(), host);
+          Envelope.sign(
+              bareSegment(seq, kinds[seq], prev, host, receipt, snap).withBudget(b).toCore(), host);
       segments.add(s);
       prev = s.address();
     }
@@ -243,6 +290,74 @@ public final class DurableVectors {
     return out;
   }
 
+  /**
+   * A chain checked with its receipts against trusted keys, and the verdict a verifier must give:
+   * valid, or invalid at {@code where} for a reason containing {@code kind}.
+   */
+  record BudgetCase(
+      String name,
+      String what,
+      List<SigningKey> trusted,
+      List<Envelope> envelopes,
+      String where,
+      String kind) {}
+
+  static List<BudgetCase> budgetCases() {
+    List<SigningKey> both = List.of(HOST_A, HOST_B);
+    List<BudgetCase> out = new ArrayList<>();
+    out.add(
+        new BudgetCase(
+            "cumulative-consistent",
+            "each segment's budget.consumed is the previous one's plus its own receipt; within"
+                + " the grant throughout",
+            both,
+            chain().all(),
+            null,
+            null));
+    out.add(
+        new BudgetCase(
+            "cumulative-does-not-add-up",
+            "host-b's execute (seq 4) signs 20 ms less consumed than seq 3's plus its receipt"
+                + " (a budget reset after the move)",
+            both,
+            chain(KINDS.length, GRANTED_CPU_MS, 4, -20).all(),
+            "run " + RUN,
+            "does not add up"));
+    out.add(
+        new BudgetCase(
+            "exceeds-grant",
+            "a grant of 25 ms: seq 1 brings the run to 30 ms and the chain goes on (parked and"
+                + " resumed past its budget)",
+            both,
+            chain(KINDS.length, 25, -1, 0).all(),
+            "seq 1 of run " + RUN,
+            "budget exceeded"));
+    out.add(
+        new BudgetCase(
+            "breach-ends-chain",
+            "a grant of 25 ms: seq 1 breaches at 30 ms and the chain ends there (the watchdog's"
+                + " overshoot in the segment that breached is allowed)",
+            List.of(HOST_A),
+            chain(2, 25, -1, 0).all(),
+            null,
+            null));
+    Chain moved = chain();
+    int firstB = 0;
+    while (!moved.all().get(firstB).publicKey().equals(HOST_B.publicKey().hex())) {
+      firstB++;
+    }
+    out.add(
+        new BudgetCase(
+            "untrusted-key",
+            "the moved chain checked trusting host-a only: host-b's records are refused, naming"
+                + " its key (as an import with durable.trusted_nodes refuses an untrusted node)",
+            List.of(HOST_A),
+            moved.all(),
+            "item " + firstB,
+            HOST_B.publicKey().hex()));
+    return out;
+  }
+
   /** The chain up to the suspend, then a properly signed resume carrying {@code snap}. */
   private static List<Envelope> resumeWith(List<Envelope> segs, SnapshotRef snap) {
     List<Envelope> out = new ArrayList<>(segs.subList(0, 3));
@@ -270,7 +385,10 @@ public final class DurableVectors {
             + " under fixed keys), a whole exported chain moved from host-a to host-b at its"
             + " resume, and tampered variants with the position (index in the list as given) and"
             + " kind of the failure a verifier must report. total_uj = sum of the receipts'"
-            + " total_uj + sum of the segments' idle_uj. Generated by"
+            + " total_uj + sum of the segments' idle_uj. budget_cases: chains with their"
+            + " receipts checked against the trusted keys listed: budget.consumed must equal the"
+            + " previous segment's plus the execute segment's receipt (cpu_time_ms, total_uj),"
+            + " and only a chain's last (execute) segment may exceed budget.granted. Generated by"
             + " attest/src/test/java/io/sandboxd/attest/DurableVectors.java.");
     ArrayNode keys = root.putArray("keys");
     keys.addObject()
@@ -343,6 +461,29 @@ public final class DurableVectors {
           .put("valid", false)
           .put("fails_at", x.failsAt())
           .put("kind", x.reason());
+    }
+    ArrayNode budgets = root.putArray("budget_cases");
+    for (BudgetCase b : budgetCases()) {
+      java.util.Set<PublicKey> trusted = new java.util.LinkedHashSet<>();
+      b.trusted().forEach(k -> trusted.add(k.publicKey()));
+      EvidenceBundle.Verdict bv = EvidenceBundle.verify(b.envelopes(), trusted);
+      boolean expectValid = b.where() == null;
+      if (expectValid != bv instanceof EvidenceBundle.Verdict.Valid
+          || (bv instanceof EvidenceBundle.Verdict.Invalid inv
+              && (!inv.where().startsWith(b.where()) || !inv.reason().contains(b.kind())))) {
+        throw new IllegalStateException(b.name() + ": unexpected verdict " + bv);
+      }
+      ObjectNode o = budgets.addObject();
+      o.put("name", b.name());
+      o.put("what", b.what());
+      ArrayNode tk = o.putArray("trusted");
+      b.trusted().forEach(k -> tk.add(k.publicKey().hex()));
+      ArrayNode list = o.putArray("envelopes");
+      b.envelopes().forEach(e -> list.add(e.toJson()));
+      ObjectNode want = o.putObject("verdict").put("valid", expectValid);
+      if (!expectValid) {
+        want.put("where", b.where()).put("kind", b.kind());
+      }
     }
     try {
       return CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(root)

@@ -166,4 +166,68 @@ class DurableVectorsTest {
       assertTrue(inv.where().startsWith("seq 1 "), inv.where());
     }
   }
+
+  @Test
+  void everyBudgetCaseGetsItsVerdictAndTheConsistentOneAddsUpFromTheFileAlone() throws IOException {
+    Set<String> names = new HashSet<>();
+    for (JsonNode c : root().get("budget_cases")) {
+      String name = c.get("name").textValue();
+      names.add(name);
+      List<Envelope> envs = new ArrayList<>();
+      c.get("envelopes").forEach(e -> envs.add(Envelope.fromJson(e)));
+      Set<PublicKey> trusted = new HashSet<>();
+      c.get("trusted").forEach(k -> trusted.add(PublicKey.ofHex(k.textValue(), "trusted")));
+      EvidenceBundle.Verdict v = EvidenceBundle.verify(envs, trusted);
+      JsonNode want = c.get("verdict");
+      if (want.get("valid").asBoolean()) {
+        assertInstanceOf(EvidenceBundle.Verdict.Valid.class, v, name + ": " + v);
+      } else {
+        EvidenceBundle.Verdict.Invalid inv =
+            assertInstanceOf(EvidenceBundle.Verdict.Invalid.class, v, name);
+        assertTrue(inv.where().startsWith(want.get("where").textValue()), name + ": " + inv);
+        assertTrue(inv.reason().contains(want.get("kind").textValue()), name + ": " + inv);
+      }
+    }
+    assertEquals(
+        Set.of(
+            "cumulative-consistent",
+            "cumulative-does-not-add-up",
+            "exceeds-grant",
+            "breach-ends-chain",
+            "untrusted-key"),
+        names);
+    // Independently of EvidenceBundle: walk the consistent chain in seq order and add each
+    // execute segment's receipt to the running sums; every segment must state exactly them.
+    for (JsonNode c : root().get("budget_cases")) {
+      if (!c.get("name").textValue().equals("cumulative-consistent")) {
+        continue;
+      }
+      java.util.Map<String, JsonNode> receipts = new java.util.HashMap<>();
+      List<JsonNode> segs = new ArrayList<>();
+      for (JsonNode e : c.get("envelopes")) {
+        Envelope env = Envelope.fromJson(e);
+        if (env.schema().orElse("").equals(Receipt.SCHEMA)) {
+          receipts.put(env.address(), env.core());
+        } else {
+          segs.add(env.core());
+        }
+      }
+      segs.sort(java.util.Comparator.comparingLong(s -> s.get("seq").asLong()));
+      long ms = 0;
+      long uj = 0;
+      for (JsonNode s : segs) {
+        if (!s.get("receipt").isNull()) {
+          JsonNode r = receipts.get(s.get("receipt").textValue());
+          ms += r.get("cpu_time_ms").asLong();
+          uj += r.get("total_uj").asLong();
+        }
+        JsonNode b = s.get("budget");
+        assertEquals(ms, b.get("consumed").get("cpu_time_ms").asLong());
+        assertEquals(uj, b.get("consumed").get("energy_uj").asLong());
+        assertTrue(ms <= b.get("granted").get("cpu_time_ms").asLong());
+        assertTrue(uj <= b.get("granted").get("energy_uj").asLong());
+      }
+      assertEquals(5, segs.size());
+    }
+  }
 }

@@ -11,6 +11,7 @@ import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.durable.BundleTrust;
 import io.sandboxd.daemon.durable.DurableRuns;
+import io.sandboxd.daemon.durable.StoreRoom;
 import io.sandboxd.daemon.jcp.LiveAmendments;
 import io.sandboxd.daemon.jcp.StandingGrants;
 import io.sandboxd.daemon.rpc.CallerCredentials;
@@ -338,6 +339,9 @@ public final class Daemon implements AutoCloseable {
       durableRuns.acceptAmendments(live::amendedTo);
       durableRuns.trustBundles(
           new BundleTrust(node.key(), java.util.Set.copyOf(config.durable().trustedNodes())));
+      durableRuns.limitStore(
+          new StoreRoom(
+              store, paths.stateDir().resolve("snapshots"), config.limits().store().maxBytes()));
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);

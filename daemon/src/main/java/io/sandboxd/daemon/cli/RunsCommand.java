@@ -27,7 +27,8 @@ import picocli.CommandLine.Parameters;
       RunsDurableCommands.Resume.class,
       RunsDurableCommands.Wait.class,
       RunsDurableCommands.Log.class,
-      RunsDurableCommands.Import.class
+      RunsDurableCommands.Import.class,
+      RunsDurableCommands.Reclaim.class
     })
 final class RunsCommand implements Runnable {
   @Override

@@ -207,14 +207,82 @@ final class RunsDurableCommands {
       }
       Path sock = RunsCommand.socketOrDefault(socket);
       try (DaemonClient c = new DaemonClient(sock)) {
-        DurableRunReply r =
-            c.stub()
-                .importRun(
-                    ImportRunRequest.newBuilder().setBundle(ByteString.copyFrom(bytes)).build());
+        // In chunks (issue 23): a bundle may be larger than one gRPC message.
+        java.util.concurrent.CompletableFuture<DurableRunReply> done =
+            new java.util.concurrent.CompletableFuture<>();
+        io.grpc.stub.StreamObserver<ImportRunRequest> up =
+            io.sandboxd.daemon.rpc.SandboxdGrpc.newStub(c.channel())
+                .importRunStream(
+                    new io.grpc.stub.StreamObserver<>() {
+                      @Override
+                      public void onNext(DurableRunReply r) {
+                        done.complete(r);
+                      }
+
+                      @Override
+                      public void onError(Throwable t) {
+                        done.completeExceptionally(t);
+                      }
+
+                      @Override
+                      public void onCompleted() {
+                        done.completeExceptionally(
+                            new IllegalStateException("the daemon answered nothing"));
+                      }
+                    });
+        for (int off = 0; off < bytes.length; off += CHUNK) {
+          up.onNext(
+              ImportRunRequest.newBuilder()
+                  .setBundle(ByteString.copyFrom(bytes, off, Math.min(CHUNK, bytes.length - off)))
+                  .build());
+        }
+        up.onCompleted();
+        DurableRunReply r;
+        try {
+          r = done.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          if (e.getCause() instanceof StatusRuntimeException s) {
+            throw s;
+          }
+          throw io.grpc.Status.fromThrowable(e.getCause()).asRuntimeException();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw io.grpc.Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+        }
         print(r, false);
         return 0;
       } catch (StatusRuntimeException e) {
         System.err.println("sandboxctl runs import: " + RpcErrors.describe(e, sock));
+        return Sandboxctl.UNUSABLE;
+      }
+    }
+  }
+
+  /** Bytes per import message, well under the 64 MiB message limit. */
+  static final int CHUNK = 1 << 20;
+
+  /** `runs reclaim RUN`. */
+  @Command(
+      name = "reclaim",
+      description =
+          "Take back an export that was never confirmed (interrupted, or its bundle lost): the run"
+              + " is parked here and resumable again. Destroy any copy of that bundle: imported"
+              + " elsewhere too, the run would fork.")
+  static final class Reclaim implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
+    String runId;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
+    Path socket;
+
+    @Override
+    public Integer call() {
+      Path sock = RunsCommand.socketOrDefault(socket);
+      try (DaemonClient c = new DaemonClient(sock)) {
+        print(c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
+        return 0;
+      } catch (StatusRuntimeException e) {
+        System.err.println("sandboxctl runs reclaim: " + RpcErrors.describe(e, sock));
         return Sandboxctl.UNUSABLE;
       }
     }

@@ -2,7 +2,9 @@ package io.sandboxd.daemon.cli;
 
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
+import io.sandboxd.attest.Blake3;
 import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.ConfirmExportRequest;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ExportIntotoReply;
 import io.sandboxd.daemon.rpc.ExportIntotoRequest;
@@ -15,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -23,15 +26,18 @@ import picocli.CommandLine.Parameters;
 
 /**
  * `sandboxctl runs export RUN (--bundle FILE | --intoto FILE)`: a parked run's self-contained
- * bundle for another node (segments, receipts, attestations, snapshot blobs, module, grants; the
- * daemon then refuses to resume the run itself), or the run's evidence as an in-toto statement in a
- * DSSE envelope, packed as a Sigstore bundle v0.3 and signed by the node key.
+ * bundle for another node (segments, receipts, attestations, snapshot blobs, module, grants),
+ * streamed to a file and confirmed once written whole (the daemon then refuses to resume the run),
+ * or the run's evidence as an in-toto statement in a DSSE envelope, packed as a Sigstore bundle
+ * v0.3 and signed by the node key.
  */
 @Command(
     name = "export",
     description =
-        "Export a run. --bundle FILE: a parked run as a bundle for another node (this node then will"
-            + " not resume it; see `runs import`). --intoto FILE: the run's evidence as an in-toto"
+        "Export a run. --bundle FILE: a parked run as a bundle for another node, streamed to FILE"
+            + " (fsynced); once it is whole the export is confirmed and this node will not resume"
+            + " the run (see `runs import`; an interrupted export leaves it here, and `runs"
+            + " reclaim` takes back one never confirmed). --intoto FILE: the run's evidence as an in-toto"
             + " Statement v1 (subjects: the module and the outputs by digest) in a DSSE envelope"
             + " signed by the node key, as a Sigstore bundle v0.3 (verify with the node's public"
             + " key, e.g. sigstore-js).")
@@ -89,35 +95,115 @@ final class RunsExportCommand implements Callable<Integer> {
       System.err.println("sandboxctl runs export: --module goes with --intoto only");
       return Sandboxctl.UNUSABLE;
     }
-    ExportRunReply reply;
+    Path abs = target.bundle.toAbsolutePath();
+    Path tmp = null;
+    boolean placed = false;
     try (DaemonClient c = new DaemonClient(sock)) {
-      reply =
+      // Streamed (issue 23): chunks go to a temporary file; only once it is whole, fsynced and in
+      // place is the export confirmed, so an interruption leaves the run resumable on the node.
+      // The daemon answers first, so a refusal is reported as such, before any file is made.
+      Iterator<ExportRunReply> it =
           c.stub()
               .exportRun(
                   DurableRunRequest.newBuilder()
                       .setRunId(runId)
                       .setDestinationKey(to == null ? "" : to)
                       .build());
+      ExportRunReply first = it.next();
+      try {
+        tmp = Files.createTempFile(abs.getParent(), ".export-", ".tmp");
+        ExportRunReply last = null;
+        long written = 0;
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+          ExportRunReply r = first;
+          while (r != null) {
+            if (r.getLast()) {
+              last = r;
+              break;
+            }
+            if (r.getOffset() != written) {
+              throw new IOException("chunk at " + r.getOffset() + ", expected " + written);
+            }
+            ByteBuffer b = r.getBundle().asReadOnlyByteBuffer();
+            while (b.hasRemaining()) {
+              written += ch.write(b);
+            }
+            r = it.hasNext() ? it.next() : null;
+          }
+          ch.force(true);
+        }
+        if (last == null || last.getSize() != written) {
+          throw new IOException(
+              "the stream ended after "
+                  + written
+                  + " bytes"
+                  + (last == null ? " without its last message" : ", not " + last.getSize()));
+        }
+        String digest = Blake3.hex(Files.readAllBytes(tmp));
+        if (!digest.equals(last.getDigest())) {
+          throw new IOException(
+              "the bundle written hashes to " + digest + ", not " + last.getDigest());
+        }
+        Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        placed = true;
+        syncDirectory(abs.getParent());
+        c.stub()
+            .confirmExport(
+                ConfirmExportRequest.newBuilder().setRunId(runId).setDigest(digest).build());
+        System.out.println(
+            "exported run "
+                + runId
+                + " to "
+                + target.bundle
+                + " ("
+                + written
+                + " bytes, "
+                + digest
+                + ")");
+        return 0;
+      } catch (IOException e) {
+        // No whole bundle may exist: take the export back at once, so the run stays resumable
+        // here (a bundle already in place is removed first, or the run could resume twice).
+        String back;
+        try {
+          if (placed) {
+            Files.deleteIfExists(abs);
+          }
+          c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(runId).build());
+          back = "taken back: parked on the node again";
+        } catch (StatusRuntimeException r) {
+          back = "not taken back (" + RpcErrors.describe(r, sock) + ")";
+        } catch (IOException r) {
+          back = "not taken back (" + abs + " could not be removed: " + r.getMessage() + ")";
+        }
+        System.err.println(
+            "sandboxctl runs export: cannot write "
+                + target.bundle
+                + ": "
+                + e.getMessage()
+                + "; the run was not moved, "
+                + back);
+        return Sandboxctl.UNUSABLE;
+      }
     } catch (StatusRuntimeException e) {
       System.err.println("sandboxctl runs export: " + RpcErrors.describe(e, sock));
       return Sandboxctl.UNUSABLE;
+    } finally {
+      try {
+        if (tmp != null) {
+          Files.deleteIfExists(tmp);
+        }
+      } catch (IOException ignored) {
+        // Best effort: a leftover temporary file is named .export-*.tmp beside the target.
+      }
     }
-    try {
-      write(target.bundle, reply.getBundle().asReadOnlyByteBuffer());
-    } catch (IOException e) {
-      System.err.println(
-          "sandboxctl runs export: cannot write " + target.bundle + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+  }
+
+  /** Makes a rename durable: the directory entry is fsynced too. */
+  private static void syncDirectory(Path dir) throws IOException {
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
     }
-    System.out.println(
-        "exported run "
-            + runId
-            + " to "
-            + target.bundle
-            + " ("
-            + reply.getBundle().size()
-            + " bytes)");
-    return 0;
   }
 
   private Integer intoto(Path sock) {

@@ -110,6 +110,13 @@ public final class DurableRuns {
     return table;
   }
 
+  private volatile StoreRoom room = StoreRoom.UNLIMITED;
+
+  /** Imports must fit the store's limit (issue 23 item 6). */
+  public void limitStore(StoreRoom r) {
+    this.room = r;
+  }
+
   // ================================================================ start, park, wait
 
   /** Admits and starts a detached run; returns its id once its row is on disk. */
@@ -237,7 +244,9 @@ public final class DurableRuns {
     String grantsId = held.grants().grantsId();
     Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
     long now = System.currentTimeMillis();
-    Envelope execute = sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), now);
+    RunSegment.Budget budget = RecordSealer.budget(held, before, receiptEnv);
+    Envelope execute =
+        sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), budget, now);
     if (r.parked().isPresent()) {
       // Blobs first (fsynced), then the segments that name them.
       String memory = snapshots.put(r.parked().get());
@@ -254,7 +263,8 @@ public final class DurableRuns {
               List.copyOf(taint),
               r.journalRoot());
       Envelope suspendEnv =
-          sealer.suspend(runId, seq + 1, execute.address(), grantsId, ref, idle.provenance(), now);
+          sealer.suspend(
+              runId, seq + 1, execute.address(), grantsId, ref, budget, idle.provenance(), now);
       table.apply(
           new Change(
               runId,
@@ -484,6 +494,15 @@ public final class DurableRuns {
       throw new DurableRunException.Refused(
           "run " + runId + " was exported to another node; it can only be resumed there");
     }
+    if (run.state() == State.exporting) {
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " is exporting: its bundle is not confirmed written; confirm the export, or take"
+              + " it back with `sandboxctl runs reclaim "
+              + runId
+              + "` to resume it here");
+    }
     if (run.state() != State.parked) {
       throw new DurableRunException.Refused(
           "run " + runId + " is " + run.state() + ", not parked: there is nothing to resume");
@@ -587,10 +606,24 @@ public final class DurableRuns {
       long now = System.currentTimeMillis();
       long idleUj = parkIdleUj(run, suspend, snapshot, now);
       // The grants in force: the frozen ones, or an amendment's applied while parked.
+      Consumed before = consumed(records);
+      RunSegment.Budget budget =
+          new RunSegment.Budget(
+              a.grants().compute().cpuTimeMs(),
+              a.grants().compute().energyBudgetUj(),
+              before.cpuTimeMs(),
+              before.energyUj());
       Envelope resumeEnv =
           supervisor
               .sealer()
-              .resume(suspendEnv, suspend, a.grants().grantsId(), idleUj, idle.provenance(), now);
+              .resume(
+                  suspendEnv,
+                  suspend,
+                  a.grants().grantsId(),
+                  budget,
+                  idleUj,
+                  idle.provenance(),
+                  now);
       Path root = storage.resolve(runId);
       deleteTree(root);
       try {
@@ -617,7 +650,7 @@ public final class DurableRuns {
           resumeEnv.address(),
           Optional.of(snapshot),
           ref.taint(),
-          consumed(records));
+          before);
       LOG.info(() -> "durable run " + runId + " resumed (idle " + idleUj + " uJ)");
       return resumeEnv;
     } catch (RuntimeException e) {
@@ -654,7 +687,8 @@ public final class DurableRuns {
   // ================================================================ export, import
 
   /**
-   * The bundle of a parked run; the run is then marked moved, and this node refuses to resume it.
+   * The bundle of a parked run; the run is then held exporting (not resumable here) until {@link
+   * ExportHandoff} confirms the bundle written (moved) or takes it back (parked).
    */
   public byte[] export(String runId) {
     return export(runId, "");
@@ -698,10 +732,11 @@ public final class DurableRuns {
                     blobs),
                 destination)
             .toBytes();
-    if (!table.markExported(runId)) {
+    // Not moved yet: held exporting until the bundle is confirmed written (ExportHandoff).
+    if (!table.transition(runId, State.parked, State.exporting)) {
       throw new DurableRunException.Refused("run " + runId + " changed while being exported");
     }
-    LOG.info(() -> "durable run " + runId + " exported (" + bundle.length + " bytes)");
+    LOG.info(() -> "durable run " + runId + " exporting (" + bundle.length + " bytes)");
     return bundle;
   }
 
@@ -783,6 +818,7 @@ public final class DurableRuns {
     // Signed by whom, for whom, and every field as sealed (BundleTrust): after the checks above,
     // so damage is named as such, before anything reaches the node's own store.
     trust.check(b);
+    room.admitImport(b.runId(), b.module(), b.blobs(), snapshots);
     snapshots.putBlobs(b.blobs());
     List<Segment> rows = new ArrayList<>();
     for (int i = 0; i < b.segments().size(); i++) {

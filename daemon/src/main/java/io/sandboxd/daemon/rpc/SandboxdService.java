@@ -8,6 +8,7 @@ import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.DaemonMetrics;
 import io.sandboxd.daemon.ServingState;
 import io.sandboxd.daemon.durable.DurableRuns;
+import io.sandboxd.daemon.durable.ExportHandoff;
 import io.sandboxd.daemon.durable.IntotoExport;
 import io.sandboxd.daemon.fleet.FleetRecords;
 import io.sandboxd.daemon.jcp.StandingGrants;
@@ -802,31 +803,66 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   public void exportRun(
       io.sandboxd.daemon.rpc.DurableRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.ExportRunReply> out) {
+    byte[] bundle;
+    try {
+      bundle = durableRuns().export(req.getRunId(), req.getDestinationKey());
+    } catch (RuntimeException e) {
+      answer(
+          "exportRun",
+          out,
+          () -> {
+            throw e;
+          });
+      return;
+    }
+    // Streamed (issue 23): the run stays here, exporting, until the client confirms the bundle.
+    BundleStreams.export(req.getRunId(), bundle, out, handoff());
+  }
+
+  @Override
+  public void confirmExport(
+      io.sandboxd.daemon.rpc.ConfirmExportRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
     answer(
-        "exportRun",
+        "confirmExport",
         out,
-        () ->
-            io.sandboxd.daemon.rpc.ExportRunReply.newBuilder()
-                .setRunId(req.getRunId())
-                .setBundle(
-                    ByteString.copyFrom(
-                        durableRuns().export(req.getRunId(), req.getDestinationKey())))
-                .build());
+        () -> durableReply(handoff().confirm(req.getRunId(), req.getDigest()), ""));
+  }
+
+  @Override
+  public void reclaimRun(
+      io.sandboxd.daemon.rpc.DurableRunRequest req,
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    answer("reclaimRun", out, () -> durableReply(handoff().reclaim(req.getRunId()), ""));
+  }
+
+  private ExportHandoff handoff;
+
+  private synchronized ExportHandoff handoff() {
+    if (handoff == null) {
+      handoff = new ExportHandoff(durableRuns().table());
+    }
+    return handoff;
   }
 
   @Override
   public void importRun(
       io.sandboxd.daemon.rpc.ImportRunRequest req,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
-    answer(
-        "importRun",
-        out,
-        () -> {
-          io.sandboxd.daemon.store.DurableRunTable.Run run =
-              durableRuns().importBundle(req.getBundle().toByteArray());
-          ownedBy(run.runId(), Caller.current());
-          return durableReply(run, "");
-        });
+    answer("importRun", out, () -> imported(req.getBundle().toByteArray(), Caller.current()));
+  }
+
+  @Override
+  public StreamObserver<io.sandboxd.daemon.rpc.ImportRunRequest> importRunStream(
+      StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out) {
+    Caller caller = Caller.current();
+    return BundleStreams.importing(out, bytes -> imported(bytes, caller));
+  }
+
+  private io.sandboxd.daemon.rpc.DurableRunReply imported(byte[] bundle, Caller caller) {
+    io.sandboxd.daemon.store.DurableRunTable.Run run = durableRuns().importBundle(bundle);
+    ownedBy(run.runId(), caller);
+    return durableReply(run, "");
   }
 
   /** Records the caller as the owner of a durable run it started or imported (issue 23). */

@@ -112,9 +112,18 @@ public final class RecordSealer {
     return Envelope.sign(att.toCore(), node.key());
   }
 
-  /** The signed execute segment {@code seq} of {@code runId}, after {@code prev} (null first). */
+  /**
+   * The signed execute segment {@code seq} of {@code runId}, after {@code prev} (null first),
+   * carrying the run's budget as of its end.
+   */
   public Envelope execute(
-      String runId, long seq, String prev, String grantsId, String receipt, long nowMs) {
+      String runId,
+      long seq,
+      String prev,
+      String grantsId,
+      String receipt,
+      RunSegment.Budget budget,
+      long nowMs) {
     return segment(
         new RunSegment(
             runId,
@@ -129,7 +138,23 @@ public final class RecordSealer {
             null,
             0,
             Provenance.Estimator,
-            nowMs));
+            nowMs,
+            budget));
+  }
+
+  /**
+   * The budget after a segment that consumed {@code receipt}'s CPU ms and µJ, on top of what the
+   * run had consumed {@code before}, under {@code a}'s grant.
+   */
+  public static RunSegment.Budget budget(
+      Admission.Admitted a, io.sandboxd.executor.Consumed before, Envelope receipt) {
+    io.sandboxd.attest.Receipt r = io.sandboxd.attest.Receipt.fromCore(receipt.core());
+    io.sandboxd.executor.Consumed after = before.plus(r.cpuTimeMs(), r.totalUj());
+    return new RunSegment.Budget(
+        a.grants().compute().cpuTimeMs(),
+        a.grants().compute().energyBudgetUj(),
+        after.cpuTimeMs(),
+        after.energyUj());
   }
 
   /** The signed suspend segment that parks {@code runId} after execute segment {@code prev}. */
@@ -139,6 +164,7 @@ public final class RecordSealer {
       String prev,
       String grantsId,
       RunSegment.SnapshotRef ref,
+      RunSegment.Budget budget,
       Provenance idleProvenance,
       long nowMs) {
     return segment(
@@ -155,7 +181,8 @@ public final class RecordSealer {
             ref,
             0,
             idleProvenance,
-            nowMs));
+            nowMs,
+            budget));
   }
 
   /**
@@ -166,6 +193,7 @@ public final class RecordSealer {
       Envelope suspendEnv,
       RunSegment suspend,
       String grantsId,
+      RunSegment.Budget budget,
       long idleUj,
       Provenance idleProvenance,
       long nowMs) {
@@ -183,7 +211,8 @@ public final class RecordSealer {
             suspend.snapshot(),
             idleUj,
             idleProvenance,
-            nowMs);
+            nowMs,
+            budget);
     ObjectNode core = resume.toCore();
     core.set("snapshot", suspendEnv.core().get("snapshot").deepCopy());
     return Envelope.sign(core, node.key());

@@ -296,7 +296,15 @@ public final class RunSupervisor {
     long now = System.currentTimeMillis();
     Envelope attestationEnv =
         sealer.attestation(a, r, receiptEnv.address(), manifest.orElse(null), unitIo, now, jcp);
-    Envelope segmentEnv = sealer.execute(runId, 0, null, grantsId, receiptEnv.address(), now);
+    Envelope segmentEnv =
+        sealer.execute(
+            runId,
+            0,
+            null,
+            grantsId,
+            receiptEnv.address(),
+            RecordSealer.budget(a, io.sandboxd.executor.Consumed.NONE, receiptEnv),
+            now);
     List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
     return RunRecord.builder()
         .run(runId, r.startedMs())

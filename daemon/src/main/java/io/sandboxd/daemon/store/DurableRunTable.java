@@ -40,6 +40,8 @@ public final class DurableRunTable {
   public enum State {
     running,
     parked,
+    /** A bundle is being exported and not yet confirmed written: neither resumable nor moved. */
+    exporting,
     moved,
     completed,
     failed,
@@ -93,6 +95,7 @@ public final class DurableRunTable {
   public boolean insert(Run run, byte[] module, List<Segment> segments, List<Envelope> records) {
     synchronized (owner) {
       NodeLog.Mark before = owner.logMark();
+      StoreLedger.Mark ledgerBefore = owner.ledgerMark();
       try {
         if (held(run.runId())) {
           db.commit();
@@ -123,6 +126,7 @@ public final class DurableRunTable {
         return true;
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
+        owner.ledgerReset(ledgerBefore);
         throw rollback("run " + run.runId() + ": cannot store", e);
       }
     }
@@ -136,6 +140,7 @@ public final class DurableRunTable {
   public boolean apply(Change c) {
     synchronized (owner) {
       NodeLog.Mark before = owner.logMark();
+      StoreLedger.Mark ledgerBefore = owner.ledgerMark();
       try {
         if (c.resumedSuspend().isPresent()) {
           try (PreparedStatement st =
@@ -167,6 +172,7 @@ public final class DurableRunTable {
         return true;
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
+        owner.ledgerReset(ledgerBefore);
         throw rollback("run " + c.runId() + ": cannot append", e);
       }
     }
@@ -206,6 +212,31 @@ public final class DurableRunTable {
         return done;
       } catch (SQLException e) {
         throw rollback("run " + runId + ": cannot mark exported", e);
+      }
+    }
+  }
+
+  /**
+   * Moves a run from state {@code from} to {@code to} (an export's hand-off: parked → exporting →
+   * moved, or back to parked), {@code moved} marking it exported; fsynced. False when the run is
+   * not in {@code from}.
+   */
+  public boolean transition(String runId, State from, State to) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
+                  + " WHERE run_id = ? AND state = ? AND exported = 0")) {
+        st.setString(1, to.name());
+        st.setInt(2, to == State.moved ? 1 : 0);
+        st.setLong(3, System.currentTimeMillis());
+        st.setString(4, runId);
+        st.setString(5, from.name());
+        boolean done = st.executeUpdate() == 1;
+        db.commit();
+        return done;
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot move from " + from + " to " + to, e);
       }
     }
   }
@@ -424,6 +455,8 @@ public final class DurableRunTable {
     }
     // In the node log with the records themselves: committed together or not at all.
     owner.logOwn(segments.stream().map(Segment::envelope).toList());
+    // And in the signed store head, so deleting a segment or a run is detected (issue 23).
+    owner.ledgerDurable(runId, segments.stream().map(Segment::envelope).toList());
     owner.logOwn(records);
   }
 

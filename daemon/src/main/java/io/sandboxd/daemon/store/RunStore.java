@@ -39,6 +39,7 @@ public final class RunStore implements AutoCloseable {
   private final StoreRetention retention;
   private final StoreCheckpoints checkpoints;
   private final LogCheckpoints log;
+  private final StoreLedger ledger;
   private final LedgerReceipts receipts;
   private final DurableRunTable durable;
   private final RunOwners owners;
@@ -47,7 +48,7 @@ public final class RunStore implements AutoCloseable {
     this.file = file;
     this.key = key;
     this.db = new StoreDb(connection, this);
-    StoreLedger ledger = StoreLedger.open(connection);
+    this.ledger = StoreLedger.open(connection);
     NodeLog nodeLog =
         new NodeLog(
             connection,
@@ -551,6 +552,29 @@ public final class RunStore implements AutoCloseable {
   /** Undoes the node log's leaves of a transaction that was rolled back (lock held). */
   void logReset(NodeLog.Mark before) {
     log.reset(before);
+  }
+
+  /** The ledger before a durable-run transaction (monitor held). */
+  StoreLedger.Mark ledgerMark() {
+    return ledger.mark();
+  }
+
+  /** Undoes a rolled-back durable-run transaction's ledger appends (monitor held). */
+  void ledgerReset(StoreLedger.Mark before) {
+    ledger.reset(before);
+  }
+
+  /**
+   * Puts durable segments in the signed store head (issue 23): each joins the durable chain and the
+   * head is re-signed, in the open transaction (monitor held).
+   */
+  void ledgerDurable(String runId, List<Envelope> segments) throws SQLException {
+    for (Envelope s : segments) {
+      ledger.appendDurable(runId, s.core().get("seq").longValue(), s.address());
+    }
+    if (!segments.isEmpty()) {
+      ledger.signHead(key);
+    }
   }
 
   /** Logs, in the open transaction, each of {@code records} this node signed, once. */

@@ -264,6 +264,8 @@ final class StoreAudit {
     List<StoreDamage> out = new ArrayList<>();
     headDamage(db, signer, ledgerSize, reached.chain(), positionsDense).ifPresent(out::add);
     out.addAll(runDamage);
+    // Durable runs, under the same signed head (issue 23): checked whole on every audit.
+    out.addAll(DurableAudit.damage(db));
     // Rows the ledger does not sign (inserted behind the node's back), wherever they sort.
     try (PreparedStatement st =
         db.prepareStatement(

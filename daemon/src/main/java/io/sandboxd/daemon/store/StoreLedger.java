@@ -28,11 +28,24 @@ final class StoreLedger {
   private long size;
   private String chain;
 
-  private StoreLedger(Connection db, long size, String chain) {
+  /** Durable segments stored (issue 23): their count and chain, signed into the same head. */
+  private long durableSize;
+
+  private String durableChain;
+
+  private StoreLedger(
+      Connection db, long size, String chain, long durableSize, String durableChain) {
     this.db = db;
     this.size = size;
     this.chain = chain;
+    this.durableSize = durableSize;
+    this.durableChain = durableChain;
   }
+
+  /** Durable-ledger DDL (migration 13): each stored durable segment's address in store order. */
+  static final String DURABLE_DDL =
+      "CREATE TABLE IF NOT EXISTS durable_ledger (position INTEGER PRIMARY KEY,"
+          + " run_id TEXT NOT NULL, seq INTEGER NOT NULL, address TEXT NOT NULL)";
 
   /**
    * The ledger of {@code db} as its store head states it (the head is checked against the ledger at
@@ -44,7 +57,8 @@ final class StoreLedger {
       if (rs.next()) {
         try {
           StoreHead head = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core"));
-          return new StoreLedger(db, head.runs(), head.chain());
+          return new StoreLedger(
+              db, head.runs(), head.chain(), head.durableSegments(), head.durableChain());
         } catch (AttestException e) {
           // Damage start-up reports; appends continue from what the ledger rows say.
         }
@@ -64,7 +78,24 @@ final class StoreLedger {
         n++;
       }
     }
-    return new StoreLedger(db, n, c);
+    long d = 0;
+    String dc = StoreHead.EMPTY_CHAIN;
+    if (StoreSchema.hasTable(db, "durable_ledger")) {
+      try (Statement st = db.createStatement();
+          ResultSet rs = st.executeQuery("SELECT address FROM durable_ledger ORDER BY position")) {
+        while (rs.next()) {
+          dc = StoreHead.extend(dc, rs.getString(1));
+          d++;
+        }
+      }
+    }
+    return new StoreLedger(db, n, c, d, dc);
+  }
+
+  /** {@code l}'s runs as its head states them, its durable part recounted from the rows. */
+  static StoreLedger rebuiltFrom(Connection db, StoreLedger l) throws SQLException {
+    StoreLedger rows = rebuilt(db);
+    return new StoreLedger(db, l.size, l.chain, rows.durableSize, rows.durableChain);
   }
 
   /** The position the next stored run takes: the ledger's length. */
@@ -76,16 +107,45 @@ final class StoreLedger {
     return chain;
   }
 
+  long durableSize() {
+    return durableSize;
+  }
+
+  String durableChain() {
+    return durableChain;
+  }
+
   /** What a rollback restores. */
-  record Mark(long size, String chain) {}
+  record Mark(long size, String chain, long durableSize, String durableChain) {}
 
   Mark mark() {
-    return new Mark(size, chain);
+    return new Mark(size, chain, durableSize, durableChain);
   }
 
   void reset(Mark m) {
     size = m.size();
     chain = m.chain();
+    durableSize = m.durableSize();
+    durableChain = m.durableChain();
+  }
+
+  /**
+   * Records a durable run's segment {@code seq} (address {@code address}) at the next durable
+   * position and extends the durable chain, in the caller's transaction; the head that covers it is
+   * signed by {@link #signHead}.
+   */
+  void appendDurable(String runId, long seq, String address) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT INTO durable_ledger (position, run_id, seq, address) VALUES (?,?,?,?)")) {
+      st.setLong(1, durableSize);
+      st.setString(2, runId);
+      st.setLong(3, seq);
+      st.setString(4, address);
+      st.executeUpdate();
+    }
+    durableSize++;
+    durableChain = StoreHead.extend(durableChain, address);
   }
 
   /**
@@ -115,7 +175,8 @@ final class StoreLedger {
 
   /** Signs the head over the ledger as it now stands, in the caller's transaction. */
   void signHead(SigningKey key) throws SQLException {
-    StoreHead head = new StoreHead(size, chain, System.currentTimeMillis());
+    StoreHead head =
+        new StoreHead(size, chain, System.currentTimeMillis(), durableSize, durableChain);
     try (PreparedStatement st =
         db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)")) {
       st.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());

@@ -110,7 +110,34 @@ final class StoreSchema {
               11,
               "run owners: the uid owning each durable run (single-step runs keep theirs in"
                   + " submitters); runs from before have none",
-              (db, key) -> RunOwners.addColumn(db)));
+              (db, key) -> RunOwners.addColumn(db)),
+          // Version 12 is i23-jcp's (standing-grant amendments); on this branch it changes nothing.
+          // At the merge it is replaced by that migration, which leaves durable_ledger alone.
+          StoreMigration.ddl(12, "reserved (i23-jcp)", List.of()),
+          new StoreMigration(
+              13,
+              "durable runs in the signed store head: each stored durable segment's address in"
+                  + " store order (segments already stored, in the order they were stored), the"
+                  + " head re-signed over them",
+              StoreSchema::durableLedger));
+
+  /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
+  private static void durableLedger(Connection db, SigningKey key) throws SQLException {
+    try (Statement st = db.createStatement()) {
+      st.execute(StoreLedger.DURABLE_DDL);
+      if (hasTable(db, "durable_segments")) {
+        st.execute(
+            "INSERT INTO durable_ledger (position, run_id, seq, address)"
+                + " SELECT ROW_NUMBER() OVER (ORDER BY rowid) - 1, run_id, seq, address"
+                + " FROM durable_segments");
+      }
+    }
+    // The head read here predates the durable part: that is recounted from the rows just written.
+    StoreLedger ledger = StoreLedger.rebuiltFrom(db, StoreLedger.open(db));
+    if (ledger.durableSize() > 0) {
+      ledger.signHead(key);
+    }
+  }
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

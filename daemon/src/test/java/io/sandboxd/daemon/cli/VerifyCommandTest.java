@@ -80,6 +80,39 @@ class VerifyCommandTest {
     return "[" + String.join(",", envs.stream().map(Envelope::toJsonLine).toList()) + "]";
   }
 
+  /**
+   * Each budget case of vectors/durable (issue 23 item 1) through `sandboxctl verify` offline,
+   * trusting the keys the case lists: the consistent chain and the one ending at its breach verify
+   * (exit 0); a cumulative figure that does not add up, a chain going on past its grant and a moved
+   * chain checked without trusting the second host are invalid (exit 1), each naming why.
+   */
+  @Test
+  void durableBudgetVectorsGetTheirVerdictsThroughTheCli() throws IOException {
+    String root = System.getProperty("sandboxd.root");
+    Path base = root != null && !root.isBlank() ? Path.of(root) : Path.of("..");
+    com.fasterxml.jackson.databind.JsonNode vectors =
+        CanonicalJson.parse(Files.readAllBytes(base.resolve("vectors/durable/durable.json")));
+    int cases = 0;
+    for (com.fasterxml.jackson.databind.JsonNode c : vectors.get("budget_cases")) {
+      String name = c.get("name").textValue();
+      List<String> args = new ArrayList<>();
+      args.add("verify");
+      args.add(write(name + ".json", c.get("envelopes").toString()).toString());
+      c.get("trusted").forEach(k -> List.of("--signer", k.textValue()).forEach(args::add));
+      Console.Result r = Console.run(args.toArray(String[]::new));
+      com.fasterxml.jackson.databind.JsonNode want = c.get("verdict");
+      if (want.get("valid").asBoolean()) {
+        assertEquals(0, r.exit(), name + ": " + r.stderr());
+      } else {
+        assertEquals(1, r.exit(), name + ": " + r.out() + r.stderr());
+        assertTrue(r.stderr().contains(want.get("kind").textValue()), name + ": " + r.stderr());
+        assertTrue(r.stderr().contains("invalid at " + want.get("where").textValue()), r.stderr());
+      }
+      cases++;
+    }
+    assertEquals(5, cases);
+  }
+
   @Test
   void signThenVerifyChecksTheSigner() throws IOException {
     Path k = tmp.resolve("k");
