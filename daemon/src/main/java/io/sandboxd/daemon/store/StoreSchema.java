@@ -110,7 +110,12 @@ final class StoreSchema {
               11,
               "run owners: the uid owning each durable run (single-step runs keep theirs in"
                   + " submitters); runs from before have none",
-              (db, key) -> RunOwners.addColumn(db)));
+              (db, key) -> RunOwners.addColumn(db)),
+          StoreMigration.ddl(
+              12,
+              "JCP uses: each minted child's run count and release, and the nonces of"
+                  + " authenticated events until they expire (a replayed event mints nothing)",
+              JcpTable.USE_DDL));
 
   /** The version this code writes and reads. */
   static final int LATEST = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
