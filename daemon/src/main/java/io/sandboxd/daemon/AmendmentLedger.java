@@ -16,6 +16,9 @@ interface AmendmentLedger {
         public Attestation.Jcp jcpOf(String runId) {
           return null;
         }
+
+        @Override
+        public void checkResume(String runId) {}
       };
 
   /** Whether an amendment applied to the run put {@code grantsId} in force. */
@@ -26,4 +29,10 @@ interface AmendmentLedger {
    * applied to it, in order; null when there are neither.
    */
   Attestation.Jcp jcpOf(String runId);
+
+  /**
+   * Refuses (naming the rule) to resume a run whose minted child no longer holds: released, its
+   * parent released, or expired. A resume continues a run already counted, so it is no new use.
+   */
+  void checkResume(String runId);
 }

@@ -724,6 +724,8 @@ final class DurableRuns {
       throw new DurableRunException.Refused(
           "module: the snapshot is of module " + snapshot.module() + ", the run's is " + unit);
     }
+    // A run under a minted child resumes only while the child holds (not released, unexpired).
+    amendments.checkResume(runId);
     Admission.Admitted a =
         supervisor.admission().admit(caller, module, run.grantsJson(), run.entry(), offer);
     try {

@@ -136,6 +136,14 @@ final class LiveAmendments implements AmendmentLedger {
         applied);
   }
 
+  @Override
+  public void checkResume(String runId) {
+    List<Envelope> chain = runs.chain(runId);
+    if (!chain.isEmpty()) {
+      standing.checkHeld(RunSegment.fromCore(chain.get(0).core()).grantsId());
+    }
+  }
+
   private Optional<StandingGrants.Resolved> minted(String runId) {
     List<Envelope> chain = runs.chain(runId);
     if (chain.isEmpty()) {

@@ -293,6 +293,22 @@ public final class StandingGrants {
    * or it started {@code child_use.max_uses} runs already; else the use is counted, fsynced.
    */
   public synchronized Resolved use(String ref) {
+    Resolved r = check(ref, true);
+    table.countUse(r.child());
+    return r;
+  }
+
+  /**
+   * Refuses, as {@link #use} does but counting nothing, when the child minted here with {@code
+   * grantsId} was released or expired; a grant minted elsewhere (or none) passes.
+   */
+  public synchronized void checkHeld(String grantsId) {
+    if (table.childByGrantsId(grantsId).isPresent()) {
+      check(grantsId, false);
+    }
+  }
+
+  private Resolved check(String ref, boolean counted) {
     Resolved r = resolve(ref);
     JcpMintPolicy p = JcpMintPolicy.verified(table.record(r.policy()).orElseThrow());
     JcpChild child = JcpChild.fromCore(table.record(r.child()).orElseThrow().core());
@@ -300,12 +316,14 @@ public final class StandingGrants {
     boolean parentHeld = table.policy(r.policy()).map(JcpTable.Policy::parentHeld).orElse(false);
     Optional<ChildUse.Refused> refused =
         ChildUse.check(
-            p, child, new ChildUse.State(u.uses(), u.released(), parentHeld), clock.getAsLong());
+            p,
+            child,
+            new ChildUse.State(counted ? u.uses() : 0, u.released(), parentHeld),
+            clock.getAsLong());
     if (refused.isPresent()) {
       throw new JcpRefusedException(
           refused.get().rule(), "child " + r.child() + ": " + refused.get().detail());
     }
-    table.countUse(r.child());
     return r;
   }
 

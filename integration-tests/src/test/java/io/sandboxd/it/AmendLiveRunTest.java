@@ -103,6 +103,7 @@ class AmendLiveRunTest {
   static String agent;
   static String childGrantsId;
   static String childJson;
+  static String policy;
   static byte[] module;
 
   static SigningKey key(int first) {
@@ -140,7 +141,7 @@ class AmendLiveRunTest {
             10,
             List.of(new JcpMintPolicy.Trigger("task", CanonicalJson.parse("{}"))),
             4_000_000_000_000L);
-    String policy =
+    policy =
         client
             .jcp()
             .addMintPolicy(
@@ -422,5 +423,49 @@ class AmendLiveRunTest {
                             .setGrantsJson(CEILING)
                             .build()));
     assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), e.getMessage());
+  }
+
+  @Test
+  void aParkedRunWhoseChildWasReleasedDoesNotResume() throws Exception {
+    // A child of its own (another budget, so another grants_id): releasing it touches no other
+    // test.
+    String own = CEILING.replace("\"cpu_time_ms\":600000", "\"cpu_time_ms\":599999");
+    String grantsId =
+        client
+            .jcp()
+            .mintEvent(
+                MintEventRequest.newBuilder()
+                    .setPolicy(policy)
+                    .setEventJson(
+                        StandingGrantsTest.signedBy(
+                            issuer,
+                            "{\"type\":\"task\"}",
+                            "release-test",
+                            System.currentTimeMillis() + 600_000))
+                    .setGrantsJson(own)
+                    .build())
+            .getGrantsId();
+    String run =
+        client
+            .stub()
+            .submit(
+                SubmitRequest.newBuilder()
+                    .setModule(ByteString.copyFrom(module))
+                    .setMintedGrants("b3:" + grantsId)
+                    .setEntry("step")
+                    .setDetach(true)
+                    .build())
+            .getRunId();
+    assertEquals(
+        "parked",
+        client.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    DaemonProcess.Result rel = ctl("jcp", "release", grantsId);
+    assertEquals(0, rel.exit(), rel.err());
+    StatusRuntimeException e =
+        refusedBy(
+            "released",
+            () -> client.stub().resumeRun(ResumeRunRequest.newBuilder().setRunId(run).build()));
+    assertTrue(e.getStatus().getDescription().contains("child "), e.getMessage());
+    assertEquals("parked", state(run), "the refused resume changed nothing");
   }
 }
