@@ -12,8 +12,9 @@ import java.util.Set;
  * A standing grant's mint policy ({@code jcp.mint-policy/1}, WIRE.md §2.11), signed by the issuer:
  * the holder may mint children of the parent grant, each within {@code ceiling}, on matching
  * events, at most {@code maxChildren} in all and {@code rateMax} per sliding {@code rateWindowMs},
- * until {@code notAfterMs}. The ceiling is kept as its JSON tree: the grant model lives in the
- * enforcer.
+ * until {@code notAfterMs}; each child, when {@code childUse} is set, for at most {@code ttl_ms}
+ * after it was minted and for at most {@code max_uses} runs. The ceiling is kept as its JSON tree:
+ * the grant model lives in the enforcer.
  */
 public record JcpMintPolicy(
     String issuer,
@@ -24,7 +25,8 @@ public record JcpMintPolicy(
     long rateWindowMs,
     long rateMax,
     List<Trigger> triggers,
-    long notAfterMs) {
+    long notAfterMs,
+    ChildUse childUse) {
 
   public static final String SCHEMA = "jcp.mint-policy/1";
 
@@ -41,7 +43,40 @@ public record JcpMintPolicy(
           "max_children",
           "rate",
           "triggers",
-          "not_after_ms");
+          "not_after_ms",
+          "child_use");
+
+  /** A policy whose children are bounded only by the policy's own {@code not_after_ms}. */
+  public JcpMintPolicy(
+      String issuer,
+      String holder,
+      String parentGrantsId,
+      JsonNode ceiling,
+      long maxChildren,
+      long rateWindowMs,
+      long rateMax,
+      List<Trigger> triggers,
+      long notAfterMs) {
+    this(
+        issuer,
+        holder,
+        parentGrantsId,
+        ceiling,
+        maxChildren,
+        rateWindowMs,
+        rateMax,
+        triggers,
+        notAfterMs,
+        null);
+  }
+
+  /**
+   * {@code child_use} (omitted when absent): a minted child may start runs for {@code ttlMs} after
+   * its {@code minted_ms}, and at most {@code maxUses} of them.
+   */
+  public record ChildUse(long ttlMs, long maxUses) {
+    static final Set<String> FIELDS = Set.of("ttl_ms", "max_uses");
+  }
 
   public JcpMintPolicy {
     ceiling = ceiling.deepCopy();
@@ -110,6 +145,9 @@ public record JcpMintPolicy(
     ArrayNode t = o.putArray("triggers");
     triggers.forEach(x -> t.add(x.toJson()));
     o.put("not_after_ms", notAfterMs);
+    if (childUse != null) {
+      o.putObject("child_use").put("ttl_ms", childUse.ttlMs()).put("max_uses", childUse.maxUses());
+    }
     return o;
   }
 
@@ -134,7 +172,10 @@ public record JcpMintPolicy(
         window,
         rate.u64("max"),
         r.list("triggers", Trigger::fromJson),
-        r.u64("not_after_ms"));
+        r.u64("not_after_ms"),
+        r.optionalObject("child_use", ChildUse.FIELDS)
+            .map(u -> new ChildUse(u.u64("ttl_ms"), u.u64("max_uses")))
+            .orElse(null));
   }
 
   /** A required Ed25519 public key field, checked to be a valid point. */

@@ -326,7 +326,11 @@ public final class Daemon implements AutoCloseable {
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
       StandingGrants standing =
-          StandingGrants.open(paths.keyFile().getParent(), store, config.standing().maxPolicies());
+          StandingGrants.open(
+              paths.keyFile().getParent(),
+              store,
+              config.standing().maxPolicies(),
+              config.standing().eventSources());
       DurableRuns durableRuns =
           new DurableRuns(
               supervisor,
@@ -336,7 +340,7 @@ public final class Daemon implements AutoCloseable {
                   meters, attribution, config.pools().idleEstimateMw()),
               paths.stateDir().resolve("durable"));
       LiveAmendments live = new LiveAmendments(standing, durableRuns);
-      durableRuns.acceptAmendments(live::amendedTo);
+      durableRuns.acceptAmendments(live);
       durableRuns.trustBundles(
           new BundleTrust(node.key(), java.util.Set.copyOf(config.durable().trustedNodes())));
       durableRuns.limitStore(

@@ -102,6 +102,8 @@ class AmendLiveRunTest {
   static String holder;
   static String agent;
   static String childGrantsId;
+  static String childJson;
+  static String policy;
   static byte[] module;
 
   static SigningKey key(int first) {
@@ -139,7 +141,7 @@ class AmendLiveRunTest {
             10,
             List.of(new JcpMintPolicy.Trigger("task", CanonicalJson.parse("{}"))),
             4_000_000_000_000L);
-    String policy =
+    policy =
         client
             .jcp()
             .addMintPolicy(
@@ -148,15 +150,21 @@ class AmendLiveRunTest {
                     .setParentJson(PARENT)
                     .build())
             .getAddress();
-    childGrantsId =
+    var minted =
         client
             .jcp()
             .mintEvent(
                 MintEventRequest.newBuilder()
                     .setPolicy(policy)
-                    .setEventJson("{\"type\":\"task\"}")
-                    .build())
-            .getGrantsId();
+                    .setEventJson(
+                        StandingGrantsTest.signedBy(
+                            issuer,
+                            "{\"type\":\"task\"}",
+                            "amend-live",
+                            System.currentTimeMillis() + 600_000))
+                    .build());
+    childGrantsId = minted.getGrantsId();
+    childJson = minted.getChild();
     assertEquals(grants(CEILING).grantsId(), childGrantsId);
   }
 
@@ -222,6 +230,29 @@ class AmendLiveRunTest {
         .amendRun(AmendRunRequest.newBuilder().setRunId(run).setAmendment(a.toJsonLine()).build());
   }
 
+  static List<Envelope> envelopes(String lines) {
+    return lines
+        .lines()
+        .filter(l -> !l.isBlank())
+        .map(l -> Envelope.fromJson(CanonicalJson.parse(l)))
+        .toList();
+  }
+
+  static Envelope childEnvelope() {
+    return Envelope.fromJson(CanonicalJson.parse(childJson));
+  }
+
+  static String nodeKey() throws java.io.IOException {
+    var m = java.util.regex.Pattern.compile(" key ([0-9a-f]{64})").matcher(daemon.log());
+    assertTrue(m.find(), daemon.log());
+    return m.group(1);
+  }
+
+  static DaemonProcess.Result verify(String input) throws Exception {
+    return DaemonProcess.sandboxctl(
+        input.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", nodeKey());
+  }
+
   static String state(String run) {
     return client
         .stub()
@@ -278,12 +309,77 @@ class AmendLiveRunTest {
     String log = log(run);
     assertEquals("allowed\ndenied\n", log, "allowed before the amendment, DENIED after it");
 
-    // The segment written after the amendment carries new_grants_id.
+    // The segment that ran under the child grant ends where the amendment took effect and is
+    // sealed under the child grant; the segments after it name new_grants_id (issue 23 item 4).
     DaemonProcess.Result shown = ctl("runs", "show", run, "--export");
     assertEquals(0, shown.exit(), shown.err());
+    List<Envelope> exported = envelopes(shown.out());
+    List<RunSegment> segs =
+        exported.stream()
+            .filter(e -> e.schema().orElse("").equals(RunSegment.SCHEMA))
+            .map(e -> RunSegment.fromCore(e.core()))
+            .toList();
+    String tighter = grants(TIGHTER).grantsId();
+    assertEquals(
+        List.of("execute", "suspend", "resume", "execute", "suspend", "resume", "execute"),
+        segs.stream().map(x -> x.kind().name()).toList(),
+        "the client's park, then the amendment's: " + shown.out());
+    assertEquals(
+        List.of(
+            childGrantsId,
+            childGrantsId,
+            childGrantsId,
+            childGrantsId,
+            childGrantsId,
+            tighter,
+            tighter),
+        segs.stream().map(RunSegment::grantsId).toList());
+    // The signed amendment travels with the chain (after the segments, with policy and child).
     assertTrue(
-        shown.out().contains(grants(TIGHTER).grantsId()),
-        "later segments name the amended grants: " + shown.out());
+        exported.stream().anyMatch(e -> e.address().equals(good.address())),
+        "the export carries the amendment: " + shown.out());
+    var rec =
+        client
+            .stub()
+            .getRecords(
+                io.sandboxd.daemon.rpc.GetRecordsRequest.newBuilder().setRunId(run).build());
+    io.sandboxd.attest.Attestation att =
+        io.sandboxd.attest.Attestation.fromCore(
+            Envelope.fromJson(CanonicalJson.parse(rec.getAttestations(0))).core());
+    assertEquals(tighter, att.grantsId(), "the final segment's grants");
+    assertEquals(List.of(good.address()), att.jcp().amendments());
+    assertEquals(childEnvelope().address(), att.jcp().child());
+
+    // Offline verify: the whole chain with its JCP records is valid; tampered variants are not.
+    StringBuilder all = new StringBuilder();
+    rec.getSegmentsList().forEach(x -> all.append(x).append('\n'));
+    rec.getReceiptsList().forEach(x -> all.append(x).append('\n'));
+    rec.getAttestationsList().forEach(x -> all.append(x).append('\n'));
+    String jcp = String.join("\n", rec.getJcpList()) + "\n";
+    DaemonProcess.Result v = verify(all + jcp);
+    assertEquals(0, v.exit(), v.err() + v.out());
+    assertTrue(v.out().contains("1 amendment(s), each issuer-signed and tightening"), v.out());
+    // Without the amendment the change of grants_id at the resume is unexplained.
+    DaemonProcess.Result dropped = verify(all + jcp.replace(good.toJsonLine() + "\n", ""));
+    assertEquals(1, dropped.exit(), dropped.out());
+    assertTrue(dropped.err().contains("seq 5 of run " + run), dropped.err());
+    // The same amendment twice: a replay, named.
+    DaemonProcess.Result replayed = verify(all + jcp + good.toJsonLine() + "\n");
+    assertEquals(1, replayed.exit(), replayed.out());
+    assertTrue(
+        replayed.err().contains(good.address() + ": amendment: rule replay:"), replayed.err());
+    // A widening one by the issuer, and one signed by a stranger: each named by its address.
+    Envelope widens = amendment(cpEnv.address(), WIDER, issuer);
+    DaemonProcess.Result wide = verify(all + jcp + widens.toJsonLine() + "\n");
+    assertEquals(1, wide.exit(), wide.out());
+    assertTrue(
+        wide.err().contains(widens.address() + ": amendment: rule tighten_only:"), wide.err());
+    Envelope forged = amendment(cpEnv.address(), TIGHTER, stranger);
+    DaemonProcess.Result notIssuer =
+        verify(all + jcp.replace(good.toJsonLine(), forged.toJsonLine()));
+    assertEquals(1, notIssuer.exit(), notIssuer.out());
+    assertTrue(
+        notIssuer.err().contains(forged.address() + ": amendment: rule issuer:"), notIssuer.err());
 
     // The same amendment again: replay.
     refusedBy("replay", () -> amendRpc(run, good));
@@ -327,5 +423,49 @@ class AmendLiveRunTest {
                             .setGrantsJson(CEILING)
                             .build()));
     assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), e.getMessage());
+  }
+
+  @Test
+  void aParkedRunWhoseChildWasReleasedDoesNotResume() throws Exception {
+    // A child of its own (another budget, so another grants_id): releasing it touches no other
+    // test.
+    String own = CEILING.replace("\"cpu_time_ms\":600000", "\"cpu_time_ms\":599999");
+    String grantsId =
+        client
+            .jcp()
+            .mintEvent(
+                MintEventRequest.newBuilder()
+                    .setPolicy(policy)
+                    .setEventJson(
+                        StandingGrantsTest.signedBy(
+                            issuer,
+                            "{\"type\":\"task\"}",
+                            "release-test",
+                            System.currentTimeMillis() + 600_000))
+                    .setGrantsJson(own)
+                    .build())
+            .getGrantsId();
+    String run =
+        client
+            .stub()
+            .submit(
+                SubmitRequest.newBuilder()
+                    .setModule(ByteString.copyFrom(module))
+                    .setMintedGrants("b3:" + grantsId)
+                    .setEntry("step")
+                    .setDetach(true)
+                    .build())
+            .getRunId();
+    assertEquals(
+        "parked",
+        client.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    DaemonProcess.Result rel = ctl("jcp", "release", grantsId);
+    assertEquals(0, rel.exit(), rel.err());
+    StatusRuntimeException e =
+        refusedBy(
+            "released",
+            () -> client.stub().resumeRun(ResumeRunRequest.newBuilder().setRunId(run).build()));
+    assertTrue(e.getStatus().getDescription().contains("child "), e.getMessage());
+    assertEquals("parked", state(run), "the refused resume changed nothing");
   }
 }

@@ -130,9 +130,27 @@ class StandingGrantsTest {
         .mintEvent(
             MintEventRequest.newBuilder()
                 .setPolicy(policy)
-                .setEventJson(event)
+                .setEventJson(event.contains("\"signature\"") ? event : signed(event))
                 .setGrantsJson(grants)
                 .build());
+  }
+
+  static final java.util.concurrent.atomic.AtomicInteger NONCES =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** {@code doc} as an authenticated event: issuer-signed, a fresh nonce, ten minutes to live. */
+  static String signed(String doc) {
+    return signedBy(
+        issuer, doc, "it-" + NONCES.incrementAndGet(), System.currentTimeMillis() + 600_000);
+  }
+
+  static String signedBy(SigningKey key, String doc, String nonce, long notAfterMs) {
+    ObjectNode core = CanonicalJson.mapper().createObjectNode();
+    core.put("schema", "jcp.event/1");
+    core.set("event", CanonicalJson.parse(doc));
+    core.put("nonce", nonce);
+    core.put("not_after_ms", notAfterMs);
+    return Envelope.sign(core, key).toJsonLine();
   }
 
   /** The refusal's code, and that its message names {@code rule}. */
@@ -185,7 +203,7 @@ class StandingGrantsTest {
     assertEquals(p.address(), added.out().strip());
 
     DaemonProcess.Result minted =
-        ctl("jcp", "event", p.address(), write("event.json", EVENT).toString());
+        ctl("jcp", "event", p.address(), write("event.json", signed(EVENT)).toString());
     assertEquals(0, minted.exit(), minted.err());
     String grantsId = minted.out().strip();
     assertEquals(Grants.parse(CEILING.getBytes(StandardCharsets.UTF_8)).grantsId(), grantsId);
@@ -230,7 +248,7 @@ class StandingGrantsTest {
             "jcp",
             "event",
             addr,
-            write("event.json", EVENT).toString(),
+            write("event.json", signed(EVENT)).toString(),
             "--grants",
             write("wide.json", WIDE_CHILD).toString());
     assertEquals(1, r.exit(), r.err());
@@ -402,5 +420,117 @@ class StandingGrantsTest {
             + " ratio %.2f%n",
         mintsPerS, n, rpcPerS, mintsPerS / rpcPerS);
     assertTrue(mintNs > 0);
+  }
+
+  static Envelope policyWithUse(String parent, long ttlMs, long maxUses) {
+    JcpMintPolicy p =
+        new JcpMintPolicy(
+            issuer.publicKey().hex(),
+            holder,
+            Grants.parse(parent.getBytes(StandardCharsets.UTF_8)).grantsId(),
+            CanonicalJson.parse(CEILING),
+            100,
+            1,
+            100,
+            List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
+            FAR,
+            new JcpMintPolicy.ChildUse(ttlMs, maxUses));
+    return Envelope.sign(p.toCore(), issuer);
+  }
+
+  /** Runs hello.wasm under the minted child, through the CLI. */
+  static DaemonProcess.Result runUnder(String grantsId) throws Exception {
+    Path hello = DaemonProcess.ROOT.resolve("examples/hello.wasm");
+    return ctl("run", hello.toString(), "--grants", "b3:" + grantsId);
+  }
+
+  @Test
+  @Order(10)
+  void aReplayedOrUnauthenticatedEventMintsNothing() throws Exception {
+    String parent4 = PARENT.replace("10000,", "10003,");
+    String addr = addOver(policyOver(parent4, 100, 1, 100), parent4);
+    String once = signed(EVENT);
+    Envelope first = Envelope.fromJson(CanonicalJson.parse(mint(addr, once, "").getChild()));
+    // The identical event again, also through the CLI: refused naming the nonce, nothing minted.
+    StatusRuntimeException replay =
+        assertThrows(StatusRuntimeException.class, () -> mint(addr, once, ""));
+    assertEquals(Status.Code.PERMISSION_DENIED, replay.getStatus().getCode());
+    assertTrue(
+        replay.getStatus().getDescription().startsWith("rule event_nonce:")
+            && replay.getStatus().getDescription().contains("it-"),
+        replay.getStatus().getDescription());
+    DaemonProcess.Result cli = ctl("jcp", "event", addr, write("replay.json", once).toString());
+    assertEquals(1, cli.exit(), cli.out());
+    assertTrue(cli.err().contains("rule event_nonce:"), cli.err());
+    // A key that is neither the issuer nor a configured event source; an expired event; a bare one.
+    SigningKey stranger = SigningKey.generate();
+    StatusRuntimeException bySigner =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                mint(
+                    addr,
+                    signedBy(stranger, EVENT, "s-1", System.currentTimeMillis() + 60_000),
+                    ""));
+    assertTrue(
+        bySigner.getStatus().getDescription().startsWith("rule event_signer:")
+            && bySigner.getStatus().getDescription().contains(stranger.publicKey().hex()),
+        bySigner.getStatus().getDescription());
+    refused(
+        "event_not_after_ms",
+        () -> mint(addr, signedBy(issuer, EVENT, "x-1", System.currentTimeMillis() - 1), ""));
+    StatusRuntimeException bare =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                client
+                    .jcp()
+                    .mintEvent(
+                        MintEventRequest.newBuilder().setPolicy(addr).setEventJson(EVENT).build()));
+    assertEquals(Status.Code.INVALID_ARGUMENT, bare.getStatus().getCode());
+    // Exactly one child was minted: the next is seq 1 after the first.
+    Envelope next = Envelope.fromJson(CanonicalJson.parse(mint(addr, EVENT, "").getChild()));
+    assertEquals(1, JcpChild.fromCore(next.core()).seq());
+    assertEquals(first.address(), JcpChild.fromCore(next.core()).prev());
+  }
+
+  @Test
+  @Order(11)
+  void aChildIsRefusedOnceUsedUpExpiredOrReleased() throws Exception {
+    String parent5 = PARENT.replace("10000,", "10004,");
+    // One run per child: the second is refused naming child_use.max_uses.
+    String once = addOver(policyWithUse(parent5, 600_000, 1), parent5);
+    String g1 = mint(once, EVENT, "").getGrantsId();
+    DaemonProcess.Result ok = runUnder(g1);
+    assertEquals(0, ok.exit(), ok.err());
+    DaemonProcess.Result again = runUnder(g1);
+    assertEquals(2, again.exit(), again.out());
+    assertTrue(again.err().contains("rule child_use.max_uses:"), again.err());
+    // A child living 1 ms: used after that, refused naming child_use.ttl_ms.
+    String parent6 = PARENT.replace("10000,", "10005,");
+    String brief = addOver(policyWithUse(parent6, 1, 10), parent6);
+    String g2 = mint(brief, EVENT, "").getGrantsId();
+    Thread.sleep(20);
+    DaemonProcess.Result late = runUnder(g2);
+    assertEquals(2, late.exit(), late.out());
+    assertTrue(late.err().contains("rule child_use.ttl_ms:"), late.err());
+    // `jcp release` of the child itself, then of a parent: each refuses the next run.
+    String parent7 = PARENT.replace("10000,", "10006,");
+    String roomy = addOver(policyWithUse(parent7, 600_000, 10), parent7);
+    String g3 = mint(roomy, EVENT, "").getGrantsId();
+    assertEquals(0, runUnder(g3).exit());
+    DaemonProcess.Result rel = ctl("jcp", "release", g3);
+    assertEquals(0, rel.exit(), rel.err());
+    DaemonProcess.Result released = runUnder(g3);
+    assertEquals(2, released.exit(), released.out());
+    assertTrue(released.err().contains("rule released:"), released.err());
+    String g4 = mint(roomy, EVENT, CEILING.replace("2000,", "1999,")).getGrantsId();
+    assertEquals(
+        0,
+        ctl("jcp", "release", Grants.parse(parent7.getBytes(StandardCharsets.UTF_8)).grantsId())
+            .exit());
+    DaemonProcess.Result orphan = runUnder(g4);
+    assertEquals(2, orphan.exit(), orphan.out());
+    assertTrue(orphan.err().contains("rule parent_held:"), orphan.err());
   }
 }

@@ -147,7 +147,12 @@ final class JcpCommand implements Runnable {
     @Parameters(index = "0", paramLabel = "POLICY", description = "Policy address (hex or b3:).")
     String policy;
 
-    @Parameters(index = "1", paramLabel = "EVENT.json", description = "The event (has a type).")
+    @Parameters(
+        index = "1",
+        paramLabel = "EVENT.json",
+        description =
+            "The event: a jcp.event/1 envelope (the event document, a nonce, not_after_ms) signed"
+                + " by the policy's issuer or a standing.event_sources key.")
     Path event;
 
     @Option(
@@ -196,9 +201,14 @@ final class JcpCommand implements Runnable {
   /** `jcp release PARENT_GRANTS_ID`. */
   @Command(
       name = "release",
-      description = "Stop holding a parent grant: its policies mint nothing more.")
+      description =
+          "Stop holding a parent grant (its policies mint nothing more and its children start no"
+              + " run), or release the children minted with a grants_id (they start no run).")
   static final class Release implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "GRANTS_ID", description = "The parent's grants_id.")
+    @Parameters(
+        index = "0",
+        paramLabel = "GRANTS_ID",
+        description = "A parent's or a minted child's grants_id.")
     String parent;
 
     @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")

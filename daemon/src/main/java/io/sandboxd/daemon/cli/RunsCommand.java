@@ -120,6 +120,8 @@ final class RunsCommand implements Runnable {
                 c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
             if (export) {
               rec.getSegmentsList().forEach(System.out::println);
+              // The JCP records travel with the chain, so verify can check its amendments offline.
+              rec.getJcpList().forEach(System.out::println);
               return 0;
             }
             System.out.println("run        " + r.getRunId());
@@ -148,6 +150,7 @@ final class RunsCommand implements Runnable {
             rec.getAttestationsList().forEach(x -> System.out.println("attestation " + x));
             rec.getSegmentsList().forEach(x -> System.out.println("segment     " + x));
             rec.getClaimsList().forEach(x -> System.out.println("claim       " + x));
+            rec.getJcpList().forEach(x -> System.out.println("jcp         " + x));
             return 0;
           });
     }

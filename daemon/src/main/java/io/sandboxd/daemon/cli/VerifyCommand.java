@@ -69,6 +69,12 @@ final class VerifyCommand implements Callable<Integer> {
       System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
+    // JCP records are signed by their own principals (issuer, holder, agent; WIRE.md §2.11), not
+    // the node: they are checked against the run's chain by their rules, not against --signer.
+    List<Envelope> jcp = envelopes.stream().filter(VerifyCommand::isJcp).toList();
+    if (!jcp.isEmpty() && jcp.size() < envelopes.size()) {
+      envelopes = envelopes.stream().filter(e -> !isJcp(e)).toList();
+    }
     Set<String> named = new LinkedHashSet<>();
     envelopes.forEach(e -> named.add(e.publicKey()));
     if (SignerPolicy.requiredAny(expected, "verify", Input.name(file), named).isEmpty()) {
@@ -82,6 +88,15 @@ final class VerifyCommand implements Callable<Integer> {
       return 1;
     }
     EvidenceBundle.Verdict.Valid ok = (EvidenceBundle.Verdict.Valid) verdict;
+    List<String> amended = new ArrayList<>();
+    if (!jcp.isEmpty() && jcp != envelopes) {
+      Optional<String> bad = JcpEvidence.check(envelopes, jcp, amended);
+      if (bad.isPresent()) {
+        System.err.println("invalid at " + bad.get());
+        System.out.println("signer " + String.join(", ", ok.signers()) + " (" + how + ")");
+        return 1;
+      }
+    }
     // A manifest's pinned label sits outside the signed core: it must match the core's image.
     for (Labelled m : manifests) {
       if (m.envelope().verify(Optional.empty()) instanceof Verification.Invalid inv) {
@@ -117,6 +132,7 @@ final class VerifyCommand implements Callable<Integer> {
                 + t.idleUj());
       }
     }
+    amended.forEach(System.out::println);
     int loose = ok.receipts() + ok.attestations() + ok.others();
     if (envelopes.size() > 1 && loose > 0) {
       System.out.println(
@@ -130,6 +146,10 @@ final class VerifyCommand implements Callable<Integer> {
     }
     System.out.println("signer " + String.join(", ", ok.signers()) + " (" + how + ")");
     return 0;
+  }
+
+  private static boolean isJcp(Envelope e) {
+    return e.schema().orElse("").startsWith("jcp.");
   }
 
   private static int chainLength(EvidenceBundle.Verdict.Valid ok, String runId) {

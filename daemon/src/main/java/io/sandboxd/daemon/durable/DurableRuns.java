@@ -49,7 +49,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiPredicate;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
@@ -81,8 +80,24 @@ public final class DurableRuns {
   private final Map<String, ParkSignal> running = new ConcurrentHashMap<>();
   // Physical memory, over which the node's idle draw is apportioned to parked runs.
   private final long nodeMemoryBytes = PoolWiring.nodeMemoryBytes();
-  // Whether an applied amendment of the run (JCP, WIRE.md §2.11) put this grants_id in force.
-  private volatile BiPredicate<String, String> amendedTo = (run, grantsId) -> false;
+  // The run's applied amendments and minted grant (JCP, WIRE.md §2.11).
+  private volatile AmendmentLedger amendments = AmendmentLedger.NONE;
+  // Runs an amendment asked to park so that their segment ends where it takes effect, and runs a
+  // client asked to park (which stay parked even when an amendment asked too).
+  private final Set<String> splits = ConcurrentHashMap.newKeySet();
+  private final Set<String> clientParks = ConcurrentHashMap.newKeySet();
+  // Amendments waiting for their run's next park boundary, where they take effect.
+  private final Map<String, PendingAmendment> pending = new ConcurrentHashMap<>();
+  // The park signal a run's thread currently runs under (a resume by the node replaces it).
+  private final ThreadLocal<ParkSignal> threadSignal = new ThreadLocal<>();
+
+  /** How long an amendment waits for a boundary before it takes effect inside the segment. */
+  public static final long AMEND_BOUNDARY_WAIT_MS = 5_000;
+
+  /** An accepted amendment handed to its running run, and what to do once it is in force. */
+  private record PendingAmendment(
+      Grants grants, Runnable record, java.util.concurrent.CompletableFuture<Void> applied) {}
+
   private final Object changed = new Object();
 
   public DurableRuns(
@@ -170,6 +185,7 @@ public final class DurableRuns {
     Thread t =
         new Thread(
             () -> {
+              threadSignal.set(park);
               try (SubmitterPolicy.Slot slot = a.slot()) {
                 step(runId, a, offer, seq, prev, resume, carriedTaint, before, park);
               } catch (RuntimeException | Error e) {
@@ -188,7 +204,22 @@ public final class DurableRuns {
                   LOG.log(Level.SEVERE, "durable run " + runId + ": state not stored", stored);
                 }
               } finally {
-                running.remove(runId);
+                // Only this thread's own signal: a client may have resumed the run on a new one.
+                boolean mine = running.remove(runId, threadSignal.get());
+                PendingAmendment late = mine ? pending.remove(runId) : null;
+                if (mine) {
+                  splits.remove(runId);
+                  clientParks.remove(runId);
+                }
+                if (late != null) {
+                  late.applied()
+                      .completeExceptionally(
+                          new DurableRunException.Refused(
+                              "run "
+                                  + runId
+                                  + " ended before reaching a boundary where the amendment could"
+                                  + " take effect; nothing was amended"));
+                }
                 synchronized (changed) {
                   changed.notifyAll();
                 }
@@ -233,14 +264,9 @@ public final class DurableRuns {
       }
     }
     RecordSealer sealer = supervisor.sealer();
-    // An amendment accepted while the segment ran holds its records to the tighter grant.
-    Admission.Admitted held =
-        park.amended()
-            .map(
-                g ->
-                    new Admission.Admitted(
-                        g, a.unit(), a.entry(), a.module(), a.compileCpuNanos(), a.slot()))
-            .orElse(a);
+    // A segment is sealed under the grants it started with: an amendment accepted while it ran
+    // (enforced from its next host call) takes effect in the records at the segment's end.
+    Admission.Admitted held = a;
     String grantsId = held.grants().grantsId();
     Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
     long now = System.currentTimeMillis();
@@ -274,10 +300,30 @@ public final class DurableRuns {
               "",
               Optional.empty()));
       LOG.info(() -> "durable run " + runId + " parked at seq " + (seq + 1));
+      boolean split = splits.remove(runId);
+      boolean client = clientParks.remove(runId);
+      PendingAmendment p = pending.remove(runId);
+      if (p != null) {
+        // The amendment takes effect here: the segments just sealed ran under the wider grant.
+        try {
+          table.setGrants(
+              runId,
+              CanonicalJson.canonicalString(p.grants().canonicalTree()),
+              p.grants().grantsId());
+          p.record().run();
+          p.applied().complete(null);
+        } catch (RuntimeException e) {
+          p.applied().completeExceptionally(e);
+          throw e;
+        }
+      }
+      if ((split || p != null) && !client) {
+        continueAmended(runId, a, offer, suspendEnv, r.parked().get(), List.copyOf(taint));
+      }
       return;
     }
     // The attestation comes with the execute segment that ends the run (a parked one has none),
-    // under the grants in force at its end (an amendment's, if one was applied while it ran).
+    // under that segment's grants, naming the minted grant and every amendment applied.
     Envelope attestation =
         sealer.attestation(
             held,
@@ -286,7 +332,7 @@ public final class DurableRuns {
             offer.map(OfferedEnvironments.Offer::address).orElse(null),
             io.sandboxd.executor.UnitIo.NONE,
             now,
-            null);
+            amendments.jcpOf(runId));
     table.apply(
         new Change(
             runId,
@@ -374,6 +420,7 @@ public final class DurableRuns {
       throw new DurableRunException.Refused(
           "run " + runId + " is " + r.state() + ", not running: there is nothing to park");
     }
+    clientParks.add(runId);
     park.request();
   }
 
@@ -389,8 +436,72 @@ public final class DurableRuns {
   }
 
   /** Lets a resume accept grants an applied amendment put in force after the suspend. */
-  public void acceptAmendments(BiPredicate<String, String> amendedTo) {
-    this.amendedTo = amendedTo;
+  public void acceptAmendments(AmendmentLedger amendments) {
+    this.amendments = amendments;
+  }
+
+  /** A resume segment's budget: the grant in force, and what the run consumed before it. */
+  private static RunSegment.Budget budgetUnder(Grants inForce, Consumed before) {
+    return new RunSegment.Budget(
+        inForce.compute().cpuTimeMs(),
+        inForce.compute().energyBudgetUj(),
+        before.cpuTimeMs(),
+        before.energyUj());
+  }
+
+  /**
+   * Resumes, on the run's own thread, a run an amendment parked: a resume segment under the amended
+   * grants (nothing was parked for long: no idle energy), then the next execute segment.
+   */
+  private void continueAmended(
+      String runId,
+      Admission.Admitted a,
+      Optional<OfferedEnvironments.Offer> offer,
+      Envelope suspendEnv,
+      InstanceSnapshot snapshot,
+      List<String> taint) {
+    // Registered before the grants are read: an amendment arriving now tightens this signal.
+    ParkSignal next = new ParkSignal();
+    running.put(runId, next);
+    threadSignal.set(next);
+    DurableRunTable.Run run = require(runId);
+    Grants amended = Grants.parse(run.grantsJson().getBytes(StandardCharsets.UTF_8));
+    RunSegment suspend = RunSegment.fromCore(suspendEnv.core());
+    Consumed before = consumed(table.records(runId));
+    Envelope resumeEnv =
+        supervisor
+            .sealer()
+            .resume(
+                suspendEnv,
+                suspend,
+                amended.grantsId(),
+                budgetUnder(amended, before),
+                0,
+                idle.provenance(),
+                System.currentTimeMillis());
+    if (!table.apply(
+        new Change(
+            runId,
+            List.of(new Segment(resumeEnv, "")),
+            List.of(),
+            State.running,
+            "",
+            Optional.of(suspendEnv.address())))) {
+      return;
+    }
+    LOG.info(
+        () -> "durable run " + runId + " continues under amended grants " + amended.grantsId());
+    step(
+        runId,
+        new Admission.Admitted(
+            amended, a.unit(), a.entry(), a.module(), a.compileCpuNanos(), a.slot()),
+        offer,
+        suspend.seq() + 2,
+        resumeEnv.address(),
+        Optional.of(snapshot),
+        taint,
+        before,
+        next);
   }
 
   // Seals exports and decides which bundles are imported (issue 23).
@@ -431,12 +542,77 @@ public final class DurableRuns {
     ParkSignal park = running.get(runId);
     if (park != null) {
       park.tighten(newGrants);
+      // The segment running now ends at its next boundary, so the records name the grants each
+      // part ran under (WIRE.md §2.11).
+      splits.add(runId);
+      park.request();
     }
+  }
+
+  /**
+   * Puts an accepted amendment in force where the run's current segment ends: a parked run at once
+   * (its resume names the new grants); a running one is asked to park, and at that boundary the new
+   * grants are stored, {@code record} runs, and the run resumes under them on its own thread. A run
+   * that reaches no boundary within {@code waitMs} is held to the new grants from its next host
+   * call (inside the segment, which stays sealed under the grants it started with) and still parks
+   * and resumes at its next boundary. A run that ends first is not amended.
+   */
+  public void amendAtBoundary(String runId, Grants newGrants, Runnable record, long waitMs) {
+    DurableRunTable.Run r = require(runId);
+    ParkSignal park = running.get(runId);
+    if (r.state() != State.running || park == null) {
+      amend(runId, newGrants);
+      record.run();
+      return;
+    }
+    if (Attenuation.check(newGrants, Grants.parse(r.grantsJson().getBytes(StandardCharsets.UTF_8)))
+        instanceof Attenuation.Wider w) {
+      throw new JcpRefusedException(
+          "tighten_only", "wider than the grants in force at " + w.path() + ": " + w.reason());
+    }
+    PendingAmendment p =
+        new PendingAmendment(newGrants, record, new java.util.concurrent.CompletableFuture<>());
+    if (pending.putIfAbsent(runId, p) != null) {
+      throw new DurableRunException.Refused(
+          "run " + runId + ": another amendment is waiting for its boundary; retry");
+    }
+    park.request();
+    try {
+      p.applied().get(waitMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+      return;
+    } catch (java.util.concurrent.TimeoutException e) {
+      if (pending.remove(runId, p)) {
+        amend(runId, newGrants);
+        record.run();
+        return;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DurableRunException.Refused("interrupted while amending run " + runId, e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw unwrap(e);
+    }
+    // The run took the amendment at its boundary (or ended) just as the wait ran out.
+    try {
+      p.applied().get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DurableRunException.Refused("interrupted while amending run " + runId, e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw unwrap(e);
+    }
+  }
+
+  private static RuntimeException unwrap(java.util.concurrent.ExecutionException e) {
+    return e.getCause() instanceof RuntimeException re
+        ? re
+        : new IllegalStateException(e.getCause());
   }
 
   /** Parks every running run (a stopping daemon, {@code durable.park_on_stop}). */
   public int parkAll(long timeoutMs) {
     List<String> ids = new ArrayList<>(running.keySet());
+    clientParks.addAll(ids);
     ids.forEach(id -> Optional.ofNullable(running.get(id)).ifPresent(ParkSignal::request));
     long deadline = System.currentTimeMillis() + timeoutMs;
     int parked = 0;
@@ -554,7 +730,8 @@ public final class DurableRuns {
     // The grants: those in force, hashing to the snapshot's grants_id; an offered grant may not
     // be wider (and a tighter one needs an amendment, WIRE.md §2.11).
     Grants inForce = Grants.parse(run.grantsJson().getBytes(StandardCharsets.UTF_8));
-    if (!inForce.grantsId().equals(ref.grantsId()) && !amendedTo.test(runId, inForce.grantsId())) {
+    if (!inForce.grantsId().equals(ref.grantsId())
+        && !amendments.amendedTo(runId, inForce.grantsId())) {
       throw new DurableRunException.Refused(
           "grants: the stored grants hash to "
               + inForce.grantsId()
@@ -600,6 +777,8 @@ public final class DurableRuns {
       throw new DurableRunException.Refused(
           "module: the snapshot is of module " + snapshot.module() + ", the run's is " + unit);
     }
+    // A run under a minted child resumes only while the child holds (not released, unexpired).
+    amendments.checkResume(runId);
     Admission.Admitted a =
         supervisor.admission().admit(caller, module, run.grantsJson(), run.entry(), offer);
     try {
@@ -607,12 +786,7 @@ public final class DurableRuns {
       long idleUj = parkIdleUj(run, suspend, snapshot, now);
       // The grants in force: the frozen ones, or an amendment's applied while parked.
       Consumed before = consumed(records);
-      RunSegment.Budget budget =
-          new RunSegment.Budget(
-              a.grants().compute().cpuTimeMs(),
-              a.grants().compute().energyBudgetUj(),
-              before.cpuTimeMs(),
-              before.energyUj());
+      RunSegment.Budget budget = budgetUnder(a.grants(), before);
       Envelope resumeEnv =
           supervisor
               .sealer()

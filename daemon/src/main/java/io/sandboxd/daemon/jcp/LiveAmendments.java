@@ -6,6 +6,7 @@ import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.JcpAmendment;
 import io.sandboxd.attest.JcpCheckpoint;
 import io.sandboxd.attest.RunSegment;
+import io.sandboxd.daemon.durable.AmendmentLedger;
 import io.sandboxd.daemon.durable.DurableRunException;
 import io.sandboxd.daemon.durable.DurableRuns;
 import io.sandboxd.daemon.run.AdmissionException;
@@ -18,13 +19,14 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * Checkpoints of durable runs under the agent key and the issuer's tighten-only amendments of them
  * (WIRE.md §2.11), applied to the live run between two of its host calls.
  */
-public final class LiveAmendments {
+public final class LiveAmendments implements AmendmentLedger {
   /** Most checkpoints one run keeps: each amendment decision verifies the whole chain. */
   static final int MAX_CHECKPOINTS = 4096;
 
@@ -104,13 +106,17 @@ public final class LiveAmendments {
     }
     Amendments.Accepted ok = (Amendments.Accepted) v;
     // Grants first: a crash before the amendment row leaves a tighter run that may be amended
-    // again with the same record, never a recorded amendment that is not in force.
-    runs.amend(runId, ok.newGrants());
-    table.appendAmendment(runId, env, standing.nowMs());
+    // again with the same record, never a recorded amendment that is not in force. A running
+    // run's segment ends where the amendment takes effect (DurableRuns.amendAtBoundary).
+    runs.amendAtBoundary(
+        runId,
+        ok.newGrants(),
+        () -> table.appendAmendment(runId, env, standing.nowMs()),
+        DurableRuns.AMEND_BOUNDARY_WAIT_MS);
     return ok;
   }
 
-  /** Whether an amendment applied to the run put {@code grantsId} in force. */
+  @Override
   public boolean amendedTo(String runId, String grantsId) {
     for (Envelope a : standing.table().amendments(runId)) {
       if (JcpAmendment.fromCore(a.core()).newGrantsId().equals(grantsId)) {
@@ -118,6 +124,40 @@ public final class LiveAmendments {
       }
     }
     return false;
+  }
+
+  @Override
+  public io.sandboxd.attest.Attestation.Jcp jcpOf(String runId) {
+    List<String> applied =
+        standing.table().amendments(runId).stream().map(Envelope::address).toList();
+    Optional<StandingGrants.Resolved> minted = minted(runId);
+    if (minted.isEmpty() && applied.isEmpty()) {
+      return null;
+    }
+    return new io.sandboxd.attest.Attestation.Jcp(
+        minted.map(StandingGrants.Resolved::policy).orElse(null),
+        minted.map(StandingGrants.Resolved::child).orElse(null),
+        applied);
+  }
+
+  @Override
+  public void checkResume(String runId) {
+    List<Envelope> chain = runs.chain(runId);
+    if (!chain.isEmpty()) {
+      standing.checkHeld(RunSegment.fromCore(chain.get(0).core()).grantsId());
+    }
+  }
+
+  private Optional<StandingGrants.Resolved> minted(String runId) {
+    List<Envelope> chain = runs.chain(runId);
+    if (chain.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(standing.resolve(RunSegment.fromCore(chain.get(0).core()).grantsId()));
+    } catch (JcpRefusedException.NotFound e) {
+      return Optional.empty();
+    }
   }
 
   private static Grants parse(String json) {

@@ -5,14 +5,15 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.JcpCheckpoint;
 import io.sandboxd.attest.JcpChild;
-import io.sandboxd.attest.JcpEvent;
 import io.sandboxd.attest.JcpMintPolicy;
+import io.sandboxd.attest.JcpSignedEvent;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.run.AdmissionException;
 import io.sandboxd.daemon.store.JcpTable;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.enforcer.ChildUse;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.enforcer.GrantsException;
 import io.sandboxd.enforcer.MintRule;
@@ -34,14 +35,32 @@ public final class StandingGrants {
   /** Largest {@code rate.max} accepted: the decision reads that many mint times. */
   static final long MAX_RATE = 1 << 16;
 
+  /** Furthest ahead an event's {@code not_after_ms} may be: its nonce is remembered that long. */
+  static final long MAX_EVENT_TTL_MS = 24L * 60 * 60 * 1000;
+
+  /** Most event nonces remembered at once (expired ones are forgotten first). */
+  static final long MAX_NONCES = 1 << 16;
+
   private final JcpTable table;
   private final SigningKey holder;
   private final SigningKey agent;
   private final long maxPolicies;
   private final LongSupplier clock;
+  private final java.util.Set<String> eventSources;
 
   StandingGrants(
       JcpTable table, SigningKey holder, SigningKey agent, long maxPolicies, LongSupplier clock) {
+    this(table, holder, agent, maxPolicies, clock, java.util.List.of());
+  }
+
+  StandingGrants(
+      JcpTable table,
+      SigningKey holder,
+      SigningKey agent,
+      long maxPolicies,
+      LongSupplier clock,
+      java.util.List<String> eventSources) {
+    this.eventSources = java.util.Set.copyOf(eventSources);
     if (holder.publicKey().equals(agent.publicKey())) {
       throw new IllegalArgumentException("holder and agent keys must differ");
     }
@@ -57,14 +76,16 @@ public final class StandingGrants {
    * keys/agent.ed25519} beside the node key: three distinct keys, so a minted child, a checkpoint
    * and a run record are never signed by the same principal.
    */
-  public static StandingGrants open(Path keyDir, RunStore store, long maxPolicies)
+  public static StandingGrants open(
+      Path keyDir, RunStore store, long maxPolicies, java.util.List<String> eventSources)
       throws IOException {
     return new StandingGrants(
         new JcpTable(store),
         KeyFile.loadOrCreate(keyDir.resolve("holder.ed25519")),
         KeyFile.loadOrCreate(keyDir.resolve("agent.ed25519")),
         maxPolicies,
-        System::currentTimeMillis);
+        System::currentTimeMillis,
+        eventSources);
   }
 
   public PublicKey holderKey() {
@@ -89,7 +110,7 @@ public final class StandingGrants {
     return agent;
   }
 
-  JcpTable table() {
+  public JcpTable table() {
     return table;
   }
 
@@ -159,19 +180,26 @@ public final class StandingGrants {
                         "policy: no mint policy " + address + " on this node"));
     JcpMintPolicy p = JcpMintPolicy.verified(row.envelope());
     StandingGrant sg = standing(p, parseGrants("parent", row.parentJson()));
-    JcpEvent event;
+    Envelope eventEnv;
+    JcpSignedEvent signed;
     try {
-      event = JcpEvent.parse(eventJson.getBytes(StandardCharsets.UTF_8));
-    } catch (AttestException e) {
-      throw new AdmissionException(e.getMessage(), e);
+      eventEnv = Envelope.fromJson(CanonicalJson.parse(eventJson));
+      signed = JcpSignedEvent.verified(eventEnv);
+    } catch (AttestException | IllegalArgumentException e) {
+      throw new AdmissionException(
+          "event: an event that mints is a jcp.event/1 envelope signed by the policy's issuer or"
+              + " a standing.event_sources key (WIRE.md 2.14): "
+              + e.getMessage(),
+          e);
     }
     Grants child = grantsJson.isEmpty() ? sg.ceiling() : parseGrants("grants", grantsJson);
     JcpTable.History h = table.history(address, p.rateMax());
     // Children are chained in time: a clock stepped back never dates one before its prev.
     long now = Math.max(clock.getAsLong(), h.lastMintedMs());
+    JcpTable.Nonce nonce = authenticate(p, eventEnv, signed, now);
     StandingGrant.Verdict v =
         sg.decide(
-            event.doc(),
+            signed.event().doc(),
             child,
             new StandingGrant.MintState(h.minted(), h.recentMs()),
             row.parentHeld(),
@@ -185,24 +213,119 @@ public final class StandingGrants {
             address,
             m.seq(),
             h.lastAddress(),
-            event.address(),
+            eventEnv.address(),
             m.grants().canonicalTree(),
             m.grants().grantsId(),
             now);
     Envelope env = Envelope.sign(c.toCore(), holder);
-    table.appendChild(address, m.seq(), env, c.grantsId(), now);
+    table.appendChild(address, m.seq(), env, c.grantsId(), now, nonce);
     return new Minted(env, c.grantsId(), m.seq());
   }
 
-  /** Stops holding the parent grant {@code grantsId}; returns how many policies name it. */
+  /**
+   * The event's authentication (issue 23): its signer is the policy's issuer or a configured event
+   * source, it has not expired and expires within {@link #MAX_EVENT_TTL_MS}, and its signer never
+   * used its nonce; returns the nonce to remember with the child.
+   */
+  private JcpTable.Nonce authenticate(
+      JcpMintPolicy p, Envelope eventEnv, JcpSignedEvent e, long now) {
+    String signer = eventEnv.publicKey();
+    if (!signer.equals(p.issuer()) && !eventSources.contains(signer)) {
+      throw new JcpRefusedException(
+          "event_signer",
+          "the event is signed by "
+              + signer
+              + ", neither the policy's issuer "
+              + p.issuer()
+              + " nor a standing.event_sources key");
+    }
+    if (e.notAfterMs() < now) {
+      throw new JcpRefusedException(
+          "event_not_after_ms",
+          "the event expired at not_after_ms " + e.notAfterMs() + " (now " + now + ")");
+    }
+    if (e.notAfterMs() - now > MAX_EVENT_TTL_MS) {
+      throw new JcpRefusedException(
+          "event_not_after_ms",
+          "not_after_ms "
+              + e.notAfterMs()
+              + " is more than "
+              + MAX_EVENT_TTL_MS
+              + " ms ahead: its nonce is remembered only that long");
+    }
+    JcpTable.Nonces n = table.nonces(signer, e.nonce(), now);
+    if (n.seen()) {
+      throw new JcpRefusedException(
+          "event_nonce",
+          "nonce "
+              + e.nonce()
+              + " of key "
+              + signer
+              + " minted already: a replayed event mints nothing");
+    }
+    if (n.remembered() >= MAX_NONCES) {
+      throw new JcpRefusedException.Exhausted(
+          "event_nonces",
+          "this node remembers " + MAX_NONCES + " unexpired event nonces; retry when some expire");
+    }
+    return new JcpTable.Nonce(signer, e.nonce(), e.notAfterMs());
+  }
+
+  /**
+   * Stops holding the parent grant {@code grantsId}, or releases the children minted with it;
+   * returns how many policies (or children) it names. A released grant's children start no run.
+   */
   public int release(String grantsId) {
     String id = address("parent_grants_id", grantsId);
     int n = table.releaseParent(id);
     if (n < 0) {
-      throw new JcpRefusedException.NotFound(
-          "parent_grants_id: no parent grant " + id + " is held here");
+      n = table.releaseChildren(id);
+      if (n == 0) {
+        throw new JcpRefusedException.NotFound(
+            "parent_grants_id: no parent grant or minted child " + id + " is held here");
+      }
     }
     return n;
+  }
+
+  /**
+   * {@link #resolve} for a run about to start under the child: refused (naming the rule) when the
+   * child or its parent was released, the policy or the child ({@code child_use.ttl_ms}) expired,
+   * or it started {@code child_use.max_uses} runs already; else the use is counted, fsynced.
+   */
+  public synchronized Resolved use(String ref) {
+    Resolved r = check(ref, true);
+    table.countUse(r.child());
+    return r;
+  }
+
+  /**
+   * Refuses, as {@link #use} does but counting nothing, when the child minted here with {@code
+   * grantsId} was released or expired; a grant minted elsewhere (or none) passes.
+   */
+  public synchronized void checkHeld(String grantsId) {
+    if (table.childByGrantsId(grantsId).isPresent()) {
+      check(grantsId, false);
+    }
+  }
+
+  private Resolved check(String ref, boolean counted) {
+    Resolved r = resolve(ref);
+    JcpMintPolicy p = JcpMintPolicy.verified(table.record(r.policy()).orElseThrow());
+    JcpChild child = JcpChild.fromCore(table.record(r.child()).orElseThrow().core());
+    JcpTable.Use u = table.use(r.child());
+    boolean parentHeld = table.policy(r.policy()).map(JcpTable.Policy::parentHeld).orElse(false);
+    Optional<ChildUse.Refused> refused =
+        ChildUse.check(
+            p,
+            child,
+            new ChildUse.State(counted ? u.uses() : 0, u.released(), parentHeld),
+            clock.getAsLong());
+    if (refused.isPresent()) {
+      throw new JcpRefusedException(
+          refused.get().rule(), "child " + r.child() + ": " + refused.get().detail());
+    }
+    return r;
   }
 
   /** A minted child resolved for a run: its grant document and where it came from. */
@@ -230,6 +353,25 @@ public final class StandingGrants {
         c.policy().address(),
         c.envelope().address(),
         p.issuer());
+  }
+
+  /**
+   * A run's JCP records, as an offline verifier needs them beside its segments (WIRE.md §2.14): the
+   * policy and child of the minted grant it started under ({@code startGrantsId}, when one was
+   * minted here), its checkpoints, then its amendments in the order they were applied.
+   */
+  public java.util.List<Envelope> runRecords(String runId, String startGrantsId) {
+    java.util.List<Envelope> out = new java.util.ArrayList<>();
+    table
+        .childByGrantsId(startGrantsId)
+        .ifPresent(
+            c -> {
+              out.add(c.policy());
+              out.add(c.envelope());
+            });
+    out.addAll(table.checkpoints(runId));
+    out.addAll(table.amendments(runId));
+    return out;
   }
 
   private static StandingGrant standing(JcpMintPolicy p, Grants parent) {

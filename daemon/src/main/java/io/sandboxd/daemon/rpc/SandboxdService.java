@@ -280,7 +280,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                           ? "minted_grants: this node keeps no standing grants"
                           : "grants_json, minted_grants: give exactly one");
                 }
-                StandingGrants.Resolved m = standing.resolve(req.getMintedGrants());
+                StandingGrants.Resolved m = standing.use(req.getMintedGrants());
                 grantsJson = m.grantsJson();
                 jcp = new io.sandboxd.attest.Attestation.Jcp(m.policy(), m.child(), List.of());
               }
@@ -429,6 +429,16 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
             b.addAttestations(e.toJsonLine());
           }
           store.claim(req.getRunId()).ifPresent(c -> b.addClaims(c.toJsonLine()));
+          if (standing != null) {
+            // A run under a minted grant: the policy and child its attestation names.
+            for (Envelope e : store.records(req.getRunId(), RecordKind.ATTESTATION)) {
+              var jcp = io.sandboxd.attest.Attestation.fromCore(e.core()).jcp();
+              if (jcp != null && jcp.policy() != null) {
+                standing.table().record(jcp.policy()).ifPresent(x -> b.addJcp(x.toJsonLine()));
+                standing.table().record(jcp.child()).ifPresent(x -> b.addJcp(x.toJsonLine()));
+              }
+            }
+          }
           if (req.getWithGrants()) {
             store.submission(req.getRunId()).ifPresent(x -> b.setGrantsJson(x.grantsJson()));
           }
@@ -686,7 +696,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
                   ? "minted_grants: this node keeps no standing grants"
                   : "grants_json, minted_grants: give exactly one");
         }
-        grantsJson = standing.resolve(req.getMintedGrants()).grantsJson();
+        grantsJson = standing.use(req.getMintedGrants()).grantsJson();
       }
       String runId =
           durableRuns()
@@ -734,6 +744,12 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   private RecordsReply durableRecords(String runId) {
     RecordsReply.Builder b = RecordsReply.newBuilder();
     durable.table().segments(runId).forEach(x -> b.addSegments(x.envelope().toJsonLine()));
+    var segs = durable.table().segments(runId);
+    if (standing != null && !segs.isEmpty()) {
+      String start =
+          io.sandboxd.attest.RunSegment.fromCore(segs.get(0).envelope().core()).grantsId();
+      standing.runRecords(runId, start).forEach(e -> b.addJcp(e.toJsonLine()));
+    }
     for (Envelope e : durable.table().records(runId)) {
       if (e.schema().orElse("").equals(io.sandboxd.attest.Receipt.SCHEMA)) {
         b.addReceipts(e.toJsonLine());

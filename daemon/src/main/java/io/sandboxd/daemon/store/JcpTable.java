@@ -33,6 +33,15 @@ public final class JcpTable {
               + " run_id TEXT NOT NULL, applied_ms INTEGER NOT NULL, envelope TEXT NOT NULL)",
           "CREATE INDEX IF NOT EXISTS jcp_amendments_by_run ON jcp_amendments (run_id, applied_ms)");
 
+  /** Migration 12: child uses and releases, and remembered event nonces. */
+  static final List<String> USE_DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS jcp_child_uses (child TEXT PRIMARY KEY,"
+              + " uses INTEGER NOT NULL, released INTEGER NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS jcp_event_nonces (signer TEXT NOT NULL, nonce TEXT NOT NULL,"
+              + " expires_ms INTEGER NOT NULL, PRIMARY KEY (signer, nonce))",
+          "CREATE INDEX IF NOT EXISTS jcp_event_nonces_by_expiry ON jcp_event_nonces (expires_ms)");
+
   private final RunStore store;
 
   public JcpTable(RunStore store) {
@@ -154,11 +163,26 @@ public final class JcpTable {
         });
   }
 
-  /** Appends a minted child (fsynced before it returns). */
-  public void appendChild(String policy, long seq, Envelope child, String grantsId, long mintedMs) {
+  /** An authenticated event's nonce, remembered until {@code expiresMs}. */
+  public record Nonce(String signer, String nonce, long expiresMs) {}
+
+  /**
+   * Appends a minted child and remembers the nonce of the event that minted it, in one fsynced
+   * transaction: a crash never leaves a child whose event could mint again.
+   */
+  public void appendChild(
+      String policy, long seq, Envelope child, String grantsId, long mintedMs, Nonce nonce) {
     store.transact(
         "child " + seq + " of " + policy + " not stored",
         db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT INTO jcp_event_nonces (signer, nonce, expires_ms) VALUES (?,?,?)")) {
+            st.setString(1, nonce.signer());
+            st.setString(2, nonce.nonce());
+            st.setLong(3, nonce.expiresMs());
+            st.executeUpdate();
+          }
           try (PreparedStatement st =
               db.prepareStatement(
                   "INSERT INTO jcp_children (policy, seq, address, grants_id, minted_ms, envelope)"
@@ -171,6 +195,95 @@ public final class JcpTable {
             st.setString(6, child.toJsonLine());
             return st.executeUpdate();
           }
+        });
+  }
+
+  /** How a minted child has been used: runs started under it, and whether it was released. */
+  public record Use(long uses, boolean released) {}
+
+  public Use use(String child) {
+    return store.transact(
+        "cannot read the uses of child " + child,
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement("SELECT uses, released FROM jcp_child_uses WHERE child = ?")) {
+            st.setString(1, child);
+            try (ResultSet rs = st.executeQuery()) {
+              return rs.next() ? new Use(rs.getLong(1), rs.getInt(2) != 0) : new Use(0, false);
+            }
+          }
+        });
+  }
+
+  /** Counts one run started under {@code child} (fsynced before it returns). */
+  public void countUse(String child) {
+    store.transact(
+        "use of child " + child + " not stored",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "INSERT INTO jcp_child_uses (child, uses, released) VALUES (?,1,0)"
+                      + " ON CONFLICT (child) DO UPDATE SET uses = uses + 1")) {
+            st.setString(1, child);
+            return st.executeUpdate();
+          }
+        });
+  }
+
+  /** Releases every child minted with {@code grantsId}; returns how many there are. */
+  public int releaseChildren(String grantsId) {
+    return store.transact(
+        "cannot release children " + grantsId,
+        db -> {
+          List<String> children = new ArrayList<>();
+          try (PreparedStatement st =
+              db.prepareStatement("SELECT address FROM jcp_children WHERE grants_id = ?")) {
+            st.setString(1, grantsId);
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                children.add(rs.getString(1));
+              }
+            }
+          }
+          for (String c : children) {
+            try (PreparedStatement st =
+                db.prepareStatement(
+                    "INSERT INTO jcp_child_uses (child, uses, released) VALUES (?,0,1)"
+                        + " ON CONFLICT (child) DO UPDATE SET released = 1")) {
+              st.setString(1, c);
+              st.executeUpdate();
+            }
+          }
+          return children.size();
+        });
+  }
+
+  /**
+   * Forgets the nonces expired at {@code nowMs} and says whether {@code signer} used {@code nonce}
+   * before, and how many nonces are still remembered.
+   */
+  public record Nonces(boolean seen, long remembered) {}
+
+  public Nonces nonces(String signer, String nonce, long nowMs) {
+    return store.transact(
+        "cannot read event nonces",
+        db -> {
+          try (PreparedStatement st =
+              db.prepareStatement("DELETE FROM jcp_event_nonces WHERE expires_ms < ?")) {
+            st.setLong(1, nowMs);
+            st.executeUpdate();
+          }
+          boolean seen;
+          try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT 1 FROM jcp_event_nonces WHERE signer = ? AND nonce = ?")) {
+            st.setString(1, signer);
+            st.setString(2, nonce);
+            try (ResultSet rs = st.executeQuery()) {
+              seen = rs.next();
+            }
+          }
+          return new Nonces(seen, count(db, "jcp_event_nonces"));
         });
   }
 
@@ -191,6 +304,24 @@ public final class JcpTable {
                   : Optional.<Child>empty();
             }
           }
+        });
+  }
+
+  /** A stored policy or minted child by its address. */
+  public Optional<Envelope> record(String address) {
+    return store.transact(
+        "cannot read JCP record " + address,
+        db -> {
+          for (String sql :
+              List.of(
+                  "SELECT envelope FROM jcp_policies WHERE address = ?",
+                  "SELECT envelope FROM jcp_children WHERE address = ?")) {
+            List<Envelope> found = list(db, sql, address);
+            if (!found.isEmpty()) {
+              return Optional.of(found.get(0));
+            }
+          }
+          return Optional.<Envelope>empty();
         });
   }
 

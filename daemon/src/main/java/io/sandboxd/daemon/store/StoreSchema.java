@@ -111,9 +111,11 @@ final class StoreSchema {
               "run owners: the uid owning each durable run (single-step runs keep theirs in"
                   + " submitters); runs from before have none",
               (db, key) -> RunOwners.addColumn(db)),
-          // Version 12 is i23-jcp's (standing-grant amendments); on this branch it changes nothing.
-          // At the merge it is replaced by that migration, which leaves durable_ledger alone.
-          StoreMigration.ddl(12, "reserved (i23-jcp)", List.of()),
+          StoreMigration.ddl(
+              12,
+              "JCP uses: each minted child's run count and release, and the nonces of"
+                  + " authenticated events until they expire (a replayed event mints nothing)",
+              JcpTable.USE_DDL),
           new StoreMigration(
               13,
               "durable runs in the signed store head: each stored durable segment's address in"
