@@ -2,7 +2,6 @@ package io.sandboxd.daemon.cli;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.AddMintPolicyReply;
 import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
 import io.sandboxd.daemon.rpc.AmendRunReply;
@@ -21,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -45,9 +45,8 @@ final class JcpCommand implements Runnable {
     picocli.CommandLine.usage(this, System.err);
   }
 
-  /** A refusal by a rule exits 1 naming it; anything else that fails is unusable (2). */
-  static int failed(String command, StatusRuntimeException e, Path sock) {
-    System.err.println("sandboxctl jcp " + command + ": " + RpcErrors.describe(e, sock));
+  /** A refusal by a rule exits 1 (the rule is named on stderr); anything else is unusable (2). */
+  static int exitOf(StatusRuntimeException e) {
     Status.Code c = e.getStatus().getCode();
     String d = e.getStatus().getDescription();
     boolean rule =
@@ -60,20 +59,19 @@ final class JcpCommand implements Runnable {
   /** `jcp keys`: the holder and agent public keys (an issuer names the holder in its policy). */
   @Command(name = "keys", description = "Print the daemon's holder and agent public keys.")
   static final class Keys implements Callable<Integer> {
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
-        System.out.println("holder " + r.getHolder());
-        System.out.println("agent " + r.getAgent());
-        return 0;
-      } catch (StatusRuntimeException e) {
-        return failed("keys", e, sock);
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "jcp keys",
+          c -> {
+            JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
+            System.out.println("holder " + r.getHolder());
+            System.out.println("agent " + r.getAgent());
+            return 0;
+          },
+          JcpCommand::exitOf);
     }
   }
 
@@ -105,11 +103,10 @@ final class JcpCommand implements Runnable {
           description = "The parent grant (its grants_id is the policy's parent_grants_id).")
       Path parent;
 
-      @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-      Path socket;
+      @Mixin DaemonSocket daemon;
 
       @Override
-      public Integer call() {
+      public Integer call() throws Exception {
         String policy;
         String parentJson;
         try {
@@ -119,20 +116,20 @@ final class JcpCommand implements Runnable {
           System.err.println("sandboxctl jcp policy add: cannot read " + e.getMessage());
           return Sandboxctl.UNUSABLE;
         }
-        Path sock = RunsCommand.socketOrDefault(socket);
-        try (DaemonClient c = new DaemonClient(sock)) {
-          AddMintPolicyReply r =
-              c.jcp()
-                  .addMintPolicy(
-                      AddMintPolicyRequest.newBuilder()
-                          .setPolicy(policy)
-                          .setParentJson(parentJson)
-                          .build());
-          System.out.println(r.getAddress());
-          return 0;
-        } catch (StatusRuntimeException e) {
-          return failed("policy add", e, sock);
-        }
+        return daemon.call(
+            "jcp policy add",
+            c -> {
+              AddMintPolicyReply r =
+                  c.jcp()
+                      .addMintPolicy(
+                          AddMintPolicyRequest.newBuilder()
+                              .setPolicy(policy)
+                              .setParentJson(parentJson)
+                              .build());
+              System.out.println(r.getAddress());
+              return 0;
+            },
+            JcpCommand::exitOf);
       }
     }
   }
@@ -164,11 +161,10 @@ final class JcpCommand implements Runnable {
     @Option(names = "--json", description = "Print the signed jcp.child/1 envelope instead.")
     boolean json;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       String eventJson;
       String grantsJson = "";
       try {
@@ -180,21 +176,22 @@ final class JcpCommand implements Runnable {
         System.err.println("sandboxctl jcp event: cannot read " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        MintEventReply r =
-            c.jcp()
-                .mintEvent(
-                    MintEventRequest.newBuilder()
-                        .setPolicy(policy)
-                        .setEventJson(eventJson)
-                        .setGrantsJson(grantsJson)
-                        .build());
-        System.out.println(json ? r.getChild() : r.getGrantsId());
-        return 0;
-      } catch (StatusRuntimeException e) {
-        return failed("event", e, sock);
-      }
+      String grantsText = grantsJson;
+      return daemon.call(
+          "jcp event",
+          c -> {
+            MintEventReply r =
+                c.jcp()
+                    .mintEvent(
+                        MintEventRequest.newBuilder()
+                            .setPolicy(policy)
+                            .setEventJson(eventJson)
+                            .setGrantsJson(grantsText)
+                            .build());
+            System.out.println(json ? r.getChild() : r.getGrantsId());
+            return 0;
+          },
+          JcpCommand::exitOf);
     }
   }
 
@@ -211,21 +208,21 @@ final class JcpCommand implements Runnable {
         description = "A parent's or a minted child's grants_id.")
     String parent;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        ReleaseParentReply r =
-            c.jcp()
-                .releaseParent(ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
-        System.out.println(r.getPolicies() + " policies released");
-        return 0;
-      } catch (StatusRuntimeException e) {
-        return failed("release", e, sock);
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "jcp release",
+          c -> {
+            ReleaseParentReply r =
+                c.jcp()
+                    .releaseParent(
+                        ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
+            System.out.println(r.getPolicies() + " policies released");
+            return 0;
+          },
+          JcpCommand::exitOf);
     }
   }
 
@@ -242,20 +239,19 @@ final class JcpCommand implements Runnable {
     @Option(names = "--json", description = "Print the signed jcp.checkpoint/1 envelope instead.")
     boolean json;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        CheckpointRunReply r =
-            c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
-        System.out.println(json ? r.getCheckpoint() : r.getAddress());
-        return 0;
-      } catch (StatusRuntimeException e) {
-        return failed("checkpoint", e, sock);
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "jcp checkpoint",
+          c -> {
+            CheckpointRunReply r =
+                c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
+            System.out.println(json ? r.getCheckpoint() : r.getAddress());
+            return 0;
+          },
+          JcpCommand::exitOf);
     }
   }
 
@@ -273,11 +269,10 @@ final class JcpCommand implements Runnable {
     @Parameters(index = "1", paramLabel = "AMENDMENT.json", description = "The signed envelope.")
     Path amendment;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       String json;
       try {
         json = Files.readString(amendment, StandardCharsets.UTF_8);
@@ -285,15 +280,17 @@ final class JcpCommand implements Runnable {
         System.err.println("sandboxctl jcp amend: cannot read " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        AmendRunReply r =
-            c.jcp().amendRun(AmendRunRequest.newBuilder().setRunId(run).setAmendment(json).build());
-        System.out.println(r.getNewGrantsId());
-        return 0;
-      } catch (StatusRuntimeException e) {
-        return failed("amend", e, sock);
-      }
+      return daemon.call(
+          "jcp amend",
+          c -> {
+            AmendRunReply r =
+                c.jcp()
+                    .amendRun(
+                        AmendRunRequest.newBuilder().setRunId(run).setAmendment(json).build());
+            System.out.println(r.getNewGrantsId());
+            return 0;
+          },
+          JcpCommand::exitOf);
     }
   }
 }

@@ -1,12 +1,10 @@
 package io.sandboxd.daemon.cli;
 
-import io.sandboxd.daemon.DaemonPaths;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
 import io.sandboxd.daemon.rpc.RunInfo;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -38,10 +36,6 @@ final class RunsCommand implements Runnable {
 
   /** How the daemon lists a run whose stored values do not match its signed records. */
   static final String TAMPERED = "{\"Tampered\":";
-
-  static Path socketOrDefault(Path socket) {
-    return socket != null ? socket : DaemonPaths.defaultClientSocket();
-  }
 
   /** `runs list`. */
   @Command(name = "list", description = "List recorded runs, newest first.")

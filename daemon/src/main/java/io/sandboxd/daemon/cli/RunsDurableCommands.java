@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ImportRunRequest;
@@ -16,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -57,19 +57,17 @@ final class RunsDurableCommands {
     @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
     String runId;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        print(c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs suspend: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "runs suspend",
+          c -> {
+            print(
+                c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
+            return 0;
+          });
     }
   }
 
@@ -91,11 +89,10 @@ final class RunsDurableCommands {
         description = "Offer these grants (default: those in force); they may not differ.")
     Path grants;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       String grantsJson = "";
       try {
         if (grants != null) {
@@ -105,23 +102,22 @@ final class RunsDurableCommands {
         System.err.println("sandboxctl runs resume: cannot read " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        DurableRunReply r =
-            c.stub()
-                .resumeRun(
-                    ResumeRunRequest.newBuilder()
-                        .setRunId(runId)
-                        .setEnv(env)
-                        .setGrantsJson(grantsJson)
-                        .build());
-        print(r, false);
-        System.out.println("resume segment " + r.getSegment());
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs resume: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+      String grantsText = grantsJson;
+      return daemon.call(
+          "runs resume",
+          c -> {
+            DurableRunReply r =
+                c.stub()
+                    .resumeRun(
+                        ResumeRunRequest.newBuilder()
+                            .setRunId(runId)
+                            .setEnv(env)
+                            .setGrantsJson(grantsText)
+                            .build());
+            print(r, false);
+            System.out.println("resume segment " + r.getSegment());
+            return 0;
+          });
     }
   }
 
@@ -140,24 +136,25 @@ final class RunsDurableCommands {
         description = "Give up waiting after this long (default 60000).")
     long timeoutMs = 60_000;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        DurableRunReply r =
-            c.stub()
-                .withDeadlineAfter(timeoutMs + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS)
-                .waitRun(
-                    WaitRunRequest.newBuilder().setRunId(runId).setTimeoutMs(timeoutMs).build());
-        print(r, json);
-        return r.getState().equals("running") ? 1 : 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs wait: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "runs wait",
+          c -> {
+            DurableRunReply r =
+                c.stub()
+                    .withDeadlineAfter(
+                        timeoutMs + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .waitRun(
+                        WaitRunRequest.newBuilder()
+                            .setRunId(runId)
+                            .setTimeoutMs(timeoutMs)
+                            .build());
+            print(r, json);
+            return r.getState().equals("running") ? 1 : 0;
+          });
     }
   }
 
@@ -167,21 +164,20 @@ final class RunsDurableCommands {
     @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
     String runId;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        System.out.print(
-            c.stub().getRunLog(DurableRunRequest.newBuilder().setRunId(runId).build()).getLog());
-        System.out.flush();
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs log: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "runs log",
+          c -> {
+            System.out.print(
+                c.stub()
+                    .getRunLog(DurableRunRequest.newBuilder().setRunId(runId).build())
+                    .getLog());
+            System.out.flush();
+            return 0;
+          });
     }
   }
 
@@ -193,11 +189,10 @@ final class RunsDurableCommands {
     @Parameters(index = "0", paramLabel = "FILE", description = "A bundle from `runs export`.")
     Path file;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       byte[] bytes;
       try {
         bytes = Files.readAllBytes(file);
@@ -205,56 +200,55 @@ final class RunsDurableCommands {
         System.err.println("sandboxctl runs import: cannot read " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        // In chunks (issue 23): a bundle may be larger than one gRPC message.
-        java.util.concurrent.CompletableFuture<DurableRunReply> done =
-            new java.util.concurrent.CompletableFuture<>();
-        io.grpc.stub.StreamObserver<ImportRunRequest> up =
-            io.sandboxd.daemon.rpc.SandboxdGrpc.newStub(c.channel())
-                .importRunStream(
-                    new io.grpc.stub.StreamObserver<>() {
-                      @Override
-                      public void onNext(DurableRunReply r) {
-                        done.complete(r);
-                      }
+      return daemon.call(
+          "runs import",
+          c -> {
+            // In chunks (issue 23): a bundle may be larger than one gRPC message.
+            java.util.concurrent.CompletableFuture<DurableRunReply> done =
+                new java.util.concurrent.CompletableFuture<>();
+            io.grpc.stub.StreamObserver<ImportRunRequest> up =
+                io.sandboxd.daemon.rpc.SandboxdGrpc.newStub(c.channel())
+                    .importRunStream(
+                        new io.grpc.stub.StreamObserver<>() {
+                          @Override
+                          public void onNext(DurableRunReply r) {
+                            done.complete(r);
+                          }
 
-                      @Override
-                      public void onError(Throwable t) {
-                        done.completeExceptionally(t);
-                      }
+                          @Override
+                          public void onError(Throwable t) {
+                            done.completeExceptionally(t);
+                          }
 
-                      @Override
-                      public void onCompleted() {
-                        done.completeExceptionally(
-                            new IllegalStateException("the daemon answered nothing"));
-                      }
-                    });
-        for (int off = 0; off < bytes.length; off += CHUNK) {
-          up.onNext(
-              ImportRunRequest.newBuilder()
-                  .setBundle(ByteString.copyFrom(bytes, off, Math.min(CHUNK, bytes.length - off)))
-                  .build());
-        }
-        up.onCompleted();
-        DurableRunReply r;
-        try {
-          r = done.get();
-        } catch (java.util.concurrent.ExecutionException e) {
-          if (e.getCause() instanceof StatusRuntimeException s) {
-            throw s;
-          }
-          throw io.grpc.Status.fromThrowable(e.getCause()).asRuntimeException();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw io.grpc.Status.CANCELLED.withDescription("interrupted").asRuntimeException();
-        }
-        print(r, false);
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs import: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+                          @Override
+                          public void onCompleted() {
+                            done.completeExceptionally(
+                                new IllegalStateException("the daemon answered nothing"));
+                          }
+                        });
+            for (int off = 0; off < bytes.length; off += CHUNK) {
+              up.onNext(
+                  ImportRunRequest.newBuilder()
+                      .setBundle(
+                          ByteString.copyFrom(bytes, off, Math.min(CHUNK, bytes.length - off)))
+                      .build());
+            }
+            up.onCompleted();
+            DurableRunReply r;
+            try {
+              r = done.get();
+            } catch (java.util.concurrent.ExecutionException e) {
+              if (e.getCause() instanceof StatusRuntimeException s) {
+                throw s;
+              }
+              throw io.grpc.Status.fromThrowable(e.getCause()).asRuntimeException();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw io.grpc.Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+            }
+            print(r, false);
+            return 0;
+          });
     }
   }
 
@@ -272,19 +266,17 @@ final class RunsDurableCommands {
     @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
     String runId;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-    Path socket;
+    @Mixin DaemonSocket daemon;
 
     @Override
-    public Integer call() {
-      Path sock = RunsCommand.socketOrDefault(socket);
-      try (DaemonClient c = new DaemonClient(sock)) {
-        print(c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
-        return 0;
-      } catch (StatusRuntimeException e) {
-        System.err.println("sandboxctl runs reclaim: " + RpcErrors.describe(e, sock));
-        return Sandboxctl.UNUSABLE;
-      }
+    public Integer call() throws Exception {
+      return daemon.call(
+          "runs reclaim",
+          c -> {
+            print(
+                c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
+            return 0;
+          });
     }
   }
 }

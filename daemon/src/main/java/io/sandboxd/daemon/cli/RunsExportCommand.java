@@ -21,6 +21,7 @@ import java.util.Iterator;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -81,12 +82,11 @@ final class RunsExportCommand implements Callable<Integer> {
               + " other node refuses the bundle.")
   String to;
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "Daemon socket.")
-  Path socket;
+  @Mixin DaemonSocket daemon;
 
   @Override
   public Integer call() {
-    Path sock = RunsCommand.socketOrDefault(socket);
+    Path sock = daemon.path();
     return target.bundle != null ? bundle(sock) : intoto(sock);
   }
 
