@@ -484,8 +484,21 @@ public final class Executor implements AutoCloseable {
         CompiledUnit unit = req.unit();
         // Instantiated unbound (in advance, for a warm instance), then bound to this run.
         PreparedInstance prepared;
+        // A fresh run is bound before instantiation, so that its start function (if any) runs
+        // here, metered, with the run's imports. A warm instance never had one (not poolable), and
+        // a resumed run binds after its snapshot is restored, as before.
+        boolean bindFirst = warm == null && req.resume().isEmpty();
+        if (bindFirst && WasiImports.imports(unit.module())) {
+          wasi = WasiRun.open(ctx, req.io().argv(unit.address()), req.env(), req.io());
+        }
+        WasiRun early = wasi;
         try {
-          prepared = warm != null ? warm : PreparedInstance.prepare(unit, shape);
+          prepared =
+              warm != null
+                  ? warm
+                  : bindFirst
+                      ? PreparedInstance.prepare(unit, shape, b -> b.bind(ctx, early))
+                      : PreparedInstance.prepare(unit, shape);
         } catch (PreparedInstance.MemoryBreachException e) {
           memoryBreach = e.getMessage();
           return -1;
@@ -502,11 +515,13 @@ public final class Executor implements AutoCloseable {
           }
         }
         // The run's WASI state (descriptors, argv, env, stdio, preopens) is made at bind time too.
-        wasi =
-            prepared.usesWasi()
-                ? WasiRun.open(ctx, req.io().argv(unit.address()), req.env(), req.io())
-                : null;
-        binding.bind(ctx, wasi);
+        if (!bindFirst) {
+          wasi =
+              prepared.usesWasi()
+                  ? WasiRun.open(ctx, req.io().argv(unit.address()), req.env(), req.io())
+                  : null;
+          binding.bind(ctx, wasi);
+        }
         ExportFunction entry = instance.export(req.entry());
         if (req.entry().equals(STEP_ENTRY)) {
           int r;

@@ -43,6 +43,18 @@ public final class PreparedInstance {
    * @throws MemoryBreachException when the module needs more at start than the shape allows
    */
   public static PreparedInstance prepare(CompiledUnit unit, InstanceShape shape) {
+    return prepare(unit, shape, binding -> {});
+  }
+
+  /**
+   * Instantiates {@code unit} for a run that is already known: {@code bindFirst} binds the instance
+   * before instantiation, so a start function (which runs then, on the run's own thread under its
+   * watchdog and budget) reaches the run's granted imports like the entry does.
+   *
+   * @throws MemoryBreachException when the module needs more at start than the shape allows
+   */
+  static PreparedInstance prepare(
+      CompiledUnit unit, InstanceShape shape, java.util.function.Consumer<RunBinding> bindFirst) {
     int limitPages = shape.limitPages();
     long capBytes = shape.capBytes();
     if (unit.initialPages() > limitPages) {
@@ -69,6 +81,7 @@ public final class PreparedInstance {
     AtomicInteger tableIndex = new AtomicInteger();
     boolean usesWasi = WasiImports.imports(unit.module());
     RunBinding binding = new RunBinding();
+    bindFirst.accept(binding);
     Instance.Builder b =
         Instance.builder(unit.module())
             .withImportValues(

@@ -34,6 +34,16 @@ class PoolEscapeTest {
       Wat2Wasm.parse(
           "(module (memory 1 4) (func $s (drop (memory.grow (i32.const 3)))) (start $s)"
               + " (func (export \"run\") (result i32) i32.const 0))");
+
+  /** Logs from its start function, then its entry reports whether that log call succeeded. */
+  static final byte[] LOGS_AT_START =
+      Wat2Wasm.parse(
+          "(module (import \"sandbox\" \"log\" (func $log (param i32 i32) (result i32)))"
+              + " (memory 1 1) (data (i32.const 0) \"logged at start\")"
+              + " (global $st (mut i32) (i32.const -1))"
+              + " (func $s (global.set $st (call $log (i32.const 0) (i32.const 15)))) (start $s)"
+              + " (func (export \"run\") (result i32) global.get $st))");
+
   static final byte[] A = WarmPoolTest.WRITER;
   static final byte[] B = WarmPoolTest.OTHER;
 
@@ -71,7 +81,20 @@ class PoolEscapeTest {
         assertEquals("", r.getClaim(), "run " + i + " was served warm");
         Thread.sleep(200);
       }
-      for (byte[] m : List.of(SPINS_AT_START, GROWS_AT_START)) {
+      // Calls a granted import at start: bound to its run before it starts, so the call succeeds
+      // (status 0), its log is the run's, and the run completes; denied, the start's call fails.
+      String logging = grants(5000).replace("\"logging\":false", "\"logging\":true");
+      for (int i = 0; i < 3; i++) {
+        SubmitReply r = Submissions.submit(c, LOGS_AT_START, logging);
+        assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+        assertTrue(r.getLog().contains("logged at start"), r.getLog());
+        assertEquals("", r.getClaim(), "run " + i + " was served warm");
+        Thread.sleep(200);
+      }
+      SubmitReply denied = Submissions.submit(c, LOGS_AT_START, grants(5000));
+      assertTrue(denied.getOutcomeJson().contains("Failed"), denied.getOutcomeJson());
+      assertTrue(!denied.getLog().contains("logged at start"), denied.getLog());
+      for (byte[] m : List.of(SPINS_AT_START, GROWS_AT_START, LOGS_AT_START)) {
         PoolInfo p = WarmPoolTest.pool(c, m).orElseThrow();
         assertEquals(0, p.getIdle());
         assertTrue(p.getNotPoolable().contains("start function"), p.getNotPoolable());
