@@ -193,10 +193,11 @@ class CompileBoundsTest {
   @Test
   void aCallerWithACompileInProgressWaitsForItWhileAnotherCallerGetsTheOtherSlot()
       throws Exception {
-    // Two node slots, one per caller; a short budget so the first compile is abandoned at once
-    // while its work goes on (and holds its caller's place until it ends).
+    // Two node slots, one per caller; a 1 ms budget so the first compile is abandoned at once
+    // while its work goes on (10,000 functions: a hundred ms or more even on a quiet machine, so
+    // it still holds its caller's place when the next call comes).
     UnitCompiler c =
-        new UnitCompiler(8, CompileLimits.defaults().withBudget(2, Duration.ofMillis(200)));
+        new UnitCompiler(8, CompileLimits.defaults().withBudget(2, Duration.ofMillis(1)));
     assertEquals(
         1, CompileLimits.defaults().withBudget(2, Duration.ofMillis(1)).maxConcurrentPerCaller());
     byte[] slow = tinyFunctions(CompileLimits.FUNCTIONS_FLOOR);
