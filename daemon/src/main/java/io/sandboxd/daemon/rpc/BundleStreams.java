@@ -22,6 +22,11 @@ final class BundleStreams {
   /** The largest bundle a node takes in (a Java array holds at most 2 GiB). */
   static final long MAX_BUNDLE_BYTES = 1L << 30;
 
+  // Bytes held by every bundle being received at once: concurrent imports share one bound, so
+  // N streams cannot make the daemon hold N times the largest bundle.
+  private static final java.util.concurrent.atomic.AtomicLong RECEIVING =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private BundleStreams() {}
 
   /**
@@ -105,35 +110,63 @@ final class BundleStreams {
     return new StreamObserver<>() {
       private final ByteArrayOutputStream buf = new ByteArrayOutputStream();
       private boolean refused;
+      // Bytes of RECEIVING this stream holds, given back when it ends however it ends.
+      private long held;
 
       @Override
       public void onNext(ImportRunRequest req) {
         if (refused) {
           return;
         }
-        if ((long) buf.size() + req.getBundle().size() > MAX_BUNDLE_BYTES) {
-          refused = true;
-          out.onError(
-              ErrorStatus.of(
-                      new InputTooLargeException(
-                          "bundle: over "
-                              + MAX_BUNDLE_BYTES
-                              + " bytes, the most a node takes in; nothing imported"))
-                  .asRuntimeException());
+        long n = req.getBundle().size();
+        if ((long) buf.size() + n > MAX_BUNDLE_BYTES) {
+          refuse(
+              "bundle: over "
+                  + MAX_BUNDLE_BYTES
+                  + " bytes, the most a node takes in; nothing imported");
           return;
         }
+        if (RECEIVING.addAndGet(n) > MAX_BUNDLE_BYTES) {
+          RECEIVING.addAndGet(-n);
+          refuse(
+              "bundle: the bundles being imported at once already hold "
+                  + MAX_BUNDLE_BYTES
+                  + " bytes; nothing imported, try again");
+          return;
+        }
+        held += n;
         buf.writeBytes(req.getBundle().toByteArray());
+      }
+
+      private void refuse(String why) {
+        release();
+        out.onError(ErrorStatus.of(new InputTooLargeException(why)).asRuntimeException());
+      }
+
+      /** Gives back this stream's share of the bound, once. */
+      private void release() {
+        if (!refused) {
+          refused = true;
+          RECEIVING.addAndGet(-held);
+        }
+        buf.reset();
       }
 
       @Override
       public void onError(Throwable t) {
-        refused = true;
+        release();
       }
 
       @Override
       public void onCompleted() {
         if (!refused) {
-          SandboxdService.answer("importRunStream", out, () -> importer.apply(buf.toByteArray()));
+          byte[] bundle = buf.toByteArray();
+          buf.reset();
+          try {
+            SandboxdService.answer("importRunStream", out, () -> importer.apply(bundle));
+          } finally {
+            release(); // held until the import is done with the bytes
+          }
         }
       }
     };
