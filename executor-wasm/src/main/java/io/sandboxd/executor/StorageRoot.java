@@ -50,7 +50,11 @@ public final class StorageRoot implements AutoCloseable {
   }
 
   private static Path real(Path root) throws IOException {
-    Files.createDirectories(root);
+    // Checked first: createDirectories on a directory that exists throws and catches an exception
+    // inside the JDK, and its stack trace cost more than the rest of opening a root for every run.
+    if (!Files.isDirectory(root)) {
+      Files.createDirectories(root);
+    }
     return root.toRealPath();
   }
 

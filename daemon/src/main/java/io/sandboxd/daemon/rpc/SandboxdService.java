@@ -311,7 +311,9 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
           if (ops != null) {
             ops.metrics().recordRun(r);
           }
-          LOG.info(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
+          // FINE, not INFO: a line per run floods the journal under load (journald rate-limits and
+          // drops), and the run's signed records already say what the line said.
+          LOG.fine(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());
           SubmitReply.Builder reply =
               SubmitReply.newBuilder()
                   .setRunId(r.runId())

@@ -127,21 +127,16 @@ final class GroupCommit {
     NodeLog.Mark before = log.mark();
     StoreLedger.Mark ledgerBefore = ledger.mark();
     try {
-      for (Pending p : batch) {
-        Savepoint sp = db.setSavepoint();
-        NodeLog.Mark runMark = log.mark();
-        StoreLedger.Mark ledgerMark = ledger.mark();
-        try {
-          runs.write(p.record);
-          db.releaseSavepoint(sp);
-          stored++;
-        } catch (SQLException | RuntimeException e) {
-          // Undo this run only; the rest of the batch goes on.
-          db.rollback(sp);
-          db.releaseSavepoint(sp);
-          log.reset(runMark);
-          ledger.reset(ledgerMark);
-          p.failure = notStored(p.record, e);
+      if (batch.size() == 1) {
+        // One run alone needs no savepoint: if it fails, the whole transaction is its own.
+        runs.write(batch.get(0).record);
+        stored = 1;
+      } else {
+        writeEach(db, batch);
+        for (Pending p : batch) {
+          if (p.failure == null) {
+            stored++;
+          }
         }
       }
       if (stored > 0) {
@@ -165,6 +160,26 @@ final class GroupCommit {
     } finally {
       for (Pending p : batch) {
         p.done = true;
+      }
+    }
+  }
+
+  /** Writes each run of {@code batch} in its own savepoint, so that one that fails fails alone. */
+  private void writeEach(Connection db, List<Pending> batch) throws SQLException {
+    for (Pending p : batch) {
+      Savepoint sp = db.setSavepoint();
+      NodeLog.Mark runMark = log.mark();
+      StoreLedger.Mark ledgerMark = ledger.mark();
+      try {
+        runs.write(p.record);
+        db.releaseSavepoint(sp);
+      } catch (SQLException | RuntimeException e) {
+        // Undo this run only; the rest of the batch goes on.
+        db.rollback(sp);
+        db.releaseSavepoint(sp);
+        log.reset(runMark);
+        ledger.reset(ledgerMark);
+        p.failure = notStored(p.record, e);
       }
     }
   }

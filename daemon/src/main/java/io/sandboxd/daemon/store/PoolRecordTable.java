@@ -29,7 +29,7 @@ final class PoolRecordTable {
   static final String CLAIM = "claim";
   static final String EVICT = "evict";
 
-  static void insertClaim(Connection db, String runId, Envelope claim) throws SQLException {
+  static void insertClaim(StoreDb db, String runId, Envelope claim) throws SQLException {
     WarmpoolClaim c = WarmpoolClaim.fromCore(claim.core());
     if (!c.runId().equals(runId)) {
       throw new StoreException("run " + runId + ": its warm-pool claim names run " + c.runId());
@@ -37,24 +37,23 @@ final class PoolRecordTable {
     insert(db, CLAIM, runId, c.claimedMs(), claim);
   }
 
-  static void insertEviction(Connection db, Envelope evict) throws SQLException {
+  static void insertEviction(StoreDb db, Envelope evict) throws SQLException {
     WarmpoolEvict e = WarmpoolEvict.fromCore(evict.core());
     insert(db, EVICT, null, e.evictedMs(), evict);
   }
 
-  private static void insert(Connection db, String kind, String runId, long ms, Envelope env)
+  private static void insert(StoreDb db, String kind, String runId, long ms, Envelope env)
       throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement(
+    PreparedStatement st =
+        db.prepared(
             "INSERT OR IGNORE INTO pool_records (address, kind, run_id, created_ms, envelope)"
-                + " VALUES (?,?,?,?,?)")) {
-      st.setString(1, env.address());
-      st.setString(2, kind);
-      st.setString(3, runId);
-      st.setLong(4, ms);
-      st.setString(5, env.toJsonLine());
-      st.executeUpdate();
-    }
+                + " VALUES (?,?,?,?,?)");
+    st.setString(1, env.address());
+    st.setString(2, kind);
+    st.setString(3, runId);
+    st.setLong(4, ms);
+    st.setString(5, env.toJsonLine());
+    st.executeUpdate();
   }
 
   static Optional<Envelope> claim(Connection db, String runId) throws SQLException {

@@ -85,6 +85,10 @@ public final class RunStore implements AutoCloseable {
         st.execute("PRAGMA synchronous=FULL");
         st.execute("PRAGMA foreign_keys=ON");
         st.execute("PRAGMA busy_timeout=5000");
+        // Savepoint (statement) journals in memory: on disk, each run's savepoint opened, wrote
+        // and deleted a temporary file. A crash loses nothing by it: the WAL commits or it does
+        // not.
+        st.execute("PRAGMA temp_store=MEMORY");
       }
       db.setAutoCommit(false);
       try {
@@ -350,7 +354,7 @@ public final class RunStore implements AutoCloseable {
           () -> log.reset(before),
           c -> {
             for (Envelope e : evictions) {
-              PoolRecordTable.insertEviction(c, e);
+              PoolRecordTable.insertEviction(db, e);
               log.append(NodeLog.EVICTION, e.address());
             }
             return null;

@@ -43,30 +43,29 @@ final class RunTable {
 
   /** Writes one run's rows and ledger record into the open transaction (lock held). */
   void write(RunRecord r) throws SQLException {
-    Connection db = store.connection();
-    try (PreparedStatement run =
-        db.prepareStatement(
+    PreparedStatement run =
+        store.prepared(
             "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
-                + " VALUES (?,?,?,?,?,?,?,?)")) {
-      run.setString(1, r.runId());
-      run.setLong(2, r.createdMs());
-      run.setString(3, r.unit());
-      run.setString(4, r.grantsId());
-      run.setString(5, r.outcomeJson());
-      run.setString(6, r.log());
-      run.setString(7, r.grantsJson());
-      run.setString(8, r.entry());
-      run.executeUpdate();
-    }
+                + " VALUES (?,?,?,?,?,?,?,?)");
+    run.setString(1, r.runId());
+    run.setLong(2, r.createdMs());
+    run.setString(3, r.unit());
+    run.setString(4, r.grantsId());
+    run.setString(5, r.outcomeJson());
+    run.setString(6, r.log());
+    run.setString(7, r.grantsJson());
+    run.setString(8, r.entry());
+    run.executeUpdate();
     long seq = r.segment().core().get("seq").longValue();
-    insertRecord(db, r.runId(), RecordKind.SEGMENT, seq, r.segment());
-    insertRecord(db, r.runId(), RecordKind.RECEIPT, seq, r.receipt());
-    insertRecord(db, r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
+    insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
+    insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
+    insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
     log.append(NodeLog.SEGMENT, r.segment().address());
     log.append(NodeLog.RECEIPT, r.receipt().address());
     log.append(NodeLog.ATTESTATION, r.attestation().address());
-    try (PreparedStatement j =
-        db.prepareStatement("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)")) {
+    if (!r.journalEntries().isEmpty()) {
+      PreparedStatement j =
+          store.prepared("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)");
       for (int i = 0; i < r.journalEntries().size(); i++) {
         j.setString(1, r.runId());
         j.setLong(2, i);
@@ -75,8 +74,9 @@ final class RunTable {
       }
       j.executeBatch();
     }
-    try (PreparedStatement b =
-        db.prepareStatement("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)")) {
+    if (!r.blobs().isEmpty()) {
+      PreparedStatement b =
+          store.prepared("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)");
       for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
         b.setString(1, e.getKey());
         b.setBytes(2, e.getValue());
@@ -84,26 +84,23 @@ final class RunTable {
       }
       b.executeBatch();
     }
-    try (PreparedStatement m =
-        db.prepareStatement("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)")) {
-      m.setString(1, r.unit());
-      m.setBytes(2, r.module());
-      m.executeUpdate();
-    }
+    PreparedStatement m =
+        store.prepared("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)");
+    m.setString(1, r.unit());
+    m.setBytes(2, r.module());
+    m.executeUpdate();
     if (r.claim().isPresent()) {
-      PoolRecordTable.insertClaim(db, r.runId(), r.claim().get());
+      PoolRecordTable.insertClaim(store, r.runId(), r.claim().get());
       log.append(NodeLog.CLAIM, r.claim().get().address());
     }
     if (r.io() != null) {
-      insertIo(db, r.runId(), r.io());
+      insertIo(r.runId(), r.io());
     }
     if (r.submitterUid().isPresent()) {
-      try (PreparedStatement u =
-          db.prepareStatement("INSERT INTO submitters (run_id, uid) VALUES (?,?)")) {
-        u.setString(1, r.runId());
-        u.setLong(2, r.submitterUid().getAsLong());
-        u.executeUpdate();
-      }
+      PreparedStatement u = store.prepared("INSERT INTO submitters (run_id, uid) VALUES (?,?)");
+      u.setString(1, r.runId());
+      u.setLong(2, r.submitterUid().getAsLong());
+      u.executeUpdate();
     }
     appendToLedger(r);
   }
@@ -135,59 +132,56 @@ final class RunTable {
     ledger.append(stored);
   }
 
-  private static void insertIo(Connection db, String runId, RunIo io) throws SQLException {
+  private void insertIo(String runId, RunIo io) throws SQLException {
     RunIo.Stream out = RunIo.Stream.of(io.stdout());
     RunIo.Stream err = RunIo.Stream.of(io.stderr());
     Optional<byte[]> stdin = io.stdin();
-    try (PreparedStatement st =
-        db.prepareStatement(
+    PreparedStatement st =
+        store.prepared(
             "INSERT INTO run_io (run_id, args, stdin, stdin_bytes, stdout, stdout_bytes,"
                 + " stdout_written, stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
-                + " exit_status, exited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
-      com.fasterxml.jackson.databind.node.ArrayNode args = CanonicalJson.mapper().createArrayNode();
-      io.args().forEach(args::add);
-      st.setString(1, runId);
-      st.setString(2, CanonicalJson.canonicalString(args));
-      st.setString(3, stdin.map(Blake3::hex).orElse(null));
-      st.setLong(4, stdin.map(b -> (long) b.length).orElse(0L));
-      st.setString(5, out.address());
-      st.setLong(6, out.bytes());
-      st.setLong(7, out.written());
-      st.setInt(8, out.kept() ? 1 : 0);
-      st.setString(9, err.address());
-      st.setLong(10, err.bytes());
-      st.setLong(11, err.written());
-      st.setInt(12, err.kept() ? 1 : 0);
-      st.setInt(13, io.exitStatus());
-      st.setInt(14, io.exited() ? 1 : 0);
-      st.executeUpdate();
+                + " exit_status, exited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    com.fasterxml.jackson.databind.node.ArrayNode args = CanonicalJson.mapper().createArrayNode();
+    io.args().forEach(args::add);
+    st.setString(1, runId);
+    st.setString(2, CanonicalJson.canonicalString(args));
+    st.setString(3, stdin.map(Blake3::hex).orElse(null));
+    st.setLong(4, stdin.map(b -> (long) b.length).orElse(0L));
+    st.setString(5, out.address());
+    st.setLong(6, out.bytes());
+    st.setLong(7, out.written());
+    st.setInt(8, out.kept() ? 1 : 0);
+    st.setString(9, err.address());
+    st.setLong(10, err.bytes());
+    st.setLong(11, err.written());
+    st.setInt(12, err.kept() ? 1 : 0);
+    st.setInt(13, io.exitStatus());
+    st.setInt(14, io.exited() ? 1 : 0);
+    st.executeUpdate();
+    PreparedStatement b =
+        store.prepared("INSERT OR IGNORE INTO io_blobs (address, bytes) VALUES (?,?)");
+    for (byte[] bytes :
+        stdin.isPresent()
+            ? List.of(stdin.get(), io.stdout().bytes(), io.stderr().bytes())
+            : List.of(io.stdout().bytes(), io.stderr().bytes())) {
+      b.setString(1, Blake3.hex(bytes));
+      b.setBytes(2, bytes);
+      b.addBatch();
     }
-    try (PreparedStatement b =
-        db.prepareStatement("INSERT OR IGNORE INTO io_blobs (address, bytes) VALUES (?,?)")) {
-      for (byte[] bytes :
-          stdin.isPresent()
-              ? List.of(stdin.get(), io.stdout().bytes(), io.stderr().bytes())
-              : List.of(io.stdout().bytes(), io.stderr().bytes())) {
-        b.setString(1, Blake3.hex(bytes));
-        b.setBytes(2, bytes);
-        b.addBatch();
-      }
-      b.executeBatch();
-    }
+    b.executeBatch();
   }
 
-  private static void insertRecord(
-      Connection db, String runId, RecordKind kind, long seq, Envelope env) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "INSERT INTO records (address, run_id, kind, seq, envelope) VALUES (?,?,?,?,?)")) {
-      st.setString(1, env.address());
-      st.setString(2, runId);
-      st.setString(3, kind.stored());
-      st.setLong(4, seq);
-      st.setString(5, env.toJsonLine());
-      st.executeUpdate();
-    }
+  private void insertRecord(String runId, RecordKind kind, long seq, Envelope env)
+      throws SQLException {
+    PreparedStatement st =
+        store.prepared(
+            "INSERT INTO records (address, run_id, kind, seq, envelope) VALUES (?,?,?,?,?)");
+    st.setString(1, env.address());
+    st.setString(2, runId);
+    st.setString(3, kind.stored());
+    st.setLong(4, seq);
+    st.setString(5, env.toJsonLine());
+    st.executeUpdate();
   }
 
   // ---- reads --------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The store's one SQLite connection and the monitor that every table holds while it uses it: one
@@ -17,6 +20,9 @@ final class StoreDb {
 
   private final Connection db;
   private final Object lock;
+  // The hot path's statements, prepared once: parsing the same INSERT for every run cost more than
+  // executing it. Guarded by lock.
+  private final Map<String, PreparedStatement> prepared = new HashMap<>();
 
   /** {@code lock} is the monitor every user of {@code db} synchronizes on (the store itself). */
   StoreDb(Connection db, Object lock) {
@@ -27,6 +33,19 @@ final class StoreDb {
   /** The connection, for work that already holds {@link #lock()}. */
   Connection connection() {
     return db;
+  }
+
+  /**
+   * {@code sql} prepared once on the connection and kept: for statements run on every append. The
+   * caller holds {@link #lock()}, sets every parameter, and does not close it.
+   */
+  PreparedStatement prepared(String sql) throws SQLException {
+    PreparedStatement st = prepared.get(sql);
+    if (st == null) {
+      st = db.prepareStatement(sql);
+      prepared.put(sql, st);
+    }
+    return st;
   }
 
   /** The monitor every user of the connection holds. */

@@ -25,6 +25,9 @@ import java.util.Optional;
  */
 final class StoreLedger {
   private final Connection db;
+  // Prepared once, like NodeLog's: they run on every append (under the store's lock).
+  private PreparedStatement insertRun;
+  private PreparedStatement replaceHead;
   private long size;
   private String chain;
 
@@ -161,13 +164,14 @@ final class StoreLedger {
     CanonicalJson.requireIntegersOnly(core);
     String text = CanonicalJson.canonicalString(core);
     String address = Envelope.addressOf(core);
-    try (PreparedStatement st =
-        db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)")) {
-      st.setLong(1, stored.position());
-      st.setString(2, stored.runId());
-      st.setString(3, text);
-      st.executeUpdate();
+    if (insertRun == null) {
+      insertRun =
+          db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)");
     }
+    insertRun.setLong(1, stored.position());
+    insertRun.setString(2, stored.runId());
+    insertRun.setString(3, text);
+    insertRun.executeUpdate();
     size++;
     chain = StoreHead.extend(chain, address);
     return address;
@@ -177,11 +181,12 @@ final class StoreLedger {
   void signHead(SigningKey key) throws SQLException {
     StoreHead head =
         new StoreHead(size, chain, System.currentTimeMillis(), durableSize, durableChain);
-    try (PreparedStatement st =
-        db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)")) {
-      st.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
-      st.executeUpdate();
+    if (replaceHead == null) {
+      replaceHead =
+          db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)");
     }
+    replaceHead.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
+    replaceHead.executeUpdate();
   }
 
   /**

@@ -3,6 +3,7 @@ package io.sandboxd.daemon.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.SigningKey;
@@ -158,6 +159,25 @@ class GroupCommitTest {
       assertEquals(List.of(), store.verifyAll());
     }
     assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L), positions());
+  }
+
+  @Test
+  void aRunAloneInItsBatchThatCannotBeStoredLeavesNothingAndTheNextIsStored() throws Exception {
+    // A batch of one is written without a savepoint: its failure must still undo all of it.
+    try (RunStore store = RunStore.open(db(), key)) {
+      store.append(TestRuns.simple(key, "run-a", 1));
+      StoreException e =
+          assertThrows(StoreException.class, () -> store.append(TestRuns.simple(key, "run-a", 2)));
+      assertTrue(e.getMessage().startsWith("run run-a: not stored"), e.getMessage());
+      store.append(TestRuns.simple(key, "run-b", 3));
+      assertEquals(2, store.count());
+      assertEquals(1, store.run("run-a").orElseThrow().createdMs());
+      assertEquals(List.of(), store.verifyAll());
+    }
+    assertEquals(List.of(0L, 1L), positions());
+    try (RunStore again = RunStore.open(db(), key)) {
+      assertEquals(List.of(), again.verifyAll());
+    }
   }
 
   @Test

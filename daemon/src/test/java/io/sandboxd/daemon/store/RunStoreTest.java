@@ -311,6 +311,8 @@ class RunStoreTest {
       assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(wal)));
       assertEquals("wal", store.pragma("journal_mode"));
       assertEquals("2", store.pragma("synchronous"), "synchronous=FULL");
+      // Savepoint journals stay in memory: none is a temporary file opened per run.
+      assertEquals("2", store.pragma("temp_store"), "temp_store=MEMORY");
       assertEquals(file, store.file());
     }
   }
