@@ -552,17 +552,11 @@ public final class Daemon implements AutoCloseable {
         // a client's further calls queue on its side), so with connections.max_per_peer no peer
         // holds an unbounded share of the daemon.
         .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
-        // Handlers on a bounded pool shared fairly between connections and uids (FairCalls);
-        // gRPC's own executor only looks each call's method up, on two threads.
+        // Handlers on a bounded pool shared fairly between connections and uids (FairCalls).
+        // gRPC looks each call's method up on the event loop (a map lookup and FairCalls choosing
+        // a lane, neither blocks): a pool of its own cost every call one more thread hand-off.
         .callExecutor(FairCalls.forNode(config.maxConcurrentUnits()))
-        .executor(
-            java.util.concurrent.Executors.newFixedThreadPool(
-                2,
-                r -> {
-                  Thread t = new Thread(r, "sandboxd-grpc-lookup");
-                  t.setDaemon(true);
-                  return t;
-                }))
+        .directExecutor()
         .bossEventLoopGroup(boss)
         .workerEventLoopGroup(workers)
         .maxConnectionIdle(limits.idleTimeoutMs(), TimeUnit.MILLISECONDS)
