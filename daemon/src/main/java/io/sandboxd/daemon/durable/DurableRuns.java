@@ -12,12 +12,15 @@ import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.daemon.jcp.JcpRefusedException;
 import io.sandboxd.daemon.run.Admission;
 import io.sandboxd.daemon.run.AdmissionException;
+import io.sandboxd.daemon.run.AdmittedRun;
 import io.sandboxd.daemon.run.Caller;
+import io.sandboxd.daemon.run.CommandInput;
 import io.sandboxd.daemon.run.OfferedEnvironments;
 import io.sandboxd.daemon.run.PoolWiring;
 import io.sandboxd.daemon.run.RecordSealer;
 import io.sandboxd.daemon.run.RunNotFoundException;
 import io.sandboxd.daemon.run.RunSupervisor;
+import io.sandboxd.daemon.run.Submission;
 import io.sandboxd.daemon.run.SubmitterPolicy;
 import io.sandboxd.daemon.store.DurableRunTable;
 import io.sandboxd.daemon.store.DurableRunTable.Change;
@@ -136,8 +139,19 @@ public final class DurableRuns {
 
   /** Admits and starts a detached run; returns its id once its row is on disk. */
   public String start(Caller caller, byte[] module, String grantsJson, String entry, String env) {
-    Optional<OfferedEnvironments.Offer> offer = supervisor.offer(env);
-    Admission.Admitted a = supervisor.admission().admit(caller, module, grantsJson, entry, offer);
+    return start(
+        caller, new Submission(module, grantsJson, entry, env, CommandInput.NONE, null, true));
+  }
+
+  /**
+   * Admits {@code caller}'s detached submission {@code s} through the same admission as a waiting
+   * one, records the durable run and launches its first segment; returns its id.
+   */
+  public String start(Caller caller, Submission s) {
+    AdmittedRun admitted = supervisor.admission().admit(caller, s);
+    Admission.Admitted a = admitted.admitted();
+    Optional<OfferedEnvironments.Offer> offer = admitted.environment();
+    byte[] module = s.module();
     try {
       Optional<String> decline = supervisor.admission().declineReason(a.grants());
       if (decline.isPresent()) {

@@ -20,6 +20,7 @@ import io.sandboxd.daemon.run.OfferedEnvironments;
 import io.sandboxd.daemon.run.OutputUnavailableException;
 import io.sandboxd.daemon.run.RunNotFoundException;
 import io.sandboxd.daemon.run.RunSupervisor;
+import io.sandboxd.daemon.run.Submission;
 import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunIo;
 import io.sandboxd.daemon.store.RunRecord;
@@ -198,6 +199,46 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
    * The submission's module bytes: those sent, or those held at {@code module_address} (exactly one
    * of the two may be given), within the node's module size.
    */
+  /**
+   * Decodes {@code req} into the one {@link Submission} every path takes (waiting or detached),
+   * refusing a malformed request naming its field: the module by its bytes or the address of held
+   * bytes, the grants given or a minted child's (one use of it taken), the command's argv and
+   * stdin.
+   */
+  private Submission submission(SubmitRequest req) {
+    if (req.getDetach() && (req.getArgsCount() > 1 || req.getStdinSet())) {
+      throw new AdmissionException(
+          "detach: a detached run takes no args or stdin (nobody is there to read its output)",
+          null);
+    }
+    String grantsJson = req.getGrantsJson();
+    io.sandboxd.attest.Attestation.Jcp jcp = null;
+    if (!req.getMintedGrants().isEmpty()) {
+      StandingGrants grants = standing;
+      if (!grantsJson.isEmpty() || grants == null) {
+        throw new AdmissionException(
+            grants == null
+                ? "minted_grants: this node keeps no standing grants"
+                : "grants_json, minted_grants: give exactly one");
+      }
+      StandingGrants.Resolved m = grants.use(req.getMintedGrants());
+      grantsJson = m.grantsJson();
+      jcp = new io.sandboxd.attest.Attestation.Jcp(m.policy(), m.child(), List.of());
+    }
+    return new Submission(
+        moduleOf(req),
+        grantsJson,
+        req.getEntry(),
+        req.getEnv(),
+        new CommandInput(
+            req.getArgsList(),
+            req.getStdinSet()
+                ? java.util.Optional.of(req.getStdin().toByteArray())
+                : java.util.Optional.empty()),
+        jcp,
+        req.getDetach());
+  }
+
   private byte[] moduleOf(SubmitRequest req) {
     if (!req.getModuleAddress().isEmpty()) {
       if (!req.getModule().isEmpty()) {
@@ -271,32 +312,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
               ops.serving().enter();
             }
             try {
-              String grantsJson = req.getGrantsJson();
-              io.sandboxd.attest.Attestation.Jcp jcp = null;
-              if (!req.getMintedGrants().isEmpty()) {
-                if (!grantsJson.isEmpty() || standing == null) {
-                  throw new AdmissionException(
-                      standing == null
-                          ? "minted_grants: this node keeps no standing grants"
-                          : "grants_json, minted_grants: give exactly one");
-                }
-                StandingGrants.Resolved m = standing.use(req.getMintedGrants());
-                grantsJson = m.grantsJson();
-                jcp = new io.sandboxd.attest.Attestation.Jcp(m.policy(), m.child(), List.of());
-              }
-              r =
-                  supervisor.submit(
-                      Caller.current(),
-                      moduleOf(req),
-                      grantsJson,
-                      req.getEntry(),
-                      req.getEnv(),
-                      new CommandInput(
-                          req.getArgsList(),
-                          req.getStdinSet()
-                              ? java.util.Optional.of(req.getStdin().toByteArray())
-                              : java.util.Optional.empty()),
-                      jcp);
+              r = supervisor.submit(Caller.current(), submission(req));
             } finally {
               if (ops != null) {
                 ops.serving().exit();
@@ -680,29 +696,11 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   }
 
   private SubmitReply submitDetached(SubmitRequest req) {
-    if (req.getArgsCount() > 1 || req.getStdinSet()) {
-      throw new AdmissionException(
-          "detach: a detached run takes no args or stdin (nobody is there to read its output)",
-          null);
-    }
     if (ops != null) {
       ops.serving().enter();
     }
     try {
-      String grantsJson = req.getGrantsJson();
-      if (!req.getMintedGrants().isEmpty()) {
-        // A detached run under a minted child: its issuer may amend it (WIRE.md §2.11).
-        if (!grantsJson.isEmpty() || standing == null) {
-          throw new AdmissionException(
-              standing == null
-                  ? "minted_grants: this node keeps no standing grants"
-                  : "grants_json, minted_grants: give exactly one");
-        }
-        grantsJson = standing.use(req.getMintedGrants()).grantsJson();
-      }
-      String runId =
-          durableRuns()
-              .start(Caller.current(), moduleOf(req), grantsJson, req.getEntry(), req.getEnv());
+      String runId = durableRuns().start(Caller.current(), submission(req));
       ownedBy(runId, Caller.current());
       LOG.info(() -> "durable run " + runId + " started (detached)");
       return SubmitReply.newBuilder().setRunId(runId).build();

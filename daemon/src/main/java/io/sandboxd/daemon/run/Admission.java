@@ -27,6 +27,8 @@ public final class Admission {
   private final HostProfile host;
   private final SecretBindings secrets;
   private final SubmitterPolicy policy;
+  private final OfferedEnvironments environments;
+  private final io.sandboxd.config.DaemonConfig.Io ioCaps;
 
   /**
    * Admission on a node that runs units at S2 and can meter {@code meterable}. A WASM unit can only
@@ -48,12 +50,103 @@ public final class Admission {
       Set<DeviceClass> meterable,
       SecretBindings secrets,
       SubmitterPolicy policy) {
+    this(
+        compiler,
+        hostFor(meterable),
+        secrets,
+        policy,
+        OfferedEnvironments.none(),
+        io.sandboxd.config.DaemonConfig.Io.defaults());
+  }
+
+  private Admission(
+      UnitCompiler compiler,
+      HostProfile host,
+      SecretBindings secrets,
+      SubmitterPolicy policy,
+      OfferedEnvironments environments,
+      io.sandboxd.config.DaemonConfig.Io ioCaps) {
     this.compiler = compiler;
+    this.host = host;
     this.secrets = secrets;
     this.policy = policy;
+    this.environments = environments;
+    this.ioCaps = ioCaps;
+  }
+
+  private static HostProfile hostFor(Set<DeviceClass> meterable) {
     java.util.EnumSet<DeviceClass> m = java.util.EnumSet.of(DeviceClass.Cpu);
     m.addAll(meterable);
-    this.host = new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
+    return new HostProfile(Tier.S2, java.util.EnumSet.allOf(DeviceClass.class), m);
+  }
+
+  /**
+   * This admission on a node that offers {@code environments} and holds a WASI command's inputs and
+   * outputs to {@code ioCaps}.
+   */
+  public Admission offering(
+      OfferedEnvironments environments, io.sandboxd.config.DaemonConfig.Io ioCaps) {
+    return new Admission(compiler, host, secrets, policy, environments, ioCaps);
+  }
+
+  /** The environments this node offers. */
+  public OfferedEnvironments environments() {
+    return environments;
+  }
+
+  /** The environment {@code env} names ({@code NAME} or {@code b3:<address>}), none when empty. */
+  public java.util.Optional<OfferedEnvironments.Offer> offer(String env) {
+    return env.isEmpty()
+        ? java.util.Optional.empty()
+        : java.util.Optional.of(environments.resolve(env));
+  }
+
+  /**
+   * Every check on {@code s} from {@code caller}, in one place: the command input against the
+   * node's io caps, the environment among those offered, then the node policy (a rule for the
+   * caller, the module's size, the grants within its ceiling, the environment among its own, a
+   * place among its runs in flight), the grants and secrets, the compiled module and its entry, and
+   * that a unit given args or stdin can read them. The result holds the caller's run slot.
+   */
+  public AdmittedRun admit(Caller caller, Submission s) {
+    return admit(java.util.Optional.of(caller), s);
+  }
+
+  /** As above without a caller (embedding, tools): no node policy applies and no slot is held. */
+  public AdmittedRun admit(Submission s) {
+    return admit(java.util.Optional.empty(), s);
+  }
+
+  private AdmittedRun admit(java.util.Optional<Caller> caller, Submission s) {
+    io.sandboxd.executor.UnitIo io = s.input().check(ioCaps);
+    java.util.Optional<OfferedEnvironments.Offer> offer = offer(s.env());
+    Admitted a =
+        caller.isPresent()
+            ? admit(caller.get(), s.module(), s.grantsJson(), s.entry(), offer)
+            : admit(s.module(), s.grantsJson(), s.entry());
+    try {
+      CommandInput input = s.input();
+      // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
+      if ((input.args().size() > 1 || input.stdin().isPresent())
+          && !UnitCompiler.usesWasi(a.unit())) {
+        throw new AdmissionException(
+            (input.args().size() > 1 ? "args" : "stdin")
+                + ": the unit imports no WASI, so it can read no arguments or stdin");
+      }
+      return new AdmittedRun(
+          a,
+          offer,
+          input,
+          io,
+          s.jcp(),
+          caller
+              .filter(Caller::known)
+              .map(c -> java.util.OptionalLong.of(c.uid()))
+              .orElse(java.util.OptionalLong.empty()));
+    } catch (RuntimeException e) {
+      a.slot().close();
+      throw e;
+    }
   }
 
   /**

@@ -10,17 +10,12 @@ import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunIo;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.ReplaySource;
-import io.sandboxd.executor.UnitCompiler;
-import io.sandboxd.executor.UnitEnvironment;
 import io.sandboxd.executor.UnitIo;
-import io.sandboxd.executor.UnitRequest;
 import io.sandboxd.warmpool.Claim;
-import io.sandboxd.warmpool.PoolKey;
 import io.sandboxd.warmpool.WarmPools;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -42,10 +37,8 @@ public final class RunSupervisor {
   private final RecordSealer sealer;
   private final Path storageBase;
   private final OfferedEnvironments environments;
-  private final DaemonConfig.Io ioCaps;
+  private final Launch launch;
   private final SecureRandom random = new SecureRandom();
-  // Warm instances, when the node keeps pools; null runs every unit cold.
-  private volatile WarmPools pools;
 
   /** A supervisor whose unit storage lives next to the store, in {@code storage/}. */
   public RunSupervisor(Admission admission, Executor executor, RunStore store, NodeIdentity node) {
@@ -97,13 +90,13 @@ public final class RunSupervisor {
       OfferedEnvironments environments,
       DaemonConfig.Io ioCaps) {
     this.environments = environments;
-    this.admission = admission;
+    this.admission = admission.offering(environments, ioCaps);
     this.executor = executor;
     this.store = store;
     this.node = node;
     this.sealer = new RecordSealer(node);
     this.storageBase = storageBase;
-    this.ioCaps = ioCaps;
+    this.launch = new Launch(executor, storageBase, environments);
   }
 
   // For DurableRuns, which runs units step by step through the same admission and executor.
@@ -129,20 +122,7 @@ public final class RunSupervisor {
 
   /** Serves runs from {@code pools} (warm instances) from now on. */
   public void usePools(WarmPools pools) {
-    this.pools = pools;
-  }
-
-  /** A warm instance for the run when a pool holds one of its module, tier and limits. */
-  private Claim claim(Admission.Admitted a, String runId) {
-    WarmPools p = pools;
-    if (p == null) {
-      return Claim.cold();
-    }
-    return p.claim(
-        PoolKey.s2(a.unit().address()),
-        a.unit(),
-        executor.shape(a.unit(), a.grants().compute()),
-        runId);
+    launch.usePools(pools);
   }
 
   /** Admits, runs and records a unit; the returned record is on disk. */
@@ -168,15 +148,14 @@ public final class RunSupervisor {
    */
   public RunRecord submit(
       byte[] module, String grantsJson, String entry, String env, CommandInput input) {
-    UnitIo unitIo = input.check(ioCaps);
-    Optional<OfferedEnvironments.Offer> offer = offer(env);
-    return run(
-        admission.admit(module, grantsJson, entry),
-        offer,
-        input,
-        unitIo,
-        java.util.OptionalLong.empty(),
-        null);
+    return submit(new Submission(module, grantsJson, entry, env, input, null, false));
+  }
+
+  /** Admits (no node policy: the embedded entry), runs and records {@code s}; on disk on return. */
+  public RunRecord submit(Submission s) {
+    try (AdmittedRun run = admission.admit(s)) {
+      return run(run);
+    }
   }
 
   /**
@@ -190,53 +169,27 @@ public final class RunSupervisor {
       String entry,
       String env,
       CommandInput input) {
-    return submit(caller, module, grantsJson, entry, env, input, null);
+    return submit(caller, new Submission(module, grantsJson, entry, env, input, null, false));
   }
 
   /**
-   * As above, for a grant minted under a standing grant: {@code jcp} (null for none) is named in
-   * the run's attestation.
+   * Admits {@code caller}'s submission {@code s} (every check, in {@link Admission}), launches it
+   * and records it: the returned record is on disk. A minted grant's {@code jcp} is named in the
+   * run's attestation.
    */
-  public RunRecord submit(
-      Caller caller,
-      byte[] module,
-      String grantsJson,
-      String entry,
-      String env,
-      CommandInput input,
-      Attestation.Jcp jcp) {
-    UnitIo unitIo = input.check(ioCaps);
-    Optional<OfferedEnvironments.Offer> offer = offer(env);
-    Admission.Admitted a = admission.admit(caller, module, grantsJson, entry, offer);
-    try (SubmitterPolicy.Slot slot = a.slot()) {
-      return run(
-          a,
-          offer,
-          input,
-          unitIo,
-          caller.known() ? java.util.OptionalLong.of(caller.uid()) : java.util.OptionalLong.empty(),
-          jcp);
+  public RunRecord submit(Caller caller, Submission s) {
+    try (AdmittedRun run = admission.admit(caller, s)) {
+      return run(run);
     }
   }
 
   public Optional<OfferedEnvironments.Offer> offer(String env) {
-    return env.isEmpty() ? Optional.empty() : Optional.of(environments.resolve(env));
+    return admission.offer(env);
   }
 
-  private RunRecord run(
-      Admission.Admitted a,
-      Optional<OfferedEnvironments.Offer> offer,
-      CommandInput input,
-      UnitIo unitIo,
-      java.util.OptionalLong submitterUid,
-      Attestation.Jcp jcp) {
-    // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
-    if ((input.args().size() > 1 || input.stdin().isPresent())
-        && !UnitCompiler.usesWasi(a.unit())) {
-      throw new AdmissionException(
-          (input.args().size() > 1 ? "args" : "stdin")
-              + ": the unit imports no WASI, so it can read no arguments or stdin");
-    }
+  /** Declines, or launches, then seals and stores one admitted run. */
+  private RunRecord run(AdmittedRun run) {
+    Admission.Admitted a = run.admitted();
     String runId = newRunId();
     Optional<String> decline = admission.declineReason(a.grants());
     ExecutionResult result;
@@ -244,20 +197,9 @@ public final class RunSupervisor {
     if (decline.isPresent()) {
       result = declined(a, decline.get());
     } else {
-      UnitRequest req =
-          new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-              .withStorageRoot(storageBase.resolve(a.unit().address()))
-              .withIo(unitIo);
-      if (offer.isEmpty()) {
-        claim = claim(a, runId);
-        result = executor.execute(req, claim.instance().orElse(null));
-      } else {
-        // A pool holds instances of no environment: a run in one always starts cold.
-        UnitEnvironment unitEnv = offer.get().unit();
-        try (EnvironmentMounts.Prepared dirs = environments.mounts().prepare(unitEnv, runId)) {
-          result = executor.execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()));
-        }
-      }
+      Launch.Result launched = launch.execute(runId, run);
+      result = launched.execution();
+      claim = launched.claim();
     }
     RunRecord record =
         seal(
@@ -265,10 +207,10 @@ public final class RunSupervisor {
             a,
             result,
             claim,
-            offer.map(OfferedEnvironments.Offer::address),
-            unitIo,
-            submitterUid,
-            jcp);
+            run.environment().map(OfferedEnvironments.Offer::address),
+            run.io(),
+            run.submitterUid(),
+            run.jcp());
     store.append(record);
     return record;
   }
@@ -437,17 +379,7 @@ public final class RunSupervisor {
       String recordedOutcome) {
     List<JournalEntry> entries = s.journal().stream().map(JournalEntry::parse).toList();
     ReplaySource source = new ReplaySource(entries, s.blobs());
-    UnitRequest req =
-        new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-            .withStorageRoot(storageBase.resolve(a.unit().address()))
-            .withIo(recordedIo(runId, recorded));
-    if (offer.isPresent()) {
-      UnitEnvironment unitEnv = offer.get().unit();
-      req =
-          req.withEnv(unitEnv.containerEnv())
-              .withMounts(environments.mounts().named(unitEnv, runId));
-    }
-    ExecutionResult r = executor.execute(req.withReplay(source));
+    ExecutionResult r = launch.replay(runId, a, offer, recordedIo(runId, recorded), source);
     Optional<String> divergence = r.replayDivergence().map(ReplaySource.Divergence::describe);
     if (divergence.isEmpty() && recorded.outputs() != null) {
       divergence = outputDivergence(recorded.outputs(), r);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Issue 22: where the daemon's CPU goes under `sandboxctl bench` load, by what it is doing.
+#
+#   benchmarks/run-profile-shares.sh [JAR] [CLIENTS]
+#
+# Starts a fresh daemon from JAR (default: daemon/target/sandboxd.jar) with frame pointers kept,
+# serves `sandboxctl bench` of examples/hello.wasm by address with CLIENTS clients (default 1),
+# warms up for WARMUP seconds (default 25: the JIT is still compiling long after start), then
+# samples every daemon thread with `perf record -g` for SECONDS (default 8) and prints the shares:
+# guest execution, gRPC/Netty, signing, the store, the JIT, and the rest. Needs perf (Debian:
+# linux-perf) and permission to use it (root, or kernel.perf_event_paranoid <= 1). Run it on a
+# quiet machine.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jar="${1:-$root/daemon/target/sandboxd.jar}"
+clients="${2:-1}"
+WARMUP="${WARMUP:-25}"
+SECONDS_SAMPLED="${SECONDS:-8}"
+command -v perf >/dev/null || { echo "run-profile-shares: perf is not installed" >&2; exit 1; }
+work="$(mktemp -d)"
+pid=
+cleanup() {
+  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/run"
+echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
+java -XX:+PreserveFramePointer -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
+  --state "$work/state" --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
+ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
+"${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
+address="$("${ctl[@]}" address --raw "$root/examples/hello.wasm")"
+"${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
+  --duration $((WARMUP + SECONDS_SAMPLED + 2)) --warmup 0 --socket "$work/run/s.sock" --json \
+  >"$work/bench.json" &
+bench=$!
+sleep "$WARMUP"
+perf record -q -g -F 499 -p "$pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" >/dev/null 2>&1
+# Names for the JIT's code, written where perf looks for them (/tmp/perf-PID.map).
+jcmd "$pid" Compiler.perfmap >/dev/null
+wait "$bench"
+perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$work/stacks.txt"
+rm -f "/tmp/perf-$pid.map"
+echo "bench during the window: $(cat "$work/bench.json")"
+python3 - "$work/stacks.txt" <<'PY'
+import collections, re, sys
+samples, cur = [], None
+for line in open(sys.argv[1]):
+    if not line.strip():
+        if cur:
+            samples.append(cur)
+        cur = None
+    elif not line.startswith((" ", "\t")):
+        cur = [line.split()[0], []]
+    elif cur:
+        cur[1].append(line.strip())
+if cur:
+    samples.append(cur)
+
+# First match wins: a thread's name first, then what its stack is doing.
+def kind(comm, stack):
+    s = " | ".join(stack)
+    if comm.startswith(("C1", "C2")) or "CompileBroker" in s:
+        return "JIT compiler"
+    if comm.startswith(("GC", "G1")):
+        return "GC"
+    if comm.startswith("sandboxd-store"):
+        return "store: background verifier"
+    if comm.startswith("warmpool"):
+        return "warm pool refill"
+    if comm.startswith("unit-"):
+        return "guest execution (unit threads)"
+    if comm.startswith("multiThreadIo"):
+        return "gRPC/Netty: event loop"
+    if re.search(r"Envelope\.sign|SigningKey\.sign", s):
+        return "signing"
+    if re.search(r"Envelope\.verify|PublicKey\.verify", s):
+        return "verifying signatures"
+    if re.search(r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger", s):
+        return "store: commit (SQLite, WAL, fsync)"
+    if re.search(r"Executor\.execute|sandboxd\.executor\.|chicory", s):
+        return "executor on the call thread (bind, meter, storage root)"
+    if re.search(r"io\.grpc|protobuf|io\.netty", s):
+        return "gRPC/Netty: handler side"
+    if re.search(r"CanonicalJson|jackson", s):
+        return "canonical JSON, record building"
+    if re.search(r"Admission|UnitCompiler", s):
+        return "admission"
+    if comm.startswith("sandboxd-call"):
+        return "handler: other"
+    return "other threads"
+
+counts = collections.Counter(kind(c, st) for c, st in samples)
+total = max(1, len(samples))
+for k, n in counts.most_common():
+    print(f"{100 * n / total:5.1f}%  {k}")
+print(f"({len(samples)} samples)")
+PY

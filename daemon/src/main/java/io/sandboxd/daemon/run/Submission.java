@@ -1,0 +1,24 @@
+package io.sandboxd.daemon.run;
+
+import io.sandboxd.attest.Attestation;
+
+/**
+ * What one client asked to run, decoded once from its request and not yet checked: the module's
+ * bytes, its grants (given, or resolved from a minted child, which {@code jcp} then names; null for
+ * none), the entry, the environment ({@code NAME}, {@code b3:<address>} or empty), the WASI command
+ * input, and whether it runs detached (durable, nobody waiting). {@link Admission#admit(Caller,
+ * Submission)} does every check.
+ */
+public record Submission(
+    byte[] module,
+    String grantsJson,
+    String entry,
+    String env,
+    CommandInput input,
+    Attestation.Jcp jcp,
+    boolean detached) {
+  /** A submission that waits for its run, with no environment, input or minted grant. */
+  public static Submission of(byte[] module, String grantsJson, String entry) {
+    return new Submission(module, grantsJson, entry, "", CommandInput.NONE, null, false);
+  }
+}
