@@ -360,7 +360,8 @@ public final class Daemon implements AutoCloseable {
               startedMs,
               admission.policy(),
               Optional.ofNullable(endpoint)
-                  .map(e -> e.address().getHostString() + ":" + e.address().getPort()));
+                  .map(e -> e.address().getHostString() + ":" + e.address().getPort()),
+              config.standing().eventSources());
       registerGauges(metrics, serving, store, verifier);
       EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
       EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());

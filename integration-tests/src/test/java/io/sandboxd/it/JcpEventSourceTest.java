@@ -93,6 +93,13 @@ class JcpEventSourceTest {
                       policy,
                       StandingGrantsTest.signedBy(unlisted, "{\"type\":\"push\"}", "u-1", far())));
       assertEquals(Status.Code.PERMISSION_DENIED, other.getStatus().getCode());
+      // status names the configured source: an operator sees who else can mint authority.
+      DaemonProcess.Result status =
+          DaemonProcess.sandboxctl(null, "status", "--json", "--socket", d.socket.toString());
+      assertEquals(0, status.exit(), status.err());
+      assertEquals(
+          "[\"" + source.publicKey().hex() + "\"]",
+          CanonicalJson.parse(status.out().trim()).get("event_sources").toString());
       assertTrue(
           other.getStatus().getDescription().contains(unlisted.publicKey().hex()),
           other.getStatus().getDescription());

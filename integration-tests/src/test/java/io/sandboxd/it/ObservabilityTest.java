@@ -210,6 +210,10 @@ class ObservabilityTest {
     assertTrue(text.out().contains("public key   " + key), text.out());
     assertTrue(text.out().contains("policy       root: uids [0]"), text.out());
     assertTrue(text.out().contains("verification verified: all "), text.out());
+    // Who may mint besides each standing grant's issuer: nobody, on this node.
+    assertEquals(0, s.get("event_sources").size(), s.toString());
+    assertTrue(
+        text.out().contains("mint events  signed by a standing grant's issuer only"), text.out());
   }
 
   @Test

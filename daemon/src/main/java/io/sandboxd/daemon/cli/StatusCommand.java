@@ -56,6 +56,8 @@ final class StatusCommand implements Callable<Integer> {
     runs.put("in_flight", s.getRunsInFlight());
     o.put("draining", s.getDraining());
     o.put("policy", s.getPolicy());
+    com.fasterxml.jackson.databind.node.ArrayNode sources = o.putArray("event_sources");
+    s.getEventSourcesList().forEach(sources::add);
     o.set("verification", verificationJson(s.getVerification()));
     o.put("metrics_listen", s.getMetricsListen());
     return o;
@@ -99,6 +101,14 @@ final class StatusCommand implements Callable<Integer> {
     line(b, "runs", runs.toString());
     line(b, "admitting", s.getDraining() ? "no (draining: stopping)" : "yes");
     line(b, "policy", s.getPolicy());
+    line(
+        b,
+        "mint events",
+        s.getEventSourcesList().isEmpty()
+            ? "signed by a standing grant's issuer only"
+            : "signed by a standing grant's issuer, or by "
+                + String.join(", ", s.getEventSourcesList())
+                + " (standing.event_sources)");
     line(b, "verification", verificationText(s.getVerification()));
     for (String d : s.getVerification().getDamageList()) {
       line(b, "  damage", d);

@@ -9,6 +9,7 @@ import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.daemon.store.StoreVerifier;
 import io.sandboxd.metering.DiscoveredMeters;
 import io.sandboxd.metering.MeterListing;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -25,6 +26,7 @@ public final class NodeStatus {
   private final long startedMs;
   private final SubmitterPolicy policy;
   private final Optional<String> metricsListen;
+  private final List<String> eventSources;
 
   public NodeStatus(
       NodeIdentity node,
@@ -34,7 +36,8 @@ public final class NodeStatus {
       ServingState serving,
       long startedMs,
       SubmitterPolicy policy,
-      Optional<String> metricsListen) {
+      Optional<String> metricsListen,
+      List<String> eventSources) {
     this.node = node;
     this.meters = meters;
     this.store = store;
@@ -43,6 +46,7 @@ public final class NodeStatus {
     this.startedMs = startedMs;
     this.policy = policy;
     this.metricsListen = metricsListen;
+    this.eventSources = List.copyOf(eventSources);
   }
 
   static String version() {
@@ -62,7 +66,8 @@ public final class NodeStatus {
             .setDraining(serving.draining())
             .setPolicy(String.join("; ", policy.summary()))
             .setVerification(verification(verifier.state()))
-            .setMetricsListen(metricsListen.orElse(""));
+            .setMetricsListen(metricsListen.orElse(""))
+            .addAllEventSources(eventSources);
     for (MeterListing.Entry e : meters.listing().counters()) {
       b.addMeters(
           e.source()
