@@ -82,17 +82,24 @@ def kind(comm, stack):
         return "verifying signatures"
     if re.search(r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger", s):
         return "store: commit (SQLite, WAL, fsync)"
-    if re.search(r"Executor\.execute|sandboxd\.executor\.|chicory", s):
+    if re.search(r"Executor\.execute\(|chicory", s):
         return "executor on the call thread (bind, meter, storage root)"
-    if re.search(r"io\.grpc|protobuf|io\.netty", s):
-        return "gRPC/Netty: handler side"
     if re.search(r"CanonicalJson|jackson", s):
         return "canonical JSON, record building"
     if re.search(r"Admission|UnitCompiler", s):
         return "admission"
     if comm.startswith("sandboxd-call"):
-        return "handler: other"
+        # Every handler stack has gRPC at its root: it is gRPC's own work only when no daemon
+        # frame (past the transport glue) stands between gRPC and the leaf.
+        ours = [f for f in stack if "io.sandboxd" in f and not re.search(glue, f)]
+        if ours:
+            return "handler: other daemon code (records, metrics, logging)"
+        if re.search(r"io\.grpc|protobuf|io\.netty", s):
+            return "gRPC/Netty: handler side (marshalling, framing)"
+        return "handler: native or unknown frames (mostly SQLite)"
     return "other threads"
+
+glue = r"FairCalls|RequestDecoder|RpcAuthorization|SandboxdGrpc|SandboxdService\.answer"
 
 counts = collections.Counter(kind(c, st) for c, st in samples)
 total = max(1, len(samples))
