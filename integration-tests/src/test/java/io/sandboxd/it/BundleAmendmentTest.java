@@ -261,6 +261,10 @@ class BundleAmendmentTest {
     List<String> sent = new ArrayList<>();
     jcp.forEach(e -> sent.add(Envelope.fromJson(e).address()));
     assertEquals(sent, carried, "b shows the records the bundle carried, in order");
+    // b's agent may not extend the chain of checkpoints a's agent began.
+    DaemonProcess.Result cpHere = ctl(b, "jcp", "checkpoint", run);
+    assertEquals(2, cpHere.exit(), cpHere.out() + cpHere.err());
+    assertTrue(cpHere.err().contains("one agent throughout"), cpHere.err());
     DaemonProcess.Result resumed = ctl(b, "runs", "resume", run);
     assertEquals(0, resumed.exit(), resumed.err() + b.log());
     DaemonProcess.Result done = ctl(b, "runs", "wait", run, "--json", "--timeout-ms", "120000");

@@ -53,6 +53,18 @@ public final class LiveAmendments implements AmendmentLedger {
       throw new JcpRefusedException.Exhausted(
           "max_checkpoints", "run " + runId + " holds " + MAX_CHECKPOINTS + " checkpoints already");
     }
+    String here = standing.agentKey().hex();
+    if (!cps.isEmpty() && !JcpCheckpoint.fromCore(cps.get(0).core()).agent().equals(here)) {
+      // Carried in by a bundle: a run's checkpoints have one agent throughout (WIRE.md §2.14).
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " was checkpointed by agent "
+              + JcpCheckpoint.fromCore(cps.get(0).core()).agent()
+              + " on the node it came from; a checkpoint by this node's agent "
+              + here
+              + " would break its checkpoint chain (one agent throughout)");
+    }
     long seq = cps.size();
     String prev = cps.isEmpty() ? null : cps.get(cps.size() - 1).address();
     JcpCheckpoint c =
