@@ -315,6 +315,13 @@ class BundleAmendmentTest {
     assertEquals(0, iv.exit(), iv.err() + iv.out());
     assertTrue(iv.out().contains("1 amendment(s), each issuer-signed and tightening"), iv.out());
 
+    // sigstore-js: the signature under b's key, and the carried amendments are the attested ones.
+    IntotoExportTest.verifier = IntotoExportTest.installVerifier();
+    DaemonProcess.Result js = IntotoExportTest.sigstoreJs(intoto, keyB);
+    assertEquals(0, js.exit(), js.out() + js.err());
+    JsonNode verdict = CanonicalJson.parse(js.out().strip());
+    assertEquals("[\"" + good.address() + "\"]", verdict.get("amendments").toString(), js.out());
+
     // Re-signed by b's own key with the amendment dropped, or swapped for a widening one: the
     // signature holds, the evidence does not.
     SigningKey nodeB = KeyFile.read(dir.resolve("b/keys/node.ed25519"));
@@ -329,6 +336,10 @@ class BundleAmendmentTest {
     }
     String whyDropped = resignedVerify(st, dropped, nodeB, keyA, keyB, "dropped");
     assertTrue(whyDropped.contains("statement.predicate.jcp: amendments []"), whyDropped);
+    DaemonProcess.Result jsDropped =
+        IntotoExportTest.sigstoreJs(dir.resolve("dropped.intoto.json"), keyB);
+    assertEquals(1, jsDropped.exit(), jsDropped.out());
+    assertTrue(jsDropped.out().contains("predicate.jcp: amendments []"), jsDropped.out());
     // Without its mint policy the amendment has no issuer to be checked against (AmendmentChain).
     ObjectNode noPolicy = (ObjectNode) st.predicate().deepCopy();
     ArrayNode rest = noPolicy.putArray("jcp");
