@@ -46,7 +46,8 @@ import org.junit.jupiter.api.io.TempDir;
  * change), exported, imported on node b, resumed there under the amended grant (the call the
  * amendment took away is DENIED), and the whole moved chain with its JCP records verifies offline,
  * from b's records and from b's in-toto export. Bundles with the amendment removed, edited,
- * widening, or replayed from another run are refused by b naming {@code jcp}, nothing imported.
+ * widening, replayed twice or from another run (alone or with that run's checkpoint) are refused by
+ * b naming {@code jcp}, nothing imported; b's agent does not extend a's checkpoint chain.
  */
 class BundleAmendmentTest {
   @TempDir static Path dir;
@@ -174,8 +175,19 @@ class BundleAmendmentTest {
     String[] first = amendedParkedRun();
     String run = first[0];
     Envelope good = Envelope.fromJson(CanonicalJson.parse(first[2]));
-    // Another run's amendment, signed by the same issuer, to the same grants.
-    Envelope foreign = Envelope.fromJson(CanonicalJson.parse(amendedParkedRun()[2]));
+    // Another run's amendment, signed by the same issuer, to the same grants, and its checkpoint.
+    String[] second = amendedParkedRun();
+    Envelope foreign = Envelope.fromJson(CanonicalJson.parse(second[2]));
+    JsonNode foreignCheckpoint = null;
+    for (String l :
+        ca.stub()
+            .getRecords(GetRecordsRequest.newBuilder().setRunId(second[0]).build())
+            .getJcpList()) {
+      if (Envelope.fromJson(CanonicalJson.parse(l)).address().equals(second[1])) {
+        foreignCheckpoint = CanonicalJson.parse(l);
+      }
+    }
+    assertTrue(foreignCheckpoint != null, "a shows the other run's checkpoint");
 
     String keyA = BundleTrustTest.key(a);
     String keyB = BundleTrustTest.key(b);
@@ -235,6 +247,14 @@ class BundleAmendmentTest {
     assertTrue(
         whyForeign.contains(foreign.address() + ": amendment: rule checkpoint_in_chain:"),
         whyForeign);
+    List<JsonNode> withItsCheckpoint = new ArrayList<>(jcp.subList(0, 3));
+    withItsCheckpoint.add(foreignCheckpoint);
+    withItsCheckpoint.add(foreign.toJson());
+    String whyItsCheckpoint = importRefusal(withJcp(bundle, withItsCheckpoint), "foreign-cp");
+    assertTrue(
+        whyItsCheckpoint.contains(
+            second[1] + ": a checkpoint of run " + second[0] + ", the bundle's run is " + run),
+        whyItsCheckpoint);
     List<JsonNode> twice = new ArrayList<>(jcp);
     twice.add(jcp.get(3));
     String whyTwice = importRefusal(withJcp(bundle, twice), "twice");
