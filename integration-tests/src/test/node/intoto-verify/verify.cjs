@@ -63,11 +63,33 @@ try {
 }
 if (statement._type !== STATEMENT_V1) refuse('statement _type ' + statement._type);
 if (!Array.isArray(statement.subject) || statement.subject.length === 0) refuse('no subject');
+// A durable run's predicate may carry its segment chain and JCP records (WIRE.md 2.15): the
+// amendments it carries must be, in order, those the signed attestation names. (Whether each is
+// issuer-signed and only tightens is checked beside the chain by `sandboxctl verify FILE`.)
+const predicate = statement.predicate || {};
+let amendments = [];
+if (predicate.jcp !== undefined) {
+  if (!Array.isArray(predicate.jcp)) refuse('predicate.jcp: expected an array');
+  if (!Array.isArray(predicate.segments) || predicate.segments.length === 0) {
+    refuse('predicate.jcp: JCP records without the run\'s segments');
+  }
+  amendments = predicate.jcp
+    .filter((e) => e && e.core && e.core.schema === 'jcp.amendment/1')
+    .map((e) => e.address);
+}
+const attested =
+  (predicate.attestation && predicate.attestation.core && predicate.attestation.core.jcp &&
+    predicate.attestation.core.jcp.amendments) || [];
+if (JSON.stringify(attested) !== JSON.stringify(amendments)) {
+  refuse('predicate.jcp: amendments ' + JSON.stringify(amendments) + ', the attestation names ' +
+    JSON.stringify(attested));
+}
 console.log(
   JSON.stringify({
     verified: true,
     predicateType: statement.predicateType,
     subject: statement.subject,
     runId: statement.predicate && statement.predicate.run_id,
+    amendments,
   }),
 );

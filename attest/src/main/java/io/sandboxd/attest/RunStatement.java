@@ -13,7 +13,10 @@ import java.util.Set;
 /**
  * A run's evidence as an in-toto statement: subjects are the module and the run's outputs by digest
  * (BLAKE3 always, SHA-256 where the node still holds the bytes), the predicate carries the run's
- * signed receipt and attestation envelopes, so their cores verify on their own as well.
+ * signed receipt and attestation envelopes, so their cores verify on their own as well. A durable
+ * run's predicate also carries its signed segment chain and, when it has any, its JCP records (mint
+ * policy and child, checkpoints, amendments in the order applied: issue 23 item 4), so that a
+ * verifier checks each amendment against the chain it amended.
  */
 public final class RunStatement {
   /** The predicate type of a run's evidence. */
@@ -23,7 +26,8 @@ public final class RunStatement {
   public static final String STDOUT = "stdout";
   public static final String STDERR = "stderr";
 
-  private static final Set<String> PREDICATE_FIELDS = Set.of("run_id", "receipt", "attestation");
+  private static final Set<String> PREDICATE_FIELDS =
+      Set.of("run_id", "receipt", "attestation", "segments", "receipts", "jcp");
 
   private RunStatement() {}
 
@@ -55,6 +59,24 @@ public final class RunStatement {
       Artifact module,
       Optional<Artifact> stdout,
       Optional<Artifact> stderr) {
+    return of(runId, receipt, attestation, module, stdout, stderr, List.of(), List.of(), List.of());
+  }
+
+  /**
+   * As above, for a durable run: its {@code segments} in seq order, {@code receipts} (those of its
+   * earlier execute segments, so the chain checks whole) and its JCP records {@code jcp} (each
+   * omitted from the predicate when empty).
+   */
+  public static IntotoStatement of(
+      String runId,
+      Envelope receipt,
+      Envelope attestation,
+      Artifact module,
+      Optional<Artifact> stdout,
+      Optional<Artifact> stderr,
+      List<Envelope> segments,
+      List<Envelope> receipts,
+      List<Envelope> jcp) {
     List<IntotoStatement.Subject> subjects = new ArrayList<>();
     subjects.add(module.subject());
     stdout.ifPresent(a -> subjects.add(a.subject()));
@@ -63,6 +85,18 @@ public final class RunStatement {
     predicate.put("run_id", runId);
     predicate.set("receipt", receipt.toJson());
     predicate.set("attestation", attestation.toJson());
+    if (!segments.isEmpty()) {
+      var a = predicate.putArray("segments");
+      segments.forEach(e -> a.add(e.toJson()));
+    }
+    if (!receipts.isEmpty()) {
+      var a = predicate.putArray("receipts");
+      receipts.forEach(e -> a.add(e.toJson()));
+    }
+    if (!jcp.isEmpty()) {
+      var a = predicate.putArray("jcp");
+      jcp.forEach(e -> a.add(e.toJson()));
+    }
     IntotoStatement s = new IntotoStatement(subjects, PREDICATE_TYPE, predicate);
     check(s, PublicKey.ofHex(attestation.publicKey(), "attestation.public_key"));
     return s;
@@ -71,7 +105,11 @@ public final class RunStatement {
   /**
    * Checks a statement of this predicate type against the node key: both envelopes verify under
    * {@code node}, the attestation names that receipt, and the subjects are exactly the module and
-   * the outputs the attestation names, with the same BLAKE3 addresses.
+   * the outputs the attestation names, with the same BLAKE3 addresses. With {@code segments}: they
+   * form a valid chain of this run ending in the execute segment of that receipt. With {@code jcp}
+   * (which needs {@code segments}): its amendments are, in order, those the attestation names.
+   * Whether each amendment is issuer-signed and only tightens is decided beside the chain by the
+   * enforcer's AmendmentChain (`sandboxctl verify` on the file).
    *
    * @return the run id
    * @throws AttestException naming the first thing that does not hold
@@ -128,7 +166,70 @@ public final class RunStatement {
       throw new AttestException(
           "statement.subject: expected " + expected.keySet() + ", got " + named.keySet());
     }
-    return p.string("run_id");
+    String runId = p.string("run_id");
+    List<Envelope> segments = p.list("segments", (n, at) -> envelope(n, at));
+    List<Envelope> jcp = p.list("jcp", (n, at) -> envelope(n, at));
+    List<Envelope> earlier = p.list("receipts", (n, at) -> envelope(n, at));
+    for (int i = 0; i < earlier.size(); i++) {
+      if (earlier.get(i).verify(Optional.empty()) instanceof Verification.Invalid bad) {
+        throw new AttestException("statement.predicate.receipts[" + i + "]: " + bad.reason());
+      }
+      Receipt.fromCore(earlier.get(i).core());
+    }
+    if (!earlier.isEmpty() && segments.isEmpty()) {
+      throw new AttestException(
+          "statement.predicate.receipts: earlier receipts without the run's segments");
+    }
+    if (!segments.isEmpty()) {
+      checkChain(runId, segments, receipt);
+    } else if (!jcp.isEmpty()) {
+      throw new AttestException(
+          "statement.predicate.jcp: JCP records without the run's segments to check them against");
+    }
+    List<String> amendments = new ArrayList<>();
+    for (Envelope e : jcp) {
+      if (e.schema().orElse("").equals(JcpAmendment.SCHEMA)) {
+        amendments.add(e.address());
+      }
+    }
+    List<String> attested = a.jcp() == null ? List.of() : a.jcp().amendments();
+    if (!attested.equals(amendments)) {
+      throw new AttestException(
+          "statement.predicate.jcp: amendments "
+              + amendments
+              + ", the attestation names "
+              + attested);
+    }
+    return runId;
+  }
+
+  private static Envelope envelope(com.fasterxml.jackson.databind.JsonNode n, String at) {
+    try {
+      return Envelope.fromJson(n);
+    } catch (AttestException e) {
+      throw new AttestException(at + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void checkChain(String runId, List<Envelope> segments, Envelope receipt) {
+    if (SegmentChain.verify(segments, Optional.empty()) instanceof SegmentChain.Verdict.Invalid i) {
+      throw new AttestException(
+          "statement.predicate.segments: invalid at position " + i.seq() + ": " + i.reason());
+    }
+    RunSegment last = RunSegment.fromCore(segments.get(segments.size() - 1).core());
+    if (!last.runId().equals(runId)) {
+      throw new AttestException(
+          "statement.predicate.segments: of run " + last.runId() + ", the predicate's is " + runId);
+    }
+    if (last.kind() != RunSegment.Kind.execute || !receipt.address().equals(last.receipt())) {
+      throw new AttestException(
+          "statement.predicate.segments: the chain ends in "
+              + last.kind()
+              + " segment "
+              + last.seq()
+              + ", not the execute segment of the predicate's receipt "
+              + receipt.address());
+    }
   }
 
   /** Lowercase hex SHA-256. */

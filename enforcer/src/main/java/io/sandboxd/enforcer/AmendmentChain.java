@@ -32,8 +32,12 @@ public final class AmendmentChain {
 
   /** The outcome of {@link #verify}. */
   public sealed interface Verdict {
-    /** The records agree; {@code amendments} were checked for the run. */
-    record Valid(String runId, List<String> amendments) implements Verdict {}
+    /**
+     * The records agree; {@code amendments} were checked for the run, and {@code grantsInForce} is
+     * the grants_id they leave in force (the last amendment's, else the run's first grants): what a
+     * parked run amended after its last segment resumes under, and a bundle of it must carry.
+     */
+    record Valid(String runId, List<String> amendments, String grantsInForce) implements Verdict {}
 
     /** {@code where} (a record's address or a segment's seq) fails for {@code reason}. */
     record Invalid(String where, String reason) implements Verdict {}
@@ -171,6 +175,6 @@ public final class AmendmentChain {
       }
       at += 1 + next;
     }
-    return new Verdict.Valid(runId, List.copyOf(order));
+    return new Verdict.Valid(runId, List.copyOf(order), grantsOrder.get(grantsOrder.size() - 1));
   }
 }

@@ -137,6 +137,69 @@ final class AmendmentChainVectors {
     return new ChainCase(name, jcp, AmendmentChain.verify(segments(), jcp));
   }
 
+  /**
+   * A run bundle's chain and JCP records (WIRE.md §2.13): the run parked after its suspend and
+   * amended while parked (no segment names the new grants yet), the grants the bundle carries, and
+   * whether an import takes it: only when the records are valid and leave exactly those grants in
+   * force.
+   */
+  record BundleCase(
+      String name, List<Envelope> jcp, String bundleGrantsId, AmendmentChain.Verdict expected) {
+    boolean imports() {
+      return expected instanceof AmendmentChain.Verdict.Valid v
+          && v.grantsInForce().equals(bundleGrantsId);
+    }
+  }
+
+  /** The parked chain a bundle carries: execute, suspend. */
+  static List<Envelope> parkedSegments() {
+    return segments().subList(0, 2);
+  }
+
+  /** An amendment by the issuer at a checkpoint of another run (a replay into this bundle). */
+  static Envelope foreignAmendment() {
+    Envelope other =
+        Envelope.sign(
+            new JcpCheckpoint(
+                    "run-other-1", 0, null, hash("other head"), childId(), AGENT.publicKey().hex())
+                .toCore(),
+            AGENT);
+    Grants g = JcpFixtures.grants(TIGHTER_JSON);
+    return Envelope.sign(
+        new JcpAmendment(
+                other.address(),
+                ISSUER.publicKey().hex(),
+                g.canonicalTree(),
+                g.grantsId(),
+                "tighten")
+            .toCore(),
+        ISSUER);
+  }
+
+  static List<BundleCase> bundleCases() {
+    List<Envelope> base = List.of(StandingVectors.policy(), child(), checkpoint());
+    Envelope good = amendment(TIGHTER_JSON, ISSUER, "tighten");
+    List<BundleCase> c = new ArrayList<>();
+    c.add(bundle("amended-while-parked", base, List.of(good), tighterId()));
+    c.add(bundle("amendment-removed", base, List.of(), tighterId()));
+    c.add(
+        bundle(
+            "widening-amendment",
+            base,
+            List.of(good, amendment(JcpFixtures.CHILD_JSON, ISSUER, "widen back")),
+            childId()));
+    c.add(bundle("replayed-from-another-run", base, List.of(foreignAmendment()), tighterId()));
+    c.add(bundle("never-amended", base, List.of(), childId()));
+    return c;
+  }
+
+  private static BundleCase bundle(
+      String name, List<Envelope> base, List<Envelope> amendments, String grantsId) {
+    List<Envelope> jcp = new ArrayList<>(base);
+    jcp.addAll(amendments);
+    return new BundleCase(name, jcp, grantsId, AmendmentChain.verify(parkedSegments(), jcp));
+  }
+
   /** A policy bounding each child to 60 s and 2 runs, and a child minted under it at T0. */
   static JcpMintPolicy usePolicy() {
     JcpMintPolicy p = JcpFixtures.policy();
@@ -222,6 +285,25 @@ final class AmendmentChainVectors {
         if (rule != null) {
           o.put("rule", rule);
         }
+      }
+    }
+    ArrayNode bundles = chain.putArray("bundle_cases");
+    for (BundleCase c : bundleCases()) {
+      ObjectNode o = bundles.addObject();
+      o.put("name", c.name());
+      o.put("segments", parkedSegments().size());
+      o.put("bundle_grants_id", c.bundleGrantsId());
+      ArrayNode jcp = o.putArray("jcp");
+      c.jcp().forEach(e -> envelope(jcp.addObject(), e));
+      o.put("expected", c.imports() ? "import" : "refused");
+      if (c.expected() instanceof AmendmentChain.Verdict.Valid v) {
+        o.put("grants_in_force", v.grantsInForce());
+        ArrayNode a = o.putArray("amendments");
+        v.amendments().forEach(a::add);
+      } else {
+        AmendmentChain.Verdict.Invalid inv = (AmendmentChain.Verdict.Invalid) c.expected();
+        o.put("where", inv.where());
+        o.put("rule", inv.reason().substring("amendment: rule ".length()).split(":", 2)[0]);
       }
     }
     ObjectNode uses = root.putObject("child_uses");

@@ -47,6 +47,52 @@ class AmendmentChainVectorsTest {
     return out;
   }
 
+  /**
+   * Each bundle case: the parked chain (the file's first {@code segments} segments) and the JCP
+   * records decided again; a bundle imports only when they are valid and leave its grants in force.
+   */
+  @Test
+  void everyBundleCaseHasTheVerdictTheFileStates() throws IOException {
+    JsonNode chain = root().get("amendment_chain");
+    List<Envelope> all = envelopes(chain.get("segments"));
+    Set<String> names = new java.util.TreeSet<>();
+    for (JsonNode c : chain.get("bundle_cases")) {
+      String name = c.get("name").textValue();
+      names.add(name);
+      List<Envelope> segments = all.subList(0, c.get("segments").intValue());
+      AmendmentChain.Verdict v = AmendmentChain.verify(segments, envelopes(c.get("jcp")));
+      String bundleGrants = c.get("bundle_grants_id").textValue();
+      if (c.has("grants_in_force")) {
+        AmendmentChain.Verdict.Valid ok =
+            assertInstanceOf(AmendmentChain.Verdict.Valid.class, v, name);
+        assertEquals(c.get("grants_in_force").textValue(), ok.grantsInForce(), name);
+        List<String> want = new ArrayList<>();
+        c.get("amendments").forEach(a -> want.add(a.textValue()));
+        assertEquals(want, ok.amendments(), name);
+        assertEquals(
+            c.get("expected").textValue(),
+            ok.grantsInForce().equals(bundleGrants) ? "import" : "refused",
+            name);
+      } else {
+        AmendmentChain.Verdict.Invalid bad =
+            assertInstanceOf(AmendmentChain.Verdict.Invalid.class, v, name);
+        assertEquals(c.get("where").textValue(), bad.where(), name);
+        assertTrue(
+            bad.reason().startsWith("amendment: rule " + c.get("rule").textValue() + ":"),
+            name + ": " + bad.reason());
+        assertEquals("refused", c.get("expected").textValue(), name);
+      }
+    }
+    assertEquals(
+        Set.of(
+            "amended-while-parked",
+            "amendment-removed",
+            "widening-amendment",
+            "replayed-from-another-run",
+            "never-amended"),
+        names);
+  }
+
   @Test
   void everyChainCaseHasTheVerdictTheFileStates() throws IOException {
     JsonNode chain = root().get("amendment_chain");

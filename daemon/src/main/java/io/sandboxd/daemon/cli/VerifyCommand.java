@@ -64,7 +64,15 @@ final class VerifyCommand implements Callable<Integer> {
       if (log.isPresent()) {
         return log.get();
       }
-      envelopes = read(input, manifests);
+      // An in-toto export: its signature and statement first, then the evidence it carries.
+      Optional<List<Envelope>> intoto;
+      try {
+        intoto = IntotoEvidence.envelopes(input, expected);
+      } catch (AttestException e) {
+        System.err.println("invalid at in-toto bundle: " + e.getMessage());
+        return 1;
+      }
+      envelopes = intoto.isPresent() ? intoto.get() : read(input, manifests);
     } catch (AttestException | IOException e) {
       System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
       return Sandboxctl.UNUSABLE;

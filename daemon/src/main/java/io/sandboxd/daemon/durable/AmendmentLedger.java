@@ -1,6 +1,8 @@
 package io.sandboxd.daemon.durable;
 
 import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Envelope;
+import java.util.List;
 
 /** What durable runs ask of the JCP side about one run: its amendments and its minted grant. */
 public interface AmendmentLedger {
@@ -19,6 +21,19 @@ public interface AmendmentLedger {
 
         @Override
         public void checkResume(String runId) {}
+
+        @Override
+        public List<Envelope> records(String runId) {
+          return List.of();
+        }
+
+        @Override
+        public void carry(String runId, BundleJcp.Checked jcp) {
+          if (!jcp.isEmpty()) {
+            throw new DurableRunException.BadBundle(
+                "jcp: this node keeps no JCP records, and the run's grants changed by amendment");
+          }
+        }
       };
 
   /** Whether an amendment applied to the run put {@code grantsId} in force. */
@@ -35,4 +50,14 @@ public interface AmendmentLedger {
    * parent released, or expired. A resume continues a run already counted, so it is no new use.
    */
   void checkResume(String runId);
+
+  /**
+   * The run's JCP records as a verifier needs them beside its segments (WIRE.md §2.14): the policy
+   * and child of the minted grant it started under, its checkpoints, its amendments in the order
+   * applied; empty when there are none.
+   */
+  List<Envelope> records(String runId);
+
+  /** Stores the JCP records an imported bundle carried for {@code runId}, checked already. */
+  void carry(String runId, BundleJcp.Checked jcp);
 }

@@ -15,9 +15,10 @@ import java.util.TreeSet;
  * The exporting node's signature over everything in a run bundle an importing node acts on ({@code
  * sandbox.run-bundle-seal/1}, issue 23): the run id, the node the bundle is for, the module, grants
  * and entry (which no segment signs), the segments and records by address, the logs and the
- * snapshot blobs by address. Taint and budgets travel inside the signed suspend segment, so they
- * are covered through its address. Digests, not bytes: the seal stays small however large the
- * bundle.
+ * snapshot blobs by address, and the JCP records by address (only when the bundle carries any, so a
+ * seal of a bundle without them is as before). Taint and budgets travel inside the signed suspend
+ * segment, so they are covered through its address. Digests, not bytes: the seal stays small
+ * however large the bundle.
  */
 public final class BundleSeal {
   static final String SCHEMA = "sandbox.run-bundle-seal/1";
@@ -44,6 +45,11 @@ public final class BundleSeal {
     b.records().forEach(e -> r.add(e.address()));
     ArrayNode blobs = o.putArray("blobs");
     new TreeSet<>(b.blobs().keySet()).forEach(blobs::add);
+    if (!b.jcp().isEmpty()) {
+      // In order: the order of the amendments is the order they were applied in.
+      ArrayNode jcp = o.putArray("jcp");
+      b.jcp().forEach(e -> jcp.add(e.address()));
+    }
     return o;
   }
 
@@ -70,8 +76,9 @@ public final class BundleSeal {
             "segments",
             "logs",
             "records",
-            "blobs")) {
-      if (!now.get(field).equals(sealed.get(field))) {
+            "blobs",
+            "jcp")) {
+      if (!java.util.Objects.equals(now.get(field), sealed.get(field))) {
         return field;
       }
     }

@@ -518,6 +518,9 @@ public final class DurableRuns {
         next);
   }
 
+  // Serializes the last step of imports: a run's carried JCP rows and its row go in together.
+  private final Object importing = new Object();
+
   // Seals exports and decides which bundles are imported (issue 23).
   private volatile BundleTrust trust = BundleTrust.NONE;
 
@@ -529,6 +532,11 @@ public final class DurableRuns {
   /** The run's row. */
   public DurableRunTable.Run run(String runId) {
     return require(runId);
+  }
+
+  /** The run's JCP records (policy and child, checkpoints, amendments), as it would export them. */
+  public List<Envelope> jcpRecords(String runId) {
+    return amendments.records(runId);
   }
 
   /** The run's segment chain, in order. */
@@ -917,7 +925,9 @@ public final class DurableRuns {
                     chain,
                     segs.stream().map(Segment::log).toList(),
                     records,
-                    blobs),
+                    blobs,
+                    // Amendments, and the mint and checkpoints they rest on, travel with the chain.
+                    amendments.records(runId)),
                 destination)
             .toBytes();
     // Not moved yet: held exporting until the bundle is confirmed written (ExportHandoff).
@@ -971,10 +981,27 @@ public final class DurableRuns {
     } catch (RuntimeException e) {
       throw new DurableRunException.BadBundle("grants: " + e.getMessage(), e);
     }
-    if (!grants.grantsId().equals(last.grantsId())
-        || !grants.grantsId().equals(last.snapshot().grantsId())) {
+    if (!last.grantsId().equals(last.snapshot().grantsId())) {
       throw new DurableRunException.BadBundle(
-          "grants: they hash to " + grants.grantsId() + ", the chain is for " + last.grantsId());
+          "grants: the suspend is for "
+              + last.grantsId()
+              + ", its snapshot froze "
+              + last.snapshot().grantsId());
+    }
+    // The grants in force are the chain's, or those its carried amendments put in force.
+    BundleJcp.Checked jcp;
+    if (b.jcp().isEmpty()) {
+      if (!grants.grantsId().equals(last.grantsId())) {
+        throw new DurableRunException.BadBundle(
+            "jcp: none carried, yet the bundle's grants hash to "
+                + grants.grantsId()
+                + " and its chain is for "
+                + last.grantsId()
+                + " (only a carried amendment puts other grants in force)");
+      }
+      jcp = new BundleJcp.Checked(List.of(), List.of(), List.of());
+    } else {
+      jcp = BundleJcp.check(b.runId(), b.segments(), b.jcp(), grants);
     }
     for (Map.Entry<String, byte[]> e : b.blobs().entrySet()) {
       String actual = Blake3.hex(e.getValue());
@@ -1027,8 +1054,16 @@ public final class DurableRuns {
             "",
             false,
             true);
-    if (!table.insert(run, b.module(), rows, b.records())) {
-      throw new DurableRunException.AlreadyHeld(b.runId());
+    synchronized (importing) {
+      if (table.holds(b.runId())) {
+        throw new DurableRunException.AlreadyHeld(b.runId());
+      }
+      // JCP records first: a crash between leaves rows the next import of the run replaces, never
+      // a run held without the amendments its grants rest on.
+      amendments.carry(b.runId(), jcp);
+      if (!table.insert(run, b.module(), rows, b.records())) {
+        throw new DurableRunException.AlreadyHeld(b.runId());
+      }
     }
     LOG.info(() -> "durable run " + b.runId() + " imported (" + rows.size() + " segments)");
     return run;

@@ -5,6 +5,7 @@ import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.IntotoStatement;
+import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunStatement;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.SigstoreBundle;
@@ -22,7 +23,8 @@ import java.util.Optional;
 /**
  * Builds a run's in-toto export: the statement of {@link RunStatement} from the run's stored,
  * signed records, signed by the node key as a Sigstore bundle. SHA-256 digests come from the bytes
- * the node still holds (module store, kept outputs) or the module bytes the client sends.
+ * the node still holds (module store, kept outputs) or the module bytes the client sends. A durable
+ * run that ended is exported with its segment chain and JCP records (issue 23 item 4).
  */
 public final class IntotoExport {
   private final RunStore store;
@@ -35,7 +37,18 @@ public final class IntotoExport {
     this.key = key;
   }
 
+  private DurableRuns durable;
+
+  /** Exports durable runs too, from {@code d} (null: none). */
+  public IntotoExport durable(DurableRuns d) {
+    this.durable = d;
+    return this;
+  }
+
   public ExportIntotoReply export(String runId, byte[] clientModule) {
+    if (durable != null && durable.table().run(runId).isPresent()) {
+      return exportDurable(runId, clientModule);
+    }
     RunSummary run = store.run(runId).orElseThrow(() -> new RunNotFoundException(runId));
     if (run.tampered().isPresent()) {
       throw new TamperedRunException(runId, run.tampered().get());
@@ -54,6 +67,54 @@ public final class IntotoExport {
     }
     IntotoStatement statement =
         RunStatement.of(runId, receipt, attestation, module, stdout, stderr);
+    return reply(statement);
+  }
+
+  /** A durable run that ended: its final receipt and attestation, chain and JCP records. */
+  private ExportIntotoReply exportDurable(String runId, byte[] clientModule) {
+    List<Envelope> records = durable.table().records(runId);
+    Optional<Envelope> attestation =
+        records.stream()
+            .filter(e -> e.schema().orElse("").equals(Attestation.SCHEMA))
+            .reduce((x, y) -> y);
+    if (attestation.isEmpty()) {
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " is "
+              + durable.run(runId).state()
+              + ": its attestation, and so its in-toto evidence, comes when it ends");
+    }
+    Attestation a = Attestation.fromCore(attestation.get().core());
+    Envelope receipt =
+        records.stream()
+            .filter(e -> e.address().equals(a.receipt()))
+            .findFirst()
+            .orElseThrow(
+                () -> new TamperedRunException(runId, "receipt " + a.receipt() + " is not stored"));
+    byte[] held = durable.table().module(runId);
+    RunStatement.Artifact module =
+        new RunStatement.Artifact(
+            RunStatement.MODULE,
+            a.unit(),
+            clientModule.length > 0 ? moduleBytes(a.unit(), clientModule) : Optional.of(held));
+    return reply(
+        RunStatement.of(
+            runId,
+            receipt,
+            attestation.get(),
+            module,
+            Optional.empty(),
+            Optional.empty(),
+            durable.chain(runId),
+            records.stream()
+                .filter(e -> e.schema().orElse("").equals(Receipt.SCHEMA))
+                .filter(e -> !e.address().equals(a.receipt()))
+                .toList(),
+            durable.jcpRecords(runId)));
+  }
+
+  private ExportIntotoReply reply(IntotoStatement statement) {
     SigstoreBundle bundle = SigstoreBundle.sign(statement, key);
     ExportIntotoReply.Builder b =
         ExportIntotoReply.newBuilder()

@@ -19,8 +19,10 @@ import java.util.Set;
 /**
  * A moved run (issue 12 "Moving a run"), self-contained: its segments in seq order with the log of
  * each, its receipts and attestations, the module, the canonical grants and entry, and every
- * snapshot blob by address. Canonical JSON ({@code sandbox.run-bundle/1}); bytes travel as base64.
- * Parsing is strict; what the contents prove is checked by {@link DurableRuns} on import.
+ * snapshot blob by address, and the run's signed JCP records when it has any (its mint policy and
+ * child, checkpoints, amendments: optional, WIRE.md §2.6). Canonical JSON ({@code
+ * sandbox.run-bundle/1}); bytes travel as base64. Parsing is strict; what the contents prove is
+ * checked by {@link DurableRuns} on import.
  */
 public record RunBundle(
     String runId,
@@ -31,6 +33,7 @@ public record RunBundle(
     List<String> logs,
     List<Envelope> records,
     Map<String, byte[]> blobs,
+    List<Envelope> jcp,
     Optional<Envelope> seal) {
   static final String SCHEMA = "sandbox.run-bundle/1";
 
@@ -44,13 +47,27 @@ public record RunBundle(
       List<String> logs,
       List<Envelope> records,
       Map<String, byte[]> blobs) {
-    this(runId, module, grantsJson, entry, segments, logs, records, blobs, Optional.empty());
+    this(runId, module, grantsJson, entry, segments, logs, records, blobs, List.of());
+  }
+
+  /** An unsealed bundle carrying the run's JCP records {@code jcp} (none: a bundle as before). */
+  public RunBundle(
+      String runId,
+      byte[] module,
+      String grantsJson,
+      String entry,
+      List<Envelope> segments,
+      List<String> logs,
+      List<Envelope> records,
+      Map<String, byte[]> blobs,
+      List<Envelope> jcp) {
+    this(runId, module, grantsJson, entry, segments, logs, records, blobs, jcp, Optional.empty());
   }
 
   /** This bundle with {@code seal}, the exporting node's signature over what an import acts on. */
   RunBundle sealed(Envelope seal) {
     return new RunBundle(
-        runId, module, grantsJson, entry, segments, logs, records, blobs, Optional.of(seal));
+        runId, module, grantsJson, entry, segments, logs, records, blobs, jcp, Optional.of(seal));
   }
 
   private static final java.util.regex.Pattern RUN_ID =
@@ -67,6 +84,7 @@ public record RunBundle(
           "logs",
           "records",
           "blobs",
+          "jcp",
           "seal");
 
   public byte[] toBytes() {
@@ -84,6 +102,11 @@ public record RunBundle(
     records.forEach(e -> r.add(e.toJson()));
     ObjectNode b = o.putObject("blobs");
     blobs.forEach((k, v) -> b.put(k, Base64.getEncoder().encodeToString(v)));
+    // Absent when empty: a bundle of a run without JCP records is byte for byte as before.
+    if (!jcp.isEmpty()) {
+      ArrayNode j = o.putArray("jcp");
+      jcp.forEach(e -> j.add(e.toJson()));
+    }
     seal.ifPresent(e -> o.set("seal", e.toJson()));
     return CanonicalJson.canonicalize(o);
   }
@@ -96,6 +119,7 @@ public record RunBundle(
       List<Envelope> segments = r.list("segments", (e, p) -> envelope(e, p));
       List<String> logs = r.strings("logs", List.of());
       List<Envelope> records = r.list("records", (e, p) -> envelope(e, p));
+      List<Envelope> jcp = r.list("jcp", (e, p) -> envelope(e, p));
       JsonNode blobs = r.required("blobs");
       if (!blobs.isObject()) {
         throw new AttestException("bundle.blobs: expected an object");
@@ -121,6 +145,7 @@ public record RunBundle(
           logs,
           records,
           b,
+          jcp,
           r.optional("seal").map(e -> envelope(e, "bundle.seal")));
     } catch (AttestException | IllegalArgumentException e) {
       throw new DurableRunException.BadBundle(e.getMessage(), e);

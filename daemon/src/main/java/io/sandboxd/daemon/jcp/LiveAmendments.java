@@ -7,6 +7,7 @@ import io.sandboxd.attest.JcpAmendment;
 import io.sandboxd.attest.JcpCheckpoint;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.daemon.durable.AmendmentLedger;
+import io.sandboxd.daemon.durable.BundleJcp;
 import io.sandboxd.daemon.durable.DurableRunException;
 import io.sandboxd.daemon.durable.DurableRuns;
 import io.sandboxd.daemon.run.AdmissionException;
@@ -52,6 +53,18 @@ public final class LiveAmendments implements AmendmentLedger {
       throw new JcpRefusedException.Exhausted(
           "max_checkpoints", "run " + runId + " holds " + MAX_CHECKPOINTS + " checkpoints already");
     }
+    String here = standing.agentKey().hex();
+    if (!cps.isEmpty() && !JcpCheckpoint.fromCore(cps.get(0).core()).agent().equals(here)) {
+      // Carried in by a bundle: a run's checkpoints have one agent throughout (WIRE.md §2.14).
+      throw new DurableRunException.Refused(
+          "run "
+              + runId
+              + " was checkpointed by agent "
+              + JcpCheckpoint.fromCore(cps.get(0).core()).agent()
+              + " on the node it came from; a checkpoint by this node's agent "
+              + here
+              + " would break its checkpoint chain (one agent throughout)");
+    }
     long seq = cps.size();
     String prev = cps.isEmpty() ? null : cps.get(cps.size() - 1).address();
     JcpCheckpoint c =
@@ -85,12 +98,11 @@ public final class LiveAmendments implements AmendmentLedger {
     // minted here under an issuer's policy. A run under any other grant has no issuer to amend it.
     String startId = RunSegment.fromCore(runs.chain(runId).get(0).core()).grantsId();
     String issuer = null;
-    try {
-      StandingGrants.Resolved r = standing.resolve(startId);
-      issuer = r.issuer();
-      byId.put(startId, parse(r.grantsJson()));
-    } catch (JcpRefusedException.NotFound e) {
-      // No issuer: rule issuer refuses below.
+    // No issuer (neither minted here nor carried in): rule issuer refuses below.
+    Optional<StandingGrants.Resolved> minted = minted(runId);
+    if (minted.isPresent()) {
+      issuer = minted.get().issuer();
+      byId.put(startId, parse(minted.get().grantsJson()));
     }
     Set<String> applied = new HashSet<>();
     for (Envelope a : table.amendments(runId)) {
@@ -148,15 +160,40 @@ public final class LiveAmendments implements AmendmentLedger {
     }
   }
 
+  @Override
+  public List<Envelope> records(String runId) {
+    List<Envelope> chain = runs.chain(runId);
+    if (chain.isEmpty()) {
+      return List.of();
+    }
+    return standing.runRecords(runId, RunSegment.fromCore(chain.get(0).core()).grantsId());
+  }
+
+  @Override
+  public synchronized void carry(String runId, BundleJcp.Checked jcp) {
+    if (jcp.isEmpty()) {
+      return;
+    }
+    standing
+        .table()
+        .carry(runId, jcp.evidence(), jcp.checkpoints(), jcp.amendments(), standing.nowMs());
+  }
+
+  /**
+   * The minted grant the run started under: a child minted here, or the one its bundle carried in
+   * (checked at import: the holder signed it under the policy, which names the issuer).
+   */
   private Optional<StandingGrants.Resolved> minted(String runId) {
     List<Envelope> chain = runs.chain(runId);
     if (chain.isEmpty()) {
       return Optional.empty();
     }
+    String startId = RunSegment.fromCore(chain.get(0).core()).grantsId();
     try {
-      return Optional.of(standing.resolve(RunSegment.fromCore(chain.get(0).core()).grantsId()));
+      return Optional.of(standing.resolve(startId));
     } catch (JcpRefusedException.NotFound e) {
-      return Optional.empty();
+      return BundleJcp.minted(standing.table().carried(runId), startId)
+          .map(m -> new StandingGrants.Resolved(m.grantsJson(), m.policy(), m.child(), m.issuer()));
     }
   }
 

@@ -358,17 +358,20 @@ public final class StandingGrants {
   /**
    * A run's JCP records, as an offline verifier needs them beside its segments (WIRE.md §2.14): the
    * policy and child of the minted grant it started under ({@code startGrantsId}, when one was
-   * minted here), its checkpoints, then its amendments in the order they were applied.
+   * minted here, or carried in by the bundle of an imported run), its checkpoints, then its
+   * amendments in the order they were applied.
    */
   public java.util.List<Envelope> runRecords(String runId, String startGrantsId) {
     java.util.List<Envelope> out = new java.util.ArrayList<>();
     table
         .childByGrantsId(startGrantsId)
-        .ifPresent(
+        .ifPresentOrElse(
             c -> {
               out.add(c.policy());
               out.add(c.envelope());
-            });
+            },
+            // A run imported here carried its policy and child in its bundle.
+            () -> out.addAll(table.carried(runId)));
     out.addAll(table.checkpoints(runId));
     out.addAll(table.amendments(runId));
     return out;

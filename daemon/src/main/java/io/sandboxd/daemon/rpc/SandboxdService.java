@@ -561,6 +561,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
         out,
         () ->
             new IntotoExport(store, modules, supervisor.signingKey())
+                .durable(durable)
                 .export(req.getRunId(), req.getModule().toByteArray()));
   }
 

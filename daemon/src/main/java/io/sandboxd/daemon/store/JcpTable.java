@@ -42,6 +42,16 @@ public final class JcpTable {
               + " expires_ms INTEGER NOT NULL, PRIMARY KEY (signer, nonce))",
           "CREATE INDEX IF NOT EXISTS jcp_event_nonces_by_expiry ON jcp_event_nonces (expires_ms)");
 
+  /**
+   * Migration 14: the policy and child records an imported run's bundle carried (its checkpoints
+   * and amendments go to their own tables). Apart from the node's own policies and children, so
+   * that nothing is ever minted or counted under another node's policy.
+   */
+  static final List<String> CARRIED_DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS jcp_carried (run_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+              + " address TEXT NOT NULL, envelope TEXT NOT NULL, PRIMARY KEY (run_id, seq))");
+
   private final RunStore store;
 
   public JcpTable(RunStore store) {
@@ -375,6 +385,69 @@ public final class JcpTable {
             return st.executeUpdate();
           }
         });
+  }
+
+  /**
+   * Stores the JCP records a run bundle carried for {@code runId}, in one fsynced transaction:
+   * {@code evidence} (its mint policy and child) as carried records, {@code checkpoints} and {@code
+   * amendments} (in the order applied) as the run's own. Rows an interrupted import left for the
+   * run id (no run was stored with them) are replaced, so only this bundle's records remain.
+   */
+  public void carry(
+      String runId,
+      List<Envelope> evidence,
+      List<Envelope> checkpoints,
+      List<Envelope> amendments,
+      long nowMs) {
+    store.transact(
+        "JCP records of imported run " + runId + " not stored",
+        db -> {
+          for (String t : List.of("jcp_carried", "jcp_checkpoints", "jcp_amendments")) {
+            try (PreparedStatement st =
+                db.prepareStatement("DELETE FROM " + t + " WHERE run_id = ?")) {
+              st.setString(1, runId);
+              st.executeUpdate();
+            }
+          }
+          insertAll(db, "jcp_carried", runId, evidence);
+          insertAll(db, "jcp_checkpoints", runId, checkpoints);
+          for (Envelope a : amendments) {
+            try (PreparedStatement st =
+                db.prepareStatement(
+                    "INSERT INTO jcp_amendments (address, run_id, applied_ms, envelope)"
+                        + " VALUES (?,?,?,?)")) {
+              st.setString(1, a.address());
+              st.setString(2, runId);
+              // One time for all: the rowid keeps them in the order they were applied.
+              st.setLong(3, nowMs);
+              st.setString(4, a.toJsonLine());
+              st.executeUpdate();
+            }
+          }
+          return null;
+        });
+  }
+
+  private static void insertAll(Connection db, String table, String runId, List<Envelope> rows)
+      throws SQLException {
+    for (int i = 0; i < rows.size(); i++) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "INSERT INTO " + table + " (run_id, seq, address, envelope) VALUES (?,?,?,?)")) {
+        st.setString(1, runId);
+        st.setLong(2, i);
+        st.setString(3, rows.get(i).address());
+        st.setString(4, rows.get(i).toJsonLine());
+        st.executeUpdate();
+      }
+    }
+  }
+
+  /** The policy and child records a bundle carried for the imported run, in bundle order. */
+  public List<Envelope> carried(String runId) {
+    return store.transact(
+        "cannot read the carried JCP records of " + runId,
+        db -> list(db, "SELECT envelope FROM jcp_carried WHERE run_id = ? ORDER BY seq", runId));
   }
 
   private static List<Envelope> list(Connection db, String sql, String key) throws SQLException {

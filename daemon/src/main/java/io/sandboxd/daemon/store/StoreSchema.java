@@ -121,7 +121,12 @@ final class StoreSchema {
               "durable runs in the signed store head: each stored durable segment's address in"
                   + " store order (segments already stored, in the order they were stored), the"
                   + " head re-signed over them",
-              StoreSchema::durableLedger));
+              StoreSchema::durableLedger),
+          StoreMigration.ddl(
+              14,
+              "JCP records carried in by run bundles: the mint policy and child an imported run"
+                  + " started under, kept as evidence only (never minted under, never counted)",
+              JcpTable.CARRIED_DDL));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {
