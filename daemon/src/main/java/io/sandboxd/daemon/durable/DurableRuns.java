@@ -907,7 +907,17 @@ public final class DurableRuns {
                 destination)
             .toBytes();
     // Not moved yet: held exporting until the bundle is confirmed written (ExportHandoff).
-    if (!table.transition(runId, State.parked, State.exporting)) {
+    // The digest a confirm must name is recorded with the state: it survives a restart.
+    if (!table
+        .handoffs()
+        .begin(
+            runId,
+            new io.sandboxd.daemon.store.ExportHandoffTable.Handoff(
+                Blake3.hex(bundle),
+                bundle.length,
+                destination,
+                System.currentTimeMillis(),
+                Optional.empty()))) {
       throw new DurableRunException.Refused("run " + runId + " changed while being exported");
     }
     LOG.info(() -> "durable run " + runId + " exporting (" + bundle.length + " bytes)");

@@ -121,7 +121,18 @@ final class StoreSchema {
               "durable runs in the signed store head: each stored durable segment's address in"
                   + " store order (segments already stored, in the order they were stored), the"
                   + " head re-signed over them",
-              StoreSchema::durableLedger));
+              StoreSchema::durableLedger),
+          // Reserved for branch i23-bundle-jcp's migration 14: theirs replaces this empty step
+          // when both are merged (the versions must run from 1 with no gaps).
+          StoreMigration.ddl(14, "reserved (no change)", List.of()),
+          StoreMigration.ddl(
+              15,
+              "durable runs: the pending export hand-off of each exporting run (bundle digest,"
+                  + " size, destination, start), and the snapshot blobs each run refers to with"
+                  + " their sizes (what a park holds, and what may go when no live run refers to it)",
+              java.util.stream.Stream.concat(
+                      ExportHandoffTable.DDL.stream(), DurableBlobs.DDL.stream())
+                  .toList()));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

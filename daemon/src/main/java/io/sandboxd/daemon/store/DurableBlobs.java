@@ -1,0 +1,163 @@
+package io.sandboxd.daemon.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Which snapshot blobs each durable run refers to, with their sizes (issue 23): written in the
+ * transaction that parks or imports the run, so what the parked runs hold is known without reading
+ * the snapshot store, and a blob shared by several runs (the store is content-addressed) is deleted
+ * only once no live run (running, parked or exporting) refers to it.
+ */
+public final class DurableBlobs {
+  static final List<String> DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS durable_blobs (run_id TEXT NOT NULL, address TEXT NOT NULL,"
+              + " size INTEGER NOT NULL, PRIMARY KEY (run_id, address))",
+          "CREATE INDEX IF NOT EXISTS durable_blobs_by_address ON durable_blobs (address)");
+
+  // A run that may still need its last snapshot: resumed from it, parked on it, or exporting it.
+  private static final String LIVE = "('running', 'parked', 'exporting')";
+
+  private final RunStore owner;
+  private final Connection db;
+
+  DurableBlobs(RunStore owner, Connection db) {
+    this.owner = owner;
+    this.db = db;
+  }
+
+  /** Replaces the blobs {@code runId} refers to, inside the caller's transaction. */
+  static void replace(Connection db, String runId, Map<String, Long> sizes) throws SQLException {
+    try (PreparedStatement st = db.prepareStatement("DELETE FROM durable_blobs WHERE run_id = ?")) {
+      st.setString(1, runId);
+      st.executeUpdate();
+    }
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "INSERT OR REPLACE INTO durable_blobs (run_id, address, size) VALUES (?,?,?)")) {
+      for (Map.Entry<String, Long> e : sizes.entrySet()) {
+        st.setString(1, runId);
+        st.setString(2, e.getKey());
+        st.setLong(3, e.getValue());
+        st.addBatch();
+      }
+      st.executeBatch();
+    }
+  }
+
+  /** Records the blobs of a run stored before they were recorded (a store from before 15). */
+  public void record(String runId, Map<String, Long> sizes) {
+    synchronized (owner) {
+      try {
+        replace(db, runId, sizes);
+        db.commit();
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot record its snapshot blobs", e);
+      }
+    }
+  }
+
+  /** Whether any blob is recorded for {@code runId}. */
+  public boolean recorded(String runId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement("SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1")) {
+        st.setString(1, runId);
+        try (ResultSet rs = st.executeQuery()) {
+          boolean found = rs.next();
+          db.commit();
+          return found;
+        }
+      } catch (SQLException e) {
+        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * The blobs that only ended runs (completed, failed, terminated, moved) or runs no longer held
+   * refer to: the ones the snapshot store may delete.
+   */
+  public Set<String> unreferenced() {
+    return addresses(
+        "SELECT DISTINCT b.address FROM durable_blobs b"
+            + " LEFT JOIN durable_runs r ON r.run_id = b.run_id"
+            + " WHERE (r.state IS NULL OR r.state NOT IN "
+            + LIVE
+            + ") AND NOT EXISTS (SELECT 1 FROM durable_blobs l"
+            + " JOIN durable_runs lr ON lr.run_id = l.run_id"
+            + " WHERE l.address = b.address AND lr.state IN "
+            + LIVE
+            + ")");
+  }
+
+  /** Forgets what ended runs referred to (after the snapshot store deleted those blobs). */
+  public int forgetEnded() {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "DELETE FROM durable_blobs WHERE run_id NOT IN (SELECT run_id FROM durable_runs"
+                  + " WHERE state IN "
+                  + LIVE
+                  + ")")) {
+        int n = st.executeUpdate();
+        db.commit();
+        return n;
+      } catch (SQLException e) {
+        throw rollback("durable blobs: cannot forget ended runs", e);
+      }
+    }
+  }
+
+  /** Bytes of the distinct blobs that live durable runs refer to (each shared blob once). */
+  public long liveBytes() {
+    synchronized (owner) {
+      try (PreparedStatement st =
+              db.prepareStatement(
+                  "SELECT COALESCE(SUM(size), 0) FROM (SELECT b.address, MAX(b.size) AS size"
+                      + " FROM durable_blobs b JOIN durable_runs r ON r.run_id = b.run_id"
+                      + " WHERE r.state IN "
+                      + LIVE
+                      + " GROUP BY b.address)");
+          ResultSet rs = st.executeQuery()) {
+        long n = rs.next() ? rs.getLong(1) : 0;
+        db.commit();
+        return n;
+      } catch (SQLException e) {
+        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  private Set<String> addresses(String sql) {
+    synchronized (owner) {
+      try (PreparedStatement st = db.prepareStatement(sql);
+          ResultSet rs = st.executeQuery()) {
+        Set<String> out = new LinkedHashSet<>();
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+        db.commit();
+        return out;
+      } catch (SQLException e) {
+        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  private StoreException rollback(String what, SQLException e) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+    return new StoreException(what + ": " + e.getMessage(), e);
+  }
+}
