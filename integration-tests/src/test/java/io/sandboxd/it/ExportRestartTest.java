@@ -118,6 +118,9 @@ class ExportRestartTest {
       DaemonProcess.Result done =
           BundleHandoffTest.ctl(d, "runs", "wait", reclaimed, "--json", "--timeout-ms", "120000");
       assertTrue(done.out().contains("\"state\":\"completed\""), done.out() + d.log());
+      // Moved away and finished: neither run's snapshot is held any more.
+      assertEquals(0, SnapshotRoomTest.snapshotBytes(d));
+      assertEquals(0, SnapshotRoomTest.packBytes(state), "snapshot packs left");
     }
   }
 }
