@@ -251,6 +251,23 @@ public final class SnapshotStore {
     return tree.address();
   }
 
+  /**
+   * The size of each blob of {@code addresses}, all held.
+   *
+   * @throws SnapshotException.MissingBlob naming the first not held
+   */
+  public Map<String, Long> sizes(Set<String> addresses) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (String a : addresses) {
+      Location at = index.get(a);
+      if (at == null) {
+        throw new SnapshotException.MissingBlob(a, "to size");
+      }
+      out.put(a, (long) at.length());
+    }
+    return out;
+  }
+
   /** Bytes of the blobs of {@code blobs} this store does not hold yet: what storing them adds. */
   public long freshBytes(Map<String, byte[]> blobs) {
     long n = 0;

@@ -320,7 +320,9 @@ public final class DurableRuns {
                 State.parked,
                 "",
                 Optional.empty()),
-            SnapshotSweep.sizes(weight.blobs()));
+            // Every blob the park refers to: pages unchanged since a resume are held already and
+            // not in the snapshot's own blobs.
+            snapshots.sizes(weight.references()));
       } finally {
         sweep.lock().unlock();
       }
@@ -374,7 +376,14 @@ public final class DurableRuns {
 
   /** A run's result after its park was weighed, and what the park would store. */
   private record ParkWeight(
-      ExecutionResult result, SnapshotStore.TreeContent tree, Map<String, byte[]> blobs) {}
+      ExecutionResult result, SnapshotStore.TreeContent tree, Map<String, byte[]> blobs) {
+    /** Every blob address the park refers to: the snapshot's (held or new) and the tree's. */
+    Set<String> references() {
+      Set<String> all = new LinkedHashSet<>(result.parked().orElseThrow().addresses());
+      all.addAll(tree.blobs().keySet());
+      return all;
+    }
+  }
 
   /**
    * Weighs the park of {@code ran} (its memory snapshot and storage tree) against the store's
