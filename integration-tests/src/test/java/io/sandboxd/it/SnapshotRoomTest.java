@@ -114,4 +114,34 @@ class SnapshotRoomTest {
       assertEquals(0, packBytes(state), "snapshot packs left with no live run");
     }
   }
+
+  /** The counter with three more pages that never change after instantiation. */
+  static final String STATIC_PAGES =
+      DurableRunTest.COUNTER
+          .replace("(memory (export \"memory\") 1 1)", "(memory (export \"memory\") 4 4)")
+          .replace(
+              "(data (i32.const 0) \"count 000\")",
+              "(data (i32.const 0) \"count 000\") (data (i32.const 65536) \"one\")"
+                  + " (data (i32.const 131072) \"two\") (data (i32.const 196608) \"three\")");
+
+  @Test
+  void aSecondParkKeepsThePagesItSharesWithTheFirst() throws Exception {
+    Path state = dir.resolve("s");
+    try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("s.sock"));
+        DaemonClient c = new DaemonClient(d.socket)) {
+      String run = BundleHandoffTest.detached(c, STATIC_PAGES, DurableRunTest.GRANTS);
+      BundleHandoffTest.suspend(c, run);
+      assertEquals(0, BundleHandoffTest.ctl(d, "runs", "resume", run).exit());
+      // The second snapshot writes only the counter's page; the three others it refers to were
+      // written by the first, whose blobs the sweep after this park must not take.
+      BundleHandoffTest.suspend(c, run);
+      assertTrue(snapshotBytes(d) >= 4 * 65_536, snapshotBytes(d) + " bytes held");
+      DaemonProcess.Result resumed = BundleHandoffTest.ctl(d, "runs", "resume", run);
+      assertEquals(0, resumed.exit(), resumed.err() + d.log());
+      DaemonProcess.Result done =
+          BundleHandoffTest.ctl(d, "runs", "wait", run, "--json", "--timeout-ms", "120000");
+      assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+      assertEquals(0, packBytes(state), "snapshot packs left with no live run");
+    }
+  }
 }
