@@ -376,6 +376,29 @@ public final class InstanceSnapshot {
     return Collections.unmodifiableMap(all);
   }
 
+  /**
+   * Every blob address the snapshot refers to, the manifest's included, whether or not {@link
+   * #blobs()} carries its bytes (a snapshot taken against an earlier one carries only the pages
+   * that changed): what the snapshot needs kept.
+   */
+  public Set<String> addresses() {
+    Set<String> all = new java.util.LinkedHashSet<>();
+    if (pageAddresses != null) {
+      for (String p : pageAddresses) {
+        if (p != null) {
+          all.add(p);
+        }
+      }
+      all.add(pageTableAddress);
+    }
+    for (Table t : tables) {
+      all.add(t.refs());
+    }
+    all.addAll(content.keySet());
+    all.add(address);
+    return all;
+  }
+
   private JsonNode manifestJson() {
     ObjectNode o = JsonNodeFactory.instance.objectNode();
     o.put("schema", SCHEMA);

@@ -215,6 +215,21 @@ public final class SnapshotStore {
    * @throws SnapshotException.Refused for a symlink, a special file, or a tree over the limits
    */
   public String putTree(Path root) {
+    return putTree(treeContent(root));
+  }
+
+  /**
+   * A storage tree read but not yet stored: its manifest's address and every blob, manifest last.
+   */
+  public record TreeContent(String address, Map<String, byte[]> blobs) {}
+
+  /**
+   * Reads the files under {@code root} as {@link #putTree(Path)} does, storing nothing (so what it
+   * would add can be weighed first).
+   *
+   * @throws SnapshotException.Refused for a symlink, a special file, or a tree over the limits
+   */
+  public TreeContent treeContent(Path root) {
     TreeSet<String> dirs = new TreeSet<>();
     TreeMap<String, TreeFile> files = new TreeMap<>();
     Map<String, byte[]> content = new LinkedHashMap<>();
@@ -227,8 +242,90 @@ public final class SnapshotStore {
     byte[] manifest = treeManifest(dirs, files.values());
     String address = Blake3.hex(manifest);
     content.put(address, manifest);
-    writeAll(content);
-    return address;
+    return new TreeContent(address, content);
+  }
+
+  /** Stores a tree read by {@link #treeContent}; returns its manifest's address. */
+  public String putTree(TreeContent tree) {
+    writeAll(tree.blobs());
+    return tree.address();
+  }
+
+  /**
+   * The size of each blob of {@code addresses}, all held.
+   *
+   * @throws SnapshotException.MissingBlob naming the first not held
+   */
+  public Map<String, Long> sizes(Set<String> addresses) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (String a : addresses) {
+      Location at = index.get(a);
+      if (at == null) {
+        throw new SnapshotException.MissingBlob(a, "to size");
+      }
+      out.put(a, (long) at.length());
+    }
+    return out;
+  }
+
+  /** Bytes of the blobs of {@code blobs} this store does not hold yet: what storing them adds. */
+  public long freshBytes(Map<String, byte[]> blobs) {
+    long n = 0;
+    for (Map.Entry<String, byte[]> e : blobs.entrySet()) {
+      if (!index.containsKey(e.getKey())) {
+        n += e.getValue().length;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Deletes the blobs {@code addresses} (those held): a pack holding only such blobs is removed,
+   * one holding others too is rewritten with the others first (new pack fsynced and renamed into
+   * place before the old one goes), so a crash leaves every blob not deleted readable. Returns the
+   * bytes of blobs deleted.
+   */
+  public synchronized long drop(Set<String> addresses) {
+    Map<Path, List<String>> byPack = new LinkedHashMap<>();
+    for (String a : addresses) {
+      Location at = index.get(a);
+      if (at != null) {
+        byPack.computeIfAbsent(at.pack(), p -> new ArrayList<>()).add(a);
+      }
+    }
+    long freed = 0;
+    for (Map.Entry<Path, List<String>> e : byPack.entrySet()) {
+      Path pack = e.getKey();
+      Set<String> doomed = new java.util.HashSet<>(e.getValue());
+      Map<String, byte[]> kept = new LinkedHashMap<>();
+      for (Map.Entry<String, Location> i : index.entrySet()) {
+        if (i.getValue().pack().equals(pack) && !doomed.contains(i.getKey())) {
+          kept.put(i.getKey(), read(i.getKey(), "kept in pack " + pack.getFileName()));
+        }
+      }
+      if (!kept.isEmpty()) {
+        // Written as a new pack: the index then points there, not at the pack going away.
+        kept.keySet().forEach(index::remove);
+        writeAll(kept);
+      }
+      for (String a : doomed) {
+        Location at = index.remove(a);
+        if (at != null) {
+          freed += at.length();
+        }
+      }
+      try {
+        if (index.values().stream().noneMatch(l -> l.pack().equals(pack))) {
+          readers.remove(pack);
+          Files.deleteIfExists(pack);
+        }
+        fsyncDir(packs);
+      } catch (IOException ex) {
+        throw new SnapshotException(
+            "snapshot store " + dir + ": cannot delete " + pack + ": " + ex, ex);
+      }
+    }
+    return freed;
   }
 
   private void walk(
@@ -502,7 +599,19 @@ public final class SnapshotStore {
 
   /** A blob's bytes, checked against its address. */
   byte[] read(String address, String what) {
-    Location at = index.get(address);
+    try {
+      return readAt(address, what, index.get(address));
+    } catch (SnapshotException e) {
+      // Moved by a drop (its pack rewritten) while it was read: read it where it lies now.
+      Location now = index.get(address);
+      if (now == null || e instanceof SnapshotException.DamagedBlob) {
+        throw e;
+      }
+      return readAt(address, what, now);
+    }
+  }
+
+  private byte[] readAt(String address, String what, Location at) {
     if (at == null) {
       throw new SnapshotException.MissingBlob(address, what);
     }

@@ -228,4 +228,47 @@ class SnapshotStoreTest {
       assertFalse(Files.exists(tmp.resolve("escape")));
     }
   }
+
+  /** Blobs of three puts: a, b in one pack; b (held already), c in the next; then d alone. */
+  @Test
+  void droppedBlobsGoAndTheOthersInTheirPacksStayReadableAfterReopen() throws IOException {
+    Path dir = tmp.resolve("drop");
+    SnapshotStore store = SnapshotStore.open(dir);
+    Map<String, byte[]> blobs = new LinkedHashMap<>();
+    for (String text : new String[] {"a", "b", "c", "d"}) {
+      byte[] bytes = text.repeat(1000).getBytes(StandardCharsets.UTF_8);
+      blobs.put(text, bytes);
+    }
+    String a = Blake3.hex(blobs.get("a"));
+    String b = Blake3.hex(blobs.get("b"));
+    String c = Blake3.hex(blobs.get("c"));
+    String d = Blake3.hex(blobs.get("d"));
+    store.putBlobs(Map.of(a, blobs.get("a"), b, blobs.get("b")));
+    store.putBlobs(Map.of(b, blobs.get("b"), c, blobs.get("c")));
+    store.putBlobs(Map.of(d, blobs.get("d")));
+    assertEquals(3, packs(dir));
+
+    // a goes from a pack b stays in (rewritten); d's pack goes whole; an unknown address is
+    // ignored.
+    long freed = store.drop(java.util.Set.of(a, d, "0".repeat(64)));
+    assertEquals(2000, freed);
+    assertFalse(store.has(a));
+    assertFalse(store.has(d));
+    assertArrayEquals(blobs.get("b"), store.read(b, "b"));
+    assertArrayEquals(blobs.get("c"), store.read(c, "c"));
+    assertEquals(2, packs(dir));
+
+    SnapshotStore again = SnapshotStore.open(dir);
+    assertEquals(java.util.Set.of(b, c), java.util.Set.copyOf(again.held()));
+    assertArrayEquals(blobs.get("b"), again.read(b, "b"));
+    again.drop(java.util.Set.of(b, c));
+    assertEquals(0, packs(dir));
+    assertTrue(SnapshotStore.open(dir).held().isEmpty());
+  }
+
+  private static long packs(Path dir) throws IOException {
+    try (var s = Files.list(dir.resolve("packs"))) {
+      return s.filter(p -> p.toString().endsWith(".pack")).count();
+    }
+  }
 }

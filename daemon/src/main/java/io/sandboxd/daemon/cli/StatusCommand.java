@@ -50,6 +50,7 @@ final class StatusCommand implements Callable<Integer> {
     store.put("bytes", s.getStoreBytes());
     store.put("runs", s.getStoredRuns());
     store.put("checkpoint_runs", s.getCheckpointRuns());
+    store.put("durable_snapshot_bytes", s.getDurableSnapshotBytes());
     ObjectNode runs = o.putObject("runs");
     ObjectNode byOutcome = runs.putObject("by_outcome");
     s.getRunsByOutcomeMap().forEach(byOutcome::put);
@@ -92,7 +93,9 @@ final class StatusCommand implements Callable<Integer> {
             + s.getStoreBytes()
             + " bytes, checkpoint sealed at "
             + s.getCheckpointRuns()
-            + " runs");
+            + " runs; durable runs' snapshots "
+            + s.getDurableSnapshotBytes()
+            + " bytes");
     StringBuilder runs = new StringBuilder();
     for (Map.Entry<String, Long> e : new java.util.TreeMap<>(s.getRunsByOutcomeMap()).entrySet()) {
       runs.append(e.getKey()).append(' ').append(e.getValue()).append(", ");

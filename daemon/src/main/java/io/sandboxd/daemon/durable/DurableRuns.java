@@ -122,6 +122,17 @@ public final class DurableRuns {
     if (!interrupted.isEmpty()) {
       LOG.warning("durable runs left running by a stopped daemon, now failed: " + interrupted);
     }
+    this.sweep = new SnapshotSweep(table, snapshots);
+    sweep.recordUnrecorded();
+    // Finishes a sweep a crash interrupted, and deletes what the runs failed just now held.
+    sweep.sweep();
+  }
+
+  private final SnapshotSweep sweep;
+
+  /** Deletes the snapshot blobs only ended or moved runs refer to (issue 23). */
+  public void sweepSnapshots() {
+    sweep.sweep();
   }
 
   public DurableRunTable table() {
@@ -217,6 +228,7 @@ public final class DurableRuns {
                 } catch (RuntimeException stored) {
                   LOG.log(Level.SEVERE, "durable run " + runId + ": state not stored", stored);
                 }
+                sweep.sweep();
               } finally {
                 // Only this thread's own signal: a client may have resumed the run on a new one.
                 boolean mine = running.remove(runId, threadSignal.get());
@@ -263,20 +275,23 @@ public final class DurableRuns {
     if (resume.isPresent()) {
       req = req.withResume(resume.get());
     }
-    ExecutionResult r;
+    ExecutionResult ran;
     // Budgets are the run's, not the segment's: a resumed segment gets what the earlier ones left.
     if (offer.isEmpty()) {
-      r = supervisor.executor().execute(req, before);
+      ran = supervisor.executor().execute(req, before);
     } else {
       UnitEnvironment unitEnv = offer.get().unit();
       try (EnvironmentMounts.Prepared dirs =
           supervisor.environments().mounts().prepare(unitEnv, runId)) {
-        r =
+        ran =
             supervisor
                 .executor()
                 .execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()), before);
       }
     }
+    // A park must fit store.max_bytes (issue 23): weighed before any of it is written.
+    ParkWeight weight = weigh(runId, ran, root);
+    ExecutionResult r = weight.result();
     RecordSealer sealer = supervisor.sealer();
     // A segment is sealed under the grants it started with: an amendment accepted while it ran
     // (enforced from its next host call) takes effect in the records at the segment's end.
@@ -288,31 +303,45 @@ public final class DurableRuns {
     Envelope execute =
         sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), budget, now);
     if (r.parked().isPresent()) {
-      // Blobs first (fsynced), then the segments that name them.
-      String memory = snapshots.put(r.parked().get());
-      // Taint only grows: what earlier parks froze stays, or a second park would launder it.
+      // Blobs first (fsynced), then the segments that name them and the references to them, all
+      // under the sweep's lock: no sweep deletes a blob this park found held and did not write.
+      sweep.lock().lock();
+      String memory;
+      String fs;
+      Envelope suspendEnv;
       java.util.SortedSet<String> taint = new java.util.TreeSet<>(carriedTaint);
-      taint.addAll(r.taint());
-      String fs = snapshots.putTree(root);
-      RunSegment.SnapshotRef ref =
-          new RunSegment.SnapshotRef(
-              fs,
-              memory,
-              offer.map(OfferedEnvironments.Offer::address).orElse(NO_ENVIRONMENT),
-              grantsId,
-              List.copyOf(taint),
-              r.journalRoot());
-      Envelope suspendEnv =
-          sealer.suspend(
-              runId, seq + 1, execute.address(), grantsId, ref, budget, idle.provenance(), now);
-      table.apply(
-          new Change(
-              runId,
-              List.of(new Segment(execute, r.log()), new Segment(suspendEnv, "")),
-              List.of(receiptEnv),
-              State.parked,
-              "",
-              Optional.empty()));
+      try {
+        memory = snapshots.put(r.parked().get());
+        // Taint only grows: what earlier parks froze stays, or a second park would launder it.
+        taint.addAll(r.taint());
+        fs = snapshots.putTree(weight.tree());
+        RunSegment.SnapshotRef ref =
+            new RunSegment.SnapshotRef(
+                fs,
+                memory,
+                offer.map(OfferedEnvironments.Offer::address).orElse(NO_ENVIRONMENT),
+                grantsId,
+                List.copyOf(taint),
+                r.journalRoot());
+        suspendEnv =
+            sealer.suspend(
+                runId, seq + 1, execute.address(), grantsId, ref, budget, idle.provenance(), now);
+        table.apply(
+            new Change(
+                runId,
+                List.of(new Segment(execute, r.log()), new Segment(suspendEnv, "")),
+                List.of(receiptEnv),
+                State.parked,
+                "",
+                Optional.empty()),
+            // Every blob the park refers to: pages unchanged since a resume are held already and
+            // not in the snapshot's own blobs.
+            snapshots.sizes(weight.references()));
+      } finally {
+        sweep.lock().unlock();
+      }
+      // What only the run's earlier park held goes now.
+      sweep.sweep();
       LOG.info(() -> "durable run " + runId + " parked at seq " + (seq + 1));
       boolean split = splits.remove(runId);
       boolean client = clientParks.remove(runId);
@@ -356,6 +385,39 @@ public final class DurableRuns {
             CanonicalJson.canonicalString(r.outcome().toJson()),
             Optional.empty()));
     LOG.info(() -> "durable run " + runId + " -> " + r.outcome().summary());
+    sweep.sweep();
+  }
+
+  /** A run's result after its park was weighed, and what the park would store. */
+  private record ParkWeight(
+      ExecutionResult result, SnapshotStore.TreeContent tree, Map<String, byte[]> blobs) {
+    /** Every blob address the park refers to: the snapshot's (held or new) and the tree's. */
+    Set<String> references() {
+      Set<String> all = new LinkedHashSet<>(result.parked().orElseThrow().addresses());
+      all.addAll(tree.blobs().keySet());
+      return all;
+    }
+  }
+
+  /**
+   * Weighs the park of {@code ran} (its memory snapshot and storage tree) against the store's
+   * limit. A park that does not fit ends the run failed, its signed outcome naming store.max_bytes
+   * and the sizes: the frozen instance can neither be held here nor go on without a gap in its
+   * signed records (what it consumed up to the boundary is in this segment's receipt).
+   */
+  private ParkWeight weigh(String runId, ExecutionResult ran, Path root) {
+    if (ran.parked().isEmpty()) {
+      return new ParkWeight(ran, null, Map.of());
+    }
+    SnapshotStore.TreeContent tree = snapshots.treeContent(root);
+    Map<String, byte[]> blobs = new LinkedHashMap<>(ran.parked().get().blobs());
+    blobs.putAll(tree.blobs());
+    Optional<String> refused = room.parkRefusal(runId, snapshots.freshBytes(blobs));
+    if (refused.isEmpty()) {
+      return new ParkWeight(ran, tree, blobs);
+    }
+    LOG.warning("durable run " + runId + ": park refused, run ended: " + refused.get());
+    return new ParkWeight(StoreRoom.ended(ran, refused.get()), null, Map.of());
   }
 
   /**
@@ -931,7 +993,17 @@ public final class DurableRuns {
                 destination)
             .toBytes();
     // Not moved yet: held exporting until the bundle is confirmed written (ExportHandoff).
-    if (!table.transition(runId, State.parked, State.exporting)) {
+    // The digest a confirm must name is recorded with the state: it survives a restart.
+    if (!table
+        .handoffs()
+        .begin(
+            runId,
+            new io.sandboxd.daemon.store.ExportHandoffTable.Handoff(
+                Blake3.hex(bundle),
+                bundle.length,
+                destination,
+                System.currentTimeMillis(),
+                Optional.empty()))) {
       throw new DurableRunException.Refused("run " + runId + " changed while being exported");
     }
     LOG.info(() -> "durable run " + runId + " exporting (" + bundle.length + " bytes)");
@@ -1033,40 +1105,45 @@ public final class DurableRuns {
     // Signed by whom, for whom, and every field as sealed (BundleTrust): after the checks above,
     // so damage is named as such, before anything reaches the node's own store.
     trust.check(b);
-    room.admitImport(b.runId(), b.module(), b.blobs(), snapshots);
-    snapshots.putBlobs(b.blobs());
-    List<Segment> rows = new ArrayList<>();
-    for (int i = 0; i < b.segments().size(); i++) {
-      rows.add(new Segment(b.segments().get(i), b.logs().get(i)));
-    }
-    long now = System.currentTimeMillis();
-    DurableRunTable.Run run =
-        new DurableRunTable.Run(
-            b.runId(),
-            State.parked,
-            segs.get(0).atMs(),
-            now,
-            unit,
-            b.grantsJson(),
-            grants.grantsId(),
-            b.entry(),
-            "",
-            "",
-            false,
-            true);
-    synchronized (importing) {
-      if (table.holds(b.runId())) {
-        throw new DurableRunException.AlreadyHeld(b.runId());
+    sweep.lock().lock();
+    try {
+      room.admitImport(b.runId(), b.module(), b.blobs(), snapshots);
+      snapshots.putBlobs(b.blobs());
+      List<Segment> rows = new ArrayList<>();
+      for (int i = 0; i < b.segments().size(); i++) {
+        rows.add(new Segment(b.segments().get(i), b.logs().get(i)));
       }
-      // JCP records first: a crash between leaves rows the next import of the run replaces, never
-      // a run held without the amendments its grants rest on.
-      amendments.carry(b.runId(), jcp);
-      if (!table.insert(run, b.module(), rows, b.records())) {
-        throw new DurableRunException.AlreadyHeld(b.runId());
+      long now = System.currentTimeMillis();
+      DurableRunTable.Run run =
+          new DurableRunTable.Run(
+              b.runId(),
+              State.parked,
+              segs.get(0).atMs(),
+              now,
+              unit,
+              b.grantsJson(),
+              grants.grantsId(),
+              b.entry(),
+              "",
+              "",
+              false,
+              true);
+      synchronized (importing) {
+        if (table.holds(b.runId())) {
+          throw new DurableRunException.AlreadyHeld(b.runId());
+        }
+        // JCP records first: a crash between leaves rows the next import of the run replaces,
+        // never a run held without the amendments its grants rest on.
+        amendments.carry(b.runId(), jcp);
+        if (!table.insert(run, b.module(), rows, b.records(), SnapshotSweep.sizes(b.blobs()))) {
+          throw new DurableRunException.AlreadyHeld(b.runId());
+        }
       }
+      LOG.info(() -> "durable run " + b.runId() + " imported (" + rows.size() + " segments)");
+      return run;
+    } finally {
+      sweep.lock().unlock();
     }
-    LOG.info(() -> "durable run " + b.runId() + " imported (" + rows.size() + " segments)");
-    return run;
   }
 
   private static void deleteTree(Path root) {

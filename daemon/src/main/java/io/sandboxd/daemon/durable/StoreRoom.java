@@ -1,19 +1,23 @@
 package io.sandboxd.daemon.durable;
 
+import io.sandboxd.attest.Outcome;
 import io.sandboxd.daemon.run.InputTooLargeException;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.SnapshotStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Whether the node's store has room for an imported run (issue 23 item 6): the run store's file and
- * WAL plus the snapshot store's blobs, and what the import adds (its module and the snapshot blobs
- * not already held), must stay within {@code store.max_bytes}; otherwise the import is refused,
- * naming the limit, before anything is written.
+ * Whether the node's store has room for an imported run or a park (issue 23 items 6 and 2): the run
+ * store's file and WAL plus the snapshot store's blobs, and what the import or park adds (an
+ * import's module, and the snapshot blobs not already held), must stay within {@code
+ * store.max_bytes}; otherwise it is refused, naming the limit and the sizes, before anything is
+ * written.
  */
 public final class StoreRoom {
   /** No limit (embedding and unit tests). */
@@ -61,6 +65,61 @@ public final class StoreRoom {
               + maxBytes
               + "; nothing imported");
     }
+  }
+
+  /**
+   * Why a park of {@code runId} that adds {@code adds} bytes of snapshot blobs does not fit, or
+   * empty when it does.
+   */
+  Optional<String> parkRefusal(String runId, long adds) {
+    if (maxBytes == Long.MAX_VALUE) {
+      return Optional.empty();
+    }
+    long runStore = store.sizeBytes();
+    long snapshots = directoryBytes(snapshotDir);
+    if (runStore + snapshots + adds <= maxBytes) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "store.max_bytes: parking run "
+            + runId
+            + " adds "
+            + adds
+            + " bytes of snapshot blobs not yet held to the "
+            + (runStore + snapshots)
+            + " the store holds (run store "
+            + runStore
+            + ", snapshots "
+            + snapshots
+            + "), over store.max_bytes "
+            + maxBytes
+            + "; nothing of the snapshot was written");
+  }
+
+  /** {@code ran} ended instead of parked: failed, {@code why} its outcome, nothing frozen kept. */
+  static ExecutionResult ended(ExecutionResult ran, String why) {
+    return new ExecutionResult(
+        new Outcome.Failed(why),
+        ran.cpuTimeNanos(),
+        ran.wallNanos(),
+        ran.startedMs(),
+        ran.endedMs(),
+        ran.memoryPeakBytes(),
+        ran.energy(),
+        ran.log(),
+        ran.journal(),
+        ran.journalBlobs(),
+        ran.journalRoot(),
+        ran.clockGranted(),
+        ran.clockConstantMs(),
+        ran.hostCalls(),
+        ran.io(),
+        ran.taint(),
+        ran.replayDivergence(),
+        ran.stdio(),
+        ran.exitStatus(),
+        ran.exited(),
+        Optional.empty());
   }
 
   private static long directoryBytes(Path dir) {

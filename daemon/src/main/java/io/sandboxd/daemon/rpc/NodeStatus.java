@@ -62,6 +62,7 @@ public final class NodeStatus {
             .setHostId(node.host().id())
             .setPublicKey(node.host().publicKey())
             .setStoreBytes(store.sizeBytes())
+            .setDurableSnapshotBytes(store.durable().blobs().liveBytes())
             .setRunsInFlight(serving.inFlight())
             .setDraining(serving.draining())
             .setPolicy(String.join("; ", policy.summary()))

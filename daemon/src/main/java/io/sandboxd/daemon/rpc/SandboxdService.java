@@ -857,7 +857,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   private synchronized ExportHandoff handoff() {
     if (handoff == null) {
-      handoff = new ExportHandoff(durableRuns().table());
+      handoff = new ExportHandoff(durableRuns().table(), durableRuns()::sweepSnapshots);
     }
     return handoff;
   }

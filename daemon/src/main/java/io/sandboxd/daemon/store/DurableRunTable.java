@@ -74,9 +74,24 @@ public final class DurableRunTable {
   private final RunStore owner;
   private final Connection db;
 
+  private final ExportHandoffTable handoffs;
+  private final DurableBlobs blobs;
+
   DurableRunTable(RunStore owner, Connection db) {
     this.owner = owner;
     this.db = db;
+    this.handoffs = new ExportHandoffTable(owner, db);
+    this.blobs = new DurableBlobs(owner, db);
+  }
+
+  /** The export hand-off of exporting runs. */
+  public ExportHandoffTable handoffs() {
+    return handoffs;
+  }
+
+  /** The snapshot blobs each run refers to. */
+  public DurableBlobs blobs() {
+    return blobs;
   }
 
   /** A change of one run, applied in one transaction. */
@@ -93,6 +108,16 @@ public final class DurableRunTable {
    * run with this id, durable or not.
    */
   public boolean insert(Run run, byte[] module, List<Segment> segments, List<Envelope> records) {
+    return insert(run, module, segments, records, null);
+  }
+
+  /** As above, recording in the same transaction the snapshot blobs (address → size) it holds. */
+  public boolean insert(
+      Run run,
+      byte[] module,
+      List<Segment> segments,
+      List<Envelope> records,
+      java.util.Map<String, Long> snapshotBlobs) {
     synchronized (owner) {
       NodeLog.Mark before = owner.logMark();
       StoreLedger.Mark ledgerBefore = owner.ledgerMark();
@@ -122,6 +147,9 @@ public final class DurableRunTable {
           st.executeUpdate();
         }
         insertSegments(run.runId(), segments, records);
+        if (snapshotBlobs != null) {
+          DurableBlobs.replace(db, run.runId(), snapshotBlobs);
+        }
         db.commit();
         return true;
       } catch (SQLException | RuntimeException e) {
@@ -138,6 +166,14 @@ public final class DurableRunTable {
    * was taken before.
    */
   public boolean apply(Change c) {
+    return apply(c, null);
+  }
+
+  /**
+   * As above, and with {@code snapshotBlobs} (address → size) the blobs the run refers to from now
+   * on (a park), recorded in the same transaction.
+   */
+  public boolean apply(Change c, java.util.Map<String, Long> snapshotBlobs) {
     synchronized (owner) {
       NodeLog.Mark before = owner.logMark();
       StoreLedger.Mark ledgerBefore = owner.ledgerMark();
@@ -167,6 +203,9 @@ public final class DurableRunTable {
           if (st.executeUpdate() != 1) {
             throw new SQLException("no durable run " + c.runId());
           }
+        }
+        if (snapshotBlobs != null) {
+          DurableBlobs.replace(db, c.runId(), snapshotBlobs);
         }
         db.commit();
         return true;

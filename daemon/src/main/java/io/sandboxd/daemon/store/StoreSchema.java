@@ -126,7 +126,15 @@ final class StoreSchema {
               14,
               "JCP records carried in by run bundles: the mint policy and child an imported run"
                   + " started under, kept as evidence only (never minted under, never counted)",
-              JcpTable.CARRIED_DDL));
+              JcpTable.CARRIED_DDL),
+          StoreMigration.ddl(
+              15,
+              "durable runs: the pending export hand-off of each exporting run (bundle digest,"
+                  + " size, destination, start), and the snapshot blobs each run refers to with"
+                  + " their sizes (what a park holds, and what may go when no live run refers to it)",
+              java.util.stream.Stream.concat(
+                      ExportHandoffTable.DDL.stream(), DurableBlobs.DDL.stream())
+                  .toList()));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

@@ -1,0 +1,171 @@
+package io.sandboxd.daemon.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The export hand-off of durable runs in the run store (issue 23): the bundle an exporting run was
+ * exported as (its BLAKE3 digest and size), for which destination node and since when. It is
+ * written in the transaction that marks the run exporting and removed in the one that parks it
+ * again, so a daemon that restarts can still confirm the export against the right digest.
+ */
+public final class ExportHandoffTable {
+  static final List<String> DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS export_handoffs (run_id TEXT PRIMARY KEY,"
+              + " digest TEXT NOT NULL, size INTEGER NOT NULL, destination TEXT NOT NULL,"
+              + " started_ms INTEGER NOT NULL, confirmed_ms INTEGER)");
+
+  /** One export: the bundle's digest and size, the destination key ("" for any), its start. */
+  public record Handoff(
+      String digest, long size, String destination, long startedMs, Optional<Long> confirmedMs) {}
+
+  private final RunStore owner;
+  private final Connection db;
+
+  ExportHandoffTable(RunStore owner, Connection db) {
+    this.owner = owner;
+    this.db = db;
+  }
+
+  /**
+   * Marks a parked run exporting and records its bundle, in one transaction; false (nothing
+   * changed) when the run is not parked and unexported.
+   */
+  public boolean begin(String runId, Handoff h) {
+    synchronized (owner) {
+      try {
+        if (!move(runId, "parked", "exporting", 0)) {
+          db.rollback();
+          return false;
+        }
+        try (PreparedStatement st =
+            db.prepareStatement(
+                "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
+                    + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)")) {
+          st.setString(1, runId);
+          st.setString(2, h.digest());
+          st.setLong(3, h.size());
+          st.setString(4, h.destination());
+          st.setLong(5, h.startedMs());
+          st.executeUpdate();
+        }
+        db.commit();
+        return true;
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot mark exporting", e);
+      }
+    }
+  }
+
+  /** The run's export, pending or confirmed, if one is recorded. */
+  public Optional<Handoff> handoff(String runId) {
+    synchronized (owner) {
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT digest, size, destination, started_ms, confirmed_ms FROM export_handoffs"
+                  + " WHERE run_id = ?")) {
+        st.setString(1, runId);
+        Optional<Handoff> out = Optional.empty();
+        try (ResultSet rs = st.executeQuery()) {
+          if (rs.next()) {
+            long confirmed = rs.getLong(5);
+            boolean none = rs.wasNull();
+            out =
+                Optional.of(
+                    new Handoff(
+                        rs.getString(1),
+                        rs.getLong(2),
+                        rs.getString(3),
+                        rs.getLong(4),
+                        none ? Optional.empty() : Optional.of(confirmed)));
+          }
+        }
+        db.commit();
+        return out;
+      } catch (SQLException e) {
+        throw new StoreException("export hand-off: query failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Marks an exporting run moved when {@code digest} is its recorded bundle's, in one transaction;
+   * false (nothing changed) when the run is not exporting or the digest is another.
+   */
+  public boolean confirm(String runId, String digest, long nowMs) {
+    synchronized (owner) {
+      try {
+        int n;
+        try (PreparedStatement st =
+            db.prepareStatement(
+                "UPDATE export_handoffs SET confirmed_ms = ? WHERE run_id = ? AND digest = ?"
+                    + " AND confirmed_ms IS NULL")) {
+          st.setLong(1, nowMs);
+          st.setString(2, runId);
+          st.setString(3, digest);
+          n = st.executeUpdate();
+        }
+        if (n != 1 || !move(runId, "exporting", "moved", 1)) {
+          db.rollback();
+          return false;
+        }
+        db.commit();
+        return true;
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot confirm its export", e);
+      }
+    }
+  }
+
+  /**
+   * Parks an exporting run again and forgets its export, in one transaction; false when the run is
+   * not exporting.
+   */
+  public boolean takeBack(String runId) {
+    synchronized (owner) {
+      try {
+        if (!move(runId, "exporting", "parked", 0)) {
+          db.rollback();
+          return false;
+        }
+        try (PreparedStatement st =
+            db.prepareStatement("DELETE FROM export_handoffs WHERE run_id = ?")) {
+          st.setString(1, runId);
+          st.executeUpdate();
+        }
+        db.commit();
+        return true;
+      } catch (SQLException e) {
+        throw rollback("run " + runId + ": cannot take its export back", e);
+      }
+    }
+  }
+
+  private boolean move(String runId, String from, String to, int exported) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
+                + " WHERE run_id = ? AND state = ? AND exported = 0")) {
+      st.setString(1, to);
+      st.setInt(2, exported);
+      st.setLong(3, System.currentTimeMillis());
+      st.setString(4, runId);
+      st.setString(5, from);
+      return st.executeUpdate() == 1;
+    }
+  }
+
+  private StoreException rollback(String what, SQLException e) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+    return new StoreException(what + ": " + e.getMessage(), e);
+  }
+}
