@@ -114,7 +114,9 @@ final class DurableReceipts {
       }
       named = RunSegment.fromCore(seg.core()).receipt();
     } catch (AttestException e) {
-      throw new TamperedRunException(runId, at + ": segment unreadable: " + e.getMessage());
+      throw new TamperedRunException(
+          runId,
+          at + ": segment " + segmentAddress + " was edited or is unreadable: " + e.getMessage());
     }
     if (named == null) {
       return Optional.empty(); // a suspend or other segment: no energy of its own
@@ -129,13 +131,17 @@ final class DurableReceipts {
             runId, at + ": receipt " + named + " was edited (it hashes to " + env.address() + ")");
       }
       if (env.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
-        throw new TamperedRunException(runId, at + ": receipt " + named + ": " + inv.reason());
+        // An edited core keeps its stated address; the signature check finds it.
+        throw new TamperedRunException(
+            runId, at + ": receipt " + named + " was edited or mis-signed: " + inv.reason());
       }
       return Optional.of(
           new RunStore.FleetLeaf(
               position, runId, new FleetAggregate.Item(named, Receipt.fromCore(env.core()))));
     } catch (AttestException e) {
-      throw new TamperedRunException(runId, at + ": receipt " + named + ": " + e.getMessage());
+      // Envelope.fromJson checks the address: an edited core is refused here.
+      throw new TamperedRunException(
+          runId, at + ": receipt " + named + " was edited or is unreadable: " + e.getMessage());
     }
   }
 }
