@@ -49,7 +49,8 @@ final class FleetCommand implements Runnable {
       name = "aggregate",
       description =
           "Print the node's signed aggregate over the runs created in [--since, --until] (ms),"
-              + " contiguous in the order they were stored.")
+              + " contiguous in the order they were stored; durable runs' receipts in its durable"
+              + " part, counted in its totals.")
   static final class Aggregate implements Callable<Integer> {
     @Option(names = "--since", paramLabel = "MS", description = "From runs created at or after.")
     long since;

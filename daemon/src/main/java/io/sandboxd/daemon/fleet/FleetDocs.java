@@ -17,6 +17,7 @@ import io.sandboxd.attest.MerkleVerifier;
 import io.sandboxd.attest.NoteException;
 import io.sandboxd.attest.ProofCheck;
 import io.sandboxd.attest.PublicKey;
+import io.sandboxd.attest.TreeHead;
 import io.sandboxd.attest.Verification;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,8 +76,18 @@ public final class FleetDocs {
     return o;
   }
 
-  /** One receipt of a run and its inclusion proof in an aggregate. */
-  public record ReceiptProof(String receipt, InclusionProof proof) {}
+  /**
+   * One receipt of a run and its inclusion proof in an aggregate: in its main tree, or ({@code
+   * durable}) in its durable part's tree.
+   */
+  public record ReceiptProof(String receipt, InclusionProof proof, boolean durable) {
+    public ReceiptProof(String receipt, InclusionProof proof) {
+      this(receipt, proof, false);
+    }
+  }
+
+  /** The {@code tree} an entry names when its proof is in the aggregate's durable part. */
+  public static final String DURABLE_TREE = "durable";
 
   public static ObjectNode fleetProof(String aggregate, String runId, List<ReceiptProof> proofs) {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
@@ -85,18 +96,30 @@ public final class FleetDocs {
     o.put("run_id", runId);
     ArrayNode a = o.putArray("receipts");
     for (ReceiptProof p : proofs) {
-      a.addObject().put("receipt", p.receipt()).set("proof", p.proof().toJson());
+      ObjectNode e = a.addObject().put("receipt", p.receipt());
+      if (p.durable()) {
+        // Absent for the main tree, so a proof of single-step runs is the earlier form.
+        e.put("tree", DURABLE_TREE);
+      }
+      e.set("proof", p.proof().toJson());
     }
     return o;
   }
 
   public static ObjectNode fleetConsistency(
       String oldAddr, String newAddr, ConsistencyProof proof) {
+    return fleetConsistency(oldAddr, newAddr, proof, Optional.empty());
+  }
+
+  /** As above, with the durable parts' consistency proof when the older aggregate has one. */
+  public static ObjectNode fleetConsistency(
+      String oldAddr, String newAddr, ConsistencyProof proof, Optional<ConsistencyProof> durable) {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
     o.put("schema", FLEET_CONSISTENCY);
     o.put("old", oldAddr);
     o.put("new", newAddr);
     o.set("proof", proof.toJson());
+    durable.ifPresent(d -> o.set("durable_proof", d.toJson()));
     return o;
   }
 
@@ -231,17 +254,34 @@ public final class FleetDocs {
       }
       List<String> shown = new ArrayList<>();
       for (int i = 0; i < list.size(); i++) {
+        String at = "fleet-proof.receipts[" + i + "]";
         JsonReader e =
-            JsonReader.of(list.get(i), "fleet-proof.receipts[" + i + "]", JsonReader.RECORD)
-                .only(Set.of("receipt", "proof"));
+            JsonReader.of(list.get(i), at, JsonReader.RECORD)
+                .only(Set.of("receipt", "tree", "proof"));
         String receipt = e.hex32("receipt");
         InclusionProof p = InclusionProof.fromJson(e.required("proof"));
-        byte[] leaf = MerkleHash.blake3().leaf(Hex.decode(receipt, 32, "receipt"));
-        if (VERIFIER.verifyInclusion(p, leaf, agg.head()) instanceof ProofCheck.Invalid inv) {
-          return new Verdict.Invalid(
-              "receipt " + receipt + ": " + inv.failure() + ": " + inv.detail());
+        boolean durable = e.node().has("tree");
+        if (durable && !DURABLE_TREE.equals(e.string("tree"))) {
+          throw new AttestException(at + ".tree: expected \"" + DURABLE_TREE + "\" or absent");
         }
-        shown.add(receipt + " (leaf " + p.leafIndex() + ")");
+        if (durable && agg.durable().isEmpty()) {
+          return new Verdict.Invalid(
+              at + ": receipt " + receipt + " is proven in a durable part the aggregate has not");
+        }
+        TreeHead head = durable ? agg.durable().get().head() : agg.head();
+        byte[] leaf = MerkleHash.blake3().leaf(Hex.decode(receipt, 32, "receipt"));
+        if (VERIFIER.verifyInclusion(p, leaf, head) instanceof ProofCheck.Invalid inv) {
+          return new Verdict.Invalid(
+              at
+                  + ": receipt "
+                  + receipt
+                  + (durable ? " (durable)" : "")
+                  + ": "
+                  + inv.failure()
+                  + ": "
+                  + inv.detail());
+        }
+        shown.add(receipt + (durable ? " (durable leaf " : " (leaf ") + p.leafIndex() + ")");
       }
       return new Verdict.Valid(
           "run "
@@ -264,7 +304,7 @@ public final class FleetDocs {
       }
       JsonReader r =
           JsonReader.of(doc, "fleet-consistency", JsonReader.RECORD)
-              .only(Set.of("schema", "old", "new", "proof"));
+              .only(Set.of("schema", "old", "new", "proof", "durable_proof"));
       if (!r.hex32("old").equals(old.get().address())
           || !r.hex32("new").equals(aggregate.address())) {
         return new Verdict.Invalid("the proof names other aggregates than --old and --aggregate");
@@ -278,6 +318,35 @@ public final class FleetDocs {
           instanceof ProofCheck.Invalid inv) {
         return new Verdict.Invalid("consistency proof: " + inv.failure() + ": " + inv.detail());
       }
+      String durableShown = "";
+      if (before.durable().isPresent()) {
+        FleetAggregate.Durable od = before.durable().get();
+        if (agg.durable().isEmpty() || agg.durable().get().firstPosition() != od.firstPosition()) {
+          return new Verdict.Invalid(
+              "--old has a durable part from durable-ledger position "
+                  + od.firstPosition()
+                  + "; --aggregate has none from there");
+        }
+        if (!r.node().has("durable_proof")) {
+          throw new AttestException(
+              "fleet-consistency.durable_proof: missing (--old has a durable part)");
+        }
+        ConsistencyProof dp = ConsistencyProof.fromJson(r.required("durable_proof"));
+        if (VERIFIER.verifyConsistency(dp, od.head(), agg.durable().get().head())
+            instanceof ProofCheck.Invalid inv) {
+          return new Verdict.Invalid(
+              "fleet-consistency.durable_proof: " + inv.failure() + ": " + inv.detail());
+        }
+        durableShown =
+            "; its durable part ("
+                + od.treeSize()
+                + ") is a prefix of the newer's ("
+                + agg.durable().get().treeSize()
+                + ")";
+      } else if (r.node().has("durable_proof")) {
+        throw new AttestException(
+            "fleet-consistency.durable_proof: --old has no durable part to extend");
+      }
       return new Verdict.Valid(
           "aggregate "
               + old.get().address()
@@ -287,7 +356,8 @@ public final class FleetDocs {
               + aggregate.address()
               + " ("
               + agg.treeSize()
-              + ")");
+              + ")"
+              + durableShown);
     }
     throw new AttestException("not a fleet proof document (schema " + schema + ")");
   }

@@ -2,6 +2,7 @@ package io.sandboxd.daemon.fleet;
 
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.ConsistencyProof;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.FleetAggregate;
 import io.sandboxd.attest.Hex;
@@ -47,36 +48,52 @@ public final class FleetRecords {
         FleetDocs.logConsistency(c.oldNote(), c.newNote(), c.proof()));
   }
 
-  /** The signed aggregate of the runs created in [sinceMs, untilMs] (0: unbounded above). */
+  /**
+   * The signed aggregate of the runs created in [sinceMs, untilMs] (0: unbounded above): the
+   * single-step runs' receipts in ledger order and, in its durable part, the durable runs' receipts
+   * in durable-ledger order (issue 23), so that a detached tenant counts in the totals.
+   */
   public Envelope aggregate(long sinceMs, long untilMs) {
     long until = untilMs == 0 ? Long.MAX_VALUE : untilMs;
     if (until < sinceMs) {
       throw new LogInputException("until_ms " + untilMs + " is before since_ms " + sinceMs);
     }
-    long[] range =
-        store
-            .fleetRange(sinceMs, until)
-            .orElseThrow(
-                () ->
-                    new LogNotFoundException(
-                        "no stored runs were created between "
-                            + sinceMs
-                            + " and "
-                            + (untilMs == 0 ? "now" : untilMs)));
+    Optional<long[]> range = store.fleetRange(sinceMs, until);
+    Optional<long[]> durableRange = store.durableFleetRange(sinceMs, until);
+    if (range.isEmpty() && durableRange.isEmpty()) {
+      throw new LogNotFoundException(
+          "no stored runs were created between "
+              + sinceMs
+              + " and "
+              + (untilMs == 0 ? "now" : untilMs));
+    }
     List<RunStore.FleetLeaf> leaves =
-        store.fleetLeaves(range[0], range[1], MAX_AGGREGATE_RECEIPTS + 1);
-    if (leaves.size() > MAX_AGGREGATE_RECEIPTS) {
+        range.isEmpty()
+            ? List.of()
+            : store.fleetLeaves(range.get()[0], range.get()[1], MAX_AGGREGATE_RECEIPTS + 1);
+    List<RunStore.FleetLeaf> durable =
+        durableRange.isEmpty()
+            ? List.of()
+            : store.durableFleetLeaves(
+                durableRange.get()[0], durableRange.get()[1], MAX_AGGREGATE_RECEIPTS + 1);
+    if (leaves.size() > MAX_AGGREGATE_RECEIPTS || durable.size() > MAX_AGGREGATE_RECEIPTS) {
       throw new LogInputException(
           "more than "
               + MAX_AGGREGATE_RECEIPTS
               + " receipts in range: narrow it with --since/--until");
     }
-    if (leaves.isEmpty()) {
+    if (leaves.isEmpty() && durable.isEmpty()) {
       throw new LogNotFoundException("the runs in range have no receipts");
     }
+    // With no single-step run in range the main tree is empty at the ledger's end.
+    long first = range.map(r -> r[0]).orElseGet(store::ledgerSize);
     FleetAggregate agg =
         FleetAggregate.over(
-            store.logOrigin(), range[0], leaves.stream().map(RunStore.FleetLeaf::item).toList());
+            store.logOrigin(),
+            first,
+            leaves.stream().map(RunStore.FleetLeaf::item).toList(),
+            durableRange.map(r -> r[0]).orElse(0L),
+            durable.stream().map(RunStore.FleetLeaf::item).toList());
     return store.sign(agg.toCore());
   }
 
@@ -106,11 +123,40 @@ public final class FleetRecords {
                 + " receipts, more than aggregate's "
                 + now.agg().treeSize());
       }
+      if (old.agg().treeSize() == 0) {
+        throw new LogInputException(
+            "old_aggregate has no single-step receipts: RFC 9162 has no proof from an empty tree");
+      }
+      Optional<ConsistencyProof> durableProof = Optional.empty();
+      if (old.agg().durable().isPresent()) {
+        FleetAggregate.Durable od = old.agg().durable().get();
+        FleetAggregate.Durable nd =
+            now.agg()
+                .durable()
+                .orElseThrow(
+                    () ->
+                        new LogInputException(
+                            "old_aggregate has a durable part, aggregate has none"));
+        if (od.firstPosition() != nd.firstPosition() || od.treeSize() > nd.treeSize()) {
+          throw new LogInputException(
+              "old_aggregate's durable part (from "
+                  + od.firstPosition()
+                  + ", "
+                  + od.treeSize()
+                  + " receipts) is not a prefix of aggregate's (from "
+                  + nd.firstPosition()
+                  + ", "
+                  + nd.treeSize()
+                  + ")");
+        }
+        durableProof = Optional.of(now.durableTree().consistencyProof((int) od.treeSize()));
+      }
       return CanonicalJson.canonicalString(
           FleetDocs.fleetConsistency(
               old.envelope().address(),
               now.envelope().address(),
-              now.tree().consistencyProof((int) old.agg().treeSize())));
+              now.tree().consistencyProof((int) old.agg().treeSize()),
+              durableProof));
     }
     if (runId.isEmpty()) {
       throw new LogInputException("run_id: name the run to prove (or give old_aggregate)");
@@ -120,6 +166,14 @@ public final class FleetRecords {
       RunStore.FleetLeaf l = now.leaves().get(i);
       if (l.runId().equals(runId)) {
         proofs.add(new FleetDocs.ReceiptProof(l.item().address(), now.tree().inclusionProof(i)));
+      }
+    }
+    for (int i = 0; i < now.durableLeaves().size(); i++) {
+      RunStore.FleetLeaf l = now.durableLeaves().get(i);
+      if (l.runId().equals(runId)) {
+        proofs.add(
+            new FleetDocs.ReceiptProof(
+                l.item().address(), now.durableTree().inclusionProof(i), true));
       }
     }
     if (proofs.isEmpty()) {
@@ -132,7 +186,12 @@ public final class FleetRecords {
 
   /** An aggregate this node signed, with the ledger's receipts it covers (checked to match). */
   private record Held(
-      Envelope envelope, FleetAggregate agg, List<RunStore.FleetLeaf> leaves, MerkleTree tree) {}
+      Envelope envelope,
+      FleetAggregate agg,
+      List<RunStore.FleetLeaf> leaves,
+      MerkleTree tree,
+      List<RunStore.FleetLeaf> durableLeaves,
+      MerkleTree durableTree) {}
 
   private Held held(String json, String field) {
     if (json.length() > MAX_AGGREGATE_CHARS) {
@@ -153,7 +212,8 @@ public final class FleetRecords {
       throw new LogInputException(
           field + ": fleet_id " + agg.fleetId() + " is not this node's log " + store.logOrigin());
     }
-    if (agg.treeSize() < 1 || agg.treeSize() > MAX_AGGREGATE_RECEIPTS) {
+    if ((agg.treeSize() < 1 && agg.durable().isEmpty())
+        || agg.treeSize() > MAX_AGGREGATE_RECEIPTS) {
       throw new LogInputException(field + ": tree_size " + agg.treeSize() + " out of range");
     }
     List<RunStore.FleetLeaf> leaves =
@@ -169,6 +229,42 @@ public final class FleetRecords {
               + ": its root does not match this node's receipts from ledger position "
               + agg.firstPosition());
     }
-    return new Held(env, agg, leaves, tree);
+    List<RunStore.FleetLeaf> durable = List.of();
+    MerkleTree durableTree = MerkleTree.blake3(List.of());
+    if (agg.durable().isPresent()) {
+      FleetAggregate.Durable d = agg.durable().get();
+      if (d.treeSize() > MAX_AGGREGATE_RECEIPTS) {
+        throw new LogInputException(
+            field + ": durable.tree_size " + d.treeSize() + " out of range");
+      }
+      durable = store.durableFleetLeaves(d.firstPosition(), Long.MAX_VALUE, d.treeSize());
+      durableTree = MerkleTree.blake3(addresses(durable));
+      if (durable.size() != d.treeSize()) {
+        throw new LogInputException(
+            field
+                + ": durable.tree_size "
+                + d.treeSize()
+                + " but this node holds "
+                + durable.size()
+                + " durable receipts from durable-ledger position "
+                + d.firstPosition());
+      }
+      if (!Hex.encode(durableTree.root()).equals(d.root())) {
+        throw new LogInputException(
+            field
+                + ": durable.root does not match this node's durable receipts from durable-ledger"
+                + " position "
+                + d.firstPosition());
+      }
+    }
+    return new Held(env, agg, leaves, tree, durable, durableTree);
+  }
+
+  private static List<byte[]> addresses(List<RunStore.FleetLeaf> leaves) {
+    List<byte[]> raw = new ArrayList<>(leaves.size());
+    for (RunStore.FleetLeaf l : leaves) {
+      raw.add(Hex.decode(l.item().address(), 32, "receipt"));
+    }
+    return raw;
   }
 }

@@ -10,7 +10,9 @@ import java.util.List;
  * What the node still has to ship to the fleet (issue 14 item 3): every signed record in the run
  * store without an inclusion proof from the aggregator. Unshipped is therefore durable with the
  * record itself (same row, same transaction); a proof is kept next to it, on the store's own
- * connection (fsynced: synchronous=FULL).
+ * connection (fsynced: synchronous=FULL). Durable runs' segments and records (issue 23) ship too,
+ * those this node signed: an imported run's earlier ones are other hosts' to ship, and the
+ * aggregator would refuse them on this node's subject.
  */
 public final class FleetOutbox {
   private final RunStore store;
@@ -22,8 +24,48 @@ public final class FleetOutbox {
     this.store = store;
   }
 
-  /** Up to {@code limit} records without a proof, oldest first. */
+  /** This node's durable segments and records without a proof, in store order. */
+  private static final String DURABLE_UNSHIPPED =
+      "SELECT d.address, d.envelope FROM (SELECT address, envelope, 0 AS part, rowid AS r"
+          + " FROM durable_segments UNION ALL SELECT address, envelope, 1, rowid"
+          + " FROM durable_records) d LEFT JOIN fleet_proofs p ON p.address = d.address"
+          + " WHERE p.address IS NULL AND json_extract(d.envelope, '$.public_key') = ?"
+          + " ORDER BY d.part, d.r";
+
+  /**
+   * Up to {@code limit} records without a proof, oldest first: single-step runs' records, then
+   * durable runs' (one query each, so neither waits on the other's order).
+   */
   public List<Unshipped> unshipped(int limit) {
+    List<Unshipped> out = new ArrayList<>(runRecords(limit));
+    if (out.size() < limit) {
+      out.addAll(durable(limit - out.size()));
+    }
+    return out;
+  }
+
+  private List<Unshipped> durable(int limit) {
+    String node = store.publicKey().hex();
+    return store.onConnection(
+        db -> {
+          List<Unshipped> out = new ArrayList<>();
+          if (!StoreSchema.hasTable(db, "durable_records")) {
+            return out;
+          }
+          try (PreparedStatement st = db.prepareStatement(DURABLE_UNSHIPPED + " LIMIT ?")) {
+            st.setString(1, node);
+            st.setInt(2, limit);
+            try (ResultSet rs = st.executeQuery()) {
+              while (rs.next()) {
+                out.add(new Unshipped(rs.getString(1), rs.getString(2)));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  private List<Unshipped> runRecords(int limit) {
     return store.onConnection(
         db -> {
           try (PreparedStatement st =
@@ -60,17 +102,29 @@ public final class FleetOutbox {
         });
   }
 
-  /** Records still without a proof. */
+  /** Records still without a proof, durable runs' included. */
   public long unshippedCount() {
+    String node = store.publicKey().hex();
     return store.onConnection(
         db -> {
+          long n;
           try (Statement st = db.createStatement();
               ResultSet rs =
                   st.executeQuery(
                       "SELECT count(*) FROM records r LEFT JOIN fleet_proofs p"
                           + " ON p.address = r.address WHERE p.address IS NULL")) {
-            return rs.next() ? rs.getLong(1) : 0L;
+            n = rs.next() ? rs.getLong(1) : 0L;
           }
+          if (StoreSchema.hasTable(db, "durable_records")) {
+            try (PreparedStatement st =
+                db.prepareStatement("SELECT count(*) FROM (" + DURABLE_UNSHIPPED + ")")) {
+              st.setString(1, node);
+              try (ResultSet rs = st.executeQuery()) {
+                n += rs.next() ? rs.getLong(1) : 0L;
+              }
+            }
+          }
+          return n;
         });
   }
 }

@@ -471,6 +471,29 @@ public final class RunStore implements AutoCloseable {
     return receipts.leaves(from, to, maxLeaves);
   }
 
+  /**
+   * The durable-ledger positions of the durable runs created in {@code [sinceMs, untilMs]}
+   * (contiguous in durable-ledger order); empty when none.
+   */
+  public Optional<long[]> durableFleetRange(long sinceMs, long untilMs) {
+    return new DurableReceipts(db, key.publicKey()).range(sinceMs, untilMs);
+  }
+
+  /**
+   * This node's durable receipts at durable-ledger positions {@code from..to} (inclusive), in that
+   * order, each checked; at most {@code maxLeaves}.
+   */
+  public List<FleetLeaf> durableFleetLeaves(long from, long to, long maxLeaves) {
+    return new DurableReceipts(db, key.publicKey()).leaves(from, to, maxLeaves);
+  }
+
+  /** Runs in the ledger: where the next stored run goes. */
+  public long ledgerSize() {
+    synchronized (this) {
+      return ledger.size();
+    }
+  }
+
   /** The signing key's public half (fleet aggregates are signed by the node). */
   public PublicKey publicKey() {
     return key.publicKey();
