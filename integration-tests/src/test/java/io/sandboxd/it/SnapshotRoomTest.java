@@ -87,7 +87,9 @@ class SnapshotRoomTest {
     Path state = dir.resolve("g");
     try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("g.sock"));
         DaemonClient c = new DaemonClient(d.socket)) {
-      String first = BundleHandoffTest.detached(c, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
+      // The first holds three pages of its own: two counters parked at the same count would
+      // share every blob (content-addressed), and the first's end could free nothing.
+      String first = BundleHandoffTest.detached(c, STATIC_PAGES, DurableRunTest.GRANTS);
       String second = BundleHandoffTest.detached(c, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
       BundleHandoffTest.suspend(c, first);
       BundleHandoffTest.suspend(c, second);
@@ -101,7 +103,13 @@ class SnapshotRoomTest {
       DaemonProcess.Result done =
           BundleHandoffTest.ctl(d, "runs", "wait", first, "--json", "--timeout-ms", "120000");
       assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+      // The sweep follows the run's end: give it a moment rather than race it.
       long one = snapshotBytes(d);
+      for (long until = System.nanoTime() + 30_000_000_000L;
+          one >= both && System.nanoTime() < until;
+          one = snapshotBytes(d)) {
+        Thread.sleep(100);
+      }
       assertTrue(one > 0 && one < both, one + " of " + both);
       assertTrue(packBytes(state) < packsBoth, packBytes(state) + " of " + packsBoth);
 
