@@ -146,7 +146,7 @@ class KillNineTest {
       }
       System.out.printf(
           "kill -9: kills=%d attempts=%d acknowledged=%d present=%d verified=%d"
-              + " recovered-starts=%d torn-injected=%d torn-reported=%d seed=%d%n",
+              + " recovered-starts=%d torn-injected=%d torn-reported=%d seed=%d first-refusal=%s%n",
           KILLS,
           attempts.get(),
           acknowledged.size(),
@@ -155,7 +155,8 @@ class KillNineTest {
           recoveries,
           tornInjected,
           tornReported,
-          SEED);
+          SEED,
+          firstRefusal.get());
       assertTrue(
           acknowledged.size() >= KILLS,
           "load too light: " + acknowledged.size() + "; first refusal: " + firstRefusal.get());
