@@ -293,21 +293,24 @@ public final class SnapshotStore {
         byPack.computeIfAbsent(at.pack(), p -> new ArrayList<>()).add(a);
       }
     }
+    // Each touched pack's members, from one pass over the index (not one pass per pack).
+    Map<Path, List<String>> members = new LinkedHashMap<>();
+    for (Map.Entry<String, Location> i : index.entrySet()) {
+      if (byPack.containsKey(i.getValue().pack())) {
+        members.computeIfAbsent(i.getValue().pack(), p -> new ArrayList<>()).add(i.getKey());
+      }
+    }
     long freed = 0;
     for (Map.Entry<Path, List<String>> e : byPack.entrySet()) {
       Path pack = e.getKey();
       Set<String> doomed = new java.util.HashSet<>(e.getValue());
-      Map<String, byte[]> kept = new LinkedHashMap<>();
-      for (Map.Entry<String, Location> i : index.entrySet()) {
-        if (i.getValue().pack().equals(pack) && !doomed.contains(i.getKey())) {
-          kept.put(i.getKey(), read(i.getKey(), "kept in pack " + pack.getFileName()));
+      List<String> kept = new ArrayList<>();
+      for (String a : members.getOrDefault(pack, List.of())) {
+        if (!doomed.contains(a)) {
+          kept.add(a);
         }
       }
-      if (!kept.isEmpty()) {
-        // Written as a new pack: the index then points there, not at the pack going away.
-        kept.keySet().forEach(index::remove);
-        writeAll(kept);
-      }
+      rewrite(pack, kept);
       for (String a : doomed) {
         Location at = index.remove(a);
         if (at != null) {
@@ -326,6 +329,38 @@ public final class SnapshotStore {
       }
     }
     return freed;
+  }
+
+  /** Most bytes of kept blobs a rewrite holds in memory at once. */
+  private static final long REWRITE_BATCH_BYTES = 64L << 20;
+
+  /**
+   * Writes the blobs {@code kept} of {@code pack} into new packs, at most {@link
+   * #REWRITE_BATCH_BYTES} read at a time, so that freeing part of a large snapshot never holds all
+   * of what stays in memory. The index then points at the new packs, not at the one going away.
+   */
+  private void rewrite(Path pack, List<String> kept) {
+    Map<String, byte[]> batch = new LinkedHashMap<>();
+    long bytes = 0;
+    for (String a : kept) {
+      byte[] b = read(a, "kept in pack " + pack.getFileName());
+      if (!batch.isEmpty() && bytes + b.length > REWRITE_BATCH_BYTES) {
+        flushRewrite(batch);
+        bytes = 0;
+      }
+      batch.put(a, b);
+      bytes += b.length;
+    }
+    flushRewrite(batch);
+  }
+
+  private void flushRewrite(Map<String, byte[]> batch) {
+    if (batch.isEmpty()) {
+      return;
+    }
+    batch.keySet().forEach(index::remove);
+    writeAll(batch);
+    batch.clear();
   }
 
   private void walk(

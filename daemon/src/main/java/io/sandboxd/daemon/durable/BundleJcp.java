@@ -27,6 +27,9 @@ import java.util.Set;
 public final class BundleJcp {
   private BundleJcp() {}
 
+  /** Most JCP records one bundle may carry. */
+  static final int MAX_RECORDS = 2 + 2 * io.sandboxd.daemon.jcp.LiveAmendments.MAX_CHECKPOINTS;
+
   /** A bundle's JCP records, checked and sorted by what the importing node stores them as. */
   public record Checked(
       List<Envelope> evidence, List<Envelope> checkpoints, List<Envelope> amendments) {
@@ -50,6 +53,16 @@ public final class BundleJcp {
    * naming {@code jcp} and the record at fault.
    */
   static Checked check(String runId, List<Envelope> segments, List<Envelope> jcp, Grants inForce) {
+    if (jcp.size() > MAX_RECORDS) {
+      // Each record costs a signature check: a bundle cannot make the node check millions.
+      throw bad(
+          jcp.size()
+              + " records; a run holds at most a policy, a child and "
+              + io.sandboxd.daemon.jcp.LiveAmendments.MAX_CHECKPOINTS
+              + " checkpoints and amendments each ("
+              + MAX_RECORDS
+              + ")");
+    }
     String start = RunSegment.fromCore(segments.get(0).core()).grantsId();
     List<Envelope> evidence = new ArrayList<>();
     List<Envelope> checkpoints = new ArrayList<>();

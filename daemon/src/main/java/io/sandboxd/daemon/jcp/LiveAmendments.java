@@ -29,7 +29,7 @@ import java.util.Set;
  */
 public final class LiveAmendments implements AmendmentLedger {
   /** Most checkpoints one run keeps: each amendment decision verifies the whole chain. */
-  static final int MAX_CHECKPOINTS = 4096;
+  public static final int MAX_CHECKPOINTS = 4096;
 
   private final StandingGrants standing;
   private final DurableRuns runs;

@@ -127,8 +127,7 @@ public final class Admission {
     try {
       CommandInput input = s.input();
       // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
-      if ((input.args().size() > 1 || input.stdin().isPresent())
-          && !UnitCompiler.usesWasi(a.unit())) {
+      if ((input.args().size() > 1 || input.hasStdin()) && !UnitCompiler.usesWasi(a.unit())) {
         throw new AdmissionException(
             (input.args().size() > 1 ? "args" : "stdin")
                 + ": the unit imports no WASI, so it can read no arguments or stdin");

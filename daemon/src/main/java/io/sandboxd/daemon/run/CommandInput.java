@@ -23,6 +23,11 @@ public record CommandInput(List<String> args, Optional<byte[]> stdin) {
     return stdin.map(byte[]::clone);
   }
 
+  /** Whether stdin is attached (without copying it, as {@link #stdin()} does). */
+  public boolean hasStdin() {
+    return stdin.isPresent();
+  }
+
   /** Whether anything is given at all. */
   public boolean given() {
     return !args.isEmpty() || stdin.isPresent();

@@ -41,23 +41,7 @@ final class DurableReceipts {
           if (!StoreSchema.hasTable(db, "durable_ledger")) {
             return Optional.<long[]>empty();
           }
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT (SELECT MIN(l.position) FROM durable_ledger l JOIN durable_runs r"
-                      + " ON r.run_id = l.run_id WHERE r.created_ms >= ?),"
-                      + " (SELECT MAX(l.position) FROM durable_ledger l JOIN durable_runs r"
-                      + " ON r.run_id = l.run_id WHERE r.created_ms <= ?)")) {
-            st.setLong(1, sinceMs);
-            st.setLong(2, untilMs);
-            try (ResultSet rs = st.executeQuery()) {
-              rs.next();
-              long from = rs.getLong(1);
-              boolean none = rs.wasNull();
-              long to = rs.getLong(2);
-              none |= rs.wasNull();
-              return !none && from <= to ? Optional.of(new long[] {from, to}) : Optional.empty();
-            }
-          }
+          return LedgerReceipts.positions(db, "durable_ledger", "durable_runs", sinceMs, untilMs);
         });
   }
 

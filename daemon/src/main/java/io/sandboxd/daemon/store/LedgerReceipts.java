@@ -6,8 +6,10 @@ import io.sandboxd.attest.FleetAggregate;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.Verification;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -26,25 +28,39 @@ final class LedgerReceipts {
   Optional<long[]> range(long sinceMs, long untilMs) {
     return store.transact(
         "run store: cannot read the ledger",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT (SELECT MIN(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
-                      + " WHERE r.created_ms >= ?),"
-                      + " (SELECT MAX(l.position) FROM ledger l JOIN runs r ON r.run_id = l.run_id"
-                      + " WHERE r.created_ms <= ?)")) {
-            st.setLong(1, sinceMs);
-            st.setLong(2, untilMs);
-            try (ResultSet rs = st.executeQuery()) {
-              rs.next();
-              long from = rs.getLong(1);
-              boolean none = rs.wasNull();
-              long to = rs.getLong(2);
-              none |= rs.wasNull();
-              return !none && from <= to ? Optional.of(new long[] {from, to}) : Optional.empty();
-            }
-          }
-        });
+        db -> positions(db, "ledger", "runs", sinceMs, untilMs));
+  }
+
+  /**
+   * Positions in {@code ledger} from the first of a run (in {@code runs}) created at or after
+   * {@code sinceMs} to the last of one created at or before {@code untilMs}; empty when none. The
+   * table names are this class's constants, never input.
+   */
+  static Optional<long[]> positions(
+      Connection db, String ledger, String runs, long sinceMs, long untilMs) throws SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT (SELECT MIN(l.position) FROM "
+                + ledger
+                + " l JOIN "
+                + runs
+                + " r ON r.run_id = l.run_id WHERE r.created_ms >= ?),"
+                + " (SELECT MAX(l.position) FROM "
+                + ledger
+                + " l JOIN "
+                + runs
+                + " r ON r.run_id = l.run_id WHERE r.created_ms <= ?)")) {
+      st.setLong(1, sinceMs);
+      st.setLong(2, untilMs);
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        long from = rs.getLong(1);
+        boolean none = rs.wasNull();
+        long to = rs.getLong(2);
+        none |= rs.wasNull();
+        return !none && from <= to ? Optional.of(new long[] {from, to}) : Optional.empty();
+      }
+    }
   }
 
   /** The receipts at ledger positions {@code from..to}, in ledger then seq order; at most max. */
