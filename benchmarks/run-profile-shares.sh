@@ -9,7 +9,8 @@
 # samples every daemon thread with `perf record -g` for SECONDS (default 8) and prints the shares:
 # guest execution, gRPC/Netty, signing, the store, the JIT, and the rest. Needs perf (Debian:
 # linux-perf) and permission to use it (root, or kernel.perf_event_paranoid <= 1). Run it on a
-# quiet machine.
+# quiet machine. MODE=pool configures a pool of hello (min_idle 4, max_idle 32) instead of none;
+# KEEP=DIR keeps the perf samples (DIR/stacks.txt) for a closer look.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jar="${1:-$root/daemon/target/sandboxd.jar}"
@@ -25,15 +26,29 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$work/run"
-echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
+address="$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$root/examples/hello.wasm")"
+ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
+if [[ "${MODE:-nopool}" == pool ]]; then
+  # A pool names a module the store holds: a first daemon puts it there.
+  echo '{}' >"$work/cfg.json"
+  java -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
+    --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+  "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
+    "$address" '"pool_limits":{"adaptive":{"submits":0}}' >"$work/cfg.json"
+else
+  echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
+fi
 java -XX:+PreserveFramePointer -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
   --state "$work/state" --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
 grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
-ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
 "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
-address="$("${ctl[@]}" address --raw "$root/examples/hello.wasm")"
 "${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
   --duration $((WARMUP + SECONDS_SAMPLED + 2)) --warmup 0 --socket "$work/run/s.sock" --json \
   >"$work/bench.json" &
@@ -45,6 +60,7 @@ jcmd "$pid" Compiler.perfmap >/dev/null
 wait "$bench"
 perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$work/stacks.txt"
 rm -f "/tmp/perf-$pid.map"
+if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/stacks.txt" "$KEEP/"; fi
 echo "bench during the window: $(cat "$work/bench.json")"
 python3 - "$work/stacks.txt" <<'PY'
 import collections, re, sys

@@ -9,13 +9,13 @@ import java.util.OptionalLong;
 /**
  * Who owns each run, single-step or durable: the uid the kernel gave for the connection that
  * submitted (or imported) it. Authorization asks this before a caller acts on a run (issue 23): a
- * caller acts on the runs it owns unless its rule lets it act on any. Unsigned, like {@code
- * submitters}: the signed records name no caller. A run from before owners were kept has none, and
- * then only a caller allowed to act on any run may act on it.
+ * caller acts on the runs it owns unless its rule lets it act on any. Unsigned, like the {@code
+ * uid} of a single-step run's row: the signed records name no caller. A run from before owners were
+ * kept has none, and then only a caller allowed to act on any run may act on it.
  */
 public final class RunOwners {
   /**
-   * Migration 11: the owner column of durable runs (single-step runs keep theirs in submitters).
+   * Migration 11: the owner column of durable runs (single-step runs kept theirs in submitters).
    * Once only: SQLite has no ADD COLUMN IF NOT EXISTS, and a store stepped back by hand may hold
    * it.
    */
@@ -33,6 +33,31 @@ public final class RunOwners {
     }
   }
 
+  /**
+   * Migration 16: a single-step run's submitter moves from the submitters table into its runs row
+   * (one b-tree fewer written per run). Idempotent, as {@link #addColumn} is.
+   */
+  static void foldSubmitters(Connection db) throws SQLException {
+    boolean has = false;
+    try (java.sql.Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA table_info(runs)")) {
+      while (rs.next()) {
+        has |= rs.getString("name").equals("uid");
+      }
+    }
+    try (java.sql.Statement st = db.createStatement()) {
+      if (!has) {
+        st.execute("ALTER TABLE runs ADD COLUMN uid INTEGER");
+      }
+      if (StoreSchema.hasTable(db, "submitters")) {
+        st.execute(
+            "UPDATE runs SET uid = (SELECT s.uid FROM submitters s WHERE s.run_id = runs.run_id)"
+                + " WHERE uid IS NULL");
+        st.execute("DROP TABLE submitters");
+      }
+    }
+  }
+
   private final StoreDb store;
 
   RunOwners(StoreDb store) {
@@ -47,7 +72,7 @@ public final class RunOwners {
           try (PreparedStatement st =
               db.prepareStatement(
                   "SELECT owner_uid FROM durable_runs WHERE run_id = ?"
-                      + " UNION ALL SELECT uid FROM submitters WHERE run_id = ?")) {
+                      + " UNION ALL SELECT uid FROM runs WHERE run_id = ?")) {
             st.setString(1, runId);
             st.setString(2, runId);
             try (ResultSet rs = st.executeQuery()) {

@@ -45,8 +45,8 @@ final class RunTable {
   void write(RunRecord r) throws SQLException {
     PreparedStatement run =
         store.prepared(
-            "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry)"
-                + " VALUES (?,?,?,?,?,?,?,?)");
+            "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry,"
+                + " uid) VALUES (?,?,?,?,?,?,?,?,?)");
     run.setString(1, r.runId());
     run.setLong(2, r.createdMs());
     run.setString(3, r.unit());
@@ -55,6 +55,11 @@ final class RunTable {
     run.setString(6, r.log());
     run.setString(7, r.grantsJson());
     run.setString(8, r.entry());
+    if (r.submitterUid().isPresent()) {
+      run.setLong(9, r.submitterUid().getAsLong());
+    } else {
+      run.setNull(9, java.sql.Types.INTEGER);
+    }
     run.executeUpdate();
     long seq = r.segment().core().get("seq").longValue();
     insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
@@ -95,12 +100,6 @@ final class RunTable {
     }
     if (r.io() != null) {
       insertIo(r.runId(), r.io());
-    }
-    if (r.submitterUid().isPresent()) {
-      PreparedStatement u = store.prepared("INSERT INTO submitters (run_id, uid) VALUES (?,?)");
-      u.setString(1, r.runId());
-      u.setLong(2, r.submitterUid().getAsLong());
-      u.executeUpdate();
     }
     appendToLedger(r);
   }
@@ -255,7 +254,7 @@ final class RunTable {
         "run store: query failed",
         db -> {
           try (PreparedStatement st =
-              db.prepareStatement("SELECT uid FROM submitters WHERE run_id = ?")) {
+              db.prepareStatement("SELECT uid FROM runs WHERE run_id = ? AND uid IS NOT NULL")) {
             st.setString(1, runId);
             try (ResultSet rs = st.executeQuery()) {
               return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();

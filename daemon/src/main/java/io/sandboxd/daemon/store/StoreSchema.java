@@ -134,7 +134,19 @@ final class StoreSchema {
                   + " their sizes (what a park holds, and what may go when no live run refers to it)",
               java.util.stream.Stream.concat(
                       ExportHandoffTable.DDL.stream(), DurableBlobs.DDL.stream())
-                  .toList()));
+                  .toList()),
+          new StoreMigration(
+              16,
+              "fewer b-trees written per run: each run's submitter uid moves into its runs row (the"
+                  + " submitters table and its index go), and records_by_address is dropped (no"
+                  + " query reads a run's records by address; its hash-keyed b-tree cost one to six"
+                  + " page writes for every stored run)",
+              (db, key) -> {
+                RunOwners.foldSubmitters(db);
+                try (Statement st = db.createStatement()) {
+                  st.execute("DROP INDEX IF EXISTS records_by_address");
+                }
+              }));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

@@ -346,4 +346,44 @@ class StoreMigrationTest {
               .runs());
     }
   }
+
+  @Test
+  void version16MovesEachSubmitterIntoItsRunsRowAndDropsTheUnreadIndex() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      store.append(TestRuns.simple(key, "run-1", 1_000));
+      store.append(TestRuns.simple(key, "run-2", 2_000));
+    }
+    // Back to the version-15 shape: submitters beside runs, records indexed by address.
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE submitters (run_id TEXT PRIMARY KEY, uid INTEGER NOT NULL)");
+      st.execute("INSERT INTO submitters (run_id, uid) VALUES ('run-1', 1234)");
+      st.execute("ALTER TABLE runs DROP COLUMN uid");
+      st.execute("CREATE INDEX records_by_address ON records (address)");
+      st.execute("PRAGMA user_version = 15");
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
+      assertEquals(java.util.OptionalLong.of(1234), store.submitter("run-1"));
+      assertEquals(java.util.OptionalLong.empty(), store.submitter("run-2"));
+      assertEquals(List.of(), store.verifyAll());
+    }
+    assertFalse(hasTable("submitters"));
+    try (Connection c = raw();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_address'")) {
+      rs.next();
+      assertEquals(0, rs.getInt(1));
+    }
+    // Once more from a store stamped before versioning: the step finds nothing left to move.
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      st.execute("PRAGMA user_version = 15");
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      assertEquals(java.util.OptionalLong.of(1234), store.submitter("run-1"));
+    }
+  }
 }
