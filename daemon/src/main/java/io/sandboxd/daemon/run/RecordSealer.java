@@ -31,7 +31,8 @@ public final class RecordSealer {
 
   private final NodeIdentity node;
 
-  RecordSealer(NodeIdentity node) {
+  /** Seals with {@code node}'s key, naming its host. */
+  public RecordSealer(NodeIdentity node) {
     this.node = node;
   }
 
@@ -149,12 +150,20 @@ public final class RecordSealer {
   public static RunSegment.Budget budget(
       Admission.Admitted a, io.sandboxd.executor.Consumed before, Envelope receipt) {
     io.sandboxd.attest.Receipt r = io.sandboxd.attest.Receipt.fromCore(receipt.core());
-    io.sandboxd.executor.Consumed after = before.plus(r.cpuTimeMs(), r.totalUj());
+    return budget(a.grants(), before.plus(r.cpuTimeMs(), r.totalUj()));
+  }
+
+  /**
+   * The budget of a segment that consumed nothing of its own: the grant in force, and what the run
+   * had consumed {@code before} (a resume's).
+   */
+  public static RunSegment.Budget budget(
+      io.sandboxd.enforcer.Grants inForce, io.sandboxd.executor.Consumed before) {
     return new RunSegment.Budget(
-        a.grants().compute().cpuTimeMs(),
-        a.grants().compute().energyBudgetUj(),
-        after.cpuTimeMs(),
-        after.energyUj());
+        inForce.compute().cpuTimeMs(),
+        inForce.compute().energyBudgetUj(),
+        before.cpuTimeMs(),
+        before.energyUj());
   }
 
   /** The signed suspend segment that parks {@code runId} after execute segment {@code prev}. */
@@ -218,8 +227,7 @@ public final class RecordSealer {
     return Envelope.sign(core, node.key());
   }
 
-  /** A segment built elsewhere, signed. */
-  Envelope segment(RunSegment s) {
+  private Envelope segment(RunSegment s) {
     return Envelope.sign(s.toCore(), node.key());
   }
 
