@@ -295,11 +295,11 @@ public final class DurableRuns {
     // (enforced from its next host call) takes effect in the records at the segment's end.
     Admission.Admitted held = a;
     String grantsId = held.grants().grantsId();
-    Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
     long now = System.currentTimeMillis();
-    RunSegment.Budget budget = RecordSealer.budget(held, before, receiptEnv);
-    Envelope execute =
-        sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), budget, now);
+    RecordSealer.Step sealed = sealer.step(runId, seq, prev, held, r, 0, before, now);
+    Envelope receiptEnv = sealed.receipt();
+    RunSegment.Budget budget = sealed.budget();
+    Envelope execute = sealed.segment();
     if (r.parked().isPresent()) {
       // Blobs first (fsynced), then the segments that name them and the references to them, all
       // under the sweep's lock: no sweep deletes a blob this park found held and did not write.

@@ -215,25 +215,17 @@ public final class RunSupervisor {
       Attestation.Jcp jcp) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
-    Envelope receiptEnv = sealer.receipt(runId, a, r, claim.idleUj());
     long now = System.currentTimeMillis();
+    RecordSealer.Step step =
+        sealer.step(runId, 0, null, a, r, claim.idleUj(), io.sandboxd.executor.Consumed.NONE, now);
     Envelope attestationEnv =
-        sealer.attestation(a, r, receiptEnv.address(), manifest.orElse(null), unitIo, now, jcp);
-    Envelope segmentEnv =
-        sealer.execute(
-            runId,
-            0,
-            null,
-            grantsId,
-            receiptEnv.address(),
-            RecordSealer.budget(a, io.sandboxd.executor.Consumed.NONE, receiptEnv),
-            now);
+        sealer.attestation(a, r, step.receipt().address(), manifest.orElse(null), unitIo, now, jcp);
     List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
     return RunRecord.builder()
         .run(runId, r.startedMs())
         .unit(unit, grantsId)
         .outcomeJson(CanonicalJson.canonicalString(r.outcome().toJson()))
-        .signed(receiptEnv, attestationEnv, segmentEnv)
+        .signed(step.receipt(), attestationEnv, step.segment())
         .journal(journal, r.journalBlobs())
         .log(r.log())
         .submission(
