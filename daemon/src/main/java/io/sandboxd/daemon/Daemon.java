@@ -25,8 +25,11 @@ import io.sandboxd.daemon.rpc.SandboxdService;
 import io.sandboxd.daemon.run.Accounts;
 import io.sandboxd.daemon.run.Admission;
 import io.sandboxd.daemon.run.EnvironmentRefusedException;
+import io.sandboxd.daemon.run.Launch;
 import io.sandboxd.daemon.run.OfferedEnvironments;
 import io.sandboxd.daemon.run.PoolWiring;
+import io.sandboxd.daemon.run.RecordSealer;
+import io.sandboxd.daemon.run.RunIds;
 import io.sandboxd.daemon.run.RunSupervisor;
 import io.sandboxd.daemon.run.SubmitterPolicy;
 import io.sandboxd.daemon.store.RunStore;
@@ -307,21 +310,18 @@ public final class Daemon implements AutoCloseable {
               compiler,
               config.modules().maxBytes(),
               config.modules().maxModules());
-      Admission admission =
-          new Admission(compiler, meterable, config.secretBindings(), submitterPolicy(config));
       OfferedEnvironments environments = environments(config, paths.stateDir(), node);
       store.appendToLog(
           RunStore.MANIFEST_LEAF,
           environments.list().stream().map(OfferedEnvironments.Offer::address).toList());
-      RunSupervisor supervisor =
-          new RunSupervisor(
-              admission,
-              executor,
-              store,
-              node,
-              paths.stateDir().resolve("storage"),
-              environments,
-              config.io());
+      // The one run pipeline (issue 22): submitted and durable runs share each of its parts.
+      Admission admission =
+          new Admission(compiler, meterable, config.secretBindings(), submitterPolicy(config))
+              .offering(environments, config.io());
+      Launch launch = new Launch(executor, paths.stateDir().resolve("storage"), environments);
+      RecordSealer sealer = new RecordSealer(node);
+      RunIds runIds = new RunIds();
+      RunSupervisor supervisor = new RunSupervisor(admission, launch, sealer, runIds, store);
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
       supervisor.usePools(pools);
@@ -333,7 +333,11 @@ public final class Daemon implements AutoCloseable {
               config.standing().eventSources());
       DurableRuns durableRuns =
           new DurableRuns(
-              supervisor,
+              admission,
+              launch,
+              sealer,
+              runIds,
+              node,
               store,
               io.sandboxd.executor.SnapshotStore.open(paths.stateDir().resolve("snapshots")),
               io.sandboxd.warmpool.MeteredIdlePower.of(

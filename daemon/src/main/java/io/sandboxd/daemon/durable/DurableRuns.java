@@ -9,17 +9,19 @@ import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SegmentChain;
+import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.jcp.JcpRefusedException;
 import io.sandboxd.daemon.run.Admission;
 import io.sandboxd.daemon.run.AdmissionException;
 import io.sandboxd.daemon.run.AdmittedRun;
 import io.sandboxd.daemon.run.Caller;
 import io.sandboxd.daemon.run.CommandInput;
+import io.sandboxd.daemon.run.Launch;
 import io.sandboxd.daemon.run.OfferedEnvironments;
 import io.sandboxd.daemon.run.PoolWiring;
 import io.sandboxd.daemon.run.RecordSealer;
+import io.sandboxd.daemon.run.RunIds;
 import io.sandboxd.daemon.run.RunNotFoundException;
-import io.sandboxd.daemon.run.RunSupervisor;
 import io.sandboxd.daemon.run.Submission;
 import io.sandboxd.daemon.run.SubmitterPolicy;
 import io.sandboxd.daemon.store.DurableRunTable;
@@ -30,14 +32,11 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.Attenuation;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.executor.Consumed;
-import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.InstanceSnapshot;
 import io.sandboxd.executor.ParkSignal;
 import io.sandboxd.executor.SnapshotException;
 import io.sandboxd.executor.SnapshotStore;
-import io.sandboxd.executor.UnitEnvironment;
-import io.sandboxd.executor.UnitRequest;
 import io.sandboxd.warmpool.IdlePower;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +73,11 @@ public final class DurableRuns {
    */
   static final String NO_ENVIRONMENT = Blake3.hex(new byte[0]);
 
-  private final RunSupervisor supervisor;
+  private final Admission admission;
+  private final Launch launch;
+  private final RecordSealer sealer;
+  private final RunIds ids;
+  private final NodeIdentity node;
   private final DurableRunTable table;
   private final SnapshotStore snapshots;
   private final IdlePower idle;
@@ -103,13 +106,28 @@ public final class DurableRuns {
 
   private final Object changed = new Object();
 
+  /**
+   * Durable runs on the node's run pipeline, shared with submitted runs: {@code admission} checks a
+   * start and a resume, {@code launch} runs each segment, {@code sealer} signs every record and
+   * {@code ids} names runs. A run parked elsewhere is told apart by {@code node}'s host; rows go to
+   * {@code store}, frozen instances to {@code snapshots}, a park is charged {@code idle}'s draw,
+   * and runs keep their storage under {@code durableDir}.
+   */
   public DurableRuns(
-      RunSupervisor supervisor,
+      Admission admission,
+      Launch launch,
+      RecordSealer sealer,
+      RunIds ids,
+      NodeIdentity node,
       RunStore store,
       SnapshotStore snapshots,
       IdlePower idle,
       Path durableDir) {
-    this.supervisor = supervisor;
+    this.admission = admission;
+    this.launch = launch;
+    this.sealer = sealer;
+    this.ids = ids;
+    this.node = node;
     this.table = store.durable();
     this.snapshots = snapshots;
     this.idle = idle;
@@ -159,16 +177,16 @@ public final class DurableRuns {
    * one, records the durable run and launches its first segment; returns its id.
    */
   public String start(Caller caller, Submission s) {
-    AdmittedRun admitted = supervisor.admission().admit(caller, s);
+    AdmittedRun admitted = admission.admit(caller, s);
     Admission.Admitted a = admitted.admitted();
     Optional<OfferedEnvironments.Offer> offer = admitted.environment();
     byte[] module = s.module();
     try {
-      Optional<String> decline = supervisor.admission().declineReason(a.grants());
+      Optional<String> decline = admission.declineReason(a.grants());
       if (decline.isPresent()) {
         throw new AdmissionException("grants: declined on this node: " + decline.get(), null);
       }
-      String runId = supervisor.newRunId();
+      String runId = ids.next();
       long now = System.currentTimeMillis();
       String grantsCanon = CanonicalJson.canonicalString(a.grants().canonicalTree());
       table.insert(
@@ -267,41 +285,21 @@ public final class DurableRuns {
       Consumed before,
       ParkSignal park) {
     Path root = storage.resolve(runId);
-    UnitRequest req =
-        new UnitRequest(runId, a.unit(), a.entry(), a.grants())
-            .withStorageRoot(root)
-            .withPark(park)
-            .withTaint(carriedTaint);
-    if (resume.isPresent()) {
-      req = req.withResume(resume.get());
-    }
-    ExecutionResult ran;
-    // Budgets are the run's, not the segment's: a resumed segment gets what the earlier ones left.
-    if (offer.isEmpty()) {
-      ran = supervisor.executor().execute(req, before);
-    } else {
-      UnitEnvironment unitEnv = offer.get().unit();
-      try (EnvironmentMounts.Prepared dirs =
-          supervisor.environments().mounts().prepare(unitEnv, runId)) {
-        ran =
-            supervisor
-                .executor()
-                .execute(req.withEnv(unitEnv.containerEnv()).withMounts(dirs.dirs()), before);
-      }
-    }
+    ExecutionResult ran =
+        launch.segment(
+            runId, a, offer, new Launch.Segment(root, park, carriedTaint, before, resume));
     // A park must fit store.max_bytes (issue 23): weighed before any of it is written.
     ParkWeight weight = weigh(runId, ran, root);
     ExecutionResult r = weight.result();
-    RecordSealer sealer = supervisor.sealer();
     // A segment is sealed under the grants it started with: an amendment accepted while it ran
     // (enforced from its next host call) takes effect in the records at the segment's end.
     Admission.Admitted held = a;
     String grantsId = held.grants().grantsId();
-    Envelope receiptEnv = sealer.receipt(runId, held, r, 0);
     long now = System.currentTimeMillis();
-    RunSegment.Budget budget = RecordSealer.budget(held, before, receiptEnv);
-    Envelope execute =
-        sealer.execute(runId, seq, prev, grantsId, receiptEnv.address(), budget, now);
+    RecordSealer.Step sealed = sealer.step(runId, seq, prev, held, r, 0, before, now);
+    Envelope receiptEnv = sealed.receipt();
+    RunSegment.Budget budget = sealed.budget();
+    Envelope execute = sealed.segment();
     if (r.parked().isPresent()) {
       // Blobs first (fsynced), then the segments that name them and the references to them, all
       // under the sweep's lock: no sweep deletes a blob this park found held and did not write.
@@ -516,15 +514,6 @@ public final class DurableRuns {
     this.amendments = amendments;
   }
 
-  /** A resume segment's budget: the grant in force, and what the run consumed before it. */
-  private static RunSegment.Budget budgetUnder(Grants inForce, Consumed before) {
-    return new RunSegment.Budget(
-        inForce.compute().cpuTimeMs(),
-        inForce.compute().energyBudgetUj(),
-        before.cpuTimeMs(),
-        before.energyUj());
-  }
-
   /**
    * Resumes, on the run's own thread, a run an amendment parked: a resume segment under the amended
    * grants (nothing was parked for long: no idle energy), then the next execute segment.
@@ -545,16 +534,14 @@ public final class DurableRuns {
     RunSegment suspend = RunSegment.fromCore(suspendEnv.core());
     Consumed before = consumed(table.records(runId));
     Envelope resumeEnv =
-        supervisor
-            .sealer()
-            .resume(
-                suspendEnv,
-                suspend,
-                amended.grantsId(),
-                budgetUnder(amended, before),
-                0,
-                idle.provenance(),
-                System.currentTimeMillis());
+        sealer.resume(
+            suspendEnv,
+            suspend,
+            amended.grantsId(),
+            RecordSealer.budget(amended, before),
+            0,
+            idle.provenance(),
+            System.currentTimeMillis());
     if (!table.apply(
         new Change(
             runId,
@@ -789,7 +776,7 @@ public final class DurableRuns {
     }
     RunSegment.SnapshotRef ref = suspend.snapshot();
     // The environment offered must be the one frozen.
-    Optional<OfferedEnvironments.Offer> offer = supervisor.offer(env);
+    Optional<OfferedEnvironments.Offer> offer = admission.offer(env);
     String offered = offer.map(OfferedEnvironments.Offer::address).orElse(NO_ENVIRONMENT);
     if (!offered.equals(ref.manifest())) {
       throw new DurableRunException.Refused(
@@ -802,7 +789,7 @@ public final class DurableRuns {
     // A run parked on another host resumes here only in a pinned environment: an unpinned image
     // (a tag, no digest) is no basis for a "same environment" claim across hosts (WIRE.md §2.7).
     if (offer.isPresent()
-        && !suspend.hostId().equals(supervisor.node().host().id())
+        && !suspend.hostId().equals(node.host().id())
         && !offer.get().manifest().pinned()) {
       throw new DurableRunException.Refused(
           "environment: "
@@ -863,25 +850,16 @@ public final class DurableRuns {
     }
     // A run under a minted child resumes only while the child holds (not released, unexpired).
     amendments.checkResume(runId);
-    Admission.Admitted a =
-        supervisor.admission().admit(caller, module, run.grantsJson(), run.entry(), offer);
+    Admission.Admitted a = admission.admit(caller, module, run.grantsJson(), run.entry(), offer);
     try {
       long now = System.currentTimeMillis();
       long idleUj = parkIdleUj(run, suspend, snapshot, now);
       // The grants in force: the frozen ones, or an amendment's applied while parked.
       Consumed before = consumed(records);
-      RunSegment.Budget budget = budgetUnder(a.grants(), before);
+      RunSegment.Budget budget = RecordSealer.budget(a.grants(), before);
       Envelope resumeEnv =
-          supervisor
-              .sealer()
-              .resume(
-                  suspendEnv,
-                  suspend,
-                  a.grants().grantsId(),
-                  budget,
-                  idleUj,
-                  idle.provenance(),
-                  now);
+          sealer.resume(
+              suspendEnv, suspend, a.grants().grantsId(), budget, idleUj, idle.provenance(), now);
       Path root = storage.resolve(runId);
       deleteTree(root);
       try {

@@ -31,7 +31,8 @@ public final class RecordSealer {
 
   private final NodeIdentity node;
 
-  RecordSealer(NodeIdentity node) {
+  /** Seals with {@code node}'s key, naming its host. */
+  public RecordSealer(NodeIdentity node) {
     this.node = node;
   }
 
@@ -39,8 +40,33 @@ public final class RecordSealer {
     return node;
   }
 
+  /** An execute step's signed receipt and segment, and the run's budget as of the step's end. */
+  public record Step(Envelope receipt, Envelope segment, RunSegment.Budget budget) {}
+
+  /**
+   * Seals execute step {@code seq} of {@code runId}, after segment {@code prev} (null first): its
+   * receipt ({@code idleUj}: the idle energy of a warm claim it carries), then its segment, whose
+   * budget adds the receipt to what the run consumed {@code before}.
+   */
+  public Step step(
+      String runId,
+      long seq,
+      String prev,
+      Admission.Admitted a,
+      ExecutionResult r,
+      long idleUj,
+      io.sandboxd.executor.Consumed before,
+      long nowMs) {
+    Envelope receipt = receipt(runId, a, r, idleUj);
+    RunSegment.Budget budget = budget(a, before, receipt);
+    return new Step(
+        receipt,
+        execute(runId, seq, prev, a.grants().grantsId(), receipt.address(), budget, nowMs),
+        budget);
+  }
+
   /** The signed receipt of one execute step of {@code runId} ({@code idleUj}: idle it carries). */
-  public Envelope receipt(String runId, Admission.Admitted a, ExecutionResult r, long idleUj) {
+  private Envelope receipt(String runId, Admission.Admitted a, ExecutionResult r, long idleUj) {
     return Envelope.sign(receiptOf(runId, a, r, idleUj).toCore(), node.key());
   }
 
@@ -116,7 +142,7 @@ public final class RecordSealer {
    * The signed execute segment {@code seq} of {@code runId}, after {@code prev} (null first),
    * carrying the run's budget as of its end.
    */
-  public Envelope execute(
+  private Envelope execute(
       String runId,
       long seq,
       String prev,
@@ -146,15 +172,23 @@ public final class RecordSealer {
    * The budget after a segment that consumed {@code receipt}'s CPU ms and µJ, on top of what the
    * run had consumed {@code before}, under {@code a}'s grant.
    */
-  public static RunSegment.Budget budget(
+  private static RunSegment.Budget budget(
       Admission.Admitted a, io.sandboxd.executor.Consumed before, Envelope receipt) {
     io.sandboxd.attest.Receipt r = io.sandboxd.attest.Receipt.fromCore(receipt.core());
-    io.sandboxd.executor.Consumed after = before.plus(r.cpuTimeMs(), r.totalUj());
+    return budget(a.grants(), before.plus(r.cpuTimeMs(), r.totalUj()));
+  }
+
+  /**
+   * The budget of a segment that consumed nothing of its own: the grant in force, and what the run
+   * had consumed {@code before} (a resume's).
+   */
+  public static RunSegment.Budget budget(
+      io.sandboxd.enforcer.Grants inForce, io.sandboxd.executor.Consumed before) {
     return new RunSegment.Budget(
-        a.grants().compute().cpuTimeMs(),
-        a.grants().compute().energyBudgetUj(),
-        after.cpuTimeMs(),
-        after.energyUj());
+        inForce.compute().cpuTimeMs(),
+        inForce.compute().energyBudgetUj(),
+        before.cpuTimeMs(),
+        before.energyUj());
   }
 
   /** The signed suspend segment that parks {@code runId} after execute segment {@code prev}. */
@@ -218,8 +252,7 @@ public final class RecordSealer {
     return Envelope.sign(core, node.key());
   }
 
-  /** A segment built elsewhere, signed. */
-  Envelope segment(RunSegment s) {
+  private Envelope segment(RunSegment s) {
     return Envelope.sign(s.toCore(), node.key());
   }
 

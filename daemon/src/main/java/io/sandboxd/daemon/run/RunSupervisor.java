@@ -18,8 +18,6 @@ import io.sandboxd.executor.UnitIo;
 import io.sandboxd.warmpool.Claim;
 import io.sandboxd.warmpool.WarmPools;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 
@@ -31,14 +29,10 @@ public final class RunSupervisor {
   static final String TIER = RecordSealer.TIER;
 
   private final Admission admission;
-  private final Executor executor;
   private final RunStore store;
-  private final NodeIdentity node;
   private final RecordSealer sealer;
-  private final Path storageBase;
-  private final OfferedEnvironments environments;
   private final Launch launch;
-  private final SecureRandom random = new SecureRandom();
+  private final RunIds ids;
 
   /** A supervisor whose unit storage lives next to the store, in {@code storage/}. */
   public RunSupervisor(Admission admission, Executor executor, RunStore store, NodeIdentity node) {
@@ -89,35 +83,26 @@ public final class RunSupervisor {
       Path storageBase,
       OfferedEnvironments environments,
       DaemonConfig.Io ioCaps) {
-    this.environments = environments;
-    this.admission = admission.offering(environments, ioCaps);
-    this.executor = executor;
+    this(
+        admission.offering(environments, ioCaps),
+        new Launch(executor, storageBase, environments),
+        new RecordSealer(node),
+        new RunIds(),
+        store);
+  }
+
+  /**
+   * A supervisor on the node's own run pipeline, which durable runs share: {@code admission}
+   * (already offering the node's environments and io caps) checks, {@code launch} runs, {@code
+   * sealer} signs, {@code ids} names runs, and {@code store} keeps what they leave.
+   */
+  public RunSupervisor(
+      Admission admission, Launch launch, RecordSealer sealer, RunIds ids, RunStore store) {
+    this.admission = admission;
+    this.launch = launch;
+    this.sealer = sealer;
+    this.ids = ids;
     this.store = store;
-    this.node = node;
-    this.sealer = new RecordSealer(node);
-    this.storageBase = storageBase;
-    this.launch = new Launch(executor, storageBase, environments);
-  }
-
-  // For DurableRuns, which runs units step by step through the same admission and executor.
-  public Admission admission() {
-    return admission;
-  }
-
-  public Executor executor() {
-    return executor;
-  }
-
-  public NodeIdentity node() {
-    return node;
-  }
-
-  public RecordSealer sealer() {
-    return sealer;
-  }
-
-  Path storageBase() {
-    return storageBase;
   }
 
   /** Serves runs from {@code pools} (warm instances) from now on. */
@@ -137,7 +122,7 @@ public final class RunSupervisor {
 
   /** The environments this node offers. */
   public OfferedEnvironments environments() {
-    return environments;
+    return admission.environments();
   }
 
   /**
@@ -183,14 +168,10 @@ public final class RunSupervisor {
     }
   }
 
-  public Optional<OfferedEnvironments.Offer> offer(String env) {
-    return admission.offer(env);
-  }
-
   /** Declines, or launches, then seals and stores one admitted run. */
   private RunRecord run(AdmittedRun run) {
     Admission.Admitted a = run.admitted();
-    String runId = newRunId();
+    String runId = ids.next();
     Optional<String> decline = admission.declineReason(a.grants());
     ExecutionResult result;
     Claim claim = Claim.cold();
@@ -234,25 +215,17 @@ public final class RunSupervisor {
       Attestation.Jcp jcp) {
     String grantsId = a.grants().grantsId();
     String unit = a.unit().address();
-    Envelope receiptEnv = sealer.receipt(runId, a, r, claim.idleUj());
     long now = System.currentTimeMillis();
+    RecordSealer.Step step =
+        sealer.step(runId, 0, null, a, r, claim.idleUj(), io.sandboxd.executor.Consumed.NONE, now);
     Envelope attestationEnv =
-        sealer.attestation(a, r, receiptEnv.address(), manifest.orElse(null), unitIo, now, jcp);
-    Envelope segmentEnv =
-        sealer.execute(
-            runId,
-            0,
-            null,
-            grantsId,
-            receiptEnv.address(),
-            RecordSealer.budget(a, io.sandboxd.executor.Consumed.NONE, receiptEnv),
-            now);
+        sealer.attestation(a, r, step.receipt().address(), manifest.orElse(null), unitIo, now, jcp);
     List<String> journal = r.journal().stream().map(JournalEntry::canonicalString).toList();
     return RunRecord.builder()
         .run(runId, r.startedMs())
         .unit(unit, grantsId)
         .outcomeJson(CanonicalJson.canonicalString(r.outcome().toJson()))
-        .signed(receiptEnv, attestationEnv, segmentEnv)
+        .signed(step.receipt(), attestationEnv, step.segment())
         .journal(journal, r.journalBlobs())
         .log(r.log())
         .submission(
@@ -343,7 +316,7 @@ public final class RunSupervisor {
     // The same environment or none: its variables and mount targets are part of what the guest saw.
     Optional<OfferedEnvironments.Offer> offer = Optional.empty();
     if (recorded.manifest() != null) {
-      offer = environments.byAddress(recorded.manifest());
+      offer = admission.environments().byAddress(recorded.manifest());
       if (offer.isEmpty()) {
         throw new ReplayRefusedException(
             "run "
@@ -452,15 +425,8 @@ public final class RunSupervisor {
     return b.address() + " (" + b.bytes() + " bytes)";
   }
 
-  /** Time-ordered, unguessable run ids: 12 hex digits of ms then 8 random hex digits. */
-  public String newRunId() {
-    byte[] b = new byte[4];
-    random.nextBytes(b);
-    return String.format("%012x", System.currentTimeMillis()) + HexFormat.of().formatHex(b);
-  }
-
   /** The node's signing key, for records the daemon signs outside a run (intoto export). */
   public io.sandboxd.attest.SigningKey signingKey() {
-    return node.key();
+    return sealer.node().key();
   }
 }

@@ -15,7 +15,10 @@ import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.run.Admission;
 import io.sandboxd.daemon.run.Caller;
-import io.sandboxd.daemon.run.RunSupervisor;
+import io.sandboxd.daemon.run.Launch;
+import io.sandboxd.daemon.run.OfferedEnvironments;
+import io.sandboxd.daemon.run.RecordSealer;
+import io.sandboxd.daemon.run.RunIds;
 import io.sandboxd.daemon.store.DurableRunTable;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.EnergyModel;
@@ -96,15 +99,12 @@ class DurableRunsTest {
     NodeIdentity node = NodeIdentity.load(dir, dir.resolve("keys/node.ed25519"));
     RunStore store = RunStore.open(dir.resolve("runs.db"), node.key());
     stores.add(store);
-    RunSupervisor sup =
-        new RunSupervisor(
-            new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),
-            executor,
-            store,
-            node,
-            dir.resolve("storage"));
     return new DurableRuns(
-        sup,
+        new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),
+        new Launch(executor, dir.resolve("storage"), OfferedEnvironments.none()),
+        new RecordSealer(node),
+        new RunIds(),
+        node,
         store,
         SnapshotStore.open(dir.resolve("snapshots")),
         IdlePower.fixed(5_000, Provenance.Estimator),

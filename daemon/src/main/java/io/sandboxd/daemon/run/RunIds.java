@@ -1,0 +1,19 @@
+package io.sandboxd.daemon.run;
+
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * The node's source of run ids, shared by submitted and durable runs so that both kinds draw from
+ * one space: time-ordered, unguessable, 12 hex digits of ms then 8 random hex digits.
+ */
+public final class RunIds {
+  private final SecureRandom random = new SecureRandom();
+
+  /** A fresh run id. */
+  public String next() {
+    byte[] b = new byte[4];
+    random.nextBytes(b);
+    return String.format("%012x", System.currentTimeMillis()) + HexFormat.of().formatHex(b);
+  }
+}
