@@ -589,6 +589,9 @@ public final class WarmPools implements AutoCloseable {
     return HexFormat.of().formatHex(b);
   }
 
+  /** The refill thread's Linux nice value: below every run's thread (nice 0). */
+  static final int REFILL_NICE = 10;
+
   /** Starts the refill thread (a daemon thread owned by these pools). */
   public synchronized void start() {
     if (refill != null || closed) {
@@ -597,6 +600,9 @@ public final class WarmPools implements AutoCloseable {
     Thread t =
         new Thread(
             () -> {
+              // Refills yield to runs: the kernel runs this thread only when a core is idle enough.
+              ThreadNice.lowerCurrent(REFILL_NICE)
+                  .ifPresent(why -> LOG.fine("warm pool refill keeps its priority: " + why));
               while (!closed) {
                 try {
                   tick();

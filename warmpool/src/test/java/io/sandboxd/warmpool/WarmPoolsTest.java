@@ -350,4 +350,41 @@ class WarmPoolsTest {
         IllegalArgumentException.class,
         () -> EXECUTOR.execute(new UnitRequest("y", UNIT, "run", g), p));
   }
+
+  /** The nice value (field 19 of /proc/self/task/TID/stat) of the thread named {@code name}. */
+  private static java.util.OptionalInt niceOf(String name) throws java.io.IOException {
+    try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/task"))) {
+      for (java.nio.file.Path t : tasks.toList()) {
+        if (java.nio.file.Files.readString(t.resolve("comm")).strip().equals(name)) {
+          String stat = java.nio.file.Files.readString(t.resolve("stat"));
+          // comm may hold spaces: count the fields after its closing parenthesis (state is 3).
+          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          return java.util.OptionalInt.of(Integer.parseInt(f[19 - 3]));
+        }
+      }
+    }
+    return java.util.OptionalInt.empty();
+  }
+
+  @Test
+  void theRefillThreadRunsBelowTheRunsInTheKernelsEyes() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self/task")), "Linux /proc");
+    Fixture f = oneModulePool(1, 1, 600_000, 5_000);
+    assertEquals(java.util.OptionalInt.empty(), niceOf("warmpool-refill"));
+    f.pools.start();
+    try {
+      java.util.OptionalInt nice = java.util.OptionalInt.empty();
+      for (int i = 0; i < 500 && (nice.isEmpty() || nice.getAsInt() == 0); i++) {
+        Thread.sleep(10);
+        nice = niceOf("warmpool-refill");
+      }
+      assertEquals(java.util.OptionalInt.of(WarmPools.REFILL_NICE), nice);
+      // The rest of the process keeps its own: only the refill thread was lowered.
+      String self = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
+      assertEquals("0", self.substring(self.lastIndexOf(')') + 2).split(" ")[19 - 3]);
+    } finally {
+      f.pools.close();
+    }
+  }
 }
