@@ -37,6 +37,19 @@ final class PoolRecordTable {
     insert(db, CLAIM, runId, c.claimedMs(), claim);
   }
 
+  /**
+   * Migration 16: evictions by time in a partial index, so a warm claim (one per pooled run) writes
+   * no entry there. The listing names the kind as a literal: a partial index serves only a query
+   * whose WHERE implies the index's ({@link #EVICTIONS}).
+   */
+  static final List<String> EVICTIONS_BY_TIME =
+      List.of(
+          "DROP INDEX IF EXISTS pool_records_by_kind",
+          "CREATE INDEX IF NOT EXISTS pool_evictions_by_time ON pool_records (created_ms)"
+              + " WHERE kind = '"
+              + EVICT
+              + "'");
+
   static void insertEviction(StoreDb db, Envelope evict) throws SQLException {
     WarmpoolEvict e = WarmpoolEvict.fromCore(evict.core());
     insert(db, EVICT, null, e.evictedMs(), evict);
@@ -70,16 +83,19 @@ final class PoolRecordTable {
     }
   }
 
+  // The kind is a literal: the planner uses the partial index only for a WHERE implying its own.
+  static final String EVICTIONS =
+      "SELECT envelope FROM (SELECT envelope, created_ms, rowid AS r FROM pool_records"
+          + " WHERE kind = '"
+          + EVICT
+          + "' ORDER BY created_ms DESC, r DESC LIMIT ?)"
+          + " ORDER BY created_ms, r";
+
   /** The newest {@code limit} evictions, oldest first. */
   static List<Envelope> evictions(Connection db, int limit) throws SQLException {
     List<Envelope> out = new ArrayList<>();
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT envelope FROM (SELECT envelope, created_ms, rowid AS r FROM pool_records"
-                + " WHERE kind = ? ORDER BY created_ms DESC, r DESC LIMIT ?)"
-                + " ORDER BY created_ms, r")) {
-      st.setString(1, EVICT);
-      st.setInt(2, limit);
+    try (PreparedStatement st = db.prepareStatement(EVICTIONS)) {
+      st.setInt(1, limit);
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
           out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));

@@ -138,13 +138,17 @@ final class StoreSchema {
           new StoreMigration(
               16,
               "fewer b-trees written per run: each run's submitter uid moves into its runs row (the"
-                  + " submitters table and its index go), and records_by_address is dropped (no"
-                  + " query reads a run's records by address; its hash-keyed b-tree cost one to six"
-                  + " page writes for every stored run)",
+                  + " submitters table and its index go), records_by_address is dropped (no query"
+                  + " reads a run's records by address; its hash-keyed b-tree cost one to six page"
+                  + " writes for every stored run), and the pool records' time index holds"
+                  + " evictions only (the one query it serves), not every warm claim",
               (db, key) -> {
                 RunOwners.foldSubmitters(db);
                 try (Statement st = db.createStatement()) {
                   st.execute("DROP INDEX IF EXISTS records_by_address");
+                  for (String ddl : PoolRecordTable.EVICTIONS_BY_TIME) {
+                    st.execute(ddl);
+                  }
                 }
               }));
 

@@ -377,6 +377,19 @@ class StoreMigrationTest {
       rs.next();
       assertEquals(0, rs.getInt(1));
     }
+    // The eviction listing reads the partial index, not a scan of every claim.
+    try (Connection c = raw();
+        PreparedStatement st =
+            c.prepareStatement("EXPLAIN QUERY PLAN " + PoolRecordTable.EVICTIONS)) {
+      st.setInt(1, 10);
+      StringBuilder plan = new StringBuilder();
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString("detail")).append('\n');
+        }
+      }
+      assertTrue(plan.toString().contains("pool_evictions_by_time"), plan.toString());
+    }
     // Once more from a store stamped before versioning: the step finds nothing left to move.
     try (Connection c = raw();
         Statement st = c.createStatement()) {
