@@ -17,21 +17,39 @@ import java.util.Optional;
 /**
  * The node's append-only log (issue 14): every record the node signs is a leaf (its address, the
  * BLAKE3 tree of WIRE.md §2.10), written in the transaction that stores the record. The perfect
- * subtree hashes above the leaves are kept in {@code node_log_nodes} (a leaf's is recomputed from
- * its address), so an append is O(log n) (the right frontier is held in memory) and a proof at any
- * size is O(log n) reads. Checkpoints are C2SP signed notes. Not thread-safe: {@link RunStore}
+ * subtree hashes above the leaves are kept in {@code node_log_subtrees} (a leaf's is recomputed
+ * from its address), so an append is O(log n) (the right frontier is held in memory) and a proof at
+ * any size is O(log n) reads. Checkpoints are C2SP signed notes. Not thread-safe: {@link RunStore}
  * calls it under its monitor.
  */
 final class NodeLog {
   static final MerkleHash HASH = MerkleHash.blake3();
+
+  /**
+   * The kept subtree hashes, keyed by {@link #subtreeKey}: in the order appends complete them, so
+   * an append writes the b-tree's last page only. (Keyed by level first, as before migration 16,
+   * each level was a region of its own and an append wrote a page in each level it completed.)
+   */
+  static final String SUBTREES_DDL =
+      "CREATE TABLE IF NOT EXISTS node_log_subtrees (pos INTEGER PRIMARY KEY, hash BLOB NOT NULL)";
+
+  /**
+   * The key of the perfect subtree {@code level}/{@code index}: the last leaf it covers, then its
+   * level (below 64), so keys grow as the leaves that complete the subtrees are appended.
+   */
+  static long subtreeKey(int level, long index) {
+    return ((((index + 1) << level) - 1) << 6) | level;
+  }
+
+  /** The same key in SQL, over the columns {@code level} and {@code idx} of the old table. */
+  static final String SUBTREE_KEY_SQL = "((((idx + 1) << level) - 1) << 6) | level";
 
   static final List<String> DDL =
       List.of(
           "CREATE TABLE IF NOT EXISTS node_log (idx INTEGER PRIMARY KEY, address TEXT NOT NULL,"
               + " kind TEXT NOT NULL)",
           "CREATE INDEX IF NOT EXISTS node_log_by_address ON node_log (address)",
-          "CREATE TABLE IF NOT EXISTS node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
-              + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
+          SUBTREES_DDL,
           "CREATE TABLE IF NOT EXISTS node_log_checkpoints (tree_size INTEGER PRIMARY KEY,"
               + " signed_ms INTEGER NOT NULL, note TEXT NOT NULL)");
 
@@ -133,8 +151,7 @@ final class NodeLog {
     byte[] raw = Hex.decode(address, 32, "log leaf address");
     if (insertLeaf == null) {
       insertLeaf = db.prepareStatement("INSERT INTO node_log (idx, address, kind) VALUES (?,?,?)");
-      insertNode =
-          db.prepareStatement("INSERT INTO node_log_nodes (level, idx, hash) VALUES (?,?,?)");
+      insertNode = db.prepareStatement("INSERT INTO node_log_subtrees (pos, hash) VALUES (?,?)");
     }
     long idx = frontier.size();
     insertLeaf.setLong(1, idx);
@@ -145,9 +162,8 @@ final class NodeLog {
       if (n.level() == 0) {
         continue; // a leaf hash is HASH(0x00 ‖ address): read back from node_log, not kept twice
       }
-      insertNode.setInt(1, n.level());
-      insertNode.setLong(2, n.index());
-      insertNode.setBytes(3, n.hash());
+      insertNode.setLong(1, subtreeKey(n.level(), n.index()));
+      insertNode.setBytes(2, n.hash());
       insertNode.addBatch();
     }
     insertNode.executeBatch();
@@ -222,7 +238,7 @@ final class NodeLog {
     return find(address).isPresent();
   }
 
-  /** The kept perfect-subtree hashes, read from {@code node_log_nodes}. */
+  /** The kept perfect-subtree hashes, read from {@code node_log_subtrees}. */
   LogTree.Nodes nodes() {
     return (level, index) -> {
       try {
@@ -239,11 +255,9 @@ final class NodeLog {
           }
         }
         if (selectNode == null) {
-          selectNode =
-              db.prepareStatement("SELECT hash FROM node_log_nodes WHERE level = ? AND idx = ?");
+          selectNode = db.prepareStatement("SELECT hash FROM node_log_subtrees WHERE pos = ?");
         }
-        selectNode.setInt(1, level);
-        selectNode.setLong(2, index);
+        selectNode.setLong(1, subtreeKey(level, index));
         try (ResultSet rs = selectNode.executeQuery()) {
           if (!rs.next()) {
             throw new StoreException(
@@ -255,6 +269,23 @@ final class NodeLog {
         throw new StoreException("node log: cannot read a subtree hash: " + e.getMessage(), e);
       }
     };
+  }
+
+  /**
+   * Migration 16: the subtree hashes move from {@code node_log_nodes} (keyed by level, then index)
+   * to {@code node_log_subtrees}. Idempotent: a store whose log was made after it has no old table.
+   */
+  static void rekeySubtrees(Connection db) throws SQLException {
+    try (Statement st = db.createStatement()) {
+      st.execute(SUBTREES_DDL);
+      if (StoreSchema.hasTable(db, "node_log_nodes")) {
+        st.execute(
+            "INSERT OR IGNORE INTO node_log_subtrees (pos, hash) SELECT "
+                + SUBTREE_KEY_SQL
+                + ", hash FROM node_log_nodes");
+        st.execute("DROP TABLE node_log_nodes");
+      }
+    }
   }
 
   /**

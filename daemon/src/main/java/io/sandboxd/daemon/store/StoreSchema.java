@@ -99,6 +99,8 @@ final class StoreSchema {
                   + " subtree hashes and signed C2SP checkpoints (records already stored are"
                   + " logged in the order they were stored)",
               (db, key) -> {
+                // The log's tables as this code keeps them (IF NOT EXISTS): a store logged before
+                // migration 16 has node_log_nodes instead, which 16 re-keys.
                 try (Statement st = db.createStatement()) {
                   for (String s : NodeLog.DDL) {
                     st.execute(s);
@@ -141,9 +143,11 @@ final class StoreSchema {
                   + " submitters table and its index go), records_by_address is dropped (no query"
                   + " reads a run's records by address; its hash-keyed b-tree cost one to six page"
                   + " writes for every stored run), and the pool records' time index holds"
-                  + " evictions only (the one query it serves), not every warm claim",
+                  + " evictions only (the one query it serves), not every warm claim; the node"
+                  + " log's subtree hashes are keyed in the order appends complete them",
               (db, key) -> {
                 RunOwners.foldSubmitters(db);
+                NodeLog.rekeySubtrees(db);
                 try (Statement st = db.createStatement()) {
                   st.execute("DROP INDEX IF EXISTS records_by_address");
                   for (String ddl : PoolRecordTable.EVICTIONS_BY_TIME) {

@@ -172,7 +172,7 @@ class NodeLogTest {
     // Back to the schema before the log: drop its tables and step the version back.
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
         Statement st = c.createStatement()) {
-      for (String t : List.of("node_log", "node_log_nodes", "node_log_checkpoints")) {
+      for (String t : List.of("node_log", "node_log_subtrees", "node_log_checkpoints")) {
         st.execute("DROP TABLE " + t);
       }
       // 9: the version before migration 10 added the log (later migrations run again, idempotent).
@@ -198,6 +198,56 @@ class NodeLogTest {
             assertThrows(LogInputException.class, () -> s.logConsistency(bad[0], bad[1]))
                 .getMessage()
                 .contains("SIZE1"));
+      }
+    }
+  }
+
+  @Test
+  void subtreeHashesKeptByLevelBeforeMigration16AreReKeyedAndStillProve() throws Exception {
+    List<String> before;
+    try (RunStore s = open()) {
+      for (int i = 0; i < 7; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      before = leaves();
+    }
+    // Back to the version-15 shape: the same hashes in node_log_nodes, keyed (level, idx).
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE TABLE node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
+              + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID");
+      st.execute(
+          "INSERT INTO node_log_nodes (level, idx, hash) SELECT pos & 63,"
+              + " (((pos >> 6) + 1) >> (pos & 63)) - 1, hash FROM node_log_subtrees");
+      st.execute("DROP TABLE node_log_subtrees");
+      st.execute("PRAGMA user_version = 15");
+    }
+    try (RunStore s = open()) {
+      assertEquals(before, leaves());
+      for (String address : before) {
+        checkInclusion(s, address);
+      }
+      // Appends after the move keep proving, old leaves and new.
+      s.append(TestRuns.simple(key, "run-7", 7));
+      checkInclusion(s, before.get(0));
+      List<String> after = leaves();
+      checkInclusion(s, after.get(after.size() - 1));
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db())) {
+      assertTrue(!StoreSchema.hasTable(c, "node_log_nodes"), "old table dropped");
+    }
+  }
+
+  @Test
+  void subtreeKeysGrowInTheOrderAppendsCompleteTheSubtrees() {
+    // Appending leaf n completes the subtrees whose last leaf is n, smallest level first.
+    long last = -1;
+    for (long n = 0; n < 4096; n++) {
+      for (int level = 1; level < 13 && ((n + 1) % (1L << level)) == 0; level++) {
+        long key = NodeLog.subtreeKey(level, (n + 1) / (1L << level) - 1);
+        assertTrue(key > last, "subtree " + level + " ending at leaf " + n);
+        last = key;
       }
     }
   }
