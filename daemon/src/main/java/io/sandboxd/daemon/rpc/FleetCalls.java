@@ -6,14 +6,7 @@ import io.sandboxd.daemon.fleet.FleetRecords;
 import io.sandboxd.daemon.store.RunStore;
 
 /** The node log's checkpoints and proofs, and the fleet aggregates over its receipts (issue 14). */
-final class FleetCalls {
-  private final RunStore store;
-  private final FleetRecords fleet;
-
-  FleetCalls(RunStore store, FleetRecords fleet) {
-    this.store = store;
-    this.fleet = fleet;
-  }
+record FleetCalls(RunStore store, FleetRecords fleet) {
 
   LogCheckpointReply checkpoint() {
     RunStore.LogNote n = fleet.checkpoint();

@@ -8,16 +8,8 @@ import io.sandboxd.executor.ModuleStore;
 import java.util.logging.Logger;
 
 /** The modules the node holds by address, and the environments it offers to run them in. */
-final class ModuleCalls {
+record ModuleCalls(ModuleStore modules, OfferedEnvironments offered) {
   private static final Logger LOG = Logger.getLogger(ModuleCalls.class.getName());
-
-  private final ModuleStore modules;
-  private final OfferedEnvironments environments;
-
-  ModuleCalls(ModuleStore modules, OfferedEnvironments environments) {
-    this.modules = modules;
-    this.environments = environments;
-  }
 
   PutModuleReply put(PutModuleRequest req) {
     ModuleStore.Put p =
@@ -53,7 +45,7 @@ final class ModuleCalls {
 
   ListEnvironmentsReply environments() {
     ListEnvironmentsReply.Builder b = ListEnvironmentsReply.newBuilder();
-    for (OfferedEnvironments.Offer o : environments.list()) {
+    for (OfferedEnvironments.Offer o : offered.list()) {
       b.addEnvironments(
           EnvironmentInfo.newBuilder()
               .setName(o.name())

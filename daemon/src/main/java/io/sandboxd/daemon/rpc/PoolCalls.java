@@ -6,16 +6,11 @@ import io.sandboxd.warmpool.PoolStats;
 import io.sandboxd.warmpool.WarmPools;
 import java.util.Map;
 
-/** The node's warm pools: what each holds and has served, and the signed eviction records. */
-final class PoolCalls {
-  // Null when the node keeps no warm pools.
-  private final WarmPools pools;
-  private final RunStore store;
-
-  PoolCalls(WarmPools pools, RunStore store) {
-    this.pools = pools;
-    this.store = store;
-  }
+/**
+ * The node's warm pools ({@code pools} null when it keeps none): what each holds and has served,
+ * and the signed eviction records.
+ */
+record PoolCalls(WarmPools pools, RunStore store) {
 
   ListPoolsReply list(ListPoolsRequest req) {
     ListPoolsReply.Builder b = ListPoolsReply.newBuilder();

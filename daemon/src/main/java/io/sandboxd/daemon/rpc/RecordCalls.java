@@ -18,28 +18,17 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.ModuleStore;
 import java.util.Optional;
 
-/** What a run left behind: its signed records, its in-toto export and its output bytes. */
-final class RecordCalls {
-  private final RunStore store;
-  // Null for a service built without durable runs (tests).
-  private final DurableRuns durable;
-  // The JCP records a run under a minted grant names; null: the node keeps no standing grants.
-  private final StandingGrants standing;
-  private final ModuleStore modules;
-  private final SigningKey key;
-
-  RecordCalls(
-      RunStore store,
-      DurableRuns durable,
-      StandingGrants standing,
-      ModuleStore modules,
-      SigningKey key) {
-    this.store = store;
-    this.durable = durable;
-    this.standing = standing;
-    this.modules = modules;
-    this.key = key;
-  }
+/**
+ * What a run left behind: its signed records, its in-toto export and its output bytes. {@code
+ * durable} is null for a service built without durable runs (tests); {@code standing}, whose JCP
+ * records a run under a minted grant names, is null where the node keeps no standing grants.
+ */
+record RecordCalls(
+    RunStore store,
+    DurableRuns durable,
+    StandingGrants standing,
+    ModuleStore modules,
+    SigningKey key) {
 
   RecordsReply records(GetRecordsRequest req) {
     Optional<DurableRunTable.Run> durableRun =

@@ -8,20 +8,12 @@ import io.sandboxd.daemon.run.RunSupervisor;
 import io.sandboxd.daemon.store.RunRecord;
 import java.util.logging.Logger;
 
-/** Single-step runs: a submission waited on to its signed records, and a recorded run replayed. */
-final class RunCalls {
+/**
+ * Single-step runs: a submission waited on to its signed records, and a recorded run replayed
+ * ({@code ops}, status, drain and metrics, null for a service built without them: tests).
+ */
+record RunCalls(RunSupervisor supervisor, SubmitRequests requests, SandboxdService.Operations ops) {
   private static final Logger LOG = Logger.getLogger(RunCalls.class.getName());
-
-  private final RunSupervisor supervisor;
-  private final SubmitRequests requests;
-  // Status, drain and metrics; null for a service built without them (tests).
-  private final SandboxdService.Operations ops;
-
-  RunCalls(RunSupervisor supervisor, SubmitRequests requests, SandboxdService.Operations ops) {
-    this.supervisor = supervisor;
-    this.requests = requests;
-    this.ops = ops;
-  }
 
   SubmitReply submit(SubmitRequest req) {
     RunRecord r;

@@ -15,18 +15,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
-/** What the node says about its runs, single-step and durable alike: one run, or the newest. */
-final class RunInfoCalls {
+/**
+ * What the node says about its runs, single-step and durable alike: one run, or the newest ({@code
+ * durable} null for a service built without durable runs: tests).
+ */
+record RunInfoCalls(RunStore store, DurableRuns durable) {
   private static final int DEFAULT_LIST = 100;
-
-  private final RunStore store;
-  // Null for a service built without durable runs (tests).
-  private final DurableRuns durable;
-
-  RunInfoCalls(RunStore store, DurableRuns durable) {
-    this.store = store;
-    this.durable = durable;
-  }
 
   RunInfo run(GetRunRequest req) {
     if (durable != null) {

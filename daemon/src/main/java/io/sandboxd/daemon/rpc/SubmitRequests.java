@@ -13,17 +13,10 @@ import java.util.Optional;
  * Decodes a {@link SubmitRequest} into the one {@link Submission} every path takes (waiting or
  * detached), refusing a malformed request naming its field: the module by its bytes or the address
  * of held bytes, the grants given or a minted child's (one use of it taken), the command's argv and
- * stdin.
+ * stdin. {@code standing} holds the minted child grants a submission may name ({@code
+ * minted_grants}); null: none.
  */
-final class SubmitRequests {
-  private final ModuleStore modules;
-  // Minted child grants a submission may name (SubmitRequest.minted_grants); null: none.
-  private final StandingGrants standing;
-
-  SubmitRequests(ModuleStore modules, StandingGrants standing) {
-    this.modules = modules;
-    this.standing = standing;
-  }
+record SubmitRequests(ModuleStore modules, StandingGrants standing) {
 
   Submission decode(SubmitRequest req) {
     if (req.getDetach() && (req.getArgsCount() > 1 || req.getStdinSet())) {
