@@ -115,7 +115,7 @@ def kind(comm, stack):
         return "handler: native or unknown frames (mostly SQLite)"
     return "other threads"
 
-glue = r"FairCalls|RequestDecoder|RpcAuthorization|SandboxdGrpc|SandboxdService\.answer"
+glue = r"FairCalls|RequestDecoder|RpcAuthorization|SandboxdGrpc|Answer\.reply"
 
 counts = collections.Counter(kind(c, st) for c, st in samples)
 total = max(1, len(samples))

@@ -2,15 +2,11 @@ package io.sandboxd.daemon.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -101,20 +97,15 @@ final class BenchCommand implements Callable<Integer> {
           "sandboxctl bench: --duration must be in (0, 86400], --warmup in [0, 3600]");
       return Sandboxctl.UNUSABLE;
     }
-    String address = module.toString().startsWith("b3:") ? module.toString() : "";
-    SubmitRequest.Builder req = SubmitRequest.newBuilder().setEntry(entry);
+    SubmitRequest request;
     try {
-      req.setGrantsJson(Files.readString(grants, StandardCharsets.UTF_8));
-      if (address.isEmpty()) {
-        req.setModule(ByteString.copyFrom(Files.readAllBytes(module)));
-      } else {
-        req.setModuleAddress(address);
-      }
-    } catch (IOException e) {
-      System.err.println("sandboxctl bench: cannot read " + e.getMessage());
+      SubmitRequest.Builder req =
+          SubmitRequest.newBuilder().setEntry(entry).setGrantsJson(Input.text(grants));
+      request = ModuleArgument.into(req, module).build();
+    } catch (Input.Unreadable e) {
+      System.err.println("sandboxctl bench: " + e.getMessage());
       return Sandboxctl.UNUSABLE;
     }
-    SubmitRequest request = req.build();
     Path sock = daemon.path();
     List<DaemonClient> channels = new ArrayList<>();
     List<ClientTally> tallies = new ArrayList<>();
@@ -162,7 +153,7 @@ final class BenchCommand implements Callable<Integer> {
       notCompleted += t.notCompleted;
     }
     if (runs == 0 && firstError.get() != null) {
-      System.err.println("sandboxctl bench: " + RpcErrors.describe(firstError.get(), sock));
+      daemon.complain("bench", firstError.get());
       return Sandboxctl.UNUSABLE;
     }
     double seconds = measuredNanos / 1e9;
@@ -179,7 +170,7 @@ final class BenchCommand implements Callable<Integer> {
       o.put("not_completed", notCompleted);
       o.put("concurrency", concurrency);
       o.put("duration_s", round(seconds));
-      o.put("by", address.isEmpty() ? "bytes" : "address");
+      o.put("by", request.getModuleAddress().isEmpty() ? "bytes" : "address");
       try {
         System.out.println(CanonicalJson.mapper().writeValueAsString(o));
       } catch (JsonProcessingException e) {
@@ -188,7 +179,11 @@ final class BenchCommand implements Callable<Integer> {
     } else {
       System.out.printf(
           "%d clients, %.1f s, by %s: %d runs, %.1f units/s%n",
-          concurrency, seconds, address.isEmpty() ? "bytes" : "address", runs, unitsPerS);
+          concurrency,
+          seconds,
+          request.getModuleAddress().isEmpty() ? "bytes" : "address",
+          runs,
+          unitsPerS);
       System.out.printf(
           "latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n",
           ms(all.getValueAtPercentile(50)),

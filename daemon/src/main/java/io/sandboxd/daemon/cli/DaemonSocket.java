@@ -26,6 +26,12 @@ public final class DaemonSocket {
     int apply(DaemonClient client) throws Exception;
   }
 
+  /** Work done with a connected client; returns the text the command prints. */
+  @FunctionalInterface
+  interface Text {
+    String apply(DaemonClient client) throws Exception;
+  }
+
   /** The socket named, or the default one. */
   Path path() {
     return socket != null ? socket : DaemonPaths.defaultClientSocket();
@@ -33,7 +39,7 @@ public final class DaemonSocket {
 
   /**
    * Runs {@code call} on a client of the daemon; a failed RPC prints {@code sandboxctl COMMAND:}
-   * and what went wrong, and exits {@link Sandboxctl#UNUSABLE}.
+   * and what went wrong, and exits {@link Sandboxctl#UNUSABLE}, as does an unreadable input file.
    */
   int call(String command, Call call) throws Exception {
     return call(command, call, e -> Sandboxctl.UNUSABLE);
@@ -43,12 +49,38 @@ public final class DaemonSocket {
    * As {@link #call(String, Call)}, with the exit status of a failed RPC chosen by {@code exit}.
    */
   int call(String command, Call call, ToIntFunction<StatusRuntimeException> exit) throws Exception {
-    Path sock = path();
-    try (DaemonClient c = new DaemonClient(sock)) {
+    try (DaemonClient c = new DaemonClient(path())) {
       return call.apply(c);
     } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl " + command + ": " + RpcErrors.describe(e, sock));
+      complain(command, e);
       return exit.applyAsInt(e);
+    } catch (Input.Unreadable e) {
+      System.err.println("sandboxctl " + command + ": " + e.getMessage());
+      return Sandboxctl.UNUSABLE;
     }
+  }
+
+  /** Prints what {@code text} returns (exit 0), as {@link #call(String, Call)} calls the daemon. */
+  int print(String command, Text text) throws Exception {
+    return print(command, text, e -> Sandboxctl.UNUSABLE);
+  }
+
+  /**
+   * As {@link #print(String, Text)}, with the exit status of a failed RPC chosen by {@code exit}.
+   */
+  int print(String command, Text text, ToIntFunction<StatusRuntimeException> exit)
+      throws Exception {
+    return call(
+        command,
+        c -> {
+          System.out.print(text.apply(c));
+          return 0;
+        },
+        exit);
+  }
+
+  /** The one line a failed RPC of {@code command} prints on stderr. */
+  void complain(String command, StatusRuntimeException e) {
+    System.err.println("sandboxctl " + command + ": " + RpcErrors.describe(e, path()));
   }
 }

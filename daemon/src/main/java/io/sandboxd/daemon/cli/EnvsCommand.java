@@ -41,7 +41,7 @@ final class EnvsCommand implements Callable<Integer> {
         o.put("pinned", e.getPinned());
         o.set("manifest", CanonicalJson.parse(e.getManifest()));
       }
-      System.out.println(CanonicalJson.canonicalString(a));
+      JsonOutput.print(a);
     } else {
       System.out.println("NAME\tADDRESS\tPINNED");
       for (EnvironmentInfo e : reply.getEnvironmentsList()) {

@@ -69,9 +69,8 @@ final class FleetCommand implements Runnable {
         System.err.println("sandboxctl fleet aggregate: --since/--until must not be negative");
         return Sandboxctl.UNUSABLE;
       }
-      return LogCommand.call(
+      return daemon.print(
           "fleet aggregate",
-          daemon,
           c ->
               c.stub()
                       .aggregateFleet(
@@ -103,9 +102,8 @@ final class FleetCommand implements Runnable {
         System.err.println("sandboxctl fleet prove: " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      return LogCommand.call(
+      return daemon.print(
           "fleet prove",
-          daemon,
           c ->
               c.stub()
                       .proveFleet(
@@ -141,9 +139,8 @@ final class FleetCommand implements Runnable {
         System.err.println("sandboxctl fleet consistency: " + e.getMessage());
         return Sandboxctl.UNUSABLE;
       }
-      return LogCommand.call(
+      return daemon.print(
           "fleet consistency",
-          daemon,
           c ->
               c.stub()
                       .proveFleet(

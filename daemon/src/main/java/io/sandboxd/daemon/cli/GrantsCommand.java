@@ -23,6 +23,23 @@ final class GrantsCommand implements Runnable {
     picocli.CommandLine.usage(this, System.err);
   }
 
+  /** What a subcommand does with the grant set it read. */
+  @FunctionalInterface
+  interface Work {
+    void apply(Grants grants) throws IOException;
+  }
+
+  /** Parses FILE (or stdin) for {@code work}; unusable input names the file and exits 2. */
+  static int withGrants(String command, String file, Work work) {
+    try {
+      work.apply(Grants.parse(Input.read(file)));
+      return 0;
+    } catch (GrantsException | IOException e) {
+      System.err.println("sandboxctl " + command + ": " + Input.name(file) + ": " + e.getMessage());
+      return Sandboxctl.UNUSABLE;
+    }
+  }
+
   /** `sandboxctl grants id FILE`. */
   @Command(
       name = "id",
@@ -33,13 +50,7 @@ final class GrantsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try {
-        System.out.println(Grants.parse(Input.read(file)).grantsId());
-        return 0;
-      } catch (GrantsException | IOException e) {
-        System.err.println("sandboxctl grants id: " + Input.name(file) + ": " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
+      return withGrants("grants id", file, g -> System.out.println(g.grantsId()));
     }
   }
 
@@ -51,16 +62,14 @@ final class GrantsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try {
-        byte[] canonical = Grants.parse(Input.read(file)).canonicalBytes();
-        PrintStream out = System.out;
-        out.write(canonical);
-        out.flush();
-        return 0;
-      } catch (GrantsException | IOException e) {
-        System.err.println("sandboxctl grants canon: " + Input.name(file) + ": " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
+      return withGrants(
+          "grants canon",
+          file,
+          g -> {
+            PrintStream out = System.out;
+            out.write(g.canonicalBytes());
+            out.flush();
+          });
     }
   }
 }

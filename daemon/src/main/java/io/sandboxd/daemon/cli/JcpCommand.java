@@ -2,9 +2,7 @@ package io.sandboxd.daemon.cli;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.sandboxd.daemon.rpc.AddMintPolicyReply;
 import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
-import io.sandboxd.daemon.rpc.AmendRunReply;
 import io.sandboxd.daemon.rpc.AmendRunRequest;
 import io.sandboxd.daemon.rpc.CheckpointRunReply;
 import io.sandboxd.daemon.rpc.CheckpointRunRequest;
@@ -14,9 +12,6 @@ import io.sandboxd.daemon.rpc.MintEventReply;
 import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.daemon.rpc.ReleaseParentReply;
 import io.sandboxd.daemon.rpc.ReleaseParentRequest;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -63,13 +58,11 @@ final class JcpCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      return daemon.call(
+      return daemon.print(
           "jcp keys",
           c -> {
             JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
-            System.out.println("holder " + r.getHolder());
-            System.out.println("agent " + r.getAgent());
-            return 0;
+            return "holder " + r.getHolder() + "\nagent " + r.getAgent() + "\n";
           },
           JcpCommand::exitOf);
     }
@@ -107,27 +100,15 @@ final class JcpCommand implements Runnable {
 
       @Override
       public Integer call() throws Exception {
-        String policy;
-        String parentJson;
-        try {
-          policy = Files.readString(file, StandardCharsets.UTF_8);
-          parentJson = Files.readString(parent, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-          System.err.println("sandboxctl jcp policy add: cannot read " + e.getMessage());
-          return Sandboxctl.UNUSABLE;
-        }
-        return daemon.call(
+        return daemon.print(
             "jcp policy add",
             c -> {
-              AddMintPolicyReply r =
-                  c.jcp()
-                      .addMintPolicy(
-                          AddMintPolicyRequest.newBuilder()
-                              .setPolicy(policy)
-                              .setParentJson(parentJson)
-                              .build());
-              System.out.println(r.getAddress());
-              return 0;
+              AddMintPolicyRequest req =
+                  AddMintPolicyRequest.newBuilder()
+                      .setPolicy(Input.text(file))
+                      .setParentJson(Input.text(parent))
+                      .build();
+              return c.jcp().addMintPolicy(req).getAddress() + "\n";
             },
             JcpCommand::exitOf);
       }
@@ -165,31 +146,17 @@ final class JcpCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      String eventJson;
-      String grantsJson = "";
-      try {
-        eventJson = Files.readString(event, StandardCharsets.UTF_8);
-        if (grants != null) {
-          grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
-        }
-      } catch (IOException e) {
-        System.err.println("sandboxctl jcp event: cannot read " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
-      String grantsText = grantsJson;
-      return daemon.call(
+      return daemon.print(
           "jcp event",
           c -> {
-            MintEventReply r =
-                c.jcp()
-                    .mintEvent(
-                        MintEventRequest.newBuilder()
-                            .setPolicy(policy)
-                            .setEventJson(eventJson)
-                            .setGrantsJson(grantsText)
-                            .build());
-            System.out.println(json ? r.getChild() : r.getGrantsId());
-            return 0;
+            MintEventRequest req =
+                MintEventRequest.newBuilder()
+                    .setPolicy(policy)
+                    .setEventJson(Input.text(event))
+                    .setGrantsJson(grants == null ? "" : Input.text(grants))
+                    .build();
+            MintEventReply r = c.jcp().mintEvent(req);
+            return (json ? r.getChild() : r.getGrantsId()) + "\n";
           },
           JcpCommand::exitOf);
     }
@@ -212,15 +179,14 @@ final class JcpCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      return daemon.call(
+      return daemon.print(
           "jcp release",
           c -> {
             ReleaseParentReply r =
                 c.jcp()
                     .releaseParent(
                         ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
-            System.out.println(r.getPolicies() + " policies released");
-            return 0;
+            return r.getPolicies() + " policies released\n";
           },
           JcpCommand::exitOf);
     }
@@ -243,13 +209,12 @@ final class JcpCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      return daemon.call(
+      return daemon.print(
           "jcp checkpoint",
           c -> {
             CheckpointRunReply r =
                 c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
-            System.out.println(json ? r.getCheckpoint() : r.getAddress());
-            return 0;
+            return (json ? r.getCheckpoint() : r.getAddress()) + "\n";
           },
           JcpCommand::exitOf);
     }
@@ -273,22 +238,15 @@ final class JcpCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      String json;
-      try {
-        json = Files.readString(amendment, StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        System.err.println("sandboxctl jcp amend: cannot read " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
-      return daemon.call(
+      return daemon.print(
           "jcp amend",
           c -> {
-            AmendRunReply r =
-                c.jcp()
-                    .amendRun(
-                        AmendRunRequest.newBuilder().setRunId(run).setAmendment(json).build());
-            System.out.println(r.getNewGrantsId());
-            return 0;
+            AmendRunRequest req =
+                AmendRunRequest.newBuilder()
+                    .setRunId(run)
+                    .setAmendment(Input.text(amendment))
+                    .build();
+            return c.jcp().amendRun(req).getNewGrantsId() + "\n";
           },
           JcpCommand::exitOf);
     }

@@ -1,12 +1,10 @@
 package io.sandboxd.daemon.cli;
 
-import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetLogCheckpointRequest;
 import io.sandboxd.daemon.rpc.LogCheckpointReply;
 import io.sandboxd.daemon.rpc.ProveConsistencyRequest;
 import io.sandboxd.daemon.rpc.ProveInclusionRequest;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -30,17 +28,6 @@ final class LogCommand implements Runnable {
     picocli.CommandLine.usage(this, System.err);
   }
 
-  /** Calls the daemon and prints what {@code call} returns; gRPC failures exit 2. */
-  static int call(String what, DaemonSocket daemon, Function<DaemonClient, String> call)
-      throws Exception {
-    return daemon.call(
-        what,
-        c -> {
-          System.out.print(call.apply(c));
-          return 0;
-        });
-  }
-
   @Command(
       name = "checkpoint",
       description =
@@ -54,9 +41,8 @@ final class LogCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      return LogCommand.call(
+      return daemon.print(
           "log checkpoint",
-          daemon,
           c -> {
             LogCheckpointReply r =
                 c.stub().getLogCheckpoint(GetLogCheckpointRequest.getDefaultInstance());
@@ -77,9 +63,8 @@ final class LogCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      return LogCommand.call(
+      return daemon.print(
           "log prove",
-          daemon,
           c ->
               c.stub()
                       .proveInclusion(
@@ -107,9 +92,8 @@ final class LogCommand implements Runnable {
         System.err.println("sandboxctl log consistency: sizes must not be negative");
         return Sandboxctl.UNUSABLE;
       }
-      return LogCommand.call(
+      return daemon.print(
           "log consistency",
-          daemon,
           c ->
               c.stub()
                       .proveConsistency(

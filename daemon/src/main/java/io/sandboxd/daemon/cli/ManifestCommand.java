@@ -41,6 +41,25 @@ final class ManifestCommand implements Runnable {
     e.refusals().forEach(r -> err.println("  " + r.field() + ": " + r.reason()));
   }
 
+  /** What a subcommand does with the devcontainer.json it read; returns the exit status. */
+  @FunctionalInterface
+  interface Work {
+    int apply(byte[] devcontainer) throws IOException;
+  }
+
+  /** Reads FILE (or stdin) for {@code work}; a refusal names every field, and all exit 2. */
+  static int withDocument(String who, String file, Work work) {
+    try {
+      return work.apply(Input.read(file));
+    } catch (ManifestRefusedException e) {
+      printRefusals(who, file, e);
+      return Sandboxctl.UNUSABLE;
+    } catch (AttestException | IOException e) {
+      System.err.println(who + ": " + e.getMessage());
+      return Sandboxctl.UNUSABLE;
+    }
+  }
+
   /** `sandboxctl manifest ingest FILE [--key KEY]`. */
   @Command(
       name = "ingest",
@@ -60,25 +79,26 @@ final class ManifestCommand implements Runnable {
     @Override
     public Integer call() {
       String who = "sandboxctl manifest ingest";
-      try {
-        EnvManifest m = DevcontainerIngest.ingest(Input.read(file));
-        SigningKey k = key == null ? SigningKey.generate() : KeyFile.read(key);
-        if (key == null) {
-          System.err.println(
-              who + ": signed with a one-time key " + k.publicKey().hex() + "; pass --key to sign");
-        }
-        if (!m.pinned()) {
-          System.err.println(who + ": unpinned: image " + m.image() + " has no @sha256: digest");
-        }
-        System.out.println(ManifestEnvelope.sign(m, k).toJsonLine());
-        return 0;
-      } catch (ManifestRefusedException e) {
-        printRefusals(who, file, e);
-        return Sandboxctl.UNUSABLE;
-      } catch (AttestException | IOException e) {
-        System.err.println(who + ": " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
+      return withDocument(
+          who,
+          file,
+          devcontainer -> {
+            EnvManifest m = DevcontainerIngest.ingest(devcontainer);
+            SigningKey k = key == null ? SigningKey.generate() : KeyFile.read(key);
+            if (key == null) {
+              System.err.println(
+                  who
+                      + ": signed with a one-time key "
+                      + k.publicKey().hex()
+                      + "; pass --key to sign");
+            }
+            if (!m.pinned()) {
+              System.err.println(
+                  who + ": unpinned: image " + m.image() + " has no @sha256: digest");
+            }
+            System.out.println(ManifestEnvelope.sign(m, k).toJsonLine());
+            return 0;
+          });
     }
   }
 
@@ -95,27 +115,25 @@ final class ManifestCommand implements Runnable {
     @Override
     public Integer call() {
       String who = "sandboxctl manifest derive";
-      try {
-        DevcontainerIngest.Derivation d = DevcontainerIngest.derive(Input.read(file));
-        System.out.println(
-            CanonicalJson.mapper()
-                .writerWithDefaultPrettyPrinter()
-                .writeValueAsString(d.document()));
-        d.removed().forEach(r -> System.err.println("removed " + r.field() + ": " + r.reason()));
-        d.unresolved()
-            .forEach(r -> System.err.println("unresolved " + r.field() + ": " + r.reason()));
-        if (!d.accepted()) {
-          System.err.println(who + ": the derived document is still refused; fix the above");
-          return Sandboxctl.UNUSABLE;
-        }
-        return 0;
-      } catch (ManifestRefusedException e) {
-        printRefusals(who, file, e);
-        return Sandboxctl.UNUSABLE;
-      } catch (AttestException | IOException e) {
-        System.err.println(who + ": " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
+      return withDocument(
+          who,
+          file,
+          devcontainer -> {
+            DevcontainerIngest.Derivation d = DevcontainerIngest.derive(devcontainer);
+            System.out.println(
+                CanonicalJson.mapper()
+                    .writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(d.document()));
+            d.removed()
+                .forEach(r -> System.err.println("removed " + r.field() + ": " + r.reason()));
+            d.unresolved()
+                .forEach(r -> System.err.println("unresolved " + r.field() + ": " + r.reason()));
+            if (!d.accepted()) {
+              System.err.println(who + ": the derived document is still refused; fix the above");
+              return Sandboxctl.UNUSABLE;
+            }
+            return 0;
+          });
     }
   }
 }

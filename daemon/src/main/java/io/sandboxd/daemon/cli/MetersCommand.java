@@ -6,6 +6,7 @@ import io.sandboxd.metering.MeteringConfig;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -14,8 +15,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "meters", description = "List this node's energy meters and a current reading.")
 final class MetersCommand implements Callable<Integer> {
-  @Option(names = "--json", description = "Print JSON instead of text.")
-  boolean json;
+  @Mixin JsonOutput json;
 
   @Option(
       names = "--powercap",
@@ -39,7 +39,7 @@ final class MetersCommand implements Callable<Integer> {
       cfg = cfg.withNvmlLibrary(nvml);
     }
     try (DiscoveredMeters meters = MeterDiscovery.discover(cfg)) {
-      System.out.println(json ? meters.listing().toJson() : meters.listing().toText());
+      System.out.println(json.on ? meters.listing().toJson() : meters.listing().toText());
       return 0;
     }
   }

@@ -7,10 +7,7 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.rpc.ListModulesReply;
 import io.sandboxd.daemon.rpc.ListModulesRequest;
 import io.sandboxd.daemon.rpc.ModuleInfo;
-import io.sandboxd.daemon.rpc.PutModuleReply;
 import io.sandboxd.daemon.rpc.PutModuleRequest;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.concurrent.Callable;
@@ -42,22 +39,14 @@ final class ModulesCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      byte[] wasm;
-      try {
-        wasm = Files.readAllBytes(module);
-      } catch (IOException e) {
-        System.err.println("sandboxctl modules put: cannot read " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
-      return daemon.call(
+      return daemon.print(
           "modules put",
           c -> {
-            PutModuleReply r =
-                c.stub()
-                    .putModule(
-                        PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(wasm)).build());
-            System.out.println(r.getAddress());
-            return 0;
+            PutModuleRequest req =
+                PutModuleRequest.newBuilder()
+                    .setModule(ByteString.copyFrom(Input.bytes(module)))
+                    .build();
+            return c.stub().putModule(req).getAddress() + "\n";
           });
     }
   }
@@ -97,7 +86,7 @@ final class ModulesCommand implements Runnable {
             .put("misses", r.getFactoryCacheMisses())
             .put("entries", r.getFactoryCacheEntries())
             .put("capacity", r.getFactoryCacheCapacity());
-        System.out.println(CanonicalJson.canonicalString(o));
+        JsonOutput.print(o);
         return 0;
       }
       System.out.printf("%-64s  %10s  %-24s  %s%n", "ADDRESS", "BYTES", "STORED", "COMPILED");

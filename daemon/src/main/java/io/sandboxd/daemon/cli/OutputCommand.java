@@ -7,15 +7,13 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** `sandboxctl runs output RUN [--stderr]`: a WASI command's stdout (or stderr), byte for byte. */
 @Command(
     name = "output",
     description = "Print what a run wrote to stdout (or, with --stderr, to stderr), as kept.")
 final class OutputCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-  String runId;
+  @Mixin RunArgument run;
 
   @Option(names = "--stderr", description = "The run's stderr instead of its stdout.")
   boolean stderr;
@@ -30,7 +28,7 @@ final class OutputCommand implements Callable<Integer> {
             write(
                 c.stub()
                     .getOutput(
-                        GetOutputRequest.newBuilder().setRunId(runId).setStderr(stderr).build())));
+                        GetOutputRequest.newBuilder().setRunId(run.id).setStderr(stderr).build())));
   }
 
   private int write(GetOutputReply r) {

@@ -5,7 +5,6 @@ import io.sandboxd.daemon.rpc.ReplayRequest;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Parameters;
 
 /**
  * `sandboxctl replay RUN`: the daemon re-executes the run from its journal. Exit 0 when it reaches
@@ -13,8 +12,7 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "replay", description = "Re-execute a recorded run from its replay journal.")
 final class ReplayCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-  String runId;
+  @Mixin RunArgument run;
 
   @Mixin DaemonSocket daemon;
 
@@ -23,7 +21,7 @@ final class ReplayCommand implements Callable<Integer> {
     return daemon.call(
         "replay",
         c -> {
-          ReplayReply r = c.stub().replay(ReplayRequest.newBuilder().setRunId(runId).build());
+          ReplayReply r = c.stub().replay(ReplayRequest.newBuilder().setRunId(run.id).build());
           System.out.println("run              " + r.getRunId());
           System.out.println("recorded outcome " + r.getRecordedOutcome());
           System.out.println("replayed outcome " + r.getReplayedOutcome());

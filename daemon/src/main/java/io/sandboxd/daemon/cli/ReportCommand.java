@@ -150,7 +150,7 @@ final class ReportCommand implements Callable<Integer> {
       }
       nodeLog = Optional.of(checkpoint(cp, node, proven));
     } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl report: " + RpcErrors.describe(e, sock));
+      daemon.complain("report", e);
       return Sandboxctl.UNUSABLE;
     } catch (AttestException e) {
       System.err.println("sandboxctl report: " + e.getMessage());

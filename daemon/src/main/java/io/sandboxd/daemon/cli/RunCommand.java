@@ -6,8 +6,6 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -105,41 +103,29 @@ final class RunCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    byte[] wasm;
-    String grantsJson;
-    // A b3: address names a module the daemon holds; anything else is a file.
-    String address = module.toString().startsWith("b3:") ? module.toString() : "";
-    byte[] input = null;
-    try {
-      wasm = address.isEmpty() ? Files.readAllBytes(module) : new byte[0];
-      // b3:<grants_id> names a child grant minted on the daemon (sandboxctl jcp event).
-      grantsJson = minted(grants).isEmpty() ? Files.readString(grants, StandardCharsets.UTF_8) : "";
-      if (stdin != null) {
-        input = Input.read(stdin);
-      }
-    } catch (IOException e) {
-      System.err.println("sandboxctl run: cannot read " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
-    }
+    return daemon.call("run", client -> show(client.stub().submit(request())));
+  }
+
+  /** The submission, its module, grants and stdin read (an unreadable one exits 2). */
+  private SubmitRequest request() throws Input.Unreadable {
     List<String> argv = new ArrayList<>();
     argv.add(argv0 != null ? argv0 : String.valueOf(module.getFileName()));
     argv.addAll(args);
     SubmitRequest.Builder req =
-        SubmitRequest.newBuilder()
-            .setModule(ByteString.copyFrom(wasm))
-            .setModuleAddress(address)
-            .setGrantsJson(grantsJson)
+        ModuleArgument.into(SubmitRequest.newBuilder(), module)
+            // b3:<grants_id> names a child grant minted on the daemon (sandboxctl jcp event).
+            .setGrantsJson(minted(grants).isEmpty() ? Input.text(grants) : "")
             .setMintedGrants(minted(grants))
             .setEntry(entry)
             .setEnv(env)
             .addAllArgs(argv);
-    if (input != null) {
-      req.setStdin(ByteString.copyFrom(input)).setStdinSet(true);
+    if (stdin != null) {
+      req.setStdin(ByteString.copyFrom(Input.given(stdin))).setStdinSet(true);
     }
     if (detach) {
       req.setDetach(true).clearArgs();
     }
-    return daemon.call("run", client -> show(client.stub().submit(req.build())));
+    return req.build();
   }
 
   /** Prints a recorded run's reply (or, detached, its id) and returns the exit status. */
@@ -160,7 +146,7 @@ final class RunCommand implements Callable<Integer> {
       o.set("stderr", stream(reply.getStderr()));
       o.put("exit_status", Integer.toUnsignedLong(reply.getExitStatus()));
       o.put("exited", reply.getExited());
-      System.out.println(CanonicalJson.canonicalString(o));
+      JsonOutput.print(o);
     } else {
       try {
         reply.getStdout().writeTo(System.out);

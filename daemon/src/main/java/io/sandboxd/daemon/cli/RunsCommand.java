@@ -10,7 +10,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** `sandboxctl runs list|show`: what the daemon has recorded. */
 @Command(
@@ -72,8 +71,7 @@ final class RunsCommand implements Runnable {
   /** `runs show RUN [--export]`. */
   @Command(name = "show", description = "Show a run; --export prints its segments as JSON lines.")
   static final class ShowRun implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-    String runId;
+    @Mixin RunArgument run;
 
     @Mixin DaemonSocket daemon;
 
@@ -92,12 +90,13 @@ final class RunsCommand implements Runnable {
       return daemon.call(
           "runs show",
           c -> {
-            RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
+            RunInfo r = c.stub().getRun(GetRunRequest.newBuilder().setRunId(run.id).build());
             if (json) {
               RecordsReply records =
                   r.getOutcomeJson().startsWith(TAMPERED)
                       ? RecordsReply.getDefaultInstance()
-                      : c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
+                      : c.stub()
+                          .getRecords(GetRecordsRequest.newBuilder().setRunId(run.id).build());
               System.out.println(RunJson.of(r, records));
               return r.getOutcomeJson().startsWith(TAMPERED) ? 1 : 0;
             }
@@ -106,12 +105,12 @@ final class RunsCommand implements Runnable {
               System.out.println("outcome    " + r.getOutcomeJson());
               System.err.println(
                   "sandboxctl runs show: run "
-                      + runId
+                      + run.id
                       + " is TAMPERED: the node's store does not match its signed records");
               return 1;
             }
             RecordsReply rec =
-                c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(runId).build());
+                c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(run.id).build());
             if (export) {
               rec.getSegmentsList().forEach(System.out::println);
               // The JCP records travel with the chain, so verify can check its amendments offline.

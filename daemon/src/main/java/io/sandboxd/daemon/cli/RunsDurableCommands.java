@@ -8,12 +8,11 @@ import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ImportRunRequest;
 import io.sandboxd.daemon.rpc.ResumeRunRequest;
+import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import java.util.function.BiFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -35,7 +34,7 @@ final class RunsDurableCommands {
       }
       o.put("segments", r.getSegments());
       o.put("head", r.getHead());
-      System.out.println(CanonicalJson.canonicalString(o));
+      JsonOutput.print(o);
       return;
     }
     System.out.println(
@@ -51,31 +50,39 @@ final class RunsDurableCommands {
             + ")");
   }
 
+  /** Asks the daemon {@code ask} about one durable run and prints the state it answers. */
+  private static int state(
+      DaemonSocket daemon,
+      String command,
+      RunArgument run,
+      BiFunction<SandboxdGrpc.SandboxdBlockingStub, DurableRunRequest, DurableRunReply> ask)
+      throws Exception {
+    return daemon.call(
+        command,
+        c -> {
+          print(
+              ask.apply(c.stub(), DurableRunRequest.newBuilder().setRunId(run.id).build()), false);
+          return 0;
+        });
+  }
+
   /** `runs suspend RUN`. */
   @Command(name = "suspend", description = "Park a running durable run; waits until it is parked.")
   static final class Suspend implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-    String runId;
+    @Mixin RunArgument run;
 
     @Mixin DaemonSocket daemon;
 
     @Override
     public Integer call() throws Exception {
-      return daemon.call(
-          "runs suspend",
-          c -> {
-            print(
-                c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
-            return 0;
-          });
+      return state(daemon, "runs suspend", run, SandboxdGrpc.SandboxdBlockingStub::suspendRun);
     }
   }
 
   /** `runs resume RUN [--env NAME|b3:ADDR] [--grants FILE]`. */
   @Command(name = "resume", description = "Resume a parked run (here, or after `runs import`).")
   static final class Resume implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-    String runId;
+    @Mixin RunArgument run;
 
     @Option(
         names = "--env",
@@ -93,27 +100,16 @@ final class RunsDurableCommands {
 
     @Override
     public Integer call() throws Exception {
-      String grantsJson = "";
-      try {
-        if (grants != null) {
-          grantsJson = Files.readString(grants, StandardCharsets.UTF_8);
-        }
-      } catch (IOException e) {
-        System.err.println("sandboxctl runs resume: cannot read " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
-      String grantsText = grantsJson;
       return daemon.call(
           "runs resume",
           c -> {
-            DurableRunReply r =
-                c.stub()
-                    .resumeRun(
-                        ResumeRunRequest.newBuilder()
-                            .setRunId(runId)
-                            .setEnv(env)
-                            .setGrantsJson(grantsText)
-                            .build());
+            ResumeRunRequest req =
+                ResumeRunRequest.newBuilder()
+                    .setRunId(run.id)
+                    .setEnv(env)
+                    .setGrantsJson(grants == null ? "" : Input.text(grants))
+                    .build();
+            DurableRunReply r = c.stub().resumeRun(req);
             print(r, false);
             System.out.println("resume segment " + r.getSegment());
             return 0;
@@ -124,8 +120,7 @@ final class RunsDurableCommands {
   /** `runs wait RUN [--json]`. */
   @Command(name = "wait", description = "Wait until a durable run completes or parks.")
   static final class Wait implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-    String runId;
+    @Mixin RunArgument run;
 
     @Option(names = "--json", description = "Print the state as one JSON object.")
     boolean json;
@@ -149,7 +144,7 @@ final class RunsDurableCommands {
                         timeoutMs + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS)
                     .waitRun(
                         WaitRunRequest.newBuilder()
-                            .setRunId(runId)
+                            .setRunId(run.id)
                             .setTimeoutMs(timeoutMs)
                             .build());
             print(r, json);
@@ -161,8 +156,7 @@ final class RunsDurableCommands {
   /** `runs log RUN`. */
   @Command(name = "log", description = "Print a durable run's log across all its segments.")
   static final class Log implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-    String runId;
+    @Mixin RunArgument run;
 
     @Mixin DaemonSocket daemon;
 
@@ -173,7 +167,7 @@ final class RunsDurableCommands {
           c -> {
             System.out.print(
                 c.stub()
-                    .getRunLog(DurableRunRequest.newBuilder().setRunId(runId).build())
+                    .getRunLog(DurableRunRequest.newBuilder().setRunId(run.id).build())
                     .getLog());
             System.out.flush();
             return 0;
@@ -193,21 +187,15 @@ final class RunsDurableCommands {
 
     @Override
     public Integer call() throws Exception {
-      byte[] bytes;
-      try {
-        bytes = Files.readAllBytes(file);
-      } catch (IOException e) {
-        System.err.println("sandboxctl runs import: cannot read " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
       return daemon.call(
           "runs import",
           c -> {
+            byte[] bytes = Input.bytes(file);
             // In chunks (issue 23): a bundle may be larger than one gRPC message.
             java.util.concurrent.CompletableFuture<DurableRunReply> done =
                 new java.util.concurrent.CompletableFuture<>();
             io.grpc.stub.StreamObserver<ImportRunRequest> up =
-                io.sandboxd.daemon.rpc.SandboxdGrpc.newStub(c.channel())
+                SandboxdGrpc.newStub(c.channel())
                     .importRunStream(
                         new io.grpc.stub.StreamObserver<>() {
                           @Override
@@ -263,20 +251,13 @@ final class RunsDurableCommands {
               + " is parked here and resumable again. Destroy any copy of that bundle: imported"
               + " elsewhere too, the run would fork.")
   static final class Reclaim implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-    String runId;
+    @Mixin RunArgument run;
 
     @Mixin DaemonSocket daemon;
 
     @Override
     public Integer call() throws Exception {
-      return daemon.call(
-          "runs reclaim",
-          c -> {
-            print(
-                c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(runId).build()), false);
-            return 0;
-          });
+      return state(daemon, "runs reclaim", run, SandboxdGrpc.SandboxdBlockingStub::reclaimRun);
     }
   }
 }

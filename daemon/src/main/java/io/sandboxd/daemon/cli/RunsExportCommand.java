@@ -23,7 +23,6 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * `sandboxctl runs export RUN (--bundle FILE | --intoto FILE)`: a parked run's self-contained
@@ -43,8 +42,7 @@ import picocli.CommandLine.Parameters;
             + " signed by the node key, as a Sigstore bundle v0.3 (verify with the node's public"
             + " key, e.g. sigstore-js).")
 final class RunsExportCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "RUN", description = "Run id.")
-  String runId;
+  @Mixin RunArgument run;
 
   /** Exactly one of the two outputs. */
   static final class Target {
@@ -106,7 +104,7 @@ final class RunsExportCommand implements Callable<Integer> {
           c.stub()
               .exportRun(
                   DurableRunRequest.newBuilder()
-                      .setRunId(runId)
+                      .setRunId(run.id)
                       .setDestinationKey(to == null ? "" : to)
                       .build());
       ExportRunReply first = it.next();
@@ -149,10 +147,10 @@ final class RunsExportCommand implements Callable<Integer> {
         syncDirectory(abs.getParent());
         c.stub()
             .confirmExport(
-                ConfirmExportRequest.newBuilder().setRunId(runId).setDigest(digest).build());
+                ConfirmExportRequest.newBuilder().setRunId(run.id).setDigest(digest).build());
         System.out.println(
             "exported run "
-                + runId
+                + run.id
                 + " to "
                 + target.bundle
                 + " ("
@@ -169,7 +167,7 @@ final class RunsExportCommand implements Callable<Integer> {
           if (placed) {
             Files.deleteIfExists(abs);
           }
-          c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(runId).build());
+          c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(run.id).build());
           back = "taken back: parked on the node again";
         } catch (StatusRuntimeException r) {
           back = "not taken back (" + RpcErrors.describe(r, sock) + ")";
@@ -186,7 +184,7 @@ final class RunsExportCommand implements Callable<Integer> {
         return Sandboxctl.UNUSABLE;
       }
     } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl runs export: " + RpcErrors.describe(e, sock));
+      daemon.complain("runs export", e);
       return Sandboxctl.UNUSABLE;
     } finally {
       try {
@@ -207,7 +205,7 @@ final class RunsExportCommand implements Callable<Integer> {
   }
 
   private Integer intoto(Path sock) {
-    ExportIntotoRequest.Builder req = ExportIntotoRequest.newBuilder().setRunId(runId);
+    ExportIntotoRequest.Builder req = ExportIntotoRequest.newBuilder().setRunId(run.id);
     if (module != null) {
       try {
         req.setModule(ByteString.copyFrom(Files.readAllBytes(module)));
@@ -220,7 +218,7 @@ final class RunsExportCommand implements Callable<Integer> {
     try (DaemonClient c = new DaemonClient(sock)) {
       r = c.stub().exportIntoto(req.build());
     } catch (StatusRuntimeException e) {
-      System.err.println("sandboxctl runs export: " + RpcErrors.describe(e, sock));
+      daemon.complain("runs export", e);
       return Sandboxctl.UNUSABLE;
     }
     byte[] bytes = (r.getBundleJson() + "\n").getBytes(StandardCharsets.UTF_8);
@@ -234,7 +232,7 @@ final class RunsExportCommand implements Callable<Integer> {
             "sandboxctl runs export: wrote "
                 + target.intoto
                 + " (in-toto statement for run "
-                + runId
+                + run.id
                 + ", signed by "
                 + r.getPublicKey()
                 + "; subjects: "

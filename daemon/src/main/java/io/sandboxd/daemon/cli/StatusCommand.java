@@ -12,7 +12,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * `sandboxctl status [--json]`: what the daemon says about itself (version, uptime, identity,
@@ -20,8 +19,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "status", description = "Show the running daemon's state.")
 final class StatusCommand implements Callable<Integer> {
-  @Option(names = "--json", description = "Print JSON instead of text.")
-  boolean json;
+  @Mixin JsonOutput json;
 
   @Mixin DaemonSocket daemon;
 
@@ -34,7 +32,11 @@ final class StatusCommand implements Callable<Integer> {
               c.stub()
                   .withDeadlineAfter(30, TimeUnit.SECONDS)
                   .getStatus(GetStatusRequest.getDefaultInstance());
-          System.out.println(json ? CanonicalJson.canonicalString(toJson(s)) : toText(s));
+          if (json.on) {
+            JsonOutput.print(toJson(s));
+          } else {
+            System.out.println(toText(s));
+          }
           return 0;
         });
   }

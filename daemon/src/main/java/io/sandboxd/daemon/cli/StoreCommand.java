@@ -1,13 +1,11 @@
 package io.sandboxd.daemon.cli;
 
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.rpc.StoreVerification;
 import io.sandboxd.daemon.rpc.VerifyStoreReply;
 import io.sandboxd.daemon.rpc.VerifyStoreRequest;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** `sandboxctl store verify`: the daemon checks its whole run store now. */
 @Command(
@@ -27,8 +25,7 @@ final class StoreCommand implements Runnable {
           "Check every run in the daemon's store against the node's signed records now; a clean"
               + " check seals a checkpoint. Exit 0 verified, 1 damaged, 2 unusable.")
   static final class Verify implements Callable<Integer> {
-    @Option(names = "--json", description = "Print JSON instead of text.")
-    boolean json;
+    @Mixin JsonOutput json;
 
     @Mixin DaemonSocket daemon;
 
@@ -39,10 +36,10 @@ final class StoreCommand implements Runnable {
           c -> {
             VerifyStoreReply r = c.stub().verifyStore(VerifyStoreRequest.getDefaultInstance());
             StoreVerification v = r.getVerification();
-            if (json) {
+            if (json.on) {
               var o = StatusCommand.verificationJson(v);
               o.put("checkpoint_runs", r.getCheckpointRuns());
-              System.out.println(CanonicalJson.canonicalString(o));
+              JsonOutput.print(o);
             } else {
               System.out.println(
                   StatusCommand.verificationText(v)

@@ -163,7 +163,7 @@ final class BundleStreams {
           byte[] bundle = buf.toByteArray();
           buf.reset();
           try {
-            SandboxdService.answer("importRunStream", out, () -> importer.apply(bundle));
+            Answer.reply("importRunStream", out, () -> importer.apply(bundle));
           } finally {
             release(); // held until the import is done with the bytes
           }

@@ -39,7 +39,7 @@ public final class JcpService extends JcpGrpc.JcpImplBase {
 
   @Override
   public void checkpointRun(CheckpointRunRequest req, StreamObserver<CheckpointRunReply> out) {
-    SandboxdService.answer(
+    Answer.reply(
         "checkpointRun",
         out,
         () -> {
@@ -56,7 +56,7 @@ public final class JcpService extends JcpGrpc.JcpImplBase {
 
   @Override
   public void amendRun(AmendRunRequest req, StreamObserver<AmendRunReply> out) {
-    SandboxdService.answer(
+    Answer.reply(
         "amendRun",
         out,
         () -> {
@@ -78,7 +78,7 @@ public final class JcpService extends JcpGrpc.JcpImplBase {
 
   @Override
   public void jcpKeys(JcpKeysRequest req, StreamObserver<JcpKeysReply> out) {
-    SandboxdService.answer(
+    Answer.reply(
         "jcpKeys",
         out,
         () ->
@@ -90,7 +90,7 @@ public final class JcpService extends JcpGrpc.JcpImplBase {
 
   @Override
   public void addMintPolicy(AddMintPolicyRequest req, StreamObserver<AddMintPolicyReply> out) {
-    SandboxdService.answer(
+    Answer.reply(
         "addMintPolicy",
         out,
         () -> {
@@ -107,7 +107,7 @@ public final class JcpService extends JcpGrpc.JcpImplBase {
 
   @Override
   public void mintEvent(MintEventRequest req, StreamObserver<MintEventReply> out) {
-    SandboxdService.answer(
+    Answer.reply(
         "mintEvent",
         out,
         () -> {
@@ -123,7 +123,7 @@ public final class JcpService extends JcpGrpc.JcpImplBase {
 
   @Override
   public void releaseParent(ReleaseParentRequest req, StreamObserver<ReleaseParentReply> out) {
-    SandboxdService.answer(
+    Answer.reply(
         "releaseParent",
         out,
         () ->

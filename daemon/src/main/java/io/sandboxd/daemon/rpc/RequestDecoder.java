@@ -1,9 +1,8 @@
 package io.sandboxd.daemon.rpc;
 
-import io.grpc.Attributes;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.SecurityLevel;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
@@ -172,69 +171,18 @@ public final class RequestDecoder {
     }
   }
 
-  /** The call as the service's own handler sees it: its original method descriptor. */
-  private static final class Unwrapped<Q, R> extends ServerCall<Q, R> {
-    private final ServerCall<?, R> call;
+  /**
+   * The call as the service's own handler sees it: its original method descriptor, all else
+   * forwarded. The cast is safe: no other method of a server call names the request type.
+   */
+  private static final class Unwrapped<Q, R>
+      extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
     private final MethodDescriptor<Q, R> method;
 
+    @SuppressWarnings("unchecked")
     Unwrapped(ServerCall<?, R> call, MethodDescriptor<Q, R> method) {
-      this.call = call;
+      super((ServerCall<Q, R>) call);
       this.method = method;
-    }
-
-    @Override
-    public void request(int numMessages) {
-      call.request(numMessages);
-    }
-
-    @Override
-    public void sendHeaders(Metadata headers) {
-      call.sendHeaders(headers);
-    }
-
-    @Override
-    public void sendMessage(R message) {
-      call.sendMessage(message);
-    }
-
-    @Override
-    public void close(Status status, Metadata trailers) {
-      call.close(status, trailers);
-    }
-
-    @Override
-    public boolean isCancelled() {
-      return call.isCancelled();
-    }
-
-    @Override
-    public boolean isReady() {
-      return call.isReady();
-    }
-
-    @Override
-    public void setMessageCompression(boolean enabled) {
-      call.setMessageCompression(enabled);
-    }
-
-    @Override
-    public void setCompression(String compressor) {
-      call.setCompression(compressor);
-    }
-
-    @Override
-    public SecurityLevel getSecurityLevel() {
-      return call.getSecurityLevel();
-    }
-
-    @Override
-    public Attributes getAttributes() {
-      return call.getAttributes();
-    }
-
-    @Override
-    public String getAuthority() {
-      return call.getAuthority();
     }
 
     @Override

@@ -8,6 +8,9 @@ import io.sandboxd.daemon.run.AdmissionException;
  * and a {@code uint64} above 2^63 too. A value out of range is refused naming the field.
  */
 final class RequestFields {
+  /** The most rows a list call answers with (runs, evictions), whatever the client asks. */
+  static final int MAX_ROWS = 10_000;
+
   private RequestFields() {}
 
   /**
