@@ -358,8 +358,9 @@ public final class SnapshotStore {
     if (batch.isEmpty()) {
       return;
     }
-    batch.keySet().forEach(index::remove);
-    writeAll(batch);
+    // Each kept blob's entry moves to the new pack in one put: a reader never finds it absent
+    // (a reader that took the old place reads the old pack, or retries where the blob lies now).
+    index.putAll(writePack(batch));
     batch.clear();
   }
 
@@ -695,6 +696,13 @@ public final class SnapshotStore {
     if (fresh.isEmpty()) {
       return;
     }
+    index.putAll(writePack(fresh));
+  }
+
+  /**
+   * Writes {@code fresh} as one new pack (fsynced, renamed into place); returns where each lies.
+   */
+  private synchronized Map<String, Location> writePack(Map<String, byte[]> fresh) {
     // Named by the BLAKE3 of the addresses it holds: cheap, and unique per content.
     StringBuilder names = new StringBuilder();
     fresh.keySet().forEach(names::append);
@@ -746,9 +754,9 @@ public final class SnapshotStore {
       }
       throw new SnapshotException("snapshot store " + dir + ": cannot write: " + e, e);
     }
-    index.putAll(added);
     bytesWritten.addAndGet(bytes);
     blobsWritten.addAndGet(added.size());
+    return added;
   }
 
   private static void writeFully(FileChannel ch, List<ByteBuffer> batch) throws IOException {
