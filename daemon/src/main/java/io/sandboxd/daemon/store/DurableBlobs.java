@@ -39,11 +39,7 @@ public final class DurableBlobs {
    * blobs of its earlier park are kept as not current, for the next sweep.
    */
   static void replace(Connection db, String runId, Map<String, Long> sizes) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement("UPDATE durable_blobs SET current = 0 WHERE run_id = ?")) {
-      st.setString(1, runId);
-      st.executeUpdate();
-    }
+    StoreDb.update(db, "UPDATE durable_blobs SET current = 0 WHERE run_id = ?", runId);
     try (PreparedStatement st =
         db.prepareStatement(
             "INSERT OR REPLACE INTO durable_blobs (run_id, address, size, current)"
@@ -73,14 +69,13 @@ public final class DurableBlobs {
   /** Whether any blob is recorded for {@code runId}. */
   public boolean recorded(String runId) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement("SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1")) {
-        st.setString(1, runId);
-        try (ResultSet rs = st.executeQuery()) {
-          boolean found = rs.next();
-          db.commit();
-          return found;
-        }
+      try {
+        boolean found =
+            StoreDb.first(
+                    db, "SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1", rs -> true, runId)
+                .isPresent();
+        db.commit();
+        return found;
       } catch (SQLException e) {
         throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
       }
@@ -105,30 +100,23 @@ public final class DurableBlobs {
   public Stale stale() {
     synchronized (owner) {
       try {
-        List<Map.Entry<String, String>> rows = new java.util.ArrayList<>();
-        try (PreparedStatement st =
-                db.prepareStatement(
-                    "SELECT b.run_id, b.address FROM durable_blobs b WHERE " + STALE);
-            ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            rows.add(Map.entry(rs.getString(1), rs.getString(2)));
-          }
-        }
-        Set<String> dead = new LinkedHashSet<>();
-        try (PreparedStatement st =
-                db.prepareStatement(
+        List<Map.Entry<String, String>> rows =
+            StoreDb.all(
+                db,
+                "SELECT b.run_id, b.address FROM durable_blobs b WHERE " + STALE,
+                rs -> Map.entry(rs.getString(1), rs.getString(2)));
+        Set<String> dead =
+            new LinkedHashSet<>(
+                StoreDb.all(
+                    db,
                     "SELECT DISTINCT b.address FROM durable_blobs b WHERE "
                         + STALE
                         + " AND NOT EXISTS (SELECT 1 FROM durable_blobs l"
                         + " JOIN durable_runs lr ON lr.run_id = l.run_id"
                         + " WHERE l.address = b.address AND l.current = 1 AND lr.state IN "
                         + LIVE
-                        + ")");
-            ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            dead.add(rs.getString(1));
-          }
-        }
+                        + ")",
+                    rs -> rs.getString(1)));
         db.commit();
         return new Stale(rows, dead);
       } catch (SQLException e) {

@@ -1,8 +1,6 @@
 package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
@@ -43,17 +41,15 @@ public final class ExportHandoffTable {
           db.rollback();
           return false;
         }
-        try (PreparedStatement st =
-            db.prepareStatement(
-                "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
-                    + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)")) {
-          st.setString(1, runId);
-          st.setString(2, h.digest());
-          st.setLong(3, h.size());
-          st.setString(4, h.destination());
-          st.setLong(5, h.startedMs());
-          st.executeUpdate();
-        }
+        StoreDb.update(
+            db,
+            "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
+                + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)",
+            runId,
+            h.digest(),
+            h.size(),
+            h.destination(),
+            h.startedMs());
         db.commit();
         return true;
       } catch (SQLException e) {
@@ -65,26 +61,23 @@ public final class ExportHandoffTable {
   /** The run's export, pending or confirmed, if one is recorded. */
   public Optional<Handoff> handoff(String runId) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT digest, size, destination, started_ms, confirmed_ms FROM export_handoffs"
-                  + " WHERE run_id = ?")) {
-        st.setString(1, runId);
-        Optional<Handoff> out = Optional.empty();
-        try (ResultSet rs = st.executeQuery()) {
-          if (rs.next()) {
-            long confirmed = rs.getLong(5);
-            boolean none = rs.wasNull();
-            out =
-                Optional.of(
-                    new Handoff(
-                        rs.getString(1),
-                        rs.getLong(2),
-                        rs.getString(3),
-                        rs.getLong(4),
-                        none ? Optional.empty() : Optional.of(confirmed)));
-          }
-        }
+      try {
+        Optional<Handoff> out =
+            StoreDb.first(
+                db,
+                "SELECT digest, size, destination, started_ms, confirmed_ms FROM export_handoffs"
+                    + " WHERE run_id = ?",
+                rs -> {
+                  long confirmed = rs.getLong(5);
+                  boolean none = rs.wasNull();
+                  return new Handoff(
+                      rs.getString(1),
+                      rs.getLong(2),
+                      rs.getString(3),
+                      rs.getLong(4),
+                      none ? Optional.empty() : Optional.of(confirmed));
+                },
+                runId);
         db.commit();
         return out;
       } catch (SQLException e) {
@@ -100,16 +93,14 @@ public final class ExportHandoffTable {
   public boolean confirm(String runId, String digest, long nowMs) {
     synchronized (owner) {
       try {
-        int n;
-        try (PreparedStatement st =
-            db.prepareStatement(
+        int n =
+            StoreDb.update(
+                db,
                 "UPDATE export_handoffs SET confirmed_ms = ? WHERE run_id = ? AND digest = ?"
-                    + " AND confirmed_ms IS NULL")) {
-          st.setLong(1, nowMs);
-          st.setString(2, runId);
-          st.setString(3, digest);
-          n = st.executeUpdate();
-        }
+                    + " AND confirmed_ms IS NULL",
+                nowMs,
+                runId,
+                digest);
         if (n != 1 || !move(runId, "exporting", "moved", 1)) {
           db.rollback();
           return false;
@@ -133,11 +124,7 @@ public final class ExportHandoffTable {
           db.rollback();
           return false;
         }
-        try (PreparedStatement st =
-            db.prepareStatement("DELETE FROM export_handoffs WHERE run_id = ?")) {
-          st.setString(1, runId);
-          st.executeUpdate();
-        }
+        StoreDb.update(db, "DELETE FROM export_handoffs WHERE run_id = ?", runId);
         db.commit();
         return true;
       } catch (SQLException e) {
@@ -147,17 +134,16 @@ public final class ExportHandoffTable {
   }
 
   private boolean move(String runId, String from, String to, int exported) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement(
+    return StoreDb.update(
+            db,
             "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
-                + " WHERE run_id = ? AND state = ? AND exported = 0")) {
-      st.setString(1, to);
-      st.setInt(2, exported);
-      st.setLong(3, System.currentTimeMillis());
-      st.setString(4, runId);
-      st.setString(5, from);
-      return st.executeUpdate() == 1;
-    }
+                + " WHERE run_id = ? AND state = ? AND exported = 0",
+            to,
+            exported,
+            System.currentTimeMillis(),
+            runId,
+            from)
+        == 1;
   }
 
   private StoreException rollback(String what, SQLException e) {
