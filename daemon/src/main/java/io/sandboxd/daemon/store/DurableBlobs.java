@@ -61,25 +61,21 @@ public final class DurableBlobs {
         replace(db, runId, sizes);
         db.commit();
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot record its snapshot blobs", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot record its snapshot blobs", e);
       }
     }
   }
 
   /** Whether any blob is recorded for {@code runId}. */
   public boolean recorded(String runId) {
-    synchronized (owner) {
-      try {
-        boolean found =
+    return StoreDb.read(
+        owner,
+        db,
+        "durable blobs: query failed",
+        c ->
             StoreDb.first(
-                    db, "SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1", rs -> true, runId)
-                .isPresent();
-        db.commit();
-        return found;
-      } catch (SQLException e) {
-        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
-      }
-    }
+                    c, "SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1", rs -> true, runId)
+                .isPresent());
   }
 
   // Rows that no longer hold a blob: an ended (or vanished) run's, or a live run's earlier park.
@@ -138,7 +134,7 @@ public final class DurableBlobs {
         st.executeBatch();
         db.commit();
       } catch (SQLException e) {
-        throw rollback("durable blobs: cannot forget stale rows", e);
+        throw StoreDb.rolledBack(db, "durable blobs: cannot forget stale rows", e);
       }
     }
   }
@@ -161,14 +157,5 @@ public final class DurableBlobs {
         throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
       }
     }
-  }
-
-  private StoreException rollback(String what, SQLException e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
-    return new StoreException(what + ": " + e.getMessage(), e);
   }
 }

@@ -151,7 +151,7 @@ public final class DurableRunTable {
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
         owner.ledgerReset(ledgerBefore);
-        throw rollback("run " + run.runId() + ": cannot store", e);
+        throw StoreDb.rolledBack(db, "run " + run.runId() + ": cannot store", e);
       }
     }
   }
@@ -206,28 +206,24 @@ public final class DurableRunTable {
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
         owner.ledgerReset(ledgerBefore);
-        throw rollback("run " + c.runId() + ": cannot append", e);
+        throw StoreDb.rolledBack(db, "run " + c.runId() + ": cannot append", e);
       }
     }
   }
 
   /** Whether {@code suspendAddress} was resumed on this node. */
   public boolean resumed(String suspendAddress) {
-    synchronized (owner) {
-      try {
-        boolean found =
+    return StoreDb.read(
+        owner,
+        db,
+        "durable runs: query failed",
+        c ->
             StoreDb.first(
-                    db,
+                    c,
                     "SELECT 1 FROM durable_resumed WHERE suspend = ?",
                     rs -> true,
                     suspendAddress)
-                .isPresent();
-        db.commit();
-        return found;
-      } catch (SQLException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
-      }
-    }
+                .isPresent());
   }
 
   /**
@@ -248,7 +244,7 @@ public final class DurableRunTable {
         db.commit();
         return done;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot mark exported", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot mark exported", e);
       }
     }
   }
@@ -275,7 +271,8 @@ public final class DurableRunTable {
         db.commit();
         return done;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot move from " + from + " to " + to, e);
+        throw StoreDb.rolledBack(
+            db, "run " + runId + ": cannot move from " + from + " to " + to, e);
       }
     }
   }
@@ -293,7 +290,7 @@ public final class DurableRunTable {
             runId);
         db.commit();
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot store amended grants", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot store amended grants", e);
       }
     }
   }
@@ -314,7 +311,7 @@ public final class DurableRunTable {
         db.commit();
         return ids;
       } catch (SQLException e) {
-        throw rollback("durable runs: cannot settle interrupted runs", e);
+        throw StoreDb.rolledBack(db, "durable runs: cannot settle interrupted runs", e);
       }
     }
   }
@@ -364,25 +361,22 @@ public final class DurableRunTable {
 
   /** The run's module bytes. */
   public byte[] module(String runId) {
-    synchronized (owner) {
-      try {
-        // A NULL module reads as none, as no row does.
-        List<byte[]> l =
-            StoreDb.all(
-                db,
-                "SELECT module FROM durable_runs WHERE run_id = ?",
-                rs -> rs.getBytes(1),
-                runId);
-        byte[] b = l.isEmpty() ? null : l.get(0);
-        db.commit();
-        if (b == null) {
-          throw new StoreException("durable run " + runId + ": no module stored");
-        }
-        return b;
-      } catch (SQLException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
-      }
+    // A NULL module reads as none, as no row does.
+    List<byte[]> l =
+        StoreDb.read(
+            owner,
+            db,
+            "durable runs: query failed",
+            c ->
+                StoreDb.all(
+                    c,
+                    "SELECT module FROM durable_runs WHERE run_id = ?",
+                    rs -> rs.getBytes(1),
+                    runId));
+    if (l.isEmpty() || l.get(0) == null) {
+      throw new StoreException("durable run " + runId + ": no module stored");
     }
+    return l.get(0);
   }
 
   /** The run's segments in seq order, each with the log of its step. */
@@ -436,15 +430,7 @@ public final class DurableRunTable {
 
   /** Whether the node holds a run with this id, durable or single-step. */
   public boolean holds(String runId) {
-    synchronized (owner) {
-      try {
-        boolean h = held(runId);
-        db.commit();
-        return h;
-      } catch (SQLException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(owner, db, "durable runs: query failed", c -> held(runId));
   }
 
   private void insertSegments(String runId, List<Segment> segments, List<Envelope> records)
@@ -481,14 +467,5 @@ public final class DurableRunTable {
 
   private static Envelope envelope(String json) {
     return Envelope.fromJson(CanonicalJson.parse(json));
-  }
-
-  private StoreException rollback(String what, Exception e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
-    return new StoreException(what + ": " + e.getMessage(), e);
   }
 }

@@ -53,7 +53,7 @@ public final class ExportHandoffTable {
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot mark exporting", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot mark exporting", e);
       }
     }
   }
@@ -108,7 +108,7 @@ public final class ExportHandoffTable {
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot confirm its export", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot confirm its export", e);
       }
     }
   }
@@ -128,7 +128,7 @@ public final class ExportHandoffTable {
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot take its export back", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot take its export back", e);
       }
     }
   }
@@ -144,14 +144,5 @@ public final class ExportHandoffTable {
             runId,
             from)
         == 1;
-  }
-
-  private StoreException rollback(String what, SQLException e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
-    return new StoreException(what + ": " + e.getMessage(), e);
   }
 }

@@ -96,6 +96,35 @@ final class StoreDb {
     }
   }
 
+  /**
+   * Rolls back {@code db}'s open transaction and returns the failure {@code e} as a store error
+   * naming {@code what}; a failure to roll back is added to {@code e}.
+   */
+  static StoreException rolledBack(Connection db, String what, Exception e) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+    return new StoreException(what + ": " + e.getMessage(), e);
+  }
+
+  /**
+   * Runs the read {@code work} on {@code db} under {@code lock} and ends its transaction; a failed
+   * query becomes a store error naming {@code what}.
+   */
+  static <T> T read(Object lock, Connection db, String what, Work<T> work) {
+    synchronized (lock) {
+      try {
+        T out = work.apply(db);
+        db.commit();
+        return out;
+      } catch (SQLException e) {
+        throw new StoreException(what + ": " + e.getMessage(), e);
+      }
+    }
+  }
+
   /** Rolls back the open transaction; a failure to do so is added to {@code cause}. */
   void rollback(Exception cause) {
     try {
