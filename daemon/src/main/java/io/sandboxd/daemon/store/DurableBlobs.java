@@ -2,7 +2,6 @@ package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -94,31 +93,27 @@ public final class DurableBlobs {
    * snapshot store may delete. Read in one transaction.
    */
   public Stale stale() {
-    synchronized (owner) {
-      try {
-        List<Map.Entry<String, String>> rows =
-            StoreDb.all(
-                db,
-                "SELECT b.run_id, b.address FROM durable_blobs b WHERE " + STALE,
-                rs -> Map.entry(rs.getString(1), rs.getString(2)));
-        Set<String> dead =
-            new LinkedHashSet<>(
+    return StoreDb.read(
+        owner,
+        db,
+        "durable blobs: query failed",
+        c ->
+            new Stale(
                 StoreDb.all(
-                    db,
-                    "SELECT DISTINCT b.address FROM durable_blobs b WHERE "
-                        + STALE
-                        + " AND NOT EXISTS (SELECT 1 FROM durable_blobs l"
-                        + " JOIN durable_runs lr ON lr.run_id = l.run_id"
-                        + " WHERE l.address = b.address AND l.current = 1 AND lr.state IN "
-                        + LIVE
-                        + ")",
-                    rs -> rs.getString(1)));
-        db.commit();
-        return new Stale(rows, dead);
-      } catch (SQLException e) {
-        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
-      }
-    }
+                    c,
+                    "SELECT b.run_id, b.address FROM durable_blobs b WHERE " + STALE,
+                    rs -> Map.entry(rs.getString(1), rs.getString(2))),
+                new LinkedHashSet<>(
+                    StoreDb.all(
+                        c,
+                        "SELECT DISTINCT b.address FROM durable_blobs b WHERE "
+                            + STALE
+                            + " AND NOT EXISTS (SELECT 1 FROM durable_blobs l"
+                            + " JOIN durable_runs lr ON lr.run_id = l.run_id"
+                            + " WHERE l.address = b.address AND l.current = 1 AND lr.state IN "
+                            + LIVE
+                            + ")",
+                        rs -> rs.getString(1)))));
   }
 
   /** Deletes {@code rows} (after the snapshot store deleted the blobs only they named). */
@@ -141,21 +136,19 @@ public final class DurableBlobs {
 
   /** Bytes of the distinct blobs that live durable runs refer to (each shared blob once). */
   public long liveBytes() {
-    synchronized (owner) {
-      try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT COALESCE(SUM(size), 0) FROM (SELECT b.address, MAX(b.size) AS size"
-                      + " FROM durable_blobs b JOIN durable_runs r ON r.run_id = b.run_id"
-                      + " WHERE b.current = 1 AND r.state IN "
-                      + LIVE
-                      + " GROUP BY b.address)");
-          ResultSet rs = st.executeQuery()) {
-        long n = rs.next() ? rs.getLong(1) : 0;
-        db.commit();
-        return n;
-      } catch (SQLException e) {
-        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(
+        owner,
+        db,
+        "durable blobs: query failed",
+        c ->
+            StoreDb.first(
+                    c,
+                    "SELECT COALESCE(SUM(size), 0) FROM (SELECT b.address, MAX(b.size) AS size"
+                        + " FROM durable_blobs b JOIN durable_runs r ON r.run_id = b.run_id"
+                        + " WHERE b.current = 1 AND r.state IN "
+                        + LIVE
+                        + " GROUP BY b.address)",
+                    rs -> rs.getLong(1))
+                .orElse(0L));
   }
 }

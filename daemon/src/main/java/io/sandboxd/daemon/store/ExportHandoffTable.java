@@ -60,11 +60,13 @@ public final class ExportHandoffTable {
 
   /** The run's export, pending or confirmed, if one is recorded. */
   public Optional<Handoff> handoff(String runId) {
-    synchronized (owner) {
-      try {
-        Optional<Handoff> out =
+    return StoreDb.read(
+        owner,
+        db,
+        "export hand-off: query failed",
+        c ->
             StoreDb.first(
-                db,
+                c,
                 "SELECT digest, size, destination, started_ms, confirmed_ms FROM export_handoffs"
                     + " WHERE run_id = ?",
                 rs -> {
@@ -77,13 +79,7 @@ public final class ExportHandoffTable {
                       rs.getLong(4),
                       none ? Optional.empty() : Optional.of(confirmed));
                 },
-                runId);
-        db.commit();
-        return out;
-      } catch (SQLException e) {
-        throw new StoreException("export hand-off: query failed: " + e.getMessage(), e);
-      }
-    }
+                runId));
   }
 
   /**
