@@ -175,14 +175,13 @@ final class DurableAudit {
 
   private static boolean hasRecord(Connection db, String runId, String address)
       throws SQLException {
-    try (var st =
-        db.prepareStatement("SELECT 1 FROM durable_records WHERE run_id = ? AND address = ?")) {
-      st.setString(1, runId);
-      st.setString(2, address);
-      try (ResultSet rs = st.executeQuery()) {
-        return rs.next();
-      }
-    }
+    return StoreDb.first(
+            db,
+            "SELECT 1 FROM durable_records WHERE run_id = ? AND address = ?",
+            rs -> true,
+            runId,
+            address)
+        .isPresent();
   }
 
   /** Why a stored segment's text is not the signed segment at {@code address}, if it is not. */

@@ -2,7 +2,6 @@ package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -39,11 +38,7 @@ public final class DurableBlobs {
    * blobs of its earlier park are kept as not current, for the next sweep.
    */
   static void replace(Connection db, String runId, Map<String, Long> sizes) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement("UPDATE durable_blobs SET current = 0 WHERE run_id = ?")) {
-      st.setString(1, runId);
-      st.executeUpdate();
-    }
+    StoreDb.update(db, "UPDATE durable_blobs SET current = 0 WHERE run_id = ?", runId);
     try (PreparedStatement st =
         db.prepareStatement(
             "INSERT OR REPLACE INTO durable_blobs (run_id, address, size, current)"
@@ -65,26 +60,21 @@ public final class DurableBlobs {
         replace(db, runId, sizes);
         db.commit();
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot record its snapshot blobs", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot record its snapshot blobs", e);
       }
     }
   }
 
   /** Whether any blob is recorded for {@code runId}. */
   public boolean recorded(String runId) {
-    synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement("SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1")) {
-        st.setString(1, runId);
-        try (ResultSet rs = st.executeQuery()) {
-          boolean found = rs.next();
-          db.commit();
-          return found;
-        }
-      } catch (SQLException e) {
-        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(
+        owner,
+        db,
+        "durable blobs: query failed",
+        c ->
+            StoreDb.first(
+                    c, "SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1", rs -> true, runId)
+                .isPresent());
   }
 
   // Rows that no longer hold a blob: an ended (or vanished) run's, or a live run's earlier park.
@@ -103,38 +93,27 @@ public final class DurableBlobs {
    * snapshot store may delete. Read in one transaction.
    */
   public Stale stale() {
-    synchronized (owner) {
-      try {
-        List<Map.Entry<String, String>> rows = new java.util.ArrayList<>();
-        try (PreparedStatement st =
-                db.prepareStatement(
-                    "SELECT b.run_id, b.address FROM durable_blobs b WHERE " + STALE);
-            ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            rows.add(Map.entry(rs.getString(1), rs.getString(2)));
-          }
-        }
-        Set<String> dead = new LinkedHashSet<>();
-        try (PreparedStatement st =
-                db.prepareStatement(
-                    "SELECT DISTINCT b.address FROM durable_blobs b WHERE "
-                        + STALE
-                        + " AND NOT EXISTS (SELECT 1 FROM durable_blobs l"
-                        + " JOIN durable_runs lr ON lr.run_id = l.run_id"
-                        + " WHERE l.address = b.address AND l.current = 1 AND lr.state IN "
-                        + LIVE
-                        + ")");
-            ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            dead.add(rs.getString(1));
-          }
-        }
-        db.commit();
-        return new Stale(rows, dead);
-      } catch (SQLException e) {
-        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(
+        owner,
+        db,
+        "durable blobs: query failed",
+        c ->
+            new Stale(
+                StoreDb.all(
+                    c,
+                    "SELECT b.run_id, b.address FROM durable_blobs b WHERE " + STALE,
+                    rs -> Map.entry(rs.getString(1), rs.getString(2))),
+                new LinkedHashSet<>(
+                    StoreDb.all(
+                        c,
+                        "SELECT DISTINCT b.address FROM durable_blobs b WHERE "
+                            + STALE
+                            + " AND NOT EXISTS (SELECT 1 FROM durable_blobs l"
+                            + " JOIN durable_runs lr ON lr.run_id = l.run_id"
+                            + " WHERE l.address = b.address AND l.current = 1 AND lr.state IN "
+                            + LIVE
+                            + ")",
+                        rs -> rs.getString(1)))));
   }
 
   /** Deletes {@code rows} (after the snapshot store deleted the blobs only they named). */
@@ -150,37 +129,26 @@ public final class DurableBlobs {
         st.executeBatch();
         db.commit();
       } catch (SQLException e) {
-        throw rollback("durable blobs: cannot forget stale rows", e);
+        throw StoreDb.rolledBack(db, "durable blobs: cannot forget stale rows", e);
       }
     }
   }
 
   /** Bytes of the distinct blobs that live durable runs refer to (each shared blob once). */
   public long liveBytes() {
-    synchronized (owner) {
-      try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT COALESCE(SUM(size), 0) FROM (SELECT b.address, MAX(b.size) AS size"
-                      + " FROM durable_blobs b JOIN durable_runs r ON r.run_id = b.run_id"
-                      + " WHERE b.current = 1 AND r.state IN "
-                      + LIVE
-                      + " GROUP BY b.address)");
-          ResultSet rs = st.executeQuery()) {
-        long n = rs.next() ? rs.getLong(1) : 0;
-        db.commit();
-        return n;
-      } catch (SQLException e) {
-        throw new StoreException("durable blobs: query failed: " + e.getMessage(), e);
-      }
-    }
-  }
-
-  private StoreException rollback(String what, SQLException e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
-    return new StoreException(what + ": " + e.getMessage(), e);
+    return StoreDb.read(
+        owner,
+        db,
+        "durable blobs: query failed",
+        c ->
+            StoreDb.first(
+                    c,
+                    "SELECT COALESCE(SUM(size), 0) FROM (SELECT b.address, MAX(b.size) AS size"
+                        + " FROM durable_blobs b JOIN durable_runs r ON r.run_id = b.run_id"
+                        + " WHERE b.current = 1 AND r.state IN "
+                        + LIVE
+                        + " GROUP BY b.address)",
+                    rs -> rs.getLong(1))
+                .orElse(0L));
   }
 }

@@ -5,9 +5,7 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -126,26 +124,24 @@ public final class DurableRunTable {
           db.commit();
           return false;
         }
-        try (PreparedStatement st =
-            db.prepareStatement(
-                "INSERT INTO durable_runs (run_id, state, created_ms, updated_ms, unit, module,"
-                    + " grants, grants_id, entry, env, outcome, exported, imported)"
-                    + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
-          st.setString(1, run.runId());
-          st.setString(2, run.state().name());
-          st.setLong(3, run.createdMs());
-          st.setLong(4, run.updatedMs());
-          st.setString(5, run.unit());
-          st.setBytes(6, module);
-          st.setString(7, run.grantsJson());
-          st.setString(8, run.grantsId());
-          st.setString(9, run.entry());
-          st.setString(10, run.env());
-          st.setString(11, run.outcomeJson());
-          st.setInt(12, run.exported() ? 1 : 0);
-          st.setInt(13, run.imported() ? 1 : 0);
-          st.executeUpdate();
-        }
+        StoreDb.update(
+            db,
+            "INSERT INTO durable_runs (run_id, state, created_ms, updated_ms, unit, module,"
+                + " grants, grants_id, entry, env, outcome, exported, imported)"
+                + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            run.runId(),
+            run.state().name(),
+            run.createdMs(),
+            run.updatedMs(),
+            run.unit(),
+            module,
+            run.grantsJson(),
+            run.grantsId(),
+            run.entry(),
+            run.env(),
+            run.outcomeJson(),
+            run.exported() ? 1 : 0,
+            run.imported() ? 1 : 0);
         insertSegments(run.runId(), segments, records);
         if (snapshotBlobs != null) {
           DurableBlobs.replace(db, run.runId(), snapshotBlobs);
@@ -155,7 +151,7 @@ public final class DurableRunTable {
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
         owner.ledgerReset(ledgerBefore);
-        throw rollback("run " + run.runId() + ": cannot store", e);
+        throw StoreDb.rolledBack(db, "run " + run.runId() + ": cannot store", e);
       }
     }
   }
@@ -179,30 +175,28 @@ public final class DurableRunTable {
       StoreLedger.Mark ledgerBefore = owner.ledgerMark();
       try {
         if (c.resumedSuspend().isPresent()) {
-          try (PreparedStatement st =
-              db.prepareStatement(
+          if (StoreDb.update(
+                  db,
                   "INSERT OR IGNORE INTO durable_resumed (suspend, run_id, resumed_ms)"
-                      + " VALUES (?,?,?)")) {
-            st.setString(1, c.resumedSuspend().get());
-            st.setString(2, c.runId());
-            st.setLong(3, System.currentTimeMillis());
-            if (st.executeUpdate() == 0) {
-              db.rollback();
-              return false;
-            }
+                      + " VALUES (?,?,?)",
+                  c.resumedSuspend().get(),
+                  c.runId(),
+                  System.currentTimeMillis())
+              == 0) {
+            db.rollback();
+            return false;
           }
         }
         insertSegments(c.runId(), c.segments(), c.records());
-        try (PreparedStatement st =
-            db.prepareStatement(
-                "UPDATE durable_runs SET state = ?, outcome = ?, updated_ms = ? WHERE run_id = ?")) {
-          st.setString(1, c.state().name());
-          st.setString(2, c.outcomeJson());
-          st.setLong(3, System.currentTimeMillis());
-          st.setString(4, c.runId());
-          if (st.executeUpdate() != 1) {
-            throw new SQLException("no durable run " + c.runId());
-          }
+        if (StoreDb.update(
+                db,
+                "UPDATE durable_runs SET state = ?, outcome = ?, updated_ms = ? WHERE run_id = ?",
+                c.state().name(),
+                c.outcomeJson(),
+                System.currentTimeMillis(),
+                c.runId())
+            != 1) {
+          throw new SQLException("no durable run " + c.runId());
         }
         if (snapshotBlobs != null) {
           DurableBlobs.replace(db, c.runId(), snapshotBlobs);
@@ -212,26 +206,24 @@ public final class DurableRunTable {
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
         owner.ledgerReset(ledgerBefore);
-        throw rollback("run " + c.runId() + ": cannot append", e);
+        throw StoreDb.rolledBack(db, "run " + c.runId() + ": cannot append", e);
       }
     }
   }
 
   /** Whether {@code suspendAddress} was resumed on this node. */
   public boolean resumed(String suspendAddress) {
-    synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement("SELECT 1 FROM durable_resumed WHERE suspend = ?")) {
-        st.setString(1, suspendAddress);
-        try (ResultSet rs = st.executeQuery()) {
-          boolean found = rs.next();
-          db.commit();
-          return found;
-        }
-      } catch (SQLException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(
+        owner,
+        db,
+        "durable runs: query failed",
+        c ->
+            StoreDb.first(
+                    c,
+                    "SELECT 1 FROM durable_resumed WHERE suspend = ?",
+                    rs -> true,
+                    suspendAddress)
+                .isPresent());
   }
 
   /**
@@ -240,17 +232,19 @@ public final class DurableRunTable {
    */
   public boolean markExported(String runId) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "UPDATE durable_runs SET state = 'moved', exported = 1, updated_ms = ?"
-                  + " WHERE run_id = ? AND state = 'parked' AND exported = 0")) {
-        st.setLong(1, System.currentTimeMillis());
-        st.setString(2, runId);
-        boolean done = st.executeUpdate() == 1;
+      try {
+        boolean done =
+            StoreDb.update(
+                    db,
+                    "UPDATE durable_runs SET state = 'moved', exported = 1, updated_ms = ?"
+                        + " WHERE run_id = ? AND state = 'parked' AND exported = 0",
+                    System.currentTimeMillis(),
+                    runId)
+                == 1;
         db.commit();
         return done;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot mark exported", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot mark exported", e);
       }
     }
   }
@@ -262,20 +256,23 @@ public final class DurableRunTable {
    */
   public boolean transition(String runId, State from, State to) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
-                  + " WHERE run_id = ? AND state = ? AND exported = 0")) {
-        st.setString(1, to.name());
-        st.setInt(2, to == State.moved ? 1 : 0);
-        st.setLong(3, System.currentTimeMillis());
-        st.setString(4, runId);
-        st.setString(5, from.name());
-        boolean done = st.executeUpdate() == 1;
+      try {
+        boolean done =
+            StoreDb.update(
+                    db,
+                    "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
+                        + " WHERE run_id = ? AND state = ? AND exported = 0",
+                    to.name(),
+                    to == State.moved ? 1 : 0,
+                    System.currentTimeMillis(),
+                    runId,
+                    from.name())
+                == 1;
         db.commit();
         return done;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot move from " + from + " to " + to, e);
+        throw StoreDb.rolledBack(
+            db, "run " + runId + ": cannot move from " + from + " to " + to, e);
       }
     }
   }
@@ -283,17 +280,17 @@ public final class DurableRunTable {
   /** Replaces the grants in force of a run (an accepted amendment, WIRE.md §2.11); fsynced. */
   public void setGrants(String runId, String grantsJson, String grantsId) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "UPDATE durable_runs SET grants = ?, grants_id = ?, updated_ms = ? WHERE run_id = ?")) {
-        st.setString(1, grantsJson);
-        st.setString(2, grantsId);
-        st.setLong(3, System.currentTimeMillis());
-        st.setString(4, runId);
-        st.executeUpdate();
+      try {
+        StoreDb.update(
+            db,
+            "UPDATE durable_runs SET grants = ?, grants_id = ?, updated_ms = ? WHERE run_id = ?",
+            grantsJson,
+            grantsId,
+            System.currentTimeMillis(),
+            runId);
         db.commit();
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot store amended grants", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot store amended grants", e);
       }
     }
   }
@@ -302,24 +299,19 @@ public final class DurableRunTable {
   public List<String> settleInterrupted(String outcomeJson) {
     synchronized (owner) {
       try {
-        List<String> ids = new ArrayList<>();
-        try (PreparedStatement st =
-                db.prepareStatement("SELECT run_id FROM durable_runs WHERE state = 'running'");
-            ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            ids.add(rs.getString(1));
-          }
-        }
-        try (PreparedStatement st =
-            db.prepareStatement(
-                "UPDATE durable_runs SET state = 'failed', outcome = ? WHERE state = 'running'")) {
-          st.setString(1, outcomeJson);
-          st.executeUpdate();
-        }
+        List<String> ids =
+            StoreDb.all(
+                db,
+                "SELECT run_id FROM durable_runs WHERE state = 'running'",
+                rs -> rs.getString(1));
+        StoreDb.update(
+            db,
+            "UPDATE durable_runs SET state = 'failed', outcome = ? WHERE state = 'running'",
+            outcomeJson);
         db.commit();
         return ids;
       } catch (SQLException e) {
-        throw rollback("durable runs: cannot settle interrupted runs", e);
+        throw StoreDb.rolledBack(db, "durable runs: cannot settle interrupted runs", e);
       }
     }
   }
@@ -336,36 +328,29 @@ public final class DurableRunTable {
 
   private List<Run> query(String where, String arg, int limit) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT run_id, state, created_ms, updated_ms, unit, grants, grants_id, entry, env,"
-                  + " outcome, exported, imported FROM durable_runs "
-                  + where
-                  + " ORDER BY created_ms DESC, run_id DESC LIMIT ?")) {
-        int i = 1;
-        if (arg != null) {
-          st.setString(i++, arg);
-        }
-        st.setInt(i, limit);
-        List<Run> out = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            out.add(
-                new Run(
-                    rs.getString(1),
-                    State.valueOf(rs.getString(2)),
-                    rs.getLong(3),
-                    rs.getLong(4),
-                    rs.getString(5),
-                    rs.getString(6),
-                    rs.getString(7),
-                    rs.getString(8),
-                    rs.getString(9),
-                    rs.getString(10),
-                    rs.getInt(11) != 0,
-                    rs.getInt(12) != 0));
-          }
-        }
+      try {
+        List<Run> out =
+            StoreDb.all(
+                db,
+                "SELECT run_id, state, created_ms, updated_ms, unit, grants, grants_id, entry, env,"
+                    + " outcome, exported, imported FROM durable_runs "
+                    + where
+                    + " ORDER BY created_ms DESC, run_id DESC LIMIT ?",
+                rs ->
+                    new Run(
+                        rs.getString(1),
+                        State.valueOf(rs.getString(2)),
+                        rs.getLong(3),
+                        rs.getLong(4),
+                        rs.getString(5),
+                        rs.getString(6),
+                        rs.getString(7),
+                        rs.getString(8),
+                        rs.getString(9),
+                        rs.getString(10),
+                        rs.getInt(11) != 0,
+                        rs.getInt(12) != 0),
+                arg == null ? new Object[] {limit} : new Object[] {arg, limit});
         db.commit();
         return out;
       } catch (SQLException | IllegalArgumentException e) {
@@ -376,37 +361,34 @@ public final class DurableRunTable {
 
   /** The run's module bytes. */
   public byte[] module(String runId) {
-    synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement("SELECT module FROM durable_runs WHERE run_id = ?")) {
-        st.setString(1, runId);
-        try (ResultSet rs = st.executeQuery()) {
-          byte[] b = rs.next() ? rs.getBytes(1) : null;
-          db.commit();
-          if (b == null) {
-            throw new StoreException("durable run " + runId + ": no module stored");
-          }
-          return b;
-        }
-      } catch (SQLException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
-      }
+    // A NULL module reads as none, as no row does.
+    List<byte[]> l =
+        StoreDb.read(
+            owner,
+            db,
+            "durable runs: query failed",
+            c ->
+                StoreDb.all(
+                    c,
+                    "SELECT module FROM durable_runs WHERE run_id = ?",
+                    rs -> rs.getBytes(1),
+                    runId));
+    if (l.isEmpty() || l.get(0) == null) {
+      throw new StoreException("durable run " + runId + ": no module stored");
     }
+    return l.get(0);
   }
 
   /** The run's segments in seq order, each with the log of its step. */
   public List<Segment> segments(String runId) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq")) {
-        st.setString(1, runId);
-        List<Segment> out = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            out.add(new Segment(envelope(rs.getString(1)), rs.getString(2)));
-          }
-        }
+      try {
+        List<Segment> out =
+            StoreDb.all(
+                db,
+                "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq",
+                rs -> new Segment(envelope(rs.getString(1)), rs.getString(2)),
+                runId);
         db.commit();
         return out;
       } catch (SQLException | AttestException e) {
@@ -418,16 +400,13 @@ public final class DurableRunTable {
   /** The run's receipts and attestations, in the order they were stored. */
   public List<Envelope> records(String runId) {
     synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid")) {
-        st.setString(1, runId);
-        List<Envelope> out = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-          while (rs.next()) {
-            out.add(envelope(rs.getString(1)));
-          }
-        }
+      try {
+        List<Envelope> out =
+            StoreDb.all(
+                db,
+                "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid",
+                rs -> envelope(rs.getString(1)),
+                runId);
         db.commit();
         return out;
       } catch (SQLException | AttestException e) {
@@ -442,13 +421,8 @@ public final class DurableRunTable {
         new String[] {
           "SELECT 1 FROM durable_runs WHERE run_id = ?", "SELECT 1 FROM runs WHERE run_id = ?"
         }) {
-      try (PreparedStatement st = db.prepareStatement(sql)) {
-        st.setString(1, runId);
-        try (ResultSet rs = st.executeQuery()) {
-          if (rs.next()) {
-            return true;
-          }
-        }
+      if (StoreDb.first(db, sql, rs -> true, runId).isPresent()) {
+        return true;
       }
     }
     return false;
@@ -456,15 +430,7 @@ public final class DurableRunTable {
 
   /** Whether the node holds a run with this id, durable or single-step. */
   public boolean holds(String runId) {
-    synchronized (owner) {
-      try {
-        boolean h = held(runId);
-        db.commit();
-        return h;
-      } catch (SQLException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(owner, db, "durable runs: query failed", c -> held(runId));
   }
 
   private void insertSegments(String runId, List<Segment> segments, List<Envelope> records)
@@ -501,14 +467,5 @@ public final class DurableRunTable {
 
   private static Envelope envelope(String json) {
     return Envelope.fromJson(CanonicalJson.parse(json));
-  }
-
-  private StoreException rollback(String what, Exception e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
-    return new StoreException(what + ": " + e.getMessage(), e);
   }
 }

@@ -1,8 +1,6 @@
 package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
@@ -43,54 +41,45 @@ public final class ExportHandoffTable {
           db.rollback();
           return false;
         }
-        try (PreparedStatement st =
-            db.prepareStatement(
-                "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
-                    + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)")) {
-          st.setString(1, runId);
-          st.setString(2, h.digest());
-          st.setLong(3, h.size());
-          st.setString(4, h.destination());
-          st.setLong(5, h.startedMs());
-          st.executeUpdate();
-        }
+        StoreDb.update(
+            db,
+            "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
+                + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)",
+            runId,
+            h.digest(),
+            h.size(),
+            h.destination(),
+            h.startedMs());
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot mark exporting", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot mark exporting", e);
       }
     }
   }
 
   /** The run's export, pending or confirmed, if one is recorded. */
   public Optional<Handoff> handoff(String runId) {
-    synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT digest, size, destination, started_ms, confirmed_ms FROM export_handoffs"
-                  + " WHERE run_id = ?")) {
-        st.setString(1, runId);
-        Optional<Handoff> out = Optional.empty();
-        try (ResultSet rs = st.executeQuery()) {
-          if (rs.next()) {
-            long confirmed = rs.getLong(5);
-            boolean none = rs.wasNull();
-            out =
-                Optional.of(
-                    new Handoff(
-                        rs.getString(1),
-                        rs.getLong(2),
-                        rs.getString(3),
-                        rs.getLong(4),
-                        none ? Optional.empty() : Optional.of(confirmed)));
-          }
-        }
-        db.commit();
-        return out;
-      } catch (SQLException e) {
-        throw new StoreException("export hand-off: query failed: " + e.getMessage(), e);
-      }
-    }
+    return StoreDb.read(
+        owner,
+        db,
+        "export hand-off: query failed",
+        c ->
+            StoreDb.first(
+                c,
+                "SELECT digest, size, destination, started_ms, confirmed_ms FROM export_handoffs"
+                    + " WHERE run_id = ?",
+                rs -> {
+                  long confirmed = rs.getLong(5);
+                  boolean none = rs.wasNull();
+                  return new Handoff(
+                      rs.getString(1),
+                      rs.getLong(2),
+                      rs.getString(3),
+                      rs.getLong(4),
+                      none ? Optional.empty() : Optional.of(confirmed));
+                },
+                runId));
   }
 
   /**
@@ -100,16 +89,14 @@ public final class ExportHandoffTable {
   public boolean confirm(String runId, String digest, long nowMs) {
     synchronized (owner) {
       try {
-        int n;
-        try (PreparedStatement st =
-            db.prepareStatement(
+        int n =
+            StoreDb.update(
+                db,
                 "UPDATE export_handoffs SET confirmed_ms = ? WHERE run_id = ? AND digest = ?"
-                    + " AND confirmed_ms IS NULL")) {
-          st.setLong(1, nowMs);
-          st.setString(2, runId);
-          st.setString(3, digest);
-          n = st.executeUpdate();
-        }
+                    + " AND confirmed_ms IS NULL",
+                nowMs,
+                runId,
+                digest);
         if (n != 1 || !move(runId, "exporting", "moved", 1)) {
           db.rollback();
           return false;
@@ -117,7 +104,7 @@ public final class ExportHandoffTable {
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot confirm its export", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot confirm its export", e);
       }
     }
   }
@@ -133,39 +120,25 @@ public final class ExportHandoffTable {
           db.rollback();
           return false;
         }
-        try (PreparedStatement st =
-            db.prepareStatement("DELETE FROM export_handoffs WHERE run_id = ?")) {
-          st.setString(1, runId);
-          st.executeUpdate();
-        }
+        StoreDb.update(db, "DELETE FROM export_handoffs WHERE run_id = ?", runId);
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rollback("run " + runId + ": cannot take its export back", e);
+        throw StoreDb.rolledBack(db, "run " + runId + ": cannot take its export back", e);
       }
     }
   }
 
   private boolean move(String runId, String from, String to, int exported) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement(
+    return StoreDb.update(
+            db,
             "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
-                + " WHERE run_id = ? AND state = ? AND exported = 0")) {
-      st.setString(1, to);
-      st.setInt(2, exported);
-      st.setLong(3, System.currentTimeMillis());
-      st.setString(4, runId);
-      st.setString(5, from);
-      return st.executeUpdate() == 1;
-    }
-  }
-
-  private StoreException rollback(String what, SQLException e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
-    return new StoreException(what + ": " + e.getMessage(), e);
+                + " WHERE run_id = ? AND state = ? AND exported = 0",
+            to,
+            exported,
+            System.currentTimeMillis(),
+            runId,
+            from)
+        == 1;
   }
 }

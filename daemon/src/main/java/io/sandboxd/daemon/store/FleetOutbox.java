@@ -1,7 +1,7 @@
 package io.sandboxd.daemon.store;
 
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,54 +52,39 @@ public final class FleetOutbox {
           if (!StoreSchema.hasTable(db, "durable_records")) {
             return out;
           }
-          try (PreparedStatement st = db.prepareStatement(DURABLE_UNSHIPPED + " LIMIT ?")) {
-            st.setString(1, node);
-            st.setInt(2, limit);
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                out.add(new Unshipped(rs.getString(1), rs.getString(2)));
-              }
-            }
-          }
-          return out;
+          return StoreDb.all(
+              db, DURABLE_UNSHIPPED + " LIMIT ?", FleetOutbox::unshipped, node, limit);
         });
   }
 
   private List<Unshipped> runRecords(int limit) {
     return store.onConnection(
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT r.address, r.envelope FROM records r LEFT JOIN fleet_proofs p"
-                      + " ON p.address = r.address WHERE p.address IS NULL ORDER BY r.rowid"
-                      + " LIMIT ?")) {
-            st.setInt(1, limit);
-            List<Unshipped> out = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                out.add(new Unshipped(rs.getString(1), rs.getString(2)));
-              }
-            }
-            return out;
-          }
-        });
+        db ->
+            StoreDb.all(
+                db,
+                "SELECT r.address, r.envelope FROM records r LEFT JOIN fleet_proofs p"
+                    + " ON p.address = r.address WHERE p.address IS NULL ORDER BY r.rowid"
+                    + " LIMIT ?",
+                FleetOutbox::unshipped,
+                limit));
+  }
+
+  private static Unshipped unshipped(ResultSet rs) throws SQLException {
+    return new Unshipped(rs.getString(1), rs.getString(2));
   }
 
   /** Keeps a verified proof; the record counts as shipped from now on. */
   public void prove(String address, long treeSize, String proofJson) {
     store.onConnection(
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT OR IGNORE INTO fleet_proofs (address, tree_size, proof, proven_ms)"
-                      + " VALUES (?, ?, ?, ?)")) {
-            st.setString(1, address);
-            st.setLong(2, treeSize);
-            st.setString(3, proofJson);
-            st.setLong(4, System.currentTimeMillis());
-            return st.executeUpdate();
-          }
-        });
+        db ->
+            StoreDb.update(
+                db,
+                "INSERT OR IGNORE INTO fleet_proofs (address, tree_size, proof, proven_ms)"
+                    + " VALUES (?, ?, ?, ?)",
+                address,
+                treeSize,
+                proofJson,
+                System.currentTimeMillis()));
   }
 
   /** Records still without a proof, durable runs' included. */
@@ -116,13 +101,13 @@ public final class FleetOutbox {
             n = rs.next() ? rs.getLong(1) : 0L;
           }
           if (StoreSchema.hasTable(db, "durable_records")) {
-            try (PreparedStatement st =
-                db.prepareStatement("SELECT count(*) FROM (" + DURABLE_UNSHIPPED + ")")) {
-              st.setString(1, node);
-              try (ResultSet rs = st.executeQuery()) {
-                n += rs.next() ? rs.getLong(1) : 0L;
-              }
-            }
+            n +=
+                StoreDb.first(
+                        db,
+                        "SELECT count(*) FROM (" + DURABLE_UNSHIPPED + ")",
+                        rs -> rs.getLong(1),
+                        node)
+                    .orElse(0L);
           }
           return n;
         });

@@ -1,10 +1,12 @@
 package io.sandboxd.daemon.store;
 
+import static io.sandboxd.daemon.store.StoreDb.all;
+import static io.sandboxd.daemon.store.StoreDb.first;
+import static io.sandboxd.daemon.store.StoreDb.update;
+
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,23 +75,20 @@ public final class JcpTable {
     return store.transact(
         "mint policy " + policy.address() + " not stored",
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT OR IGNORE INTO jcp_parents (grants_id, grants, held) VALUES (?,?,1)")) {
-            st.setString(1, parentGrantsId);
-            st.setString(2, parentJson);
-            st.executeUpdate();
-          }
-          try (PreparedStatement st =
-              db.prepareStatement(
+          update(
+              db,
+              "INSERT OR IGNORE INTO jcp_parents (grants_id, grants, held) VALUES (?,?,1)",
+              parentGrantsId,
+              parentJson);
+          return update(
+                  db,
                   "INSERT OR IGNORE INTO jcp_policies (address, parent_grants_id, envelope,"
-                      + " added_ms) VALUES (?,?,?,?)")) {
-            st.setString(1, policy.address());
-            st.setString(2, parentGrantsId);
-            st.setString(3, policy.toJsonLine());
-            st.setLong(4, addedMs);
-            return st.executeUpdate() == 0;
-          }
+                      + " added_ms) VALUES (?,?,?,?)",
+                  policy.address(),
+                  parentGrantsId,
+                  policy.toJsonLine(),
+                  addedMs)
+              == 0;
         });
   }
 
@@ -101,20 +100,13 @@ public final class JcpTable {
   public Optional<Policy> policy(String address) {
     return store.transact(
         "cannot read mint policy " + address,
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT p.envelope, g.grants, g.held FROM jcp_policies p JOIN jcp_parents g"
-                      + " ON g.grants_id = p.parent_grants_id WHERE p.address = ?")) {
-            st.setString(1, address);
-            try (ResultSet rs = st.executeQuery()) {
-              return rs.next()
-                  ? Optional.of(
-                      new Policy(envelope(rs.getString(1)), rs.getString(2), rs.getInt(3) != 0))
-                  : Optional.<Policy>empty();
-            }
-          }
-        });
+        db ->
+            first(
+                db,
+                "SELECT p.envelope, g.grants, g.held FROM jcp_policies p JOIN jcp_parents g"
+                    + " ON g.grants_id = p.parent_grants_id WHERE p.address = ?",
+                rs -> new Policy(envelope(rs.getString(1)), rs.getString(2), rs.getInt(3) != 0),
+                address));
   }
 
   /** Stops holding a parent grant; returns how many policies name it. */
@@ -122,21 +114,15 @@ public final class JcpTable {
     return store.transact(
         "cannot release parent " + grantsId,
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("UPDATE jcp_parents SET held = 0 WHERE grants_id = ?")) {
-            st.setString(1, grantsId);
-            if (st.executeUpdate() == 0) {
-              return -1;
-            }
+          if (update(db, "UPDATE jcp_parents SET held = 0 WHERE grants_id = ?", grantsId) == 0) {
+            return -1;
           }
-          try (PreparedStatement st =
-              db.prepareStatement("SELECT COUNT(*) FROM jcp_policies WHERE parent_grants_id = ?")) {
-            st.setString(1, grantsId);
-            try (ResultSet rs = st.executeQuery()) {
-              rs.next();
-              return rs.getInt(1);
-            }
-          }
+          return first(
+                  db,
+                  "SELECT COUNT(*) FROM jcp_policies WHERE parent_grants_id = ?",
+                  rs -> rs.getInt(1),
+                  grantsId)
+              .orElseThrow();
         });
   }
 
@@ -148,28 +134,24 @@ public final class JcpTable {
     return store.transact(
         "cannot read the children of " + policy,
         db -> {
-          long minted = 0;
-          String last = null;
-          long lastMs = 0;
-          List<Long> times = new ArrayList<>();
-          try (PreparedStatement st =
-              db.prepareStatement(
+          record Minted(long seq, String address, long mintedMs) {}
+          List<Minted> latest =
+              all(
+                  db,
                   "SELECT seq, address, minted_ms FROM jcp_children WHERE policy = ?"
-                      + " ORDER BY seq DESC LIMIT ?")) {
-            st.setString(1, policy);
-            st.setLong(2, Math.max(1, Math.min(recent, Integer.MAX_VALUE)));
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                if (last == null) {
-                  minted = rs.getLong(1) + 1;
-                  last = rs.getString(2);
-                  lastMs = rs.getLong(3);
-                }
-                times.add(0, rs.getLong(3));
-              }
-            }
+                      + " ORDER BY seq DESC LIMIT ?",
+                  rs -> new Minted(rs.getLong(1), rs.getString(2), rs.getLong(3)),
+                  policy,
+                  Math.max(1, Math.min(recent, Integer.MAX_VALUE)));
+          if (latest.isEmpty()) {
+            return new History(0, null, 0, new ArrayList<>());
           }
-          return new History(minted, last, lastMs, times);
+          List<Long> times = new ArrayList<>();
+          for (Minted m : latest) {
+            times.add(0, m.mintedMs());
+          }
+          Minted last = latest.get(0);
+          return new History(last.seq() + 1, last.address(), last.mintedMs(), times);
         });
   }
 
@@ -185,26 +167,22 @@ public final class JcpTable {
     store.transact(
         "child " + seq + " of " + policy + " not stored",
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT INTO jcp_event_nonces (signer, nonce, expires_ms) VALUES (?,?,?)")) {
-            st.setString(1, nonce.signer());
-            st.setString(2, nonce.nonce());
-            st.setLong(3, nonce.expiresMs());
-            st.executeUpdate();
-          }
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT INTO jcp_children (policy, seq, address, grants_id, minted_ms, envelope)"
-                      + " VALUES (?,?,?,?,?,?)")) {
-            st.setString(1, policy);
-            st.setLong(2, seq);
-            st.setString(3, child.address());
-            st.setString(4, grantsId);
-            st.setLong(5, mintedMs);
-            st.setString(6, child.toJsonLine());
-            return st.executeUpdate();
-          }
+          update(
+              db,
+              "INSERT INTO jcp_event_nonces (signer, nonce, expires_ms) VALUES (?,?,?)",
+              nonce.signer(),
+              nonce.nonce(),
+              nonce.expiresMs());
+          return update(
+              db,
+              "INSERT INTO jcp_children (policy, seq, address, grants_id, minted_ms, envelope)"
+                  + " VALUES (?,?,?,?,?,?)",
+              policy,
+              seq,
+              child.address(),
+              grantsId,
+              mintedMs,
+              child.toJsonLine());
         });
   }
 
@@ -214,30 +192,25 @@ public final class JcpTable {
   public Use use(String child) {
     return store.transact(
         "cannot read the uses of child " + child,
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("SELECT uses, released FROM jcp_child_uses WHERE child = ?")) {
-            st.setString(1, child);
-            try (ResultSet rs = st.executeQuery()) {
-              return rs.next() ? new Use(rs.getLong(1), rs.getInt(2) != 0) : new Use(0, false);
-            }
-          }
-        });
+        db ->
+            first(
+                    db,
+                    "SELECT uses, released FROM jcp_child_uses WHERE child = ?",
+                    rs -> new Use(rs.getLong(1), rs.getInt(2) != 0),
+                    child)
+                .orElse(new Use(0, false)));
   }
 
   /** Counts one run started under {@code child} (fsynced before it returns). */
   public void countUse(String child) {
     store.transact(
         "use of child " + child + " not stored",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT INTO jcp_child_uses (child, uses, released) VALUES (?,1,0)"
-                      + " ON CONFLICT (child) DO UPDATE SET uses = uses + 1")) {
-            st.setString(1, child);
-            return st.executeUpdate();
-          }
-        });
+        db ->
+            update(
+                db,
+                "INSERT INTO jcp_child_uses (child, uses, released) VALUES (?,1,0)"
+                    + " ON CONFLICT (child) DO UPDATE SET uses = uses + 1",
+                child));
   }
 
   /** Releases every child minted with {@code grantsId}; returns how many there are. */
@@ -245,24 +218,18 @@ public final class JcpTable {
     return store.transact(
         "cannot release children " + grantsId,
         db -> {
-          List<String> children = new ArrayList<>();
-          try (PreparedStatement st =
-              db.prepareStatement("SELECT address FROM jcp_children WHERE grants_id = ?")) {
-            st.setString(1, grantsId);
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                children.add(rs.getString(1));
-              }
-            }
-          }
+          List<String> children =
+              all(
+                  db,
+                  "SELECT address FROM jcp_children WHERE grants_id = ?",
+                  rs -> rs.getString(1),
+                  grantsId);
           for (String c : children) {
-            try (PreparedStatement st =
-                db.prepareStatement(
-                    "INSERT INTO jcp_child_uses (child, uses, released) VALUES (?,0,1)"
-                        + " ON CONFLICT (child) DO UPDATE SET released = 1")) {
-              st.setString(1, c);
-              st.executeUpdate();
-            }
+            update(
+                db,
+                "INSERT INTO jcp_child_uses (child, uses, released) VALUES (?,0,1)"
+                    + " ON CONFLICT (child) DO UPDATE SET released = 1",
+                c);
           }
           return children.size();
         });
@@ -278,21 +245,15 @@ public final class JcpTable {
     return store.transact(
         "cannot read event nonces",
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("DELETE FROM jcp_event_nonces WHERE expires_ms < ?")) {
-            st.setLong(1, nowMs);
-            st.executeUpdate();
-          }
-          boolean seen;
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT 1 FROM jcp_event_nonces WHERE signer = ? AND nonce = ?")) {
-            st.setString(1, signer);
-            st.setString(2, nonce);
-            try (ResultSet rs = st.executeQuery()) {
-              seen = rs.next();
-            }
-          }
+          update(db, "DELETE FROM jcp_event_nonces WHERE expires_ms < ?", nowMs);
+          boolean seen =
+              first(
+                      db,
+                      "SELECT 1 FROM jcp_event_nonces WHERE signer = ? AND nonce = ?",
+                      rs -> true,
+                      signer,
+                      nonce)
+                  .isPresent();
           return new Nonces(seen, count(db, "jcp_event_nonces"));
         });
   }
@@ -301,20 +262,14 @@ public final class JcpTable {
   public Optional<Child> childByGrantsId(String grantsId) {
     return store.transact(
         "cannot read minted children",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT c.envelope, p.envelope FROM jcp_children c JOIN jcp_policies p"
-                      + " ON p.address = c.policy WHERE c.grants_id = ?"
-                      + " ORDER BY c.minted_ms DESC, c.rowid DESC LIMIT 1")) {
-            st.setString(1, grantsId);
-            try (ResultSet rs = st.executeQuery()) {
-              return rs.next()
-                  ? Optional.of(new Child(envelope(rs.getString(1)), envelope(rs.getString(2))))
-                  : Optional.<Child>empty();
-            }
-          }
-        });
+        db ->
+            first(
+                db,
+                "SELECT c.envelope, p.envelope FROM jcp_children c JOIN jcp_policies p"
+                    + " ON p.address = c.policy WHERE c.grants_id = ?"
+                    + " ORDER BY c.minted_ms DESC, c.rowid DESC LIMIT 1",
+                rs -> new Child(envelope(rs.getString(1)), envelope(rs.getString(2))),
+                grantsId));
   }
 
   /** A stored policy or minted child by its address. */
@@ -346,17 +301,7 @@ public final class JcpTable {
   public void appendCheckpoint(String runId, long seq, Envelope checkpoint) {
     store.transact(
         "checkpoint " + seq + " of " + runId + " not stored",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT INTO jcp_checkpoints (run_id, seq, address, envelope) VALUES (?,?,?,?)")) {
-            st.setString(1, runId);
-            st.setLong(2, seq);
-            st.setString(3, checkpoint.address());
-            st.setString(4, checkpoint.toJsonLine());
-            return st.executeUpdate();
-          }
-        });
+        db -> insert(db, "jcp_checkpoints", runId, seq, checkpoint));
   }
 
   /** The amendments applied to the run, in the order they were applied. */
@@ -373,18 +318,7 @@ public final class JcpTable {
   public void appendAmendment(String runId, Envelope amendment, long appliedMs) {
     store.transact(
         "amendment " + amendment.address() + " not stored",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "INSERT INTO jcp_amendments (address, run_id, applied_ms, envelope)"
-                      + " VALUES (?,?,?,?)")) {
-            st.setString(1, amendment.address());
-            st.setString(2, runId);
-            st.setLong(3, appliedMs);
-            st.setString(4, amendment.toJsonLine());
-            return st.executeUpdate();
-          }
-        });
+        db -> insertAmendment(db, runId, amendment, appliedMs));
   }
 
   /**
@@ -403,44 +337,45 @@ public final class JcpTable {
         "JCP records of imported run " + runId + " not stored",
         db -> {
           for (String t : List.of("jcp_carried", "jcp_checkpoints", "jcp_amendments")) {
-            try (PreparedStatement st =
-                db.prepareStatement("DELETE FROM " + t + " WHERE run_id = ?")) {
-              st.setString(1, runId);
-              st.executeUpdate();
-            }
+            update(db, "DELETE FROM " + t + " WHERE run_id = ?", runId);
           }
           insertAll(db, "jcp_carried", runId, evidence);
           insertAll(db, "jcp_checkpoints", runId, checkpoints);
           for (Envelope a : amendments) {
-            try (PreparedStatement st =
-                db.prepareStatement(
-                    "INSERT INTO jcp_amendments (address, run_id, applied_ms, envelope)"
-                        + " VALUES (?,?,?,?)")) {
-              st.setString(1, a.address());
-              st.setString(2, runId);
-              // One time for all: the rowid keeps them in the order they were applied.
-              st.setLong(3, nowMs);
-              st.setString(4, a.toJsonLine());
-              st.executeUpdate();
-            }
+            // One time for all: the rowid keeps them in the order they were applied.
+            insertAmendment(db, runId, a, nowMs);
           }
           return null;
         });
   }
 
+  private static int insertAmendment(Connection db, String runId, Envelope a, long appliedMs)
+      throws SQLException {
+    return update(
+        db,
+        "INSERT INTO jcp_amendments (address, run_id, applied_ms, envelope) VALUES (?,?,?,?)",
+        a.address(),
+        runId,
+        appliedMs,
+        a.toJsonLine());
+  }
+
   private static void insertAll(Connection db, String table, String runId, List<Envelope> rows)
       throws SQLException {
     for (int i = 0; i < rows.size(); i++) {
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "INSERT INTO " + table + " (run_id, seq, address, envelope) VALUES (?,?,?,?)")) {
-        st.setString(1, runId);
-        st.setLong(2, i);
-        st.setString(3, rows.get(i).address());
-        st.setString(4, rows.get(i).toJsonLine());
-        st.executeUpdate();
-      }
+      insert(db, table, runId, i, rows.get(i));
     }
+  }
+
+  private static int insert(Connection db, String table, String runId, long seq, Envelope row)
+      throws SQLException {
+    return update(
+        db,
+        "INSERT INTO " + table + " (run_id, seq, address, envelope) VALUES (?,?,?,?)",
+        runId,
+        seq,
+        row.address(),
+        row.toJsonLine());
   }
 
   /** The policy and child records a bundle carried for the imported run, in bundle order. */
@@ -451,24 +386,11 @@ public final class JcpTable {
   }
 
   private static List<Envelope> list(Connection db, String sql, String key) throws SQLException {
-    List<Envelope> out = new ArrayList<>();
-    try (PreparedStatement st = db.prepareStatement(sql)) {
-      st.setString(1, key);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          out.add(envelope(rs.getString(1)));
-        }
-      }
-    }
-    return out;
+    return all(db, sql, rs -> envelope(rs.getString(1)), key);
   }
 
   private static long count(Connection db, String table) throws SQLException {
-    try (PreparedStatement st = db.prepareStatement("SELECT COUNT(*) FROM " + table);
-        ResultSet rs = st.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return first(db, "SELECT COUNT(*) FROM " + table, rs -> rs.getLong(1)).orElseThrow();
   }
 
   private static Envelope envelope(String json) {

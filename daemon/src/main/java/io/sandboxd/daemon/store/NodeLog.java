@@ -187,15 +187,12 @@ final class NodeLog {
       return latest().orElseThrow().note();
     }
     String note = LogCheckpoint.of(policy.origin(), frontier.head()).sign(key);
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "INSERT OR REPLACE INTO node_log_checkpoints (tree_size, signed_ms, note)"
-                + " VALUES (?,?,?)")) {
-      st.setLong(1, frontier.size());
-      st.setLong(2, nowMs);
-      st.setString(3, note);
-      st.executeUpdate();
-    }
+    StoreDb.update(
+        db,
+        "INSERT OR REPLACE INTO node_log_checkpoints (tree_size, signed_ms, note) VALUES (?,?,?)",
+        frontier.size(),
+        nowMs,
+        note);
     checkpointSize = frontier.size();
     checkpointMs = nowMs;
     return note;
@@ -221,16 +218,11 @@ final class NodeLog {
 
   /** The first leaf holding {@code address}, if any. */
   Optional<Leaf> find(String address) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT idx, kind FROM node_log WHERE address = ? ORDER BY idx LIMIT 1")) {
-      st.setString(1, address);
-      try (ResultSet rs = st.executeQuery()) {
-        return rs.next()
-            ? Optional.of(new Leaf(rs.getLong(1), address, rs.getString(2)))
-            : Optional.empty();
-      }
-    }
+    return StoreDb.first(
+        db,
+        "SELECT idx, kind FROM node_log WHERE address = ? ORDER BY idx LIMIT 1",
+        rs -> new Leaf(rs.getLong(1), address, rs.getString(2)),
+        address);
   }
 
   /** Whether {@code address} is a leaf already (manifests are logged once, not per start). */

@@ -8,7 +8,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -70,17 +69,12 @@ final class PoolRecordTable {
   }
 
   static Optional<Envelope> claim(Connection db, String runId) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT envelope FROM pool_records WHERE kind = ? AND run_id = ? LIMIT 1")) {
-      st.setString(1, CLAIM);
-      st.setString(2, runId);
-      try (ResultSet rs = st.executeQuery()) {
-        return rs.next()
-            ? Optional.of(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))))
-            : Optional.empty();
-      }
-    }
+    return StoreDb.first(
+        db,
+        "SELECT envelope FROM pool_records WHERE kind = ? AND run_id = ? LIMIT 1",
+        PoolRecordTable::envelope,
+        CLAIM,
+        runId);
   }
 
   // The kind is a literal: the planner uses the partial index only for a WHERE implying its own.
@@ -93,15 +87,10 @@ final class PoolRecordTable {
 
   /** The newest {@code limit} evictions, oldest first. */
   static List<Envelope> evictions(Connection db, int limit) throws SQLException {
-    List<Envelope> out = new ArrayList<>();
-    try (PreparedStatement st = db.prepareStatement(EVICTIONS)) {
-      st.setInt(1, limit);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));
-        }
-      }
-    }
-    return out;
+    return StoreDb.all(db, EVICTIONS, PoolRecordTable::envelope, limit);
+  }
+
+  private static Envelope envelope(ResultSet rs) throws SQLException {
+    return Envelope.fromJson(CanonicalJson.parse(rs.getString(1)));
   }
 }

@@ -1,7 +1,6 @@
 package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.OptionalLong;
@@ -69,22 +68,22 @@ public final class RunOwners {
     return store.transact(
         "run " + runId + ": cannot read its owner",
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
+          for (OptionalLong uid :
+              StoreDb.all(
+                  db,
                   "SELECT owner_uid FROM durable_runs WHERE run_id = ?"
-                      + " UNION ALL SELECT uid FROM runs WHERE run_id = ?")) {
-            st.setString(1, runId);
-            st.setString(2, runId);
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                long uid = rs.getLong(1);
-                if (!rs.wasNull()) {
-                  return OptionalLong.of(uid);
-                }
-              }
+                      + " UNION ALL SELECT uid FROM runs WHERE run_id = ?",
+                  rs -> {
+                    long u = rs.getLong(1);
+                    return rs.wasNull() ? OptionalLong.empty() : OptionalLong.of(u);
+                  },
+                  runId,
+                  runId)) {
+            if (uid.isPresent()) {
+              return uid;
             }
-            return OptionalLong.empty();
           }
+          return OptionalLong.empty();
         });
   }
 
@@ -93,15 +92,12 @@ public final class RunOwners {
     store.transact(
         "run " + runId + ": cannot record its owner",
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("UPDATE durable_runs SET owner_uid = ? WHERE run_id = ?")) {
-            st.setLong(1, uid);
-            st.setString(2, runId);
-            if (st.executeUpdate() != 1) {
-              throw new StoreException("run " + runId + ": no durable run to own");
-            }
-            return null;
+          if (StoreDb.update(
+                  db, "UPDATE durable_runs SET owner_uid = ? WHERE run_id = ?", uid, runId)
+              != 1) {
+            throw new StoreException("run " + runId + ": no durable run to own");
           }
+          return null;
         });
   }
 }

@@ -2,9 +2,14 @@ package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The store's one SQLite connection and the monitor that every table holds while it uses it: one
@@ -16,6 +21,12 @@ final class StoreDb {
   @FunctionalInterface
   interface Work<T> {
     T apply(Connection db) throws SQLException;
+  }
+
+  /** Reads the result row a query's cursor stands on. */
+  @FunctionalInterface
+  interface Row<T> {
+    T read(ResultSet rs) throws SQLException;
   }
 
   private final Connection db;
@@ -85,12 +96,101 @@ final class StoreDb {
     }
   }
 
+  /**
+   * Rolls back {@code db}'s open transaction and returns the failure {@code e} as a store error
+   * naming {@code what}; a failure to roll back is added to {@code e}.
+   */
+  static StoreException rolledBack(Connection db, String what, Exception e) {
+    try {
+      db.rollback();
+    } catch (SQLException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+    return new StoreException(what + ": " + e.getMessage(), e);
+  }
+
+  /**
+   * Runs the read {@code work} on {@code db} under {@code lock} and ends its transaction; a failed
+   * query becomes a store error naming {@code what}.
+   */
+  static <T> T read(Object lock, Connection db, String what, Work<T> work) {
+    synchronized (lock) {
+      try {
+        T out = work.apply(db);
+        db.commit();
+        return out;
+      } catch (SQLException e) {
+        throw new StoreException(what + ": " + e.getMessage(), e);
+      }
+    }
+  }
+
   /** Rolls back the open transaction; a failure to do so is added to {@code cause}. */
   void rollback(Exception cause) {
     try {
       db.rollback();
     } catch (SQLException suppressed) {
       cause.addSuppressed(suppressed);
+    }
+  }
+
+  /**
+   * Runs the INSERT, UPDATE or DELETE {@code sql} with {@code params} bound in order (String, Long,
+   * Integer, byte[] or null); returns how many rows it changed.
+   */
+  static int update(Connection db, String sql, Object... params) throws SQLException {
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      bind(st, params);
+      return st.executeUpdate();
+    }
+  }
+
+  /** The first row {@code sql} selects with {@code params} bound, read by {@code row}. */
+  static <T> Optional<T> first(Connection db, String sql, Row<T> row, Object... params)
+      throws SQLException {
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      bind(st, params);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() ? Optional.of(row.read(rs)) : Optional.empty();
+      }
+    }
+  }
+
+  /**
+   * Every row {@code sql} selects with {@code params} bound, each read by {@code row}, in order.
+   */
+  static <T> List<T> all(Connection db, String sql, Row<T> row, Object... params)
+      throws SQLException {
+    List<T> out = new ArrayList<>();
+    try (PreparedStatement st = db.prepareStatement(sql)) {
+      bind(st, params);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(row.read(rs));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static void bind(PreparedStatement st, Object... params) throws SQLException {
+    for (int i = 0; i < params.length; i++) {
+      Object p = params[i];
+      if (p == null) {
+        st.setNull(i + 1, Types.NULL);
+      } else if (p instanceof String s) {
+        st.setString(i + 1, s);
+      } else if (p instanceof Long n) {
+        st.setLong(i + 1, n);
+      } else if (p instanceof Integer n) {
+        st.setInt(i + 1, n);
+      } else if (p instanceof byte[] b) {
+        st.setBytes(i + 1, b);
+      } else {
+        // A programming error, never data: the store binds only the types its schema holds.
+        throw new IllegalArgumentException(
+            "parameter " + (i + 1) + " is a " + p.getClass().getSimpleName() + ", not bindable");
+      }
     }
   }
 }

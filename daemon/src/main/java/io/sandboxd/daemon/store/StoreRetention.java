@@ -147,17 +147,12 @@ final class StoreRetention {
       throws SQLException {
     // Blobs only this run's journal references, then the journal, the log, and the module
     // bytes no other unpruned run needs.
-    List<String> responses = new ArrayList<>();
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT DISTINCT json_extract(entry, '$.response') FROM journal WHERE run_id = ?")) {
-      st.setString(1, runId);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          responses.add(rs.getString(1));
-        }
-      }
-    }
+    List<String> responses =
+        StoreDb.all(
+            db,
+            "SELECT DISTINCT json_extract(entry, '$.response') FROM journal WHERE run_id = ?",
+            rs -> rs.getString(1),
+            runId);
     // One indexed probe per blob (a correlated subquery would not use the expression index).
     try (PreparedStatement used =
             db.prepareStatement(
@@ -208,26 +203,16 @@ final class StoreRetention {
   Optional<RunStore.Pruned> pruned(String runId) {
     return store.transact(
         "run " + runId + ": cannot read pruning",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("SELECT pruned_ms, reason FROM pruned WHERE run_id = ?")) {
-            st.setString(1, runId);
-            try (ResultSet rs = st.executeQuery()) {
-              return rs.next()
-                  ? Optional.of(new RunStore.Pruned(rs.getLong(1), rs.getString(2)))
-                  : Optional.empty();
-            }
-          }
-        });
+        db ->
+            StoreDb.first(
+                db,
+                "SELECT pruned_ms, reason FROM pruned WHERE run_id = ?",
+                rs -> new RunStore.Pruned(rs.getLong(1), rs.getString(2)),
+                runId));
   }
 
   private static void exec(Connection db, String sql, String... args) throws SQLException {
-    try (PreparedStatement st = db.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        st.setString(i + 1, args[i]);
-      }
-      st.executeUpdate();
-    }
+    StoreDb.update(db, sql, (Object[]) args);
   }
 
   private static List<String> ids(Connection db, String sql) throws SQLException {

@@ -19,10 +19,9 @@ import io.sandboxd.daemon.run.Launch;
 import io.sandboxd.daemon.run.OfferedEnvironments;
 import io.sandboxd.daemon.run.RecordSealer;
 import io.sandboxd.daemon.run.RunIds;
+import io.sandboxd.daemon.run.TestExecutor;
 import io.sandboxd.daemon.store.DurableRunTable;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.executor.EnergyModel;
-import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.SnapshotStore;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.warmpool.IdlePower;
@@ -35,11 +34,10 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Durable runs in process: park, resume once, export, import on another node (issue 12). */
@@ -64,29 +62,13 @@ class DurableRunsTest {
           (i32.lt_u (local.get $c) (i32.const 30))))
       """;
 
-  static final String GRANTS =
-      "{\"compute\":{\"devices\":[],\"energy_budget_uj\":9000000000000,\"cpu_time_ms\":600000,"
-          + "\"memory_bytes\":1048576},\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
-          + "\"network\":{\"outbound\":[],\"inbound\":false},"
-          + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-          + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}}";
+  static final String GRANTS = TestExecutor.LOGGING_GRANTS;
 
-  static Executor executor;
-  static byte[] module;
+  @RegisterExtension static final TestExecutor executor = new TestExecutor(4, 600_000);
+  static final byte[] module = Wat2Wasm.parse(COUNTER);
 
   @TempDir Path tmp;
   final List<RunStore> stores = new ArrayList<>();
-
-  @BeforeAll
-  static void startExecutor() {
-    executor = new Executor(4, EnergyModel.estimate(10_000), 600_000);
-    module = Wat2Wasm.parse(COUNTER);
-  }
-
-  @AfterAll
-  static void stopExecutor() {
-    executor.close();
-  }
 
   @AfterEach
   void close() {
@@ -101,7 +83,7 @@ class DurableRunsTest {
     stores.add(store);
     return new DurableRuns(
         new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),
-        new Launch(executor, dir.resolve("storage"), OfferedEnvironments.none()),
+        new Launch(executor.get(), dir.resolve("storage"), OfferedEnvironments.none()),
         new RecordSealer(node),
         new RunIds(),
         node,

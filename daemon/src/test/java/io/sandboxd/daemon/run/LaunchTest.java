@@ -9,9 +9,7 @@ import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.executor.Consumed;
-import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.ExecutionResult;
-import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.ParkSignal;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.file.Files;
@@ -19,9 +17,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A durable run's segments launched directly: a park, a resume from its snapshot, its budget. */
@@ -42,26 +39,11 @@ class LaunchTest {
           (i32.lt_u (local.get $c) (i32.const 5))))
       """;
 
-  static final String GRANTS =
-      "{\"compute\":{\"devices\":[],\"energy_budget_uj\":9000000000000,\"cpu_time_ms\":600000,"
-          + "\"memory_bytes\":1048576},\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
-          + "\"network\":{\"outbound\":[],\"inbound\":false},"
-          + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-          + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}}";
+  static final String GRANTS = TestExecutor.LOGGING_GRANTS;
 
-  static Executor executor;
+  @RegisterExtension static final TestExecutor executor = new TestExecutor(2, 60_000);
 
   @TempDir Path tmp;
-
-  @BeforeAll
-  static void startExecutor() {
-    executor = new Executor(2, EnergyModel.estimate(10_000), 60_000);
-  }
-
-  @AfterAll
-  static void stopExecutor() {
-    executor.close();
-  }
 
   Admission.Admitted admitted() {
     return new Admission(new UnitCompiler(4), Set.of(DeviceClass.Cpu))
@@ -69,7 +51,7 @@ class LaunchTest {
   }
 
   Launch launch() {
-    return new Launch(executor, tmp.resolve("base"), OfferedEnvironments.none());
+    return new Launch(executor.get(), tmp.resolve("base"), OfferedEnvironments.none());
   }
 
   @Test

@@ -13,41 +13,27 @@ import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.rpc.ErrorStatus;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
-import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.EnvironmentMounts;
-import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Submissions in an environment: refused unless offered, attested by address, replayed in it. */
 class RunSupervisorEnvironmentTest {
-  static Executor executor;
-  static byte[] module;
+  @RegisterExtension static final TestExecutor executor = new TestExecutor(2, 60_000);
+  static final byte[] module = Wat2Wasm.parse(RunSupervisorTest.UNIT);
 
   @TempDir Path tmp;
   RunStore store;
   NodeIdentity node;
   OfferedEnvironments offered;
-
-  @BeforeAll
-  static void startExecutor() {
-    executor = new Executor(2, EnergyModel.estimate(10_000), 60_000);
-    module = Wat2Wasm.parse(RunSupervisorTest.UNIT);
-  }
-
-  @AfterAll
-  static void stopExecutor() {
-    executor.close();
-  }
 
   @BeforeEach
   void wire() throws Exception {
@@ -76,7 +62,7 @@ class RunSupervisorEnvironmentTest {
   RunSupervisor supervisor(OfferedEnvironments envs) {
     return new RunSupervisor(
         new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),
-        executor,
+        executor.get(),
         store,
         node,
         tmp.resolve("storage"),

@@ -30,11 +30,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class RunSupervisorTest {
@@ -56,24 +55,13 @@ class RunSupervisorTest {
           (i32.const 0)))
       """;
 
-  static Executor executor;
-  static byte[] module;
+  @RegisterExtension static final TestExecutor executor = new TestExecutor(2, 60_000);
+  static final byte[] module = Wat2Wasm.parse(UNIT);
 
   @TempDir Path tmp;
   RunStore store;
   NodeIdentity node;
   RunSupervisor supervisor;
-
-  @BeforeAll
-  static void startExecutor() {
-    executor = new Executor(2, EnergyModel.estimate(10_000), 60_000);
-    module = Wat2Wasm.parse(UNIT);
-  }
-
-  @AfterAll
-  static void stopExecutor() {
-    executor.close();
-  }
 
   @BeforeEach
   void wire() throws Exception {
@@ -82,7 +70,7 @@ class RunSupervisorTest {
     supervisor =
         new RunSupervisor(
             new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),
-            executor,
+            executor.get(),
             store,
             node,
             tmp.resolve("storage"));
