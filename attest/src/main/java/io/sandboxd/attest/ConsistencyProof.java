@@ -1,9 +1,7 @@
 package io.sandboxd.attest;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -51,10 +49,7 @@ public record ConsistencyProof(long oldSize, long newSize, List<byte[]> path) {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
     o.put("old_size", oldSize);
     o.put("new_size", newSize);
-    ArrayNode p = o.putArray("path");
-    for (byte[] h : path) {
-      p.add(Hex.encode(h));
-    }
+    ProofPath.put(o, path);
     return o;
   }
 
@@ -63,19 +58,7 @@ public record ConsistencyProof(long oldSize, long newSize, List<byte[]> path) {
     JsonReader r =
         JsonReader.of(json, "proof", JsonReader.RECORD)
             .only(Set.of("old_size", "new_size", "path"));
-    JsonNode p = r.required("path");
-    if (!p.isArray()) {
-      throw new AttestException("proof.path: expected an array");
-    }
-    List<byte[]> path = new ArrayList<>(p.size());
-    for (int i = 0; i < p.size(); i++) {
-      JsonNode h = p.get(i);
-      String field = "proof.path[" + i + "]";
-      if (!h.isTextual()) {
-        throw new AttestException(field + ": expected a hex string");
-      }
-      path.add(Hex.decode(h.textValue(), 32, field));
-    }
+    List<byte[]> path = ProofPath.read(r);
     return new ConsistencyProof(r.u64("old_size"), r.u64("new_size"), path);
   }
 }

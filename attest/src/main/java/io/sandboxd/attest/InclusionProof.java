@@ -1,9 +1,7 @@
 package io.sandboxd.attest;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -54,29 +52,14 @@ public record InclusionProof(long leafIndex, long treeSize, List<byte[]> path) {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
     o.put("leaf_index", leafIndex);
     o.put("tree_size", treeSize);
-    ArrayNode p = o.putArray("path");
-    for (byte[] h : path) {
-      p.add(Hex.encode(h));
-    }
+    ProofPath.put(o, path);
     return o;
   }
 
   /** Reads the §2.10 wire form strictly (32-byte lowercase hex path elements, no other fields). */
   public static InclusionProof fromJson(JsonNode json) {
     JsonReader r = JsonReader.of(json, "proof", JsonReader.RECORD).only(FIELDS);
-    JsonNode p = r.required("path");
-    if (!p.isArray()) {
-      throw new AttestException("proof.path: expected an array");
-    }
-    List<byte[]> path = new ArrayList<>(p.size());
-    for (int i = 0; i < p.size(); i++) {
-      JsonNode h = p.get(i);
-      String field = "proof.path[" + i + "]";
-      if (!h.isTextual()) {
-        throw new AttestException(field + ": expected a hex string");
-      }
-      path.add(Hex.decode(h.textValue(), 32, field));
-    }
+    List<byte[]> path = ProofPath.read(r);
     return new InclusionProof(r.u64("leaf_index"), r.u64("tree_size"), path);
   }
 }

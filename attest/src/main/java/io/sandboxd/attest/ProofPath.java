@@ -1,5 +1,8 @@
 package io.sandboxd.attest;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -41,6 +44,32 @@ final class ProofPath {
       h = 31 * h + Arrays.hashCode(e);
     }
     return h;
+  }
+
+  /** Puts {@code path} in {@code o} as its wire form: {@code "path":[hex...]}. */
+  static void put(ObjectNode o, List<byte[]> path) {
+    ArrayNode p = o.putArray("path");
+    for (byte[] h : path) {
+      p.add(Hex.encode(h));
+    }
+  }
+
+  /** Reads a proof's {@code path} strictly: an array of 32-byte lowercase hex hashes. */
+  static List<byte[]> read(JsonReader r) {
+    JsonNode p = r.required("path");
+    if (!p.isArray()) {
+      throw new AttestException("proof.path: expected an array");
+    }
+    List<byte[]> path = new ArrayList<>(p.size());
+    for (int i = 0; i < p.size(); i++) {
+      JsonNode h = p.get(i);
+      String field = "proof.path[" + i + "]";
+      if (!h.isTextual()) {
+        throw new AttestException(field + ": expected a hex string");
+      }
+      path.add(Hex.decode(h.textValue(), 32, field));
+    }
+    return path;
   }
 
   static String text(List<byte[]> path) {

@@ -83,35 +83,19 @@ class MerkleVectorsTest {
   @TestFactory
   Stream<DynamicTest> inclusion() {
     List<Vector> cases = load("merkle/inclusion");
-    return cases.stream()
-        .map(
-            v ->
-                DynamicTest.dynamicTest(
-                    v.name(),
-                    () -> {
-                      InclusionProof proof =
-                          new InclusionProof(v.num("leafIdx"), v.num("treeSize"), v.proof());
-                      ProofCheck check =
-                          SHA256.verifyInclusion(
-                              proof,
-                              v.bytes("leafHash"),
-                              new TreeHead(v.num("treeSize"), v.bytes("root")));
-                      assertEquals(!v.wantErr(), check.isValid(), () -> v.name() + ": " + check);
-                    }));
+    return judged(
+        cases,
+        v -> {
+          InclusionProof proof = new InclusionProof(v.num("leafIdx"), v.num("treeSize"), v.proof());
+          return SHA256.verifyInclusion(
+              proof, v.bytes("leafHash"), new TreeHead(v.num("treeSize"), v.bytes("root")));
+        });
   }
 
   @TestFactory
   Stream<DynamicTest> consistency() {
     List<Vector> cases = load("merkle/consistency");
-    return cases.stream()
-        .map(
-            v ->
-                DynamicTest.dynamicTest(
-                    v.name(),
-                    () -> {
-                      ProofCheck check = verifyConsistency(v.num("size1"), v.num("size2"), v);
-                      assertEquals(!v.wantErr(), check.isValid(), () -> v.name() + ": " + check);
-                    }));
+    return judged(cases, v -> verifyConsistency(v.num("size1"), v.num("size2"), v));
   }
 
   /**
@@ -124,21 +108,16 @@ class MerkleVectorsTest {
   @TestFactory
   Stream<DynamicTest> subtreeInclusion() {
     List<Vector> cases = load("merkle/subtreeinclusion");
-    return cases.stream()
-        .map(
-            v ->
-                DynamicTest.dynamicTest(
-                    v.name(),
-                    () -> {
-                      BigInteger start = v.big("start");
-                      long index = u64(v.big("leafIdx").subtract(start));
-                      long size = u64(v.big("end").subtract(start));
-                      InclusionProof proof = new InclusionProof(index, size, v.proof());
-                      ProofCheck check =
-                          SHA256.verifyInclusion(
-                              proof, v.bytes("leafHash"), new TreeHead(size, v.bytes("root")));
-                      assertEquals(!v.wantErr(), check.isValid(), () -> v.name() + ": " + check);
-                    }));
+    return judged(
+        cases,
+        v -> {
+          BigInteger start = v.big("start");
+          long index = u64(v.big("leafIdx").subtract(start));
+          long size = u64(v.big("end").subtract(start));
+          InclusionProof proof = new InclusionProof(index, size, v.proof());
+          return SHA256.verifyInclusion(
+              proof, v.bytes("leafHash"), new TreeHead(size, v.bytes("root")));
+        });
   }
 
   /**
@@ -158,15 +137,7 @@ class MerkleVectorsTest {
     System.out.printf(
         "subtreeconsistency: %d of %d cases are RFC 9162 (start=0, end>0)%n",
         cases.size(), all.size());
-    return cases.stream()
-        .map(
-            v ->
-                DynamicTest.dynamicTest(
-                    v.name(),
-                    () -> {
-                      ProofCheck check = verifyConsistency(v.num("end"), v.num("size"), v);
-                      assertEquals(!v.wantErr(), check.isValid(), () -> v.name() + ": " + check);
-                    }));
+    return judged(cases, v -> verifyConsistency(v.num("end"), v.num("size"), v));
   }
 
   /** The excluded subtreeconsistency cases are only the two non-RFC shapes named above. */
@@ -231,6 +202,25 @@ class MerkleVectorsTest {
     assertArrayEquals(
         hex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
         MerkleTree.of(MerkleHash.sha256(), List.of()).root());
+  }
+
+  /** A vector case's verdict from the verifier. */
+  private interface CaseCheck {
+    ProofCheck of(Vector v) throws Exception;
+  }
+
+  /** One test per case: {@code check}'s verdict is valid exactly when the case wants no error. */
+  private static Stream<DynamicTest> judged(List<Vector> cases, CaseCheck check) {
+    return cases.stream()
+        .map(
+            v ->
+                DynamicTest.dynamicTest(
+                    v.name(),
+                    () -> {
+                      ProofCheck verdict = check.of(v);
+                      assertEquals(
+                          !v.wantErr(), verdict.isValid(), () -> v.name() + ": " + verdict);
+                    }));
   }
 
   private static ProofCheck verifyConsistency(long size1, long size2, Vector v) {

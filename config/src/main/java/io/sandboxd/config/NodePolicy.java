@@ -84,20 +84,22 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
 
   /** {@code --dev}: the daemon's own user, unrestricted; anyone else is refused. */
   public static NodePolicy dev(long ownUid, int maxConcurrentUnits) {
-    return new NodePolicy(
-        List.of(
-            new Rule(
-                "dev-own-user",
-                Set.of(ownUid),
-                Set.of(),
-                Set.of(),
-                Set.of(),
-                new Ceiling.Unrestricted(),
-                DEFAULT_MAX_MODULE_BYTES,
-                UNCAPPED_RUNS,
-                List.of(ANY_ENVIRONMENT),
-                Permission.all())),
-        false);
+    return new NodePolicy(List.of(unrestricted("dev-own-user", ownUid)), false);
+  }
+
+  /** The rule named {@code name} that lets uid {@code uid} do anything, uncapped, anywhere. */
+  private static Rule unrestricted(String name, long uid) {
+    return new Rule(
+        name,
+        Set.of(uid),
+        Set.of(),
+        Set.of(),
+        Set.of(),
+        new Ceiling.Unrestricted(),
+        DEFAULT_MAX_MODULE_BYTES,
+        UNCAPPED_RUNS,
+        List.of(ANY_ENVIRONMENT),
+        Permission.all());
   }
 
   /**
@@ -116,31 +118,9 @@ public record NodePolicy(List<Rule> rules, boolean configured) {
    */
   public static NodePolicy system(long ownUid, int maxConcurrentUnits) {
     List<Rule> rules = new ArrayList<>();
-    rules.add(
-        new Rule(
-            "root",
-            Set.of(0L),
-            Set.of(),
-            Set.of(),
-            Set.of(),
-            new Ceiling.Unrestricted(),
-            DEFAULT_MAX_MODULE_BYTES,
-            UNCAPPED_RUNS,
-            List.of(ANY_ENVIRONMENT),
-            Permission.all()));
+    rules.add(unrestricted("root", 0L));
     if (ownUid != 0) {
-      rules.add(
-          new Rule(
-              "daemon-user",
-              Set.of(ownUid),
-              Set.of(),
-              Set.of(),
-              Set.of(),
-              new Ceiling.Unrestricted(),
-              DEFAULT_MAX_MODULE_BYTES,
-              UNCAPPED_RUNS,
-              List.of(ANY_ENVIRONMENT),
-              Permission.all()));
+      rules.add(unrestricted("daemon-user", ownUid));
     }
     rules.add(
         new Rule(

@@ -344,7 +344,7 @@ class AttenuationTest {
           }
           HostGrant h = child.host();
           return new Widening(
-              withHost(child, new HostGrant(h.logging(), true, h.random(), h.inference())),
+              with(child, new HostGrant(h.logging(), true, h.random(), h.inference())),
               "$.host.clock");
         }
       case 6:
@@ -352,7 +352,7 @@ class AttenuationTest {
           List<Endpoint> out = new ArrayList<>(child.network().outbound());
           out.add(Endpoint.parse("evil.example:443"));
           return new Widening(
-              withNetwork(child, new NetworkGrant(out, child.network().inbound(), List.of())),
+              with(child, new NetworkGrant(out, child.network().inbound(), List.of())),
               "$.network.outbound[");
         }
       case 7:
@@ -362,11 +362,10 @@ class AttenuationTest {
             List<ProgramRef> progs = new ArrayList<>(p.programs());
             progs.add(new ProgramRef("sh"));
             return new Widening(
-                withProcess(child, new ProcessGrant(true, progs, p.maxProcesses())),
+                with(child, new ProcessGrant(true, progs, p.maxProcesses())),
                 "$.process.programs[");
           }
-          return new Widening(
-              withProcess(child, new ProcessGrant(true, List.of(), 0)), "$.process.exec");
+          return new Widening(with(child, new ProcessGrant(true, List.of(), 0)), "$.process.exec");
         }
       case 8:
         {
@@ -374,8 +373,7 @@ class AttenuationTest {
             break;
           }
           KvGrant k = child.kv();
-          return new Widening(
-              withKv(child, new KvGrant(k.read(), true, k.prefixes())), "$.kv.write");
+          return new Widening(with(child, new KvGrant(k.read(), true, k.prefixes())), "$.kv.write");
         }
       default:
         {
@@ -383,7 +381,7 @@ class AttenuationTest {
             break;
           }
           return new Widening(
-              withNetwork(
+              with(
                   child,
                   new NetworkGrant(
                       child.network().outbound(), true, child.network().credentials())),
@@ -485,79 +483,15 @@ class AttenuationTest {
     return (abs ? "/" : "") + String.join("/", out);
   }
 
-  private static Grants with(Grants g, ComputeGrant c) {
+  /** {@code g} with the one part {@code part} is (its type says which) put in its place. */
+  private static Grants with(Grants g, Object part) {
     return new Grants(
-        c,
-        g.storage(),
-        g.network(),
-        g.kv(),
-        g.host(),
-        g.process(),
-        g.browser(),
-        g.display(),
-        g.flow());
-  }
-
-  private static Grants with(Grants g, StorageGrant s) {
-    return new Grants(
-        g.compute(),
-        s,
-        g.network(),
-        g.kv(),
-        g.host(),
-        g.process(),
-        g.browser(),
-        g.display(),
-        g.flow());
-  }
-
-  private static Grants withHost(Grants g, HostGrant h) {
-    return new Grants(
-        g.compute(),
-        g.storage(),
-        g.network(),
-        g.kv(),
-        h,
-        g.process(),
-        g.browser(),
-        g.display(),
-        g.flow());
-  }
-
-  private static Grants withNetwork(Grants g, NetworkGrant n) {
-    return new Grants(
-        g.compute(),
-        g.storage(),
-        n,
-        g.kv(),
-        g.host(),
-        g.process(),
-        g.browser(),
-        g.display(),
-        g.flow());
-  }
-
-  private static Grants withKv(Grants g, KvGrant k) {
-    return new Grants(
-        g.compute(),
-        g.storage(),
-        g.network(),
-        k,
-        g.host(),
-        g.process(),
-        g.browser(),
-        g.display(),
-        g.flow());
-  }
-
-  private static Grants withProcess(Grants g, ProcessGrant p) {
-    return new Grants(
-        g.compute(),
-        g.storage(),
-        g.network(),
-        g.kv(),
-        g.host(),
-        Optional.of(p),
+        part instanceof ComputeGrant c ? c : g.compute(),
+        part instanceof StorageGrant s ? s : g.storage(),
+        part instanceof NetworkGrant n ? n : g.network(),
+        part instanceof KvGrant k ? k : g.kv(),
+        part instanceof HostGrant h ? h : g.host(),
+        part instanceof ProcessGrant p ? Optional.of(p) : g.process(),
         g.browser(),
         g.display(),
         g.flow());

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
@@ -18,7 +17,6 @@ import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
 import io.sandboxd.daemon.rpc.AmendRunRequest;
 import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
@@ -26,7 +24,6 @@ import io.sandboxd.daemon.rpc.JcpKeysReply;
 import io.sandboxd.daemon.rpc.JcpKeysRequest;
 import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.daemon.rpc.ResumeRunRequest;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
 import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
@@ -106,18 +103,35 @@ class AmendLiveRunTest {
   static String policy;
   static byte[] module;
 
-  static SigningKey key(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return SigningKey.fromSeed(seed);
+  /**
+   * Adds the task policy {@code issuer} signs for {@code holder} on {@code c}: children of the
+   * ceiling over the parent, ten in all, ten a minute. Its address.
+   */
+  static String addTaskPolicy(DaemonClient c, SigningKey issuer, String holder) {
+    JcpMintPolicy p =
+        new JcpMintPolicy(
+            issuer.publicKey().hex(),
+            holder,
+            grants(PARENT).grantsId(),
+            CanonicalJson.parse(CEILING),
+            10,
+            60_000,
+            10,
+            List.of(new JcpMintPolicy.Trigger("task", CanonicalJson.parse("{}"))),
+            4_000_000_000_000L);
+    return StandingGrantsTest.addPolicy(c, Envelope.sign(p.toCore(), issuer), PARENT);
+  }
+
+  /** A task event {@code issuer} signs with nonce {@code nonce}, good for ten minutes. */
+  static String taskEvent(SigningKey issuer, String nonce) {
+    return StandingGrantsTest.signedBy(
+        issuer, "{\"type\":\"task\"}", nonce, System.currentTimeMillis() + 600_000);
   }
 
   @BeforeAll
   static void start() throws Exception {
-    issuer = key(0x10);
-    stranger = key(0x40);
+    issuer = SeededKeys.counting(0x10);
+    stranger = SeededKeys.counting(0x40);
     module = Wat2Wasm.parse(UNIT);
     daemon = DaemonProcess.start(dir.resolve("state"), dir.resolve("run/sandboxd.sock"));
     client = new DaemonClient(daemon.socket);
@@ -130,38 +144,14 @@ class AmendLiveRunTest {
       agentKey = KeyFile.read(agentFile);
     }
     assertEquals(agent, agentKey.publicKey().hex(), "the agent key file is the daemon's");
-    JcpMintPolicy p =
-        new JcpMintPolicy(
-            issuer.publicKey().hex(),
-            holder,
-            grants(PARENT).grantsId(),
-            CanonicalJson.parse(CEILING),
-            10,
-            60_000,
-            10,
-            List.of(new JcpMintPolicy.Trigger("task", CanonicalJson.parse("{}"))),
-            4_000_000_000_000L);
-    policy =
-        client
-            .jcp()
-            .addMintPolicy(
-                AddMintPolicyRequest.newBuilder()
-                    .setPolicy(Envelope.sign(p.toCore(), issuer).toJsonLine())
-                    .setParentJson(PARENT)
-                    .build())
-            .getAddress();
+    policy = addTaskPolicy(client, issuer, holder);
     var minted =
         client
             .jcp()
             .mintEvent(
                 MintEventRequest.newBuilder()
                     .setPolicy(policy)
-                    .setEventJson(
-                        StandingGrantsTest.signedBy(
-                            issuer,
-                            "{\"type\":\"task\"}",
-                            "amend-live",
-                            System.currentTimeMillis() + 600_000))
+                    .setEventJson(taskEvent(issuer, "amend-live"))
                     .build());
     childGrantsId = minted.getGrantsId();
     childJson = minted.getChild();
@@ -178,16 +168,7 @@ class AmendLiveRunTest {
   }
 
   static String detach() {
-    return client
-        .stub()
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setMintedGrants("b3:" + childGrantsId)
-                .setEntry("step")
-                .setDetach(true)
-                .build())
-        .getRunId();
+    return Submissions.detachedUnderMinted(client, module, childGrantsId);
   }
 
   static Envelope amendment(String checkpoint, String newGrants, SigningKey signer) {
@@ -202,11 +183,7 @@ class AmendLiveRunTest {
   }
 
   static DaemonProcess.Result ctl(String... args) throws Exception {
-    String[] all = new String[args.length + 2];
-    System.arraycopy(args, 0, all, 0, args.length);
-    all[args.length] = "--socket";
-    all[args.length + 1] = daemon.socket.toString();
-    return DaemonProcess.sandboxctl(null, all);
+    return daemon.ctl(args);
   }
 
   static DaemonProcess.Result amendViaCli(String run, Envelope amendment) throws Exception {
@@ -254,10 +231,7 @@ class AmendLiveRunTest {
   }
 
   static String state(String run) {
-    return client
-        .stub()
-        .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(1).build())
-        .getState();
+    return Submissions.waitState(client, run, 1);
   }
 
   static String log(String run) {
@@ -268,9 +242,7 @@ class AmendLiveRunTest {
   void anAllowedCallIsDeniedAfterALiveAmendmentAndBadAmendmentsChangeNothing() throws Exception {
     String run = detach();
     // Park once: the stored segment log proves the call was allowed under the child grant.
-    assertEquals(
-        "parked",
-        client.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    assertEquals("parked", Submissions.suspend(client, run));
     assertEquals("allowed\n", log(run));
     client.stub().resumeRun(ResumeRunRequest.newBuilder().setRunId(run).build());
     assertEquals("running", state(run));
@@ -391,9 +363,7 @@ class AmendLiveRunTest {
   @Test
   void aRunAmendedWhileParkedResumesUnderTheAmendedGrant() throws Exception {
     String run = detach();
-    assertEquals(
-        "parked",
-        client.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    assertEquals("parked", Submissions.suspend(client, run));
     assertEquals("allowed\n", log(run));
     DaemonProcess.Result cp = ctl("jcp", "checkpoint", run);
     assertEquals(0, cp.exit(), cp.err());
@@ -436,29 +406,12 @@ class AmendLiveRunTest {
             .mintEvent(
                 MintEventRequest.newBuilder()
                     .setPolicy(policy)
-                    .setEventJson(
-                        StandingGrantsTest.signedBy(
-                            issuer,
-                            "{\"type\":\"task\"}",
-                            "release-test",
-                            System.currentTimeMillis() + 600_000))
+                    .setEventJson(taskEvent(issuer, "release-test"))
                     .setGrantsJson(own)
                     .build())
             .getGrantsId();
-    String run =
-        client
-            .stub()
-            .submit(
-                SubmitRequest.newBuilder()
-                    .setModule(ByteString.copyFrom(module))
-                    .setMintedGrants("b3:" + grantsId)
-                    .setEntry("step")
-                    .setDetach(true)
-                    .build())
-            .getRunId();
-    assertEquals(
-        "parked",
-        client.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    String run = Submissions.detachedUnderMinted(client, module, grantsId);
+    assertEquals("parked", Submissions.suspend(client, run));
     DaemonProcess.Result rel = ctl("jcp", "release", grantsId);
     assertEquals(0, rel.exit(), rel.err());
     StatusRuntimeException e =

@@ -49,8 +49,7 @@ class BenchCommandTest {
   static JsonNode bench(String unit, String concurrency) throws Exception {
     int before = recordedRuns();
     DaemonProcess.Result r =
-        DaemonProcess.sandboxctl(
-            null,
+        daemon.ctl(
             "bench",
             unit,
             "--grants",
@@ -61,9 +60,7 @@ class BenchCommandTest {
             "2",
             "--warmup",
             "1",
-            "--json",
-            "--socket",
-            daemon.socket.toString());
+            "--json");
     assertEquals(0, r.exit(), r.out() + r.err());
     JsonNode j = CanonicalJson.mapper().readTree(r.out());
     long runs = j.get("runs").asLong();
@@ -95,9 +92,7 @@ class BenchCommandTest {
     }
     JsonNode bytes = bench(module.toString(), "1");
     assertEquals("bytes", bytes.get("by").asText());
-    DaemonProcess.Result put =
-        DaemonProcess.sandboxctl(
-            null, "modules", "put", module.toString(), "--socket", daemon.socket.toString());
+    DaemonProcess.Result put = daemon.ctl("modules", "put", module.toString());
     assertEquals(0, put.exit(), put.err());
     JsonNode byAddress = bench("b3:" + put.out().strip(), "4");
     assertEquals("address", byAddress.get("by").asText());
@@ -108,8 +103,7 @@ class BenchCommandTest {
   void benchOfAnUnknownAddressFailsNamingIt() throws Exception {
     String unknown = "cd".repeat(32);
     DaemonProcess.Result r =
-        DaemonProcess.sandboxctl(
-            null,
+        daemon.ctl(
             "bench",
             "b3:" + unknown,
             "--grants",
@@ -117,9 +111,7 @@ class BenchCommandTest {
             "--duration",
             "1",
             "--warmup",
-            "0",
-            "--socket",
-            daemon.socket.toString());
+            "0");
     assertEquals(2, r.exit(), r.out() + r.err());
     assertTrue(r.err().contains("NOT_FOUND") && r.err().contains(unknown), r.err());
   }

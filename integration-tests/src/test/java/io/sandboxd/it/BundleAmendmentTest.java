@@ -8,27 +8,23 @@ import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.IntotoStatement;
 import io.sandboxd.attest.JcpAmendment;
-import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.SigstoreBundle;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
 import io.sandboxd.daemon.rpc.AmendRunRequest;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.JcpKeysRequest;
 import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -62,43 +58,20 @@ class BundleAmendmentTest {
 
   @BeforeAll
   static void start() throws Exception {
-    issuer = AmendLiveRunTest.key(0x21);
+    issuer = SeededKeys.counting(0x21);
     module = Wat2Wasm.parse(AmendLiveRunTest.UNIT);
     a = DaemonProcess.start(dir.resolve("a"), dir.resolve("a.sock"));
     b = DaemonProcess.start(dir.resolve("b"), dir.resolve("b.sock"));
     ca = new DaemonClient(a.socket);
     cb = new DaemonClient(b.socket);
     String holder = ca.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance()).getHolder();
-    JcpMintPolicy p =
-        new JcpMintPolicy(
-            issuer.publicKey().hex(),
-            holder,
-            AmendLiveRunTest.grants(AmendLiveRunTest.PARENT).grantsId(),
-            CanonicalJson.parse(AmendLiveRunTest.CEILING),
-            10,
-            60_000,
-            10,
-            List.of(new JcpMintPolicy.Trigger("task", CanonicalJson.parse("{}"))),
-            4_000_000_000_000L);
-    String policy =
-        ca.jcp()
-            .addMintPolicy(
-                AddMintPolicyRequest.newBuilder()
-                    .setPolicy(Envelope.sign(p.toCore(), issuer).toJsonLine())
-                    .setParentJson(AmendLiveRunTest.PARENT)
-                    .build())
-            .getAddress();
+    String policy = AmendLiveRunTest.addTaskPolicy(ca, issuer, holder);
     childGrantsId =
         ca.jcp()
             .mintEvent(
                 MintEventRequest.newBuilder()
                     .setPolicy(policy)
-                    .setEventJson(
-                        StandingGrantsTest.signedBy(
-                            issuer,
-                            "{\"type\":\"task\"}",
-                            "bundle-amendment",
-                            System.currentTimeMillis() + 600_000))
+                    .setEventJson(AmendLiveRunTest.taskEvent(issuer, "bundle-amendment"))
                     .build())
             .getGrantsId();
   }
@@ -106,13 +79,6 @@ class BundleAmendmentTest {
   @AfterAll
   static void stop() throws Exception {
     Submissions.closeAll(ca, cb, a, b);
-  }
-
-  static DaemonProcess.Result ctl(DaemonProcess d, String... args) throws Exception {
-    String[] all = java.util.Arrays.copyOf(args, args.length + 2);
-    all[args.length] = "--socket";
-    all[args.length + 1] = d.socket.toString();
-    return DaemonProcess.sandboxctl(null, all);
   }
 
   static Envelope amendment(String checkpoint, String grants) {
@@ -126,20 +92,9 @@ class BundleAmendmentTest {
 
   /** A run under the child on a, parked once ("allowed" logged), checkpointed and amended. */
   static String[] amendedParkedRun() throws Exception {
-    String run =
-        ca.stub()
-            .submit(
-                SubmitRequest.newBuilder()
-                    .setModule(ByteString.copyFrom(module))
-                    .setMintedGrants("b3:" + childGrantsId)
-                    .setEntry("step")
-                    .setDetach(true)
-                    .build())
-            .getRunId();
-    assertEquals(
-        "parked",
-        ca.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
-    DaemonProcess.Result cp = ctl(a, "jcp", "checkpoint", run);
+    String run = Submissions.detachedUnderMinted(ca, module, childGrantsId);
+    assertEquals("parked", Submissions.suspend(ca, run));
+    DaemonProcess.Result cp = a.ctl("jcp", "checkpoint", run);
     assertEquals(0, cp.exit(), cp.err());
     Envelope amend = amendment(cp.out().strip(), TIGHTER);
     ca.jcp()
@@ -150,7 +105,7 @@ class BundleAmendmentTest {
 
   static String importRefusal(JsonNode bundle, String name) throws Exception {
     Path f = Files.write(dir.resolve(name), CanonicalJson.canonicalize(bundle));
-    DaemonProcess.Result r = ctl(b, "runs", "import", f.toString());
+    DaemonProcess.Result r = b.ctl("runs", "import", f.toString());
     assertEquals(2, r.exit(), r.out() + r.err());
     assertTrue(r.err().contains("bundle refused, nothing imported: jcp: "), r.err());
     return r.err();
@@ -193,7 +148,7 @@ class BundleAmendmentTest {
     String keyB = BundleTrustTest.key(b);
     Path file = dir.resolve(run + ".bundle");
     DaemonProcess.Result ex =
-        ctl(a, "runs", "export", run, "--bundle", file.toString(), "--to", keyB);
+        a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", keyB);
     assertEquals(0, ex.exit(), ex.err());
     JsonNode bundle = CanonicalJson.parse(Files.readAllBytes(file));
     String tighter = AmendLiveRunTest.grants(TIGHTER).grantsId();
@@ -270,7 +225,7 @@ class BundleAmendmentTest {
             .getCode());
 
     // The bundle as exported: imported, its JCP records shown by b, resumed under the amendment.
-    DaemonProcess.Result imported = ctl(b, "runs", "import", file.toString());
+    DaemonProcess.Result imported = b.ctl("runs", "import", file.toString());
     assertEquals(0, imported.exit(), imported.err());
     RecordsReply parked =
         cb.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(run).build());
@@ -282,12 +237,12 @@ class BundleAmendmentTest {
     jcp.forEach(e -> sent.add(Envelope.fromJson(e).address()));
     assertEquals(sent, carried, "b shows the records the bundle carried, in order");
     // b's agent may not extend the chain of checkpoints a's agent began.
-    DaemonProcess.Result cpHere = ctl(b, "jcp", "checkpoint", run);
+    DaemonProcess.Result cpHere = b.ctl("jcp", "checkpoint", run);
     assertEquals(2, cpHere.exit(), cpHere.out() + cpHere.err());
     assertTrue(cpHere.err().contains("one agent throughout"), cpHere.err());
-    DaemonProcess.Result resumed = ctl(b, "runs", "resume", run);
+    DaemonProcess.Result resumed = b.ctl("runs", "resume", run);
     assertEquals(0, resumed.exit(), resumed.err() + b.log());
-    DaemonProcess.Result done = ctl(b, "runs", "wait", run, "--json", "--timeout-ms", "120000");
+    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
     assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
     assertEquals(
         "allowed\ndenied\n",
@@ -327,7 +282,7 @@ class BundleAmendmentTest {
 
     // The in-toto export from b carries the chain and the amendment; verify checks them.
     Path intoto = dir.resolve(run + ".intoto.json");
-    DaemonProcess.Result ix = ctl(b, "runs", "export", run, "--intoto", intoto.toString());
+    DaemonProcess.Result ix = b.ctl("runs", "export", run, "--intoto", intoto.toString());
     assertEquals(0, ix.exit(), ix.err());
     DaemonProcess.Result iv =
         DaemonProcess.sandboxctl(

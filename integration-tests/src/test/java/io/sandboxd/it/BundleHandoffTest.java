@@ -9,7 +9,6 @@ import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -18,8 +17,6 @@ import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.ConfirmExportRequest;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ExportRunReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
-import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -96,35 +93,16 @@ class BundleHandoffTest {
     Submissions.closeAll(ca, cb, cc, a, b, c);
   }
 
-  static DaemonProcess.Result ctl(DaemonProcess d, String... args) throws Exception {
-    String[] all = java.util.Arrays.copyOf(args, args.length + 2);
-    all[args.length] = "--socket";
-    all[args.length + 1] = d.socket.toString();
-    return DaemonProcess.sandboxctl(null, all);
-  }
-
   static String detached(DaemonClient node, String wat, String grants) throws Exception {
-    return node.stub()
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(Wat2Wasm.parse(wat)))
-                .setGrantsJson(grants)
-                .setEntry("step")
-                .setDetach(true)
-                .build())
-        .getRunId();
+    return Submissions.detached(node, Wat2Wasm.parse(wat), grants, "step");
   }
 
   static String state(DaemonClient node, String run) {
-    return node.stub()
-        .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(1).build())
-        .getState();
+    return Submissions.waitState(node, run, 1);
   }
 
   static void suspend(DaemonClient node, String run) {
-    assertEquals(
-        "parked",
-        node.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    assertEquals("parked", Submissions.suspend(node, run));
   }
 
   static String refusal(DaemonProcess.Result r) {
@@ -155,24 +133,24 @@ class BundleHandoffTest {
       Thread.sleep(50);
     }
     assertEquals("parked", state(ca, run), a.log());
-    DaemonProcess.Result resumed = ctl(a, "runs", "resume", run);
+    DaemonProcess.Result resumed = a.ctl("runs", "resume", run);
     assertEquals(0, resumed.exit(), resumed.err());
     suspend(ca, run);
 
     // Whole: streamed, written, confirmed; larger than one message may be.
     Path file = dir.resolve("big.bundle");
     DaemonProcess.Result ex =
-        ctl(a, "runs", "export", run, "--bundle", file.toString(), "--to", BundleTrustTest.key(b));
+        a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", BundleTrustTest.key(b));
     assertEquals(0, ex.exit(), ex.err());
     long size = Files.size(file);
     assertTrue(size > 64L << 20, "bundle of " + size + " bytes");
     assertEquals("moved", state(ca, run));
-    assertTrue(refusal(ctl(a, "runs", "resume", run)).contains("exported"));
+    assertTrue(refusal(a.ctl("runs", "resume", run)).contains("exported"));
 
-    DaemonProcess.Result imported = ctl(b, "runs", "import", file.toString());
+    DaemonProcess.Result imported = b.ctl("runs", "import", file.toString());
     assertEquals(0, imported.exit(), imported.err());
-    assertEquals(0, ctl(b, "runs", "resume", run).exit());
-    DaemonProcess.Result done = ctl(b, "runs", "wait", run, "--json", "--timeout-ms", "120000");
+    assertEquals(0, b.ctl("runs", "resume", run).exit());
+    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
     assertEquals(0, done.exit(), done.err());
     assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
   }
@@ -183,7 +161,7 @@ class BundleHandoffTest {
     suspend(ca, run);
     // A bundle the CLI cannot write: the export is taken back at once, the run parked here.
     String unwritable =
-        refusal(ctl(a, "runs", "export", run, "--bundle", dir.resolve("no/such/dir/b").toString()));
+        refusal(a.ctl("runs", "export", run, "--bundle", dir.resolve("no/such/dir/b").toString()));
     assertTrue(
         unwritable.contains("cannot write") && unwritable.contains("taken back"), unwritable);
     assertEquals("parked", state(ca, run));
@@ -196,9 +174,9 @@ class BundleHandoffTest {
     }
     assertTrue(last != null && last.getLast() && last.getDigest().length() == 64);
     assertEquals("exporting", state(ca, run));
-    String why = refusal(ctl(a, "runs", "resume", run));
+    String why = refusal(a.ctl("runs", "resume", run));
     assertTrue(why.contains("exporting") && why.contains("runs reclaim " + run), why);
-    assertTrue(refusal(ctl(a, "runs", "export", run, "--bundle", "x")).contains("exporting"));
+    assertTrue(refusal(a.ctl("runs", "export", run, "--bundle", "x")).contains("exporting"));
     // A confirmation naming another digest moves nothing.
     StatusRuntimeException wrong =
         assertThrows(
@@ -213,14 +191,14 @@ class BundleHandoffTest {
     assertEquals(Status.Code.FAILED_PRECONDITION, wrong.getStatus().getCode(), wrong.getMessage());
     assertTrue(wrong.getStatus().getDescription().contains("digest"), wrong.getMessage());
 
-    DaemonProcess.Result back = ctl(a, "runs", "reclaim", run);
+    DaemonProcess.Result back = a.ctl("runs", "reclaim", run);
     assertEquals(0, back.exit(), back.err());
     assertTrue(back.out().contains(" parked "), back.out());
-    assertEquals(0, ctl(a, "runs", "resume", run).exit());
-    DaemonProcess.Result done = ctl(a, "runs", "wait", run, "--json", "--timeout-ms", "120000");
+    assertEquals(0, a.ctl("runs", "resume", run).exit());
+    DaemonProcess.Result done = a.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
     assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
     // Nothing left to take back.
-    assertTrue(refusal(ctl(a, "runs", "reclaim", run)).contains("only an unconfirmed export"));
+    assertTrue(refusal(a.ctl("runs", "reclaim", run)).contains("only an unconfirmed export"));
   }
 
   @Test
@@ -230,7 +208,7 @@ class BundleHandoffTest {
     Path file = dir.resolve(run + ".bundle");
     String keyB = BundleTrustTest.key(b);
     DaemonProcess.Result ex =
-        ctl(a, "runs", "export", run, "--bundle", file.toString(), "--to", keyB);
+        a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", keyB);
     assertEquals(0, ex.exit(), ex.err());
 
     // The moved chain as exported: each segment signs the run's cumulative budget, and the
@@ -265,21 +243,21 @@ class BundleHandoffTest {
     ObjectNode core0 = (ObjectNode) edited.get("segments").get(0).get("core");
     ((ObjectNode) core0.get("budget").get("consumed")).put("cpu_time_ms", 0);
     Path bad = Files.write(dir.resolve(run + ".edited"), CanonicalJson.canonicalize(edited));
-    String whyEdited = refusal(ctl(b, "runs", "import", bad.toString()));
+    String whyEdited = refusal(b.ctl("runs", "import", bad.toString()));
     assertTrue(whyEdited.contains("bundle refused, nothing imported"), whyEdited);
     assertEquals(
         Status.Code.NOT_FOUND,
         assertThrows(StatusRuntimeException.class, () -> state(cb, run)).getStatus().getCode());
 
-    assertEquals(0, ctl(b, "runs", "import", file.toString()).exit());
-    assertEquals(0, ctl(b, "runs", "resume", run).exit());
+    assertEquals(0, b.ctl("runs", "import", file.toString()).exit());
+    assertEquals(0, b.ctl("runs", "resume", run).exit());
     // The same bundle on a third node: refused, naming the node it is for (no fork).
-    String whyC = refusal(ctl(c, "runs", "import", file.toString()));
+    String whyC = refusal(c.ctl("runs", "import", file.toString()));
     assertTrue(
         whyC.contains("destination: the bundle is for node key " + keyB)
             && whyC.contains("this node is " + BundleTrustTest.key(c)),
         whyC);
-    DaemonProcess.Result done = ctl(b, "runs", "wait", run, "--json", "--timeout-ms", "120000");
+    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
     assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
   }
 }

@@ -11,10 +11,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ImportRunRequest;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.function.Consumer;
@@ -71,32 +69,11 @@ class BundleTrustTest {
 
   /** A run parked on a and exported with the CLI for {@code destination}; the bundle's bytes. */
   static byte[] parkedBundleFor(String destination) throws Exception {
-    String run =
-        ca.stub()
-            .submit(
-                SubmitRequest.newBuilder()
-                    .setModule(ByteString.copyFrom(module))
-                    .setGrantsJson(DurableRunTest.GRANTS)
-                    .setEntry("step")
-                    .setDetach(true)
-                    .build())
-            .getRunId();
-    assertEquals(
-        "parked",
-        ca.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+    String run = Submissions.detached(ca, module, DurableRunTest.GRANTS, "step");
+    assertEquals("parked", Submissions.suspend(ca, run));
     Path file = dir.resolve(run + ".bundle");
     DaemonProcess.Result e =
-        DaemonProcess.sandboxctl(
-            null,
-            "runs",
-            "export",
-            run,
-            "--bundle",
-            file.toString(),
-            "--to",
-            destination,
-            "--socket",
-            a.socket.toString());
+        a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", destination);
     assertEquals(0, e.exit(), e.err());
     return Files.readAllBytes(file);
   }

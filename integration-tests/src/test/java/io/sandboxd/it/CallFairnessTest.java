@@ -12,6 +12,7 @@ import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -69,25 +70,7 @@ class CallFairnessTest {
                 .setGrantsJson(grants)
                 .setEntry("step")
                 .build(),
-            new StreamObserver<SubmitReply>() {
-              @Override
-              public void onNext(SubmitReply r) {
-                outcomes.add(r.getOutcomeJson());
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                errors.add(t);
-                answered.incrementAndGet();
-                floodDone.countDown();
-              }
-
-              @Override
-              public void onCompleted() {
-                answered.incrementAndGet();
-                floodDone.countDown();
-              }
-            });
+            counting(outcomes, errors, answered, floodDone));
       }
       // Let the flood reach the daemon and fill its share (a setup pause, not a measurement).
       Thread.sleep(1000);
@@ -191,25 +174,7 @@ class CallFairnessTest {
                 .setModule(ByteString.copyFrom(tinyFunctions(10_000, i)))
                 .setGrantsJson(grants)
                 .build(),
-            new StreamObserver<SubmitReply>() {
-              @Override
-              public void onNext(SubmitReply r) {
-                outcomes.add(r.getOutcomeJson());
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                errors.add(t);
-                answered.incrementAndGet();
-                done.countDown();
-              }
-
-              @Override
-              public void onCompleted() {
-                answered.incrementAndGet();
-                done.countDown();
-              }
-            });
+            counting(outcomes, errors, answered, done));
       }
       Path hello = DaemonProcess.ROOT.resolve("examples/hello.wasm");
       Path helloGrants = DaemonProcess.ROOT.resolve("examples/hello.grants.json");
@@ -244,5 +209,32 @@ class CallFairnessTest {
     try (Stream<Path> s = Files.list(Path.of("/proc/" + pid + "/task"))) {
       return (int) s.count();
     }
+  }
+
+  /** Keeps each reply's outcome, or its error; counts the call answered and done either way. */
+  private static StreamObserver<SubmitReply> counting(
+      Queue<String> outcomes,
+      Queue<Throwable> errors,
+      AtomicInteger answered,
+      CountDownLatch done) {
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(SubmitReply r) {
+        outcomes.add(r.getOutcomeJson());
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        errors.add(t);
+        answered.incrementAndGet();
+        done.countDown();
+      }
+
+      @Override
+      public void onCompleted() {
+        answered.incrementAndGet();
+        done.countDown();
+      }
+    };
   }
 }

@@ -101,9 +101,7 @@ class DaemonEndToEndTest {
     assertTrue(ok.out().startsWith("valid"), ok.out());
 
     // The CLI's own export path, piped into verify, agrees.
-    DaemonProcess.Result shown =
-        DaemonProcess.sandboxctl(
-            null, "runs", "show", r.getRunId(), "--export", "--socket", daemon.socket.toString());
+    DaemonProcess.Result shown = daemon.ctl("runs", "show", r.getRunId(), "--export");
     assertEquals(0, shown.exit(), shown.err());
     DaemonProcess.Result piped =
         DaemonProcess.sandboxctl(
@@ -126,9 +124,7 @@ class DaemonEndToEndTest {
   @Order(2)
   void aRecordedRunReplaysToTheSameJournalRoot() throws Exception {
     SubmitReply r = submit(hello, helloGrants, "run");
-    DaemonProcess.Result replay =
-        DaemonProcess.sandboxctl(
-            null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+    DaemonProcess.Result replay = daemon.ctl("replay", r.getRunId());
     assertEquals(0, replay.exit(), replay.out() + replay.err());
     assertTrue(replay.out().contains("replay matches"), replay.out());
     Attestation a =

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -55,19 +56,27 @@ final class DaemonProcess implements AutoCloseable {
     return start(List.of(), state, socket, extra);
   }
 
+  /**
+   * The java command line of {@code sandboxd serve --state STATE --socket SOCKET extra...}, for a
+   * test that starts it its own way (under prlimit or setpriv, with its own environment).
+   */
+  static List<String> serveCommand(
+      List<String> jvmOptions, Path state, Path socket, String... extra) {
+    List<String> args =
+        new ArrayList<>(
+            List.of("serve", "--state", state.toString(), "--socket", socket.toString()));
+    args.addAll(List.of(extra));
+    return java(jvmOptions, "io.sandboxd.daemon.SandboxdMain", args.toArray(new String[0]));
+  }
+
   /** As above, the daemon's JVM started with {@code jvmOptions} (e.g. a small -Xmx). */
   static DaemonProcess start(List<String> jvmOptions, Path state, Path socket, String... extra)
       throws Exception {
     assertTrue(Files.isRegularFile(JAR), "packaged daemon missing: " + JAR);
     Files.createDirectories(state);
     Path log = state.resolveSibling(state.getFileName() + "-" + System.nanoTime() + ".log");
-    List<String> args =
-        new ArrayList<>(
-            List.of("serve", "--state", state.toString(), "--socket", socket.toString()));
-    args.addAll(List.of(extra));
     Process p =
-        new ProcessBuilder(
-                java(jvmOptions, "io.sandboxd.daemon.SandboxdMain", args.toArray(new String[0])))
+        new ProcessBuilder(serveCommand(jvmOptions, state, socket, extra))
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();
@@ -93,9 +102,14 @@ final class DaemonProcess implements AutoCloseable {
 
   /** SIGTERM and wait: the daemon's orderly shutdown. */
   void stop() throws InterruptedException {
-    process.destroy();
-    if (!process.waitFor(30, TimeUnit.SECONDS)) {
-      process.destroyForcibly().waitFor();
+    terminate(process);
+  }
+
+  /** SIGTERM to a daemon this test started its own way; after 30 s without an end, SIGKILL. */
+  static void terminate(Process daemon) throws InterruptedException {
+    daemon.destroy();
+    if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
+      daemon.destroyForcibly().waitFor();
     }
   }
 
@@ -108,6 +122,14 @@ final class DaemonProcess implements AutoCloseable {
 
   /** A finished CLI invocation. */
   record Result(int exit, String out, String err) {}
+
+  /** Runs {@code sandboxctl args --socket <this daemon's socket>}, no stdin. */
+  Result ctl(String... args) throws Exception {
+    String[] all = Arrays.copyOf(args, args.length + 2);
+    all[args.length] = "--socket";
+    all[args.length + 1] = socket.toString();
+    return sandboxctl(null, all);
+  }
 
   static Result sandboxctl(byte[] stdin, String... args) throws Exception {
     Process p = new ProcessBuilder(java("io.sandboxd.daemon.cli.Sandboxctl", args)).start();

@@ -167,14 +167,6 @@ class DurableRunTest {
     return d.socket.toString();
   }
 
-  static DaemonProcess.Result ctl(DaemonProcess d, String... args) throws Exception {
-    String[] all = new String[args.length + 2];
-    System.arraycopy(args, 0, all, 0, args.length);
-    all[args.length] = "--socket";
-    all[args.length + 1] = sock(d);
-    return DaemonProcess.sandboxctl(null, all);
-  }
-
   static Status.Code code(Runnable call) {
     return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
   }
@@ -185,10 +177,8 @@ class DurableRunTest {
 
   static String parkedBundle(String env, Path file) throws Exception {
     String run = detach(ca, env);
-    assertEquals(
-        "parked",
-        ca.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
-    DaemonProcess.Result e = ctl(a, "runs", "export", run, "--bundle", file.toString());
+    assertEquals("parked", Submissions.suspend(ca, run));
+    DaemonProcess.Result e = a.ctl("runs", "export", run, "--bundle", file.toString());
     assertEquals(0, e.exit(), e.err());
     return run;
   }
@@ -197,14 +187,14 @@ class DurableRunTest {
   void aRunParkedOnAnotherHostIsNotResumedInAnUnpinnedEnvironment() throws Exception {
     Path file = dir.resolve("loose.bundle");
     String run = parkedBundle("loose", file);
-    DaemonProcess.Result imp = ctl(b, "runs", "import", file.toString());
+    DaemonProcess.Result imp = b.ctl("runs", "import", file.toString());
     assertEquals(0, imp.exit(), imp.err());
     // The same manifest on both nodes, but a tag is no basis for a cross-host "same environment".
-    DaemonProcess.Result res = ctl(b, "runs", "resume", run, "--env", "loose");
+    DaemonProcess.Result res = b.ctl("runs", "resume", run, "--env", "loose");
     assertNotEquals(0, res.exit(), res.out());
     assertTrue(res.err().contains("not pinned"), res.err());
     assertTrue(
-        ctl(b, "runs", "list")
+        b.ctl("runs", "list")
             .out()
             .lines()
             .anyMatch(l -> l.startsWith(run) && l.contains("parked")),
@@ -221,22 +211,22 @@ class DurableRunTest {
     assertTrue(plain.getLog().contains("count 060"), plain.getLog());
 
     String run = detach(ca, "dev");
-    DaemonProcess.Result susp = ctl(a, "runs", "suspend", run);
+    DaemonProcess.Result susp = a.ctl("runs", "suspend", run);
     assertEquals(0, susp.exit(), susp.err());
     assertTrue(susp.out().contains(" parked "), susp.out());
-    String partial = ctl(a, "runs", "log", run).out();
+    String partial = a.ctl("runs", "log", run).out();
     assertTrue(partial.contains("count 001"), partial);
     assertFalse(partial.contains("count 060"), "parked mid-way, not at the end: " + partial);
-    DaemonProcess.Result listed = ctl(a, "runs", "list");
+    DaemonProcess.Result listed = a.ctl("runs", "list");
     assertTrue(
         listed.out().lines().anyMatch(l -> l.startsWith(run) && l.contains("parked")),
         listed.out());
-    DaemonProcess.Result waited = ctl(a, "runs", "wait", run, "--json");
+    DaemonProcess.Result waited = a.ctl("runs", "wait", run, "--json");
     JsonNode w = CanonicalJson.parse(waited.out().strip());
     assertEquals("parked", w.get("state").textValue());
     assertEquals(2, w.get("segments").asInt(), "execute + suspend");
     // The parked chain verifies through the CLI, as the README's pipe does.
-    String export = ctl(a, "runs", "show", run, "--export").out();
+    String export = a.ctl("runs", "show", run, "--export").out();
     DaemonProcess.Result v =
         DaemonProcess.sandboxctl(
             export.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", key(a));
@@ -244,20 +234,20 @@ class DurableRunTest {
     assertTrue(v.out().contains("valid: chain of 2 segment(s)"), v.out());
 
     Path file = dir.resolve("journey.bundle");
-    DaemonProcess.Result ex = ctl(a, "runs", "export", run, "--bundle", file.toString());
+    DaemonProcess.Result ex = a.ctl("runs", "export", run, "--bundle", file.toString());
     assertEquals(0, ex.exit(), ex.err());
     assertTrue(Files.size(file) > 0);
     // After an export the source refuses to resume the run itself.
-    DaemonProcess.Result again = ctl(a, "runs", "resume", run, "--env", "dev");
+    DaemonProcess.Result again = a.ctl("runs", "resume", run, "--env", "dev");
     assertNotEquals(0, again.exit());
     assertTrue(again.err().contains("exported"), again.err());
     assertTrue(
-        ctl(a, "runs", "list")
+        a.ctl("runs", "list")
             .out()
             .lines()
             .anyMatch(l -> l.startsWith(run) && l.contains("moved")));
 
-    DaemonProcess.Result imp = ctl(b, "runs", "import", file.toString());
+    DaemonProcess.Result imp = b.ctl("runs", "import", file.toString());
     assertEquals(0, imp.exit(), imp.err());
     assertTrue(imp.out().contains(" parked "), imp.out());
     // Importing it again: the node already holds it.
@@ -272,19 +262,19 @@ class DurableRunTest {
                             .setBundle(ByteString.copyFrom(bundleBytes))
                             .build())));
     // A drifted environment (b's "dev" differs) and a wider grant are refused; nothing changes.
-    DaemonProcess.Result drift = ctl(b, "runs", "resume", run, "--env", "dev");
+    DaemonProcess.Result drift = b.ctl("runs", "resume", run, "--env", "dev");
     assertNotEquals(0, drift.exit());
     assertTrue(drift.err().contains("manifest"), drift.err());
     Path wider = Files.writeString(dir.resolve("wider.json"), WIDER);
     DaemonProcess.Result wide =
-        ctl(b, "runs", "resume", run, "--env", "same", "--grants", wider.toString());
+        b.ctl("runs", "resume", run, "--env", "same", "--grants", wider.toString());
     assertNotEquals(0, wide.exit());
     assertTrue(wide.err().contains("wider"), wide.err());
     assertTrue(
         wide.err().contains("FAILED_PRECONDITION") || wide.err().contains("precondition"),
         wide.err());
 
-    DaemonProcess.Result res = ctl(b, "runs", "resume", run, "--env", "same");
+    DaemonProcess.Result res = b.ctl("runs", "resume", run, "--env", "same");
     assertEquals(0, res.exit(), res.err());
     JsonNode resumeSeg =
         CanonicalJson.parse(
@@ -301,22 +291,22 @@ class DurableRunTest {
     assertEquals(
         key(b), resumeSeg.get("public_key").textValue(), "the resume is signed by the new host");
     // A second resume of the same suspend is refused.
-    DaemonProcess.Result second = ctl(b, "runs", "resume", run, "--env", "same");
+    DaemonProcess.Result second = b.ctl("runs", "resume", run, "--env", "same");
     assertNotEquals(0, second.exit());
 
-    DaemonProcess.Result done = ctl(b, "runs", "wait", run, "--json", "--timeout-ms", "240000");
+    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "240000");
     JsonNode d = CanonicalJson.parse(done.out().strip());
     assertEquals("completed", d.get("state").textValue(), done.out());
     assertEquals("Completed", d.get("outcome").textValue());
     assertEquals(4, d.get("segments").asInt(), "execute, suspend, resume, execute");
     // The same result and an unbroken, gapless log as the unparked run.
-    String log = ctl(b, "runs", "log", run).out();
+    String log = b.ctl("runs", "log", run).out();
     assertEquals(plain.getLog(), log);
     for (int i = 1; i <= TOTAL; i++) {
       assertTrue(log.contains(String.format("count %03d", i)), "gap at " + i + ": " + log);
     }
     // The moved chain verifies with both hosts' keys named, and with its energy total.
-    String chain = ctl(b, "runs", "show", run, "--export").out();
+    String chain = b.ctl("runs", "show", run, "--export").out();
     DaemonProcess.Result vv =
         DaemonProcess.sandboxctl(
             chain.getBytes(StandardCharsets.UTF_8),
@@ -457,9 +447,7 @@ class DurableRunTest {
     assertEquals(
         Status.Code.FAILED_PRECONDITION,
         code(() -> ca.stub().resumeRun(ResumeRunRequest.newBuilder().setRunId(run).build())));
-    DurableRunReply parked =
-        ca.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build());
-    assertEquals("parked", parked.getState());
+    assertEquals("parked", Submissions.suspend(ca, run));
     // The wrong environment: it was parked in none.
     assertEquals(
         Status.Code.FAILED_PRECONDITION,
@@ -478,7 +466,7 @@ class DurableRunTest {
             () ->
                 ca.stub()
                     .suspendRun(DurableRunRequest.newBuilder().setRunId("no-such-run").build())));
-    List<String> lines = ctl(a, "runs", "list").out().lines().toList();
+    List<String> lines = a.ctl("runs", "list").out().lines().toList();
     assertTrue(
         lines.stream().anyMatch(l -> l.startsWith(run) && l.contains("completed")),
         lines.toString());

@@ -5,14 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.google.protobuf.ByteString;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.DurableRunRequest;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,43 +31,17 @@ class DurableStoreTest {
     try (DaemonProcess d = DaemonProcess.start(pristine, dir.resolve("p.sock"));
         DaemonClient c = new DaemonClient(d.socket)) {
       run =
-          c.stub()
-              .submit(
-                  SubmitRequest.newBuilder()
-                      .setModule(ByteString.copyFrom(Wat2Wasm.parse(DurableRunTest.COUNTER)))
-                      .setGrantsJson(DurableRunTest.GRANTS)
-                      .setEntry("step")
-                      .setDetach(true)
-                      .build())
-              .getRunId();
-      assertEquals(
-          "parked",
-          c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState());
+          Submissions.detached(
+              c, Wat2Wasm.parse(DurableRunTest.COUNTER), DurableRunTest.GRANTS, "step");
+      assertEquals("parked", Submissions.suspend(c, run));
       String moved =
-          c.stub()
-              .submit(
-                  SubmitRequest.newBuilder()
-                      .setModule(ByteString.copyFrom(Wat2Wasm.parse(DurableRunTest.COUNTER)))
-                      .setGrantsJson(DurableRunTest.GRANTS)
-                      .setEntry("step")
-                      .setDetach(true)
-                      .build())
-              .getRunId();
-      c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(moved).build());
+          Submissions.detached(
+              c, Wat2Wasm.parse(DurableRunTest.COUNTER), DurableRunTest.GRANTS, "step");
+      Submissions.suspend(c, moved);
       bundle = dir.resolve("moved.bundle");
-      DaemonProcess.Result ex =
-          DaemonProcess.sandboxctl(
-              null,
-              "runs",
-              "export",
-              moved,
-              "--bundle",
-              bundle.toString(),
-              "--socket",
-              d.socket.toString());
+      DaemonProcess.Result ex = d.ctl("runs", "export", moved, "--bundle", bundle.toString());
       assertEquals(0, ex.exit(), ex.err());
-      DaemonProcess.Result v =
-          DaemonProcess.sandboxctl(null, "store", "verify", "--socket", d.socket.toString());
+      DaemonProcess.Result v = d.ctl("store", "verify");
       assertEquals(0, v.exit(), v.out() + v.err());
     }
   }
@@ -87,9 +55,7 @@ class DurableStoreTest {
             DaemonProcess.start(
                 dir.resolve("tight"), dir.resolve("tight.sock"), "--config", cfg.toString());
         DaemonClient c = new DaemonClient(d.socket)) {
-      DaemonProcess.Result r =
-          DaemonProcess.sandboxctl(
-              null, "runs", "import", bundle.toString(), "--socket", d.socket.toString());
+      DaemonProcess.Result r = d.ctl("runs", "import", bundle.toString());
       assertEquals(2, r.exit(), r.out() + r.err());
       assertTrue(
           r.err().contains("store.max_bytes") && r.err().contains("nothing imported"), r.err());
@@ -97,12 +63,9 @@ class DurableStoreTest {
           io.sandboxd.attest.CanonicalJson.parse(java.nio.file.Files.readAllBytes(bundle))
               .get("run_id")
               .asText();
-      DaemonProcess.Result wait =
-          DaemonProcess.sandboxctl(
-              null, "runs", "wait", id, "--timeout-ms", "1", "--socket", d.socket.toString());
+      DaemonProcess.Result wait = d.ctl("runs", "wait", id, "--timeout-ms", "1");
       assertEquals(2, wait.exit(), "nothing half-imported: " + wait.out());
-      DaemonProcess.Result status =
-          DaemonProcess.sandboxctl(null, "status", "--socket", d.socket.toString());
+      DaemonProcess.Result status = d.ctl("status");
       assertEquals(0, status.exit(), "still serving: " + status.err());
     }
   }
@@ -110,30 +73,16 @@ class DurableStoreTest {
   @AfterAll
   static void done() {}
 
-  static void sql(Path state, String... statements) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"))) {
-      for (String s : statements) {
-        try (PreparedStatement st = c.prepareStatement(s)) {
-          assertTrue(st.executeUpdate() > 0, "changed nothing: " + s);
-        }
-      }
-    }
-  }
-
   /** `store verify` on {@code state} served despite its damage: exit 1; what it said. */
   static String damage(Path state) throws Exception {
-    IllegalStateException refused =
-        assertThrows(
-            IllegalStateException.class,
-            () -> DaemonProcess.start(state, state.resolveSibling(state.getFileName() + ".sock")));
-    assertTrue(refused.getMessage().contains(run), refused.getMessage());
+    String refused = StoppedState.refusedStart(state);
+    assertTrue(refused.contains(run), refused);
     try (DaemonProcess d =
         DaemonProcess.start(
             state,
             state.resolveSibling(state.getFileName() + "-served.sock"),
             "--serve-damaged-store")) {
-      DaemonProcess.Result v =
-          DaemonProcess.sandboxctl(null, "store", "verify", "--socket", d.socket.toString());
+      DaemonProcess.Result v = d.ctl("store", "verify");
       assertEquals(1, v.exit(), v.out() + v.err());
       return v.err();
     }
@@ -143,12 +92,12 @@ class DurableStoreTest {
   void deletingADurableRunOrItsSegmentsOrReceiptsIsDetected() throws Exception {
     String q = "'" + run + "'";
     Path row = StoppedState.copy(pristine, dir.resolve("row"));
-    sql(row, "DELETE FROM durable_runs WHERE run_id = " + q);
+    StoppedState.tamper(row, "DELETE FROM durable_runs WHERE run_id = " + q);
     String said = damage(row);
     assertTrue(said.contains(run) && said.contains("its row was deleted"), said);
 
     Path all = StoppedState.copy(pristine, dir.resolve("all"));
-    sql(
+    StoppedState.tamper(
         all,
         "DELETE FROM durable_runs WHERE run_id = " + q,
         "DELETE FROM durable_segments WHERE run_id = " + q,
@@ -157,7 +106,7 @@ class DurableStoreTest {
     assertTrue(said.contains(run) && said.contains("deleted"), said);
 
     Path ledgerToo = StoppedState.copy(pristine, dir.resolve("ledger"));
-    sql(
+    StoppedState.tamper(
         ledgerToo,
         "DELETE FROM durable_runs WHERE run_id = " + q,
         "DELETE FROM durable_segments WHERE run_id = " + q,
@@ -173,12 +122,13 @@ class DurableStoreTest {
         refused.getMessage());
 
     Path segment = StoppedState.copy(pristine, dir.resolve("segment"));
-    sql(segment, "DELETE FROM durable_segments WHERE run_id = " + q + " AND seq = 1");
+    StoppedState.tamper(
+        segment, "DELETE FROM durable_segments WHERE run_id = " + q + " AND seq = 1");
     said = damage(segment);
     assertTrue(said.contains(run) && said.contains("segment seq 1"), said);
 
     Path receipt = StoppedState.copy(pristine, dir.resolve("receipt"));
-    sql(
+    StoppedState.tamper(
         receipt,
         "DELETE FROM durable_records WHERE run_id = "
             + q

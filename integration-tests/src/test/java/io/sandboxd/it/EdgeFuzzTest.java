@@ -12,15 +12,12 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -29,7 +26,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -306,36 +302,11 @@ class EdgeFuzzTest {
   }
 
   private static int count(Path dir) throws Exception {
-    try (Stream<Path> s = Files.list(dir)) {
-      return (int) s.count();
-    }
+    return Poll.entries(dir);
   }
 
   /** The count under {@code dir} once it is at most {@code bound}, or after 30 s. */
   private static int settle(Path dir, int bound) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    int n = count(dir);
-    while (n > bound && System.nanoTime() < deadline) {
-      Thread.sleep(250);
-      n = count(dir);
-    }
-    return n;
-  }
-
-  /** Request and response bytes as they are. */
-  private static final class RawBytes implements MethodDescriptor.Marshaller<byte[]> {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (java.io.IOException e) {
-        throw new IllegalStateException(e);
-      }
-    }
+    return Poll.settle(() -> count(dir), bound, 30);
   }
 }

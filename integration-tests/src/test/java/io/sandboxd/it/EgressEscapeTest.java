@@ -238,21 +238,15 @@ class EgressEscapeTest {
       assertTrue(logAndDecodedBody(r.getLog()).contains("[redacted]"), r.getLog());
       assertNoSecret("the guest's view and the run log", logAndDecodedBody(r.getLog()));
 
-      DaemonProcess.Result shown =
-          DaemonProcess.sandboxctl(
-              null, "runs", "show", r.getRunId(), "--socket", daemon.socket.toString());
+      DaemonProcess.Result shown = daemon.ctl("runs", "show", r.getRunId());
       assertEquals(0, shown.exit(), shown.err());
       assertNoSecret("runs show", shown.out());
-      DaemonProcess.Result exported =
-          DaemonProcess.sandboxctl(
-              null, "runs", "show", r.getRunId(), "--export", "--socket", daemon.socket.toString());
+      DaemonProcess.Result exported = daemon.ctl("runs", "show", r.getRunId(), "--export");
       assertEquals(0, exported.exit(), exported.err());
       assertNoSecret("runs show --export", exported.out());
 
       // The replay feeds the journaled (redacted) answer back and reaches the same root.
-      DaemonProcess.Result replay =
-          DaemonProcess.sandboxctl(
-              null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+      DaemonProcess.Result replay = daemon.ctl("replay", r.getRunId());
       assertEquals(0, replay.exit(), replay.out() + replay.err());
       assertTrue(replay.out().contains("replay matches"), replay.out());
       assertNoSecret("replay", replay.out() + replay.err());

@@ -18,8 +18,7 @@ import io.sandboxd.daemon.rpc.ReplayReply;
 import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
-import java.io.File;
-import java.nio.charset.StandardCharsets;
+import io.sandboxd.executor.WasiToolchain;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -105,33 +104,8 @@ class EnvironmentTest {
 
   static byte[] build(Path source) throws Exception {
     Path out = Files.createDirectories(Path.of("target", "env-guests")).resolve("wasi_env.wasm");
-    Process p =
-        new ProcessBuilder(
-                List.of(
-                    tool("clang-16"),
-                    "--target=wasm32-wasi",
-                    "-O2",
-                    "-fuse-ld=" + tool("wasm-ld-16"),
-                    source.toString(),
-                    "-o",
-                    out.toString()))
-            .redirectErrorStream(true)
-            .start();
-    String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      throw new AssertionError("clang-16 could not build " + source + ":\n" + log);
-    }
+    WasiToolchain.compile(out, source.toString());
     return Files.readAllBytes(out);
-  }
-
-  static String tool(String name) {
-    for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      Path p = Path.of(d, name);
-      if (Files.isExecutable(p)) {
-        return p.toString();
-      }
-    }
-    throw new AssertionError(name + " is not on PATH: install clang-16 lld-16 wasi-libc");
   }
 
   static String address() {
@@ -157,8 +131,7 @@ class EnvironmentTest {
 
   @Test
   void envsListsTheOfferedEnvironmentWithItsSignedManifest() throws Exception {
-    DaemonProcess.Result r =
-        DaemonProcess.sandboxctl(null, "envs", "--json", "--socket", daemon.socket.toString());
+    DaemonProcess.Result r = daemon.ctl("envs", "--json");
     assertEquals(0, r.exit(), r.err());
     JsonNode list = CanonicalJson.parse(r.out().strip());
     assertEquals(1, list.size(), r.out());
@@ -177,8 +150,7 @@ class EnvironmentTest {
     assertEquals(nodeKey, manifest.get("public_key").asText());
     assertTrue(
         Files.isRegularFile(daemon.state.resolve("environments").resolve(address + ".json")));
-    DaemonProcess.Result text =
-        DaemonProcess.sandboxctl(null, "envs", "--socket", daemon.socket.toString());
+    DaemonProcess.Result text = daemon.ctl("envs");
     assertEquals(0, text.exit(), text.err());
     assertTrue(text.out().contains("py312\tb3:" + address + "\tpinned"), text.out());
   }
@@ -189,17 +161,14 @@ class EnvironmentTest {
     Path guestFile = Files.write(dir.resolve("guest.wasm"), guest);
     for (int n = 1; n <= 2; n++) {
       DaemonProcess.Result r =
-          DaemonProcess.sandboxctl(
-              null,
+          daemon.ctl(
               "run",
               guestFile.toString(),
               "--grants",
               grants.toString(),
               "--env",
               n == 1 ? "py312" : "b3:" + address,
-              "--json",
-              "--socket",
-              daemon.socket.toString());
+              "--json");
       assertEquals(0, r.exit(), r.out() + r.err());
       JsonNode out = CanonicalJson.parse(r.out().strip());
       // What the unit printed: its stdout (WASI output is captured apart from the log).
@@ -254,16 +223,7 @@ class EnvironmentTest {
     assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
     Path guestFile = Files.write(dir.resolve("guest2.wasm"), guest);
     DaemonProcess.Result r =
-        DaemonProcess.sandboxctl(
-            null,
-            "run",
-            guestFile.toString(),
-            "--grants",
-            grants.toString(),
-            "--env",
-            "nope",
-            "--socket",
-            daemon.socket.toString());
+        daemon.ctl("run", guestFile.toString(), "--grants", grants.toString(), "--env", "nope");
     assertEquals(2, r.exit(), r.out() + r.err());
     assertTrue(r.err().contains("\"nope\""), r.err());
   }

@@ -56,15 +56,8 @@ class ExecEscapeTest {
     daemonLog = dir.resolve("daemon.log");
     ProcessBuilder pb =
         new ProcessBuilder(
-                DaemonProcess.java(
-                    "io.sandboxd.daemon.SandboxdMain",
-                    "serve",
-                    "--state",
-                    state.toString(),
-                    "--socket",
-                    dir.resolve("run/sandboxd.sock").toString(),
-                    "--config",
-                    cfg.toString()))
+                DaemonProcess.serveCommand(
+                    List.of(), state, dir.resolve("run/sandboxd.sock"), "--config", cfg.toString()))
             .redirectErrorStream(true)
             .redirectOutput(daemonLog.toFile());
     pb.environment().put("PATH", fakeBin + ":" + System.getenv().getOrDefault("PATH", "/usr/bin"));
@@ -85,10 +78,7 @@ class ExecEscapeTest {
       client.close();
     }
     if (daemon != null) {
-      daemon.destroy();
-      if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
-        daemon.destroyForcibly();
-      }
+      DaemonProcess.terminate(daemon);
     }
   }
 

@@ -105,18 +105,17 @@ class ExportRestartTest {
                                   .build()))
               .getStatus()
               .getCode());
-      String notBack =
-          BundleHandoffTest.refusal(BundleHandoffTest.ctl(d, "runs", "reclaim", confirmed));
+      String notBack = BundleHandoffTest.refusal(d.ctl("runs", "reclaim", confirmed));
       assertTrue(notBack.contains("only an unconfirmed export"), notBack);
 
       // The other export is taken back after the restart, and the run finishes here.
       assertEquals("exporting", BundleHandoffTest.state(c, reclaimed));
-      DaemonProcess.Result back = BundleHandoffTest.ctl(d, "runs", "reclaim", reclaimed);
+      DaemonProcess.Result back = d.ctl("runs", "reclaim", reclaimed);
       assertEquals(0, back.exit(), back.err());
       assertEquals("parked", BundleHandoffTest.state(c, reclaimed));
-      assertEquals(0, BundleHandoffTest.ctl(d, "runs", "resume", reclaimed).exit());
+      assertEquals(0, d.ctl("runs", "resume", reclaimed).exit());
       DaemonProcess.Result done =
-          BundleHandoffTest.ctl(d, "runs", "wait", reclaimed, "--json", "--timeout-ms", "120000");
+          d.ctl("runs", "wait", reclaimed, "--json", "--timeout-ms", "120000");
       assertTrue(done.out().contains("\"state\":\"completed\""), done.out() + d.log());
       // Moved away and finished: neither run's snapshot is held any more.
       assertEquals(0, SnapshotRoomTest.snapshotBytes(d));

@@ -9,22 +9,17 @@ import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ResumeRunRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
-import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;
@@ -62,22 +57,11 @@ class FleetDurableTest {
   }
 
   private static String detach(DaemonClient c, byte[] module) {
-    return c.stub()
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(DurableRunTest.GRANTS)
-                .setEntry("step")
-                .setDetach(true)
-                .build())
-        .getRunId();
+    return Submissions.detached(c, module, DurableRunTest.GRANTS, "step");
   }
 
   private static String waitDone(DaemonClient c, String run) {
-    String state =
-        c.stub()
-            .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(240_000).build())
-            .getState();
+    String state = Submissions.waitState(c, run, 240_000);
     assertEquals("completed", state, run);
     return state;
   }
@@ -85,7 +69,7 @@ class FleetDurableTest {
   /** The durable run's receipts as the store holds them (read beside the running daemon). */
   private static List<Receipt> durableReceipts(Path state, String run) throws Exception {
     List<Receipt> out = new ArrayList<>();
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    try (Connection c = StoppedState.store(state);
         PreparedStatement st =
             c.prepareStatement(
                 "SELECT envelope FROM durable_records WHERE run_id = ?"
@@ -121,9 +105,7 @@ class FleetDurableTest {
 
       // A detached tenant: parked mid-way (execute + suspend), resumed, completed (execute).
       durable = detach(c, counter);
-      assertEquals(
-          "parked",
-          c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(durable).build()).getState());
+      assertEquals("parked", Submissions.suspend(c, durable));
       c.stub().resumeRun(ResumeRunRequest.newBuilder().setRunId(durable).build());
       waitDone(c, durable);
       List<Receipt> receipts = durableReceipts(state, durable);
@@ -166,14 +148,7 @@ class FleetDurableTest {
       }
       Path p1 = write("p1.json", fp.out());
       DaemonProcess.Result fv =
-          ctl(
-              "fleet",
-              "verify",
-              p1.toString(),
-              "--aggregate",
-              a1.toString(),
-              "--signer",
-              fleetId + "=" + pk);
+          FleetLogTest.fleetVerify(p1.toString(), a1.toString(), fleetId + "=" + pk);
       ok(fv);
       assertTrue(fv.out().contains(durable) && fv.out().contains("durable leaf 1"), fv.out());
       // The single-step run is still proven in the main tree, as before.
@@ -182,27 +157,17 @@ class FleetDurableTest {
       ok(mp);
       assertFalse(mp.out().contains("\"tree\""), mp.out());
       ok(
-          ctl(
-              "fleet",
-              "verify",
-              write("mp.json", mp.out()).toString(),
-              "--aggregate",
-              a1.toString(),
-              "--signer",
-              fleetId + "=" + pk));
+          FleetLogTest.fleetVerify(
+              write("mp.json", mp.out()).toString(), a1.toString(), fleetId + "=" + pk));
 
       // Another durable receipt's address in the proof: offline verify fails naming the entry.
       ObjectNode swapped = (ObjectNode) proof.deepCopy();
       ((ObjectNode) ((ArrayNode) swapped.get("receipts")).get(0))
           .put("receipt", proof.get("receipts").get(1).get("receipt").textValue());
       DaemonProcess.Result bad =
-          ctl(
-              "fleet",
-              "verify",
+          FleetLogTest.fleetVerify(
               write("swapped.json", CanonicalJson.canonicalString(swapped)).toString(),
-              "--aggregate",
               a1.toString(),
-              "--signer",
               fleetId + "=" + pk);
       assertEquals(1, bad.exit(), bad.out() + bad.err());
       assertTrue(bad.err().contains("fleet-proof.receipts[0]"), bad.err());
@@ -210,13 +175,9 @@ class FleetDurableTest {
       ObjectNode env = (ObjectNode) CanonicalJson.parse(agg.out());
       ((ObjectNode) env.get("core").get("durable")).put("tree_size", 1);
       DaemonProcess.Result forged =
-          ctl(
-              "fleet",
-              "verify",
+          FleetLogTest.fleetVerify(
               p1.toString(),
-              "--aggregate",
               write("forged.json", CanonicalJson.canonicalString(env)).toString(),
-              "--signer",
               fleetId + "=" + pk);
       assertNotEquals(0, forged.exit(), forged.out() + forged.err());
 
@@ -248,7 +209,7 @@ class FleetDurableTest {
     }
 
     // Behind the node's back: the first durable receipt's energy raised in the store.
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"))) {
+    try (Connection c = StoppedState.store(state)) {
       String address;
       String text;
       try (PreparedStatement st =

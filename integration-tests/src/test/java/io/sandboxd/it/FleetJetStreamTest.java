@@ -21,7 +21,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -50,12 +49,6 @@ class FleetJetStreamTest {
   static final List<Process> nats = new ArrayList<>(List.of());
   static final List<AutoCloseable> closing = new ArrayList<>();
   static Process aggregator;
-
-  static SigningKey seeded(int b) {
-    byte[] s = new byte[32];
-    Arrays.fill(s, (byte) b);
-    return SigningKey.fromSeed(s);
-  }
 
   static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
@@ -123,23 +116,8 @@ class FleetJetStreamTest {
     return p;
   }
 
-  interface Check {
-    boolean ok() throws Exception;
-  }
-
-  static void waitFor(Check c, int seconds) throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (System.nanoTime() < end) {
-      if (c.ok()) {
-        return;
-      }
-      Thread.sleep(200);
-    }
-    fail(
-        "not within "
-            + seconds
-            + " s; aggregate.log:\n"
-            + Files.readString(dir.resolve("aggregate.log")));
+  static void waitFor(Poll.Condition c, int seconds) throws Exception {
+    Poll.until(seconds, dir.resolve("aggregate.log"), c);
   }
 
   static DaemonProcess startNode(String name, SigningKey key, String urls, SigningKey agg)
@@ -166,8 +144,7 @@ class FleetJetStreamTest {
   /** address -> proof JSON (null when none yet) of every record a node's store holds. */
   static Map<String, String> records(DaemonProcess d) throws Exception {
     Map<String, String> out = new HashMap<>();
-    try (java.sql.Connection c =
-            DriverManager.getConnection("jdbc:sqlite:" + d.state.resolve("runs.db"));
+    try (java.sql.Connection c = StoppedState.store(d.state);
         Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery(
@@ -216,9 +193,9 @@ class FleetJetStreamTest {
             + client[1]
             + ",nats://127.0.0.1:"
             + client[2];
-    SigningKey keyA = seeded(0x11);
-    SigningKey keyB = seeded(0x22);
-    SigningKey agg = seeded(0x33);
+    SigningKey keyA = SeededKeys.filled(0x11);
+    SigningKey keyB = SeededKeys.filled(0x22);
+    SigningKey agg = SeededKeys.filled(0x33);
     Path aggState = dir.resolve("aggregate");
     Files.createDirectories(aggState.resolve("keys"));
     KeyFile.write(aggState.resolve("keys/aggregator.ed25519"), agg);
@@ -239,7 +216,7 @@ class FleetJetStreamTest {
     String grants = Submissions.exampleGrants("hello");
 
     // Records from outside the allowlist, and a forged one on an allowed node's subject.
-    SigningKey stranger = seeded(0x44);
+    SigningKey stranger = SeededKeys.filled(0x44);
     Envelope strange = Envelope.sign(CanonicalJson.parse("{\"schema\":\"x/1\",\"n\":1}"), stranger);
     // Signed by the stranger over another core, then labelled with node a's key: its own message id
     // (the broker deduplicates by id), refused because the signature is not node a's.

@@ -31,6 +31,13 @@ class FleetLogTest {
     return DaemonProcess.sandboxctl(null, args);
   }
 
+  /** {@code sandboxctl fleet verify PROOF --aggregate AGGREGATE --signer SIGNER}, offline. */
+  static DaemonProcess.Result fleetVerify(String proof, String aggregate, String signer)
+      throws Exception {
+    return DaemonProcess.sandboxctl(
+        null, "fleet", "verify", proof, "--aggregate", aggregate, "--signer", signer);
+  }
+
   private Path write(String name, String text) throws Exception {
     Path p = dir.resolve(name);
     Files.writeString(p, text, StandardCharsets.UTF_8);
@@ -173,21 +180,12 @@ class FleetLogTest {
       ok(fp);
       Path p1 = write("p1.json", fp.out());
       String fleetId = core.get("fleet_id").textValue();
-      DaemonProcess.Result fv =
-          ctl(
-              "fleet",
-              "verify",
-              p1.toString(),
-              "--aggregate",
-              a1.toString(),
-              "--signer",
-              fleetId + "=" + pk);
+      DaemonProcess.Result fv = fleetVerify(p1.toString(), a1.toString(), fleetId + "=" + pk);
       ok(fv);
       assertTrue(fv.out().contains(runs.get(1).getRunId()), fv.out());
       assertTrue(fv.out().contains("signer " + pk + " (--signer)"), fv.out());
       // Issue 24: a key trusted for no fleet id cannot say whose the aggregate is: refused.
-      DaemonProcess.Result unbound =
-          ctl("fleet", "verify", p1.toString(), "--aggregate", a1.toString(), "--signer", pk);
+      DaemonProcess.Result unbound = fleetVerify(p1.toString(), a1.toString(), pk);
       assertEquals(2, unbound.exit(), unbound.out() + unbound.err());
       assertTrue(unbound.err().contains(fleetId) && unbound.err().contains(pk), unbound.err());
       assertTrue(unbound.out().contains("signer " + pk), unbound.out());
@@ -199,14 +197,7 @@ class FleetLogTest {
       String otherPk = otherNode.publicKey().hex();
       Path swapped = write("swapped.json", Envelope.sign(core, otherNode).toJsonLine());
       DaemonProcess.Result swap =
-          ctl(
-              "fleet",
-              "verify",
-              p1.toString(),
-              "--aggregate",
-              swapped.toString(),
-              "--signer",
-              "sandboxd/other-host=" + otherPk);
+          fleetVerify(p1.toString(), swapped.toString(), "sandboxd/other-host=" + otherPk);
       assertEquals(1, swap.exit(), swap.out() + swap.err());
       assertTrue(
           swap.err().contains("claims origin " + fleetId)
@@ -215,14 +206,7 @@ class FleetLogTest {
           swap.err());
       assertTrue(swap.out().contains("signer " + otherPk), swap.out());
       DaemonProcess.Result wrongSigner =
-          ctl(
-              "fleet",
-              "verify",
-              p1.toString(),
-              "--aggregate",
-              a1.toString(),
-              "--signer",
-              fleetId + "=" + otherKey);
+          fleetVerify(p1.toString(), a1.toString(), fleetId + "=" + otherKey);
       assertEquals(1, wrongSigner.exit(), wrongSigner.err());
       assertTrue(wrongSigner.out().contains("signer " + otherKey), wrongSigner.out());
       // Issue 24: the node's fleet id and root, totals rewritten, re-signed by an unknown key.
@@ -239,26 +223,12 @@ class FleetLogTest {
       assertTrue(unnamed.err().contains("--signer"), unnamed.err());
       assertTrue(!unnamed.out().contains("valid"), unnamed.out());
       DaemonProcess.Result foreign =
-          ctl(
-              "fleet",
-              "verify",
-              p1.toString(),
-              "--aggregate",
-              resigned.toString(),
-              "--signer",
-              fleetId + "=" + pk);
+          fleetVerify(p1.toString(), resigned.toString(), fleetId + "=" + pk);
       assertEquals(1, foreign.exit(), foreign.out() + foreign.err());
       assertTrue(foreign.out().contains("signer " + pk), foreign.out());
       String tamperedAgg = agg.out().replace("\"tree_size\":3", "\"tree_size\":4");
       DaemonProcess.Result tampered =
-          ctl(
-              "fleet",
-              "verify",
-              p1.toString(),
-              "--aggregate",
-              write("t.json", tamperedAgg).toString(),
-              "--signer",
-              fleetId + "=" + pk);
+          fleetVerify(p1.toString(), write("t.json", tamperedAgg).toString(), fleetId + "=" + pk);
       assertEquals(1, tampered.exit(), tampered.err());
       DaemonProcess.Result noRun =
           ctl("fleet", "prove", "no-such-run", "--aggregate", a1.toString(), "--socket", s);
@@ -338,14 +308,7 @@ class FleetLogTest {
               fleetId2 + "=" + pk);
       assertEquals(1, swapped.exit(), swapped.err());
       DaemonProcess.Result stale =
-          ctl(
-              "fleet",
-              "verify",
-              dir.resolve("p1.json").toString(),
-              "--aggregate",
-              a2.toString(),
-              "--signer",
-              fleetId2 + "=" + pk);
+          fleetVerify(dir.resolve("p1.json").toString(), a2.toString(), fleetId2 + "=" + pk);
       assertEquals(1, stale.exit(), stale.err());
       assertTrue(stale.err().contains("is for aggregate"), stale.err());
     }

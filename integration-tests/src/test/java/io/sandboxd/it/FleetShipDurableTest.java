@@ -2,24 +2,19 @@ package io.sandboxd.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.google.protobuf.ByteString;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.FleetProof;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.SubmitRequest;
-import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;
@@ -27,7 +22,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,7 +39,7 @@ class FleetShipDurableTest {
   /** address -> proof JSON (null when none yet) of the run's durable segments and records. */
   static Map<String, String> durable(Path state, String run) throws Exception {
     Map<String, String> out = new HashMap<>();
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    try (Connection c = StoppedState.store(state);
         PreparedStatement st =
             c.prepareStatement(
                 "SELECT d.address, p.proof FROM (SELECT address FROM durable_segments"
@@ -61,23 +55,8 @@ class FleetShipDurableTest {
     return out;
   }
 
-  interface Check {
-    boolean ok() throws Exception;
-  }
-
-  void waitFor(Check c, int seconds) throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (System.nanoTime() < end) {
-      if (c.ok()) {
-        return;
-      }
-      Thread.sleep(200);
-    }
-    fail(
-        "not within "
-            + seconds
-            + " s; aggregate.log:\n"
-            + Files.readString(dir.resolve("agg.log")));
+  void waitFor(Poll.Condition c, int seconds) throws Exception {
+    Poll.until(seconds, dir.resolve("agg.log"), c);
   }
 
   @Test
@@ -101,8 +80,8 @@ class FleetShipDurableTest {
             .redirectOutput(dir.resolve("nats.log").toFile())
             .start());
     String url = "nats://127.0.0.1:" + port;
-    SigningKey node = SigningKey.fromSeed(filled(0x51));
-    SigningKey agg = SigningKey.fromSeed(filled(0x52));
+    SigningKey node = SeededKeys.filled(0x51);
+    SigningKey agg = SeededKeys.filled(0x52);
     Path aggState = dir.resolve("aggregate");
     Files.createDirectories(aggState.resolve("keys"));
     KeyFile.write(aggState.resolve("keys/aggregator.ed25519"), agg);
@@ -149,20 +128,9 @@ class FleetShipDurableTest {
               DaemonProcess.start(state, dir.resolve("node.sock"), "--config", cfg.toString());
           DaemonClient c = new DaemonClient(d.socket)) {
         String run =
-            c.stub()
-                .submit(
-                    SubmitRequest.newBuilder()
-                        .setModule(ByteString.copyFrom(Wat2Wasm.parse(FleetDurableTest.QUICK)))
-                        .setGrantsJson(DurableRunTest.GRANTS)
-                        .setEntry("step")
-                        .setDetach(true)
-                        .build())
-                .getRunId();
-        assertEquals(
-            "completed",
-            c.stub()
-                .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(120_000).build())
-                .getState());
+            Submissions.detached(
+                c, Wat2Wasm.parse(FleetDurableTest.QUICK), DurableRunTest.GRANTS, "step");
+        assertEquals("completed", Submissions.waitState(c, run, 120_000));
         Map<String, String> before = durable(state, run);
         assertEquals(3, before.size(), "execute segment, receipt, attestation: " + before);
         waitFor(() -> durable(state, run).values().stream().allMatch(p -> p != null), 120);
@@ -179,12 +147,6 @@ class FleetShipDurableTest {
         p.destroyForcibly().waitFor();
       }
     }
-  }
-
-  static byte[] filled(int b) {
-    byte[] s = new byte[32];
-    Arrays.fill(s, (byte) b);
-    return s;
   }
 
   static List<String> fleetLog(Path state) throws Exception {

@@ -74,9 +74,7 @@ class GracefulStopTest {
 
     // The drained run was stored before the daemon said goodbye.
     try (DaemonProcess again = DaemonProcess.start(state, dir.resolve("s2.sock"))) {
-      DaemonProcess.Result show =
-          DaemonProcess.sandboxctl(
-              null, "runs", "show", running.getRunId(), "--socket", again.socket.toString());
+      DaemonProcess.Result show = again.ctl("runs", "show", running.getRunId());
       assertEquals(0, show.exit(), show.err());
       assertTrue(show.out().contains("CpuTime"), show.out());
     }

@@ -288,9 +288,7 @@ class IntotoExportTest {
     assertTrue(
         wrongModule.getStatus().getDescription().contains("module"), wrongModule.getMessage());
 
-    DaemonProcess.Result noTarget =
-        DaemonProcess.sandboxctl(
-            null, "runs", "export", run.getRunId(), "--socket", daemon.socket.toString());
+    DaemonProcess.Result noTarget = daemon.ctl("runs", "export", run.getRunId());
     assertNotEquals(0, noTarget.exit());
     assertTrue(noTarget.err().contains("--intoto"), noTarget.err());
     assertFalse(noTarget.out().contains("payload"));

@@ -12,7 +12,6 @@ import io.sandboxd.attest.JcpChild;
 import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
 import io.sandboxd.daemon.rpc.JcpKeysRequest;
 import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.enforcer.Grants;
@@ -35,19 +34,11 @@ class JcpEventSourceTest {
 
   @TempDir Path dir;
 
-  static SigningKey key(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return SigningKey.fromSeed(seed);
-  }
-
   @Test
   void aConfiguredSourceMintsOnceAndItsReplayAfterARestartMintsNothing() throws Exception {
-    SigningKey issuer = key(0x11);
-    SigningKey source = key(0x61);
-    SigningKey unlisted = key(0x71);
+    SigningKey issuer = SeededKeys.counting(0x11);
+    SigningKey source = SeededKeys.counting(0x61);
+    SigningKey unlisted = SeededKeys.counting(0x71);
     Path config =
         Files.writeString(
             dir.resolve("config.json"),
@@ -71,14 +62,7 @@ class JcpEventSourceTest {
               10,
               List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
               4_000_000_000_000L);
-      policy =
-          c.jcp()
-              .addMintPolicy(
-                  AddMintPolicyRequest.newBuilder()
-                      .setPolicy(Envelope.sign(p.toCore(), issuer).toJsonLine())
-                      .setParentJson(PARENT)
-                      .build())
-              .getAddress();
+      policy = StandingGrantsTest.addPolicy(c, Envelope.sign(p.toCore(), issuer), PARENT);
       Envelope child = Envelope.fromJson(CanonicalJson.parse(mint(c, policy, event)));
       assertEquals(
           Envelope.fromJson(CanonicalJson.parse(event)).address(),
@@ -94,8 +78,7 @@ class JcpEventSourceTest {
                       StandingGrantsTest.signedBy(unlisted, "{\"type\":\"push\"}", "u-1", far())));
       assertEquals(Status.Code.PERMISSION_DENIED, other.getStatus().getCode());
       // status names the configured source: an operator sees who else can mint authority.
-      DaemonProcess.Result status =
-          DaemonProcess.sandboxctl(null, "status", "--json", "--socket", d.socket.toString());
+      DaemonProcess.Result status = d.ctl("status", "--json");
       assertEquals(0, status.exit(), status.err());
       assertEquals(
           "[\"" + source.publicKey().hex() + "\"]",

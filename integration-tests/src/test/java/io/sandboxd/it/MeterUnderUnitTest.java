@@ -112,14 +112,10 @@ class MeterUnderUnitTest {
             List.of(
                 "setpriv", "--reuid=" + SERVICE_UID, "--regid=" + SERVICE_GID, "--clear-groups"));
     cmd.addAll(
-        DaemonProcess.java(
+        DaemonProcess.serveCommand(
             List.of("-Djna.tmpdir=" + state.resolve("jna")),
-            "io.sandboxd.daemon.SandboxdMain",
-            "serve",
-            "--state",
-            state.toString(),
-            "--socket",
-            socket.toString(),
+            state,
+            socket,
             "--config",
             config.toString()));
     Path log = base.resolve(name + ".log");

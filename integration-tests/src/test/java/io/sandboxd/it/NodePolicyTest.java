@@ -85,9 +85,7 @@ class NodePolicyTest {
             .orElseThrow();
     assertEquals(ME, Integer.toUnsignedLong(listed.getSubmitterUid()));
     assertTrue(daemon.log().contains("node policy rule no-exec: uids [" + ME + "]"), daemon.log());
-    DaemonProcess.Result show =
-        DaemonProcess.sandboxctl(
-            null, "runs", "show", r.getRunId(), "--socket", daemon.socket.toString());
+    DaemonProcess.Result show = daemon.ctl("runs", "show", r.getRunId());
     assertEquals(0, show.exit(), show.err());
     assertTrue(show.out().contains("submitter  uid " + ME), show.out());
   }
@@ -190,14 +188,11 @@ class NodePolicyTest {
       // the CLI says so too, and exits 2 (refused)
       Path grants = DaemonProcess.ROOT.resolve("examples/hello.grants.json");
       DaemonProcess.Result run =
-          DaemonProcess.sandboxctl(
-              null,
+          d.ctl(
               "run",
               DaemonProcess.ROOT.resolve("examples/hello.wasm").toString(),
               "--grants",
-              grants.toString(),
-              "--socket",
-              d.socket.toString());
+              grants.toString());
       assertEquals(2, run.exit(), run.err());
       assertTrue(run.err().contains("matches no rule"), run.err());
     }

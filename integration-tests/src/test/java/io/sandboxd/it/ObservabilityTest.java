@@ -25,7 +25,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -172,8 +171,7 @@ class ObservabilityTest {
   }
 
   static JsonNode statusJson() throws Exception {
-    DaemonProcess.Result r =
-        DaemonProcess.sandboxctl(null, "status", "--json", "--socket", daemon.socket.toString());
+    DaemonProcess.Result r = daemon.ctl("status", "--json");
     assertEquals(0, r.exit(), r.err());
     return CanonicalJson.parse(r.out().trim());
   }
@@ -204,8 +202,7 @@ class ObservabilityTest {
     assertEquals("VERIFIED", s.get("verification").get("phase").asText(), s.toString());
     assertTrue(s.get("metrics_listen").asText().startsWith("127.0.0.1:"), s.toString());
 
-    DaemonProcess.Result text =
-        DaemonProcess.sandboxctl(null, "status", "--socket", daemon.socket.toString());
+    DaemonProcess.Result text = daemon.ctl("status");
     assertEquals(0, text.exit(), text.err());
     assertTrue(text.out().contains("public key   " + key), text.out());
     assertTrue(text.out().contains("policy       root: uids [0]"), text.out());
@@ -225,13 +222,12 @@ class ObservabilityTest {
           Submissions.submit(
               c, Submissions.exampleUnit("hello"), Submissions.exampleGrants("hello"));
       Submissions.submit(c, Submissions.exampleUnit("hello"), Submissions.exampleGrants("hello"));
-      DaemonProcess.Result ok =
-          DaemonProcess.sandboxctl(null, "store", "verify", "--socket", d.socket.toString());
+      DaemonProcess.Result ok = d.ctl("store", "verify");
       assertEquals(0, ok.exit(), ok.out() + ok.err());
       assertTrue(ok.out().startsWith("verified: all 2 runs"), ok.out());
       assertTrue(ok.out().contains("checkpoint sealed at 2 runs"), ok.out());
       // An old run rewritten behind the running daemon's back.
-      try (Connection db = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+      try (Connection db = StoppedState.store(state);
           Statement st = db.createStatement()) {
         st.execute("PRAGMA busy_timeout=10000");
         assertEquals(
@@ -239,13 +235,11 @@ class ObservabilityTest {
             st.executeUpdate(
                 "UPDATE runs SET log = 'forged' WHERE run_id = '" + a.getRunId() + "'"));
       }
-      DaemonProcess.Result bad =
-          DaemonProcess.sandboxctl(null, "store", "verify", "--socket", d.socket.toString());
+      DaemonProcess.Result bad = d.ctl("store", "verify");
       assertEquals(1, bad.exit(), bad.out() + bad.err());
       assertTrue(bad.out().startsWith("DAMAGED: 1 finding(s) in 2 runs"), bad.out());
       assertTrue(bad.err().contains("run " + a.getRunId() + ", log:"), bad.err());
-      DaemonProcess.Result status =
-          DaemonProcess.sandboxctl(null, "status", "--socket", d.socket.toString());
+      DaemonProcess.Result status = d.ctl("status");
       assertTrue(status.out().contains("verification DAMAGED"), status.out());
       assertTrue(status.out().contains("run " + a.getRunId() + ", log:"), status.out());
       assertTrue(d.log().contains("found damage the node did not sign"), d.log());

@@ -17,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -122,7 +121,7 @@ class ReportChromiumTest {
     List<SubmitReply> before =
         StoppedState.record(state, dir.resolve("a.sock"), "hello", "spin", "hello");
     SubmitReply victim = before.get(0);
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    try (Connection c = StoppedState.store(state);
         PreparedStatement st =
             c.prepareStatement(
                 "UPDATE records SET envelope = replace(envelope, '\"tier\":\"S2\"', '\"tier\":\"S3\"')"
@@ -139,9 +138,7 @@ class ReportChromiumTest {
         verified.add(
             Submissions.submit(c, Submissions.exampleUnit(unit), Submissions.exampleGrants(unit)));
       }
-      DaemonProcess.Result r =
-          DaemonProcess.sandboxctl(
-              null, "report", "--out", out.toString(), "--socket", d.socket.toString());
+      DaemonProcess.Result r = d.ctl("report", "--out", out.toString());
       assertEquals(0, r.exit(), r.err());
       assertTrue(r.out().contains(verified.size() + " run(s) verified, 1 did not verify"), r.out());
     }

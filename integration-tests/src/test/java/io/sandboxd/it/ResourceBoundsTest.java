@@ -81,16 +81,7 @@ class ResourceBoundsTest {
     List<String> cmd =
         new ArrayList<>(
             List.of("prlimit", "--nofile=" + DAEMON_NOFILE + ":" + DAEMON_NOFILE, "--"));
-    cmd.addAll(
-        DaemonProcess.java(
-            "io.sandboxd.daemon.SandboxdMain",
-            "serve",
-            "--state",
-            state.toString(),
-            "--socket",
-            socket.toString(),
-            "--config",
-            config.toString()));
+    cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket, "--config", config.toString()));
     log = dir.resolve("daemon.log");
     daemon = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -108,10 +99,7 @@ class ResourceBoundsTest {
       client.close();
     }
     if (daemon != null) {
-      daemon.destroy();
-      if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
-        daemon.destroyForcibly().waitFor();
-      }
+      DaemonProcess.terminate(daemon);
     }
   }
 

@@ -27,8 +27,6 @@ import io.sandboxd.daemon.rpc.PutModuleRequest;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -335,23 +333,6 @@ class RpcFuzzTest {
       assertTrue(d.startsWith(descriptionStart), d);
       assertTrue(d.length() <= MAX_DESCRIPTION, d.length() + " chars");
       return e;
-    }
-  }
-
-  /** Request and response bytes as they are. */
-  private static final class RawBytes implements MethodDescriptor.Marshaller<byte[]> {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (java.io.IOException e) {
-        throw new IllegalStateException(e);
-      }
     }
   }
 }

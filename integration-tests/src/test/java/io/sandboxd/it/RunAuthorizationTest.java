@@ -173,9 +173,7 @@ class RunAuthorizationTest {
   @Test
   void theOperatorActsOnAnyRunAndATenantIsRefusedWhatItsRuleDoesNotGive() throws Exception {
     String run = detachAs(BOB);
-    DaemonProcess.Result op =
-        DaemonProcess.sandboxctl(
-            null, "runs", "suspend", run, "--socket", daemon.socket.toString());
+    DaemonProcess.Result op = daemon.ctl("runs", "suspend", run);
     assertEquals(0, op.exit(), op.err());
     // store verify needs permission store, which the tenants' rule does not give.
     assertRefused(as(BOB, "store", "verify"), "tenants", "permission store");

@@ -46,7 +46,7 @@ class SnapshotRoomTest {
   }
 
   static long snapshotBytes(DaemonProcess d) throws Exception {
-    DaemonProcess.Result r = BundleHandoffTest.ctl(d, "status", "--json");
+    DaemonProcess.Result r = d.ctl("status", "--json");
     assertEquals(0, r.exit(), r.err());
     JsonNode n = CanonicalJson.mapper().readTree(r.out());
     return n.get("store").get("durable_snapshot_bytes").asLong();
@@ -78,7 +78,7 @@ class SnapshotRoomTest {
       String small = BundleHandoffTest.detached(c, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
       BundleHandoffTest.suspend(c, small);
       assertTrue(snapshotBytes(d) >= 65_536, "a parked page is held");
-      assertEquals(0, BundleHandoffTest.ctl(d, "runs", "resume", small).exit());
+      assertEquals(0, d.ctl("runs", "resume", small).exit());
     }
   }
 
@@ -99,9 +99,8 @@ class SnapshotRoomTest {
 
       // The first finishes: its own blobs go; the empty storage tree's manifest (and whatever
       // else both snapshots share) stays for the second.
-      assertEquals(0, BundleHandoffTest.ctl(d, "runs", "resume", first).exit());
-      DaemonProcess.Result done =
-          BundleHandoffTest.ctl(d, "runs", "wait", first, "--json", "--timeout-ms", "120000");
+      assertEquals(0, d.ctl("runs", "resume", first).exit());
+      DaemonProcess.Result done = d.ctl("runs", "wait", first, "--json", "--timeout-ms", "120000");
       assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
       // The sweep follows the run's end: give it a moment rather than race it.
       long one = snapshotBytes(d);
@@ -114,9 +113,9 @@ class SnapshotRoomTest {
       assertTrue(packBytes(state) < packsBoth, packBytes(state) + " of " + packsBoth);
 
       // The second resumes from what stayed (its tree is restored from the shared manifest).
-      DaemonProcess.Result resumed = BundleHandoffTest.ctl(d, "runs", "resume", second);
+      DaemonProcess.Result resumed = d.ctl("runs", "resume", second);
       assertEquals(0, resumed.exit(), resumed.err() + d.log());
-      done = BundleHandoffTest.ctl(d, "runs", "wait", second, "--json", "--timeout-ms", "120000");
+      done = d.ctl("runs", "wait", second, "--json", "--timeout-ms", "120000");
       assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
       assertEquals(0, snapshotBytes(d));
       assertEquals(0, packBytes(state), "snapshot packs left with no live run");
@@ -139,15 +138,14 @@ class SnapshotRoomTest {
         DaemonClient c = new DaemonClient(d.socket)) {
       String run = BundleHandoffTest.detached(c, STATIC_PAGES, DurableRunTest.GRANTS);
       BundleHandoffTest.suspend(c, run);
-      assertEquals(0, BundleHandoffTest.ctl(d, "runs", "resume", run).exit());
+      assertEquals(0, d.ctl("runs", "resume", run).exit());
       // The second snapshot writes only the counter's page; the three others it refers to were
       // written by the first, whose blobs the sweep after this park must not take.
       BundleHandoffTest.suspend(c, run);
       assertTrue(snapshotBytes(d) >= 4 * 65_536, snapshotBytes(d) + " bytes held");
-      DaemonProcess.Result resumed = BundleHandoffTest.ctl(d, "runs", "resume", run);
+      DaemonProcess.Result resumed = d.ctl("runs", "resume", run);
       assertEquals(0, resumed.exit(), resumed.err() + d.log());
-      DaemonProcess.Result done =
-          BundleHandoffTest.ctl(d, "runs", "wait", run, "--json", "--timeout-ms", "120000");
+      DaemonProcess.Result done = d.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
       assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
       assertEquals(0, packBytes(state), "snapshot packs left with no live run");
     }

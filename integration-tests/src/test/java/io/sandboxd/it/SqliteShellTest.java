@@ -179,9 +179,7 @@ class SqliteShellTest {
 
   @Test
   void theShellRunsByItsAddress() throws Exception {
-    DaemonProcess.Result put =
-        DaemonProcess.sandboxctl(
-            null, "modules", "put", shellFile.toString(), "--socket", daemon.socket.toString());
+    DaemonProcess.Result put = daemon.ctl("modules", "put", shellFile.toString());
     assertEquals(0, put.exit(), put.err());
     String address = put.out().strip();
     assertEquals(Blake3.hex(shell), address);

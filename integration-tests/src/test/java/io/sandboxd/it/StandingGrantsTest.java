@@ -27,7 +27,6 @@ import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -114,12 +113,16 @@ class StandingGrantsTest {
   static final long FAR = 4_000_000_000_000L;
 
   static String add(Envelope policy) {
-    return client
-        .jcp()
+    return addPolicy(client, policy, PARENT);
+  }
+
+  /** Adds the signed {@code policy} over the parent grant {@code parentJson} on {@code c}. */
+  static String addPolicy(DaemonClient c, Envelope policy, String parentJson) {
+    return c.jcp()
         .addMintPolicy(
             AddMintPolicyRequest.newBuilder()
                 .setPolicy(policy.toJsonLine())
-                .setParentJson(PARENT)
+                .setParentJson(parentJson)
                 .build())
         .getAddress();
   }
@@ -162,10 +165,7 @@ class StandingGrantsTest {
   }
 
   static DaemonProcess.Result ctl(String... args) throws Exception {
-    List<String> a = new ArrayList<>(List.of(args));
-    a.add("--socket");
-    a.add(daemon.socket.toString());
-    return DaemonProcess.sandboxctl(null, a.toArray(new String[0]));
+    return daemon.ctl(args);
   }
 
   static Path write(String name, String text) throws Exception {
@@ -379,14 +379,7 @@ class StandingGrantsTest {
   }
 
   static String addOver(Envelope policy, String parent) {
-    return client
-        .jcp()
-        .addMintPolicy(
-            AddMintPolicyRequest.newBuilder()
-                .setPolicy(policy.toJsonLine())
-                .setParentJson(parent)
-                .build())
-        .getAddress();
+    return addPolicy(client, policy, parent);
   }
 
   /**

@@ -1,10 +1,17 @@
 package io.sandboxd.it;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -28,6 +35,34 @@ final class StoppedState {
       }
     }
     return replies;
+  }
+
+  /**
+   * Starting a daemon on {@code state} (with {@code extra} serve arguments) fails; what it said.
+   */
+  static String refusedStart(Path state, String... extra) {
+    return assertThrows(
+            IllegalStateException.class,
+            () ->
+                DaemonProcess.start(
+                    state, state.resolveSibling(state.getFileName() + ".sock"), extra))
+        .getMessage();
+  }
+
+  /** The run store of the stopped daemon state {@code state}, opened directly. */
+  static Connection store(Path state) throws SQLException {
+    return DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+  }
+
+  /** Runs each of {@code statements} on {@code state}'s run store; each must change a row. */
+  static void tamper(Path state, String... statements) throws SQLException {
+    try (Connection c = store(state)) {
+      for (String s : statements) {
+        try (PreparedStatement st = c.prepareStatement(s)) {
+          assertTrue(st.executeUpdate() > 0, "changed nothing: " + s);
+        }
+      }
+    }
   }
 
   /** A copy of {@code state} at {@code target}, permissions and file attributes kept. */

@@ -3,20 +3,16 @@ package io.sandboxd.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import java.io.File;
-import java.nio.charset.StandardCharsets;
+import io.sandboxd.executor.WasiToolchain;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,34 +60,9 @@ class StorageEscapeTest {
   static byte[] guest(String scenario) throws Exception {
     Path out = Files.createDirectories(Path.of("target", "storage-guests"));
     Path wasm = out.resolve(scenario + ".wasm");
-    Process p =
-        new ProcessBuilder(
-                List.of(
-                    tool("clang-16"),
-                    "--target=wasm32-wasi",
-                    "-O2",
-                    "-fuse-ld=" + tool("wasm-ld-16"),
-                    "-DSCENARIO_" + scenario,
-                    Path.of("src", "test", "c", "storage_attack.c").toString(),
-                    "-o",
-                    wasm.toString()))
-            .redirectErrorStream(true)
-            .start();
-    String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      fail("clang-16 could not build storage_attack.c for " + scenario + ":\n" + log);
-    }
+    WasiToolchain.compile(
+        wasm, "-DSCENARIO_" + scenario, Path.of("src", "test", "c", "storage_attack.c").toString());
     return Files.readAllBytes(wasm);
-  }
-
-  static String tool(String name) {
-    for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      Path p = Path.of(d, name);
-      if (Files.isExecutable(p)) {
-        return p.toString();
-      }
-    }
-    return fail(name + " is not on PATH: install clang-16 lld-16 wasi-libc");
   }
 
   /** The storage directory the daemon gives {@code module}. */
@@ -197,9 +168,7 @@ class StorageEscapeTest {
 
     Map<String, String> before = snapshot(root);
     for (int i = 0; i < 2; i++) {
-      DaemonProcess.Result replay =
-          DaemonProcess.sandboxctl(
-              null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+      DaemonProcess.Result replay = daemon.ctl("replay", r.getRunId());
       assertEquals(0, replay.exit(), replay.out() + replay.err());
       assertTrue(replay.out().contains("replay matches"), replay.out() + replay.err());
       assertEquals(before, snapshot(root), "replay " + i + " changed the unit's storage");
@@ -208,9 +177,7 @@ class StorageEscapeTest {
     Path moved = root.resolveSibling(root.getFileName() + ".away");
     Files.move(root, moved);
     try {
-      DaemonProcess.Result replay =
-          DaemonProcess.sandboxctl(
-              null, "replay", r.getRunId(), "--socket", daemon.socket.toString());
+      DaemonProcess.Result replay = daemon.ctl("replay", r.getRunId());
       assertEquals(0, replay.exit(), replay.out() + replay.err());
       assertFalse(Files.exists(root), "a replay created the storage root");
     } finally {

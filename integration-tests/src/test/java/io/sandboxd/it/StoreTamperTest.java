@@ -18,9 +18,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,27 +59,6 @@ class StoreTamperTest {
     return StoppedState.copy(pristine, dir.resolve(name));
   }
 
-  static void sql(Path state, String... statements) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"))) {
-      for (String s : statements) {
-        try (PreparedStatement st = c.prepareStatement(s)) {
-          assertTrue(st.executeUpdate() > 0, "changed nothing: " + s);
-        }
-      }
-    }
-  }
-
-  /** Starting on {@code state} fails; returns what the daemon said. */
-  static String refusedStart(Path state, String... extra) {
-    IllegalStateException e =
-        assertThrows(
-            IllegalStateException.class,
-            () ->
-                DaemonProcess.start(
-                    state, state.resolveSibling(state.getFileName() + ".sock"), extra));
-    return e.getMessage();
-  }
-
   @Test
   void theUntouchedStoreVerifiesEveryRecordKindAtStart() throws Exception {
     Path state = copyOfPristine("untouched");
@@ -91,8 +67,7 @@ class StoreTamperTest {
           d.log().contains("verify, every record and column checks against the signed ledger"),
           d.log());
       assertTrue(d.log().contains("(3 runs, chain "), d.log());
-      DaemonProcess.Result list =
-          DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());
+      DaemonProcess.Result list = d.ctl("runs", "list");
       assertEquals(0, list.exit(), list.err());
       assertTrue(list.out().contains(spin.getRunId()), list.out());
       assertFalse(list.out().contains("Tampered"), list.out());
@@ -102,33 +77,28 @@ class StoreTamperTest {
   @Test
   void anOutcomeRewrittenToCompletedIsRefusedNamingTheRunAndColumn() throws Exception {
     Path state = copyOfPristine("outcome");
-    sql(
+    StoppedState.tamper(
         state,
         "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
-    String said = refusedStart(state);
+    String said = StoppedState.refusedStart(state);
     assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
     assertTrue(said.contains("refusing to serve it"), said);
 
     // Told to serve it anyway: listed as Tampered, never as Completed.
     try (DaemonProcess d =
         DaemonProcess.start(state, dir.resolve("outcome2.sock"), "--serve-damaged-store")) {
-      DaemonProcess.Result list =
-          DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());
+      DaemonProcess.Result list = d.ctl("runs", "list");
       assertEquals(0, list.exit(), list.err());
       String line =
           list.out().lines().filter(l -> l.startsWith(spin.getRunId())).findFirst().orElseThrow();
       assertTrue(line.contains("{\"Tampered\":"), line);
       assertFalse(line.contains("\"Completed\""), line);
-      DaemonProcess.Result show =
-          DaemonProcess.sandboxctl(
-              null, "runs", "show", spin.getRunId(), "--socket", d.socket.toString());
+      DaemonProcess.Result show = d.ctl("runs", "show", spin.getRunId());
       assertEquals(1, show.exit(), show.out());
       assertTrue(show.err().contains("TAMPERED"), show.err());
       assertFalse(show.out().contains("\"Completed\""), show.out());
       // The runs that were not touched still show what they signed.
-      DaemonProcess.Result good =
-          DaemonProcess.sandboxctl(
-              null, "runs", "show", hello1.getRunId(), "--socket", d.socket.toString());
+      DaemonProcess.Result good = d.ctl("runs", "show", hello1.getRunId());
       assertEquals(0, good.exit(), good.err());
       assertTrue(good.out().contains("outcome    \"Completed\""), good.out());
     }
@@ -137,28 +107,28 @@ class StoreTamperTest {
   @Test
   void aRewrittenLogIsRefused() throws Exception {
     Path state = copyOfPristine("log");
-    sql(
+    StoppedState.tamper(
         state,
         "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '" + hello2.getRunId() + "'");
-    String said = refusedStart(state);
+    String said = StoppedState.refusedStart(state);
     assertTrue(said.contains("run " + hello2.getRunId() + ", log:"), said);
   }
 
   @Test
   void aChangedOrSwappedReceiptEnvelopeIsRefused() throws Exception {
     Path changed = copyOfPristine("receipt");
-    sql(
+    StoppedState.tamper(
         changed,
         "UPDATE records SET envelope = replace(envelope, '\"tier\":\"S2\"', '\"tier\":\"S3\"')"
             + " WHERE kind = 'receipt' AND run_id = '"
             + hello1.getRunId()
             + "'");
-    String said = refusedStart(changed);
+    String said = StoppedState.refusedStart(changed);
     assertTrue(said.contains("run " + hello1.getRunId() + ", "), said);
 
     // A validly signed receipt of another run put in its place.
     Path swapped = copyOfPristine("swapped");
-    sql(
+    StoppedState.tamper(
         swapped,
         "UPDATE records SET (envelope, address) = (SELECT envelope, address FROM records WHERE"
             + " kind = 'receipt' AND run_id = '"
@@ -167,7 +137,7 @@ class StoreTamperTest {
             + " AND run_id = '"
             + hello1.getRunId()
             + "'");
-    String said2 = refusedStart(swapped);
+    String said2 = StoppedState.refusedStart(swapped);
     assertTrue(said2.contains("run " + hello1.getRunId() + ", "), said2);
   }
 
@@ -182,8 +152,8 @@ class StoreTamperTest {
         statements.add("DELETE FROM records WHERE run_id = '" + id + "'");
         statements.add("DELETE FROM ledger WHERE run_id = '" + id + "'");
       }
-      sql(state, statements.toArray(new String[0]));
-      String said = refusedStart(state);
+      StoppedState.tamper(state, statements.toArray(new String[0]));
+      String said = StoppedState.refusedStart(state);
       assertTrue(
           said.contains("was deleted") || said.contains("a run was deleted"), how + ": " + said);
     }
@@ -272,25 +242,25 @@ class StoreTamperTest {
     Path open = copyOfPristine("keys-0777");
     Files.setPosixFilePermissions(
         open.resolve("keys"), PosixFilePermissions.fromString("rwxrwxrwx"));
-    String said = refusedStart(open);
+    String said = StoppedState.refusedStart(open);
     assertTrue(said.contains("key directory") && said.contains("0777"), said);
 
     Path foreign = copyOfPristine("key-nobody");
     Files.setOwner(foreign.resolve("keys/node.ed25519"), nobody());
-    String said2 = refusedStart(foreign);
+    String said2 = StoppedState.refusedStart(foreign);
     assertTrue(said2.contains("owned by uid 65534"), said2);
 
     Path stateOpen = copyOfPristine("state-0777");
     Files.setPosixFilePermissions(stateOpen, PosixFilePermissions.fromString("rwxrwxrwx"));
-    assertTrue(refusedStart(stateOpen).contains("state directory"));
+    assertTrue(StoppedState.refusedStart(stateOpen).contains("state directory"));
 
     Path stateForeign = copyOfPristine("state-nobody");
     Files.setOwner(stateForeign, nobody());
-    assertTrue(refusedStart(stateForeign).contains("owned by uid 65534"));
+    assertTrue(StoppedState.refusedStart(stateForeign).contains("owned by uid 65534"));
 
     Path keysForeign = copyOfPristine("keys-nobody");
     Files.setOwner(keysForeign.resolve("keys"), nobody());
-    assertTrue(refusedStart(keysForeign).contains("owned by uid 65534"));
+    assertTrue(StoppedState.refusedStart(keysForeign).contains("owned by uid 65534"));
 
     // Put right, the same state starts with the same key.
     Files.setPosixFilePermissions(

@@ -1,13 +1,11 @@
 package io.sandboxd.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.daemon.rpc.SubmitReply;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
@@ -53,7 +51,7 @@ class StoreUpgradeTest {
   }
 
   static void exec(Path state, String... statements) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    try (Connection c = StoppedState.store(state);
         Statement st = c.createStatement()) {
       for (String s : statements) {
         st.execute(s);
@@ -62,19 +60,12 @@ class StoreUpgradeTest {
   }
 
   static long userVersion(Path state) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    try (Connection c = StoppedState.store(state);
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("PRAGMA user_version")) {
       rs.next();
       return rs.getLong(1);
     }
-  }
-
-  static String refusedStart(Path state) {
-    return assertThrows(
-            IllegalStateException.class,
-            () -> DaemonProcess.start(state, state.resolveSibling(state.getFileName() + ".sock")))
-        .getMessage();
   }
 
   @Test
@@ -85,14 +76,11 @@ class StoreUpgradeTest {
           d.log().contains("verify, every record and column checks against the signed ledger"),
           d.log());
       assertTrue(d.log().contains("(2 runs, chain "), d.log());
-      DaemonProcess.Result list =
-          DaemonProcess.sandboxctl(null, "runs", "list", "--socket", d.socket.toString());
+      DaemonProcess.Result list = d.ctl("runs", "list");
       assertEquals(0, list.exit(), list.err());
       assertTrue(list.out().contains(hello.getRunId()), list.out());
       assertTrue(list.out().contains(spin.getRunId()), list.out());
-      DaemonProcess.Result show =
-          DaemonProcess.sandboxctl(
-              null, "runs", "show", spin.getRunId(), "--socket", d.socket.toString());
+      DaemonProcess.Result show = d.ctl("runs", "show", spin.getRunId());
       assertEquals(0, show.exit(), show.err());
       assertTrue(show.out().contains("Terminated"), show.out());
     }
@@ -106,7 +94,7 @@ class StoreUpgradeTest {
     exec(
         state,
         "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
-    String said = refusedStart(state);
+    String said = StoppedState.refusedStart(state);
     assertTrue(said.contains("cannot upgrade from schema version 1 to 2"), said);
     assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
     assertEquals(0, userVersion(state));
@@ -116,7 +104,7 @@ class StoreUpgradeTest {
   void aStoreFromANewerSandboxdIsRefused() throws Exception {
     Path state = versionOneCopy("v99");
     exec(state, "PRAGMA user_version = 99");
-    String said = refusedStart(state);
+    String said = StoppedState.refusedStart(state);
     assertTrue(said.contains("schema version 99 was written by a newer sandboxd"), said);
     assertEquals(99, userVersion(state));
   }

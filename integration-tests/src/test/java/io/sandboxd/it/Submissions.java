@@ -2,8 +2,10 @@ package io.sandboxd.it;
 
 import com.google.protobuf.ByteString;
 import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
+import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,6 +33,44 @@ final class Submissions {
   /** Submits {@code module}'s `run` under {@code grants}, waiting up to two minutes. */
   static SubmitReply submit(DaemonClient c, byte[] module, String grants) {
     return submit(c, module, grants, "run", 120);
+  }
+
+  /** Submits {@code module}'s {@code entry} under {@code grants} detached: the new run's id. */
+  static String detached(DaemonClient c, byte[] module, String grants, String entry) {
+    return c.stub()
+        .submit(
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(module))
+                .setGrantsJson(grants)
+                .setEntry(entry)
+                .setDetach(true)
+                .build())
+        .getRunId();
+  }
+
+  /** Submits {@code module}'s `step` detached under the minted grant {@code grantsId}: its id. */
+  static String detachedUnderMinted(DaemonClient c, byte[] module, String grantsId) {
+    return c.stub()
+        .submit(
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(module))
+                .setMintedGrants("b3:" + grantsId)
+                .setEntry("step")
+                .setDetach(true)
+                .build())
+        .getRunId();
+  }
+
+  /** Asks {@code run} to park: the state the daemon answers ("parked" once it has). */
+  static String suspend(DaemonClient c, String run) {
+    return c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build()).getState();
+  }
+
+  /** Waits up to {@code timeoutMs} for {@code run} to end: the state it is in then. */
+  static String waitState(DaemonClient c, String run, long timeoutMs) {
+    return c.stub()
+        .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(timeoutMs).build())
+        .getState();
   }
 
   /** The bytes of {@code examples/<name>.wasm}. */

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import io.sandboxd.daemon.DaemonClient;
@@ -12,7 +11,6 @@ import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.GetStatusRequest;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,16 +42,7 @@ class WaitHoldsNoThreadTest {
         DaemonClient c = new DaemonClient(socket)) {
       String grants =
           WarmPoolTest.grants(1 << 20).replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":60000");
-      String run =
-          c.stub()
-              .submit(
-                  SubmitRequest.newBuilder()
-                      .setModule(ByteString.copyFrom(SPINS))
-                      .setGrantsJson(grants)
-                      .setEntry("step")
-                      .setDetach(true)
-                      .build())
-              .getRunId();
+      String run = Submissions.detached(c, SPINS, grants, "step");
       long pid = d.process.pid();
       Thread.sleep(500);
       int threads0 = count(pid);
@@ -150,16 +138,7 @@ class WaitHoldsNoThreadTest {
       // Stopped cold by its CPU grant after 4 s without ever reaching a park boundary.
       String grants =
           WarmPoolTest.grants(1 << 20).replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":4000");
-      String run =
-          c.stub()
-              .submit(
-                  SubmitRequest.newBuilder()
-                      .setModule(ByteString.copyFrom(SPINS))
-                      .setGrantsJson(grants)
-                      .setEntry("step")
-                      .setDetach(true)
-                      .build())
-              .getRunId();
+      String run = Submissions.detached(c, SPINS, grants, "step");
       int calls = 2000;
       java.util.concurrent.ConcurrentLinkedQueue<String> states =
           new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -214,9 +193,7 @@ class WaitHoldsNoThreadTest {
   }
 
   private static int count(long pid) throws Exception {
-    try (Stream<Path> s = Files.list(Path.of("/proc/" + pid + "/task"))) {
-      return (int) s.count();
-    }
+    return Poll.entries(Path.of("/proc/" + pid + "/task"));
   }
 
   private static long rssKb(long pid) throws Exception {
@@ -229,12 +206,6 @@ class WaitHoldsNoThreadTest {
   }
 
   private static int settle(long pid, int bound) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    int n = count(pid);
-    while (n > bound && System.nanoTime() < deadline) {
-      Thread.sleep(250);
-      n = count(pid);
-    }
-    return n;
+    return Poll.settle(() -> count(pid), bound, 90);
   }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.ByteString;
@@ -23,6 +22,7 @@ import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.RunInfo;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
+import io.sandboxd.executor.WasiToolchain;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -83,23 +83,8 @@ class WasiProgramTest {
     Submissions.closeAll(client, daemon);
   }
 
-  static void build(Path source, Path out) throws Exception {
-    Process p =
-        new ProcessBuilder(
-                List.of(
-                    StorageEscapeTest.tool("clang-16"),
-                    "--target=wasm32-wasi",
-                    "-O2",
-                    "-fuse-ld=" + StorageEscapeTest.tool("wasm-ld-16"),
-                    source.toString(),
-                    "-o",
-                    out.toString()))
-            .redirectErrorStream(true)
-            .start();
-    String log = new String(p.getInputStream().readAllBytes(), UTF_8);
-    if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      fail("clang-16 could not build " + source + ":\n" + log);
-    }
+  static void build(Path source, Path out) {
+    WasiToolchain.compile(out, source.toString());
   }
 
   static DaemonProcess.Result cli(byte[] stdin, String... args) throws Exception {
@@ -224,16 +209,12 @@ class WasiProgramTest {
         r.err().contains("truncated at the node's cap of 4096 bytes; the unit wrote 5000000"),
         r.err());
     String runId = r.err().replaceAll("(?s).*run ([0-9a-f]{20}) outcome.*", "$1");
-    DaemonProcess.Result later =
-        DaemonProcess.sandboxctl(
-            null, "runs", "output", runId, "--socket", daemon.socket.toString());
+    DaemonProcess.Result later = daemon.ctl("runs", "output", runId);
     assertEquals(0, later.exit(), later.err());
     assertEquals("x".repeat(STDOUT_CAP), later.out());
     assertTrue(
         later.err().contains("truncated at 4096 bytes; the unit wrote 5000000"), later.err());
-    DaemonProcess.Result err =
-        DaemonProcess.sandboxctl(
-            null, "runs", "output", runId, "--stderr", "--socket", daemon.socket.toString());
+    DaemonProcess.Result err = daemon.ctl("runs", "output", runId, "--stderr");
     assertEquals("spewed\n", err.out());
     RunInfo info = client.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build());
     JsonNode io = CanonicalJson.parse(info.getIoJson());
@@ -326,15 +307,7 @@ class WasiProgramTest {
     assertTrue(e.getStatus().getDescription().contains("imports no WASI"), e.getMessage());
     // argv[0] alone (what sandboxctl always sends) is a name, not an input: it runs.
     Path p = Files.write(dir.resolve("plain.wasm"), plain);
-    DaemonProcess.Result r =
-        DaemonProcess.sandboxctl(
-            null,
-            "run",
-            p.toString(),
-            "--grants",
-            grants.toString(),
-            "--socket",
-            daemon.socket.toString());
+    DaemonProcess.Result r = daemon.ctl("run", p.toString(), "--grants", grants.toString());
     assertEquals(0, r.exit(), r.err());
     assertFalse(r.err().contains("io "), r.err());
   }

@@ -2,6 +2,7 @@ package io.sandboxd.metering;
 
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Where the meters look and how often they are sampled; every path is configurable so that tests
@@ -74,104 +75,87 @@ public record MeteringConfig(
   }
 
   public MeteringConfig withPowercapRoot(Path p) {
-    return new MeteringConfig(
-        p,
-        msrRoot,
-        cpuSysRoot,
-        cpuInfo,
-        nvmlLibrary,
-        procStat,
-        ticksPerSecond,
-        estimator,
-        samplingIntervalNs,
-        cpuIdleBaselineMw);
+    return with(d -> d.powercapRoot = p);
   }
 
   /**
    * Points the MSR meter at {@code msrRoot/N/msr}, with CPU topology and vendor from the other two.
    */
   public MeteringConfig withMsr(Path msr, Path cpuSys, Path info) {
-    return new MeteringConfig(
-        powercapRoot,
-        msr,
-        cpuSys,
-        info,
-        nvmlLibrary,
-        procStat,
-        ticksPerSecond,
-        estimator,
-        samplingIntervalNs,
-        cpuIdleBaselineMw);
+    return with(
+        d -> {
+          d.msrRoot = msr;
+          d.cpuSysRoot = cpuSys;
+          d.cpuInfo = info;
+        });
   }
 
   public MeteringConfig withNvmlLibrary(String library) {
-    return new MeteringConfig(
-        powercapRoot,
-        msrRoot,
-        cpuSysRoot,
-        cpuInfo,
-        library,
-        procStat,
-        ticksPerSecond,
-        estimator,
-        samplingIntervalNs,
-        cpuIdleBaselineMw);
+    return with(d -> d.nvmlLibrary = library);
   }
 
   public MeteringConfig withProcStat(Path p) {
-    return new MeteringConfig(
-        powercapRoot,
-        msrRoot,
-        cpuSysRoot,
-        cpuInfo,
-        nvmlLibrary,
-        p,
-        ticksPerSecond,
-        estimator,
-        samplingIntervalNs,
-        cpuIdleBaselineMw);
+    return with(d -> d.procStat = p);
   }
 
   public MeteringConfig withEstimator(EstimatorModel model) {
-    return new MeteringConfig(
-        powercapRoot,
-        msrRoot,
-        cpuSysRoot,
-        cpuInfo,
-        nvmlLibrary,
-        procStat,
-        ticksPerSecond,
-        model,
-        samplingIntervalNs,
-        cpuIdleBaselineMw);
+    return with(d -> d.estimator = model);
   }
 
   public MeteringConfig withSamplingIntervalNs(long ns) {
-    return new MeteringConfig(
-        powercapRoot,
-        msrRoot,
-        cpuSysRoot,
-        cpuInfo,
-        nvmlLibrary,
-        procStat,
-        ticksPerSecond,
-        estimator,
-        ns,
-        cpuIdleBaselineMw);
+    return with(d -> d.samplingIntervalNs = ns);
   }
 
   public MeteringConfig withCpuIdleBaselineMw(long mw) {
-    return new MeteringConfig(
-        powercapRoot,
-        msrRoot,
-        cpuSysRoot,
-        cpuInfo,
-        nvmlLibrary,
-        procStat,
-        ticksPerSecond,
-        estimator,
-        samplingIntervalNs,
-        mw);
+    return with(d -> d.cpuIdleBaselineMw = mw);
+  }
+
+  /** This configuration with what {@code change} sets in a draft of it replaced. */
+  private MeteringConfig with(Consumer<Draft> change) {
+    Draft d = new Draft(this);
+    change.accept(d);
+    return d.config();
+  }
+
+  /** A configuration's values while a wither replaces some of them. */
+  private static final class Draft {
+    Path powercapRoot;
+    Path msrRoot;
+    Path cpuSysRoot;
+    Path cpuInfo;
+    String nvmlLibrary;
+    Path procStat;
+    final long ticksPerSecond;
+    EstimatorModel estimator;
+    long samplingIntervalNs;
+    long cpuIdleBaselineMw;
+
+    Draft(MeteringConfig c) {
+      powercapRoot = c.powercapRoot;
+      msrRoot = c.msrRoot;
+      cpuSysRoot = c.cpuSysRoot;
+      cpuInfo = c.cpuInfo;
+      nvmlLibrary = c.nvmlLibrary;
+      procStat = c.procStat;
+      ticksPerSecond = c.ticksPerSecond;
+      estimator = c.estimator;
+      samplingIntervalNs = c.samplingIntervalNs;
+      cpuIdleBaselineMw = c.cpuIdleBaselineMw;
+    }
+
+    MeteringConfig config() {
+      return new MeteringConfig(
+          powercapRoot,
+          msrRoot,
+          cpuSysRoot,
+          cpuInfo,
+          nvmlLibrary,
+          procStat,
+          ticksPerSecond,
+          estimator,
+          samplingIntervalNs,
+          cpuIdleBaselineMw);
+    }
   }
 
   /** Node CPU time as this configuration reads it. */

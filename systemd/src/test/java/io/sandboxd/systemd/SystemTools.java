@@ -1,5 +1,6 @@
 package io.sandboxd.systemd;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -31,6 +32,33 @@ final class SystemTools {
       }
     }
     return fail(name + " is not on PATH: install systemd (apt-get install -y systemd)");
+  }
+
+  /** systemd-sysusers with this module's sysusers entry on the staged {@code root}: it succeeds. */
+  static void sysusers(Path root) throws IOException, InterruptedException {
+    Result r = run(Map.of(), tool("systemd-sysusers"), "--root=" + root, entry("sysusers.d"));
+    assertEquals(0, r.exit(), r.output());
+  }
+
+  /** systemd-tmpfiles --create with this module's tmpfiles entry on {@code root}: it succeeds. */
+  static void tmpfiles(Path root) throws IOException, InterruptedException {
+    Result r =
+        run(Map.of(), tool("systemd-tmpfiles"), "--root=" + root, "--create", entry("tmpfiles.d"));
+    assertEquals(0, r.exit(), r.output());
+  }
+
+  /** The sandboxd line of a staged passwd or group file, split at its colons. */
+  static String[] sandboxdEntry(Path file) throws IOException {
+    return Files.readString(file)
+        .lines()
+        .filter(l -> l.startsWith("sandboxd:"))
+        .findFirst()
+        .orElseThrow()
+        .split(":");
+  }
+
+  private static String entry(String directory) {
+    return DIST.resolve(directory + "/sandboxd.conf").toString();
   }
 
   static Result run(Map<String, String> env, String... command)

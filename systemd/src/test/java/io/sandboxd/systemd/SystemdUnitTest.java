@@ -141,13 +141,7 @@ class SystemdUnitTest {
   void tmpfilesMakesPowercapCountersGroupReadable() throws Exception {
     Path root = tmp.resolve("meters-root");
     Files.createDirectories(root.resolve("etc"));
-    SystemTools.Result users =
-        SystemTools.run(
-            Map.of(),
-            SystemTools.tool("systemd-sysusers"),
-            "--root=" + root,
-            SystemTools.DIST.resolve("sysusers.d/sandboxd.conf").toString());
-    assertEquals(0, users.exit(), users.output());
+    SystemTools.sysusers(root);
     // A powercap tree as the kernel leaves it since the PLATYPUS fix: energy_uj root-only.
     List<Path> counters = new java.util.ArrayList<>();
     for (String zone : List.of("intel-rapl:0", "intel-rapl:0:0", "intel-rapl:1")) {
@@ -160,21 +154,8 @@ class SystemdUnitTest {
           name, java.nio.file.attribute.PosixFilePermissions.fromString("r--r--r--"));
       counters.add(f);
     }
-    SystemTools.Result r =
-        SystemTools.run(
-            Map.of(),
-            SystemTools.tool("systemd-tmpfiles"),
-            "--root=" + root,
-            "--create",
-            SystemTools.DIST.resolve("tmpfiles.d/sandboxd.conf").toString());
-    assertEquals(0, r.exit(), r.output());
-    String gid =
-        Files.readString(root.resolve("etc/group"))
-            .lines()
-            .filter(l -> l.startsWith("sandboxd:"))
-            .findFirst()
-            .orElseThrow()
-            .split(":")[2];
+    SystemTools.tmpfiles(root);
+    String gid = SystemTools.sandboxdEntry(root.resolve("etc/group"))[2];
     for (Path f : counters) {
       assertEquals(
           "r--r-----",
@@ -232,13 +213,7 @@ class SystemdUnitTest {
   void sysusersCreatesTheServiceUserAndGroup() throws Exception {
     Path root = tmp.resolve("sysroot");
     Files.createDirectories(root.resolve("etc"));
-    SystemTools.Result r =
-        SystemTools.run(
-            Map.of(),
-            SystemTools.tool("systemd-sysusers"),
-            "--root=" + root,
-            SystemTools.DIST.resolve("sysusers.d/sandboxd.conf").toString());
-    assertEquals(0, r.exit(), r.output());
+    SystemTools.sysusers(root);
     String passwd = Files.readString(root.resolve("etc/passwd"));
     String group = Files.readString(root.resolve("etc/group"));
     String user = passwd.lines().filter(l -> l.startsWith("sandboxd:")).findFirst().orElseThrow();
@@ -254,28 +229,9 @@ class SystemdUnitTest {
   void tmpfilesCreatesPrivateStateDirectories() throws Exception {
     Path root = tmp.resolve("sysroot");
     Files.createDirectories(root.resolve("etc"));
-    SystemTools.Result users =
-        SystemTools.run(
-            Map.of(),
-            SystemTools.tool("systemd-sysusers"),
-            "--root=" + root,
-            SystemTools.DIST.resolve("sysusers.d/sandboxd.conf").toString());
-    assertEquals(0, users.exit(), users.output());
-    SystemTools.Result r =
-        SystemTools.run(
-            Map.of(),
-            SystemTools.tool("systemd-tmpfiles"),
-            "--root=" + root,
-            "--create",
-            SystemTools.DIST.resolve("tmpfiles.d/sandboxd.conf").toString());
-    assertEquals(0, r.exit(), r.output());
-    String uid =
-        Files.readString(root.resolve("etc/passwd"))
-            .lines()
-            .filter(l -> l.startsWith("sandboxd:"))
-            .findFirst()
-            .orElseThrow()
-            .split(":")[2];
+    SystemTools.sysusers(root);
+    SystemTools.tmpfiles(root);
+    String uid = SystemTools.sandboxdEntry(root.resolve("etc/passwd"))[2];
     for (String d : List.of("var/lib/sandboxd", "var/lib/sandboxd/keys", "var/lib/sandboxd/jna")) {
       Path p = root.resolve(d);
       assertTrue(Files.isDirectory(p), d);
