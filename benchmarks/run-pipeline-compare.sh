@@ -13,7 +13,9 @@
 #
 # Scenarios CLIENTS:MODE: MODE `default` is --dev as shipped (adaptive pools on), `nopool` turns
 # adaptive pools off, `pool` configures a pool of hello (min_idle 4, max_idle 32) with adaptive
-# pools off. Run it on a quiet machine: nothing else building or testing.
+# pools off. MODULE and GRANTS name another unit and its grants (default: examples/hello.*): a
+# pool pays off where instantiating the unit costs more than a warm claim. Run it on a quiet
+# machine: nothing else building or testing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 base="${1:-dc07c39}"
@@ -52,8 +54,8 @@ jar_for() {
 
 jar_for "$base" base
 jar_for "$head" head
-module="$root/examples/hello.wasm"
-grants="$root/examples/hello.grants.json"
+module="${MODULE:-$root/examples/hello.wasm}"
+grants="${GRANTS:-$root/examples/hello.grants.json}"
 address="$(java -cp "$work/head.jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$module")"
 [[ "$address" =~ ^[0-9a-f]{64}$ ]] || die "cannot compute the module's address: $address"
 
