@@ -82,6 +82,37 @@ class ModuleStoreTest {
   }
 
   @Test
+  void aVerifiedUnchangedFileIsNotHashedAgainButAnyChangeIs() throws Exception {
+    ModuleStore store = open(1 << 20, 10);
+    byte[] wasm = module(4);
+    String address = store.put(wasm).address();
+    Path file = dir.resolve("modules").resolve(address);
+    // Just written: within a clock tick of a check, so hashed on every read.
+    store.get(address);
+    store.get(address);
+    assertEquals(2, store.hashes());
+    // Old enough to trust once hashed.
+    Files.setLastModifiedTime(
+        file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
+    assertArrayEquals(wasm, store.get(address));
+    assertArrayEquals(wasm, store.get(address));
+    assertArrayEquals(wasm, store.get(address));
+    assertEquals(3, store.hashes());
+    // Written in place (same size, same inode): its mtime moves on, and the read hashes again.
+    byte[] changed = wasm.clone();
+    changed[changed.length - 2] ^= 1;
+    Files.write(file, changed);
+    assertThrows(ModuleStoreException.Damaged.class, () -> store.get(address));
+    // Replaced by a rename, even with an old mtime: another inode, so hashed again.
+    Path other = dir.resolve("other");
+    Files.write(other, changed);
+    Files.setLastModifiedTime(
+        other, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
+    Files.move(other, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    assertThrows(ModuleStoreException.Damaged.class, () -> store.get(address));
+  }
+
+  @Test
   void bytesChangedOnDiskAreRefusedOnReadAndRepairedByAPut() throws Exception {
     ModuleStore store = open(1 << 20, 10);
     byte[] wasm = module(3);
