@@ -89,11 +89,7 @@ final class RunTable {
       }
       b.executeBatch();
     }
-    PreparedStatement m =
-        store.prepared("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)");
-    m.setString(1, r.unit());
-    m.setBytes(2, r.module());
-    m.executeUpdate();
+    insertModule(r.unit(), r.module());
     if (r.claim().isPresent()) {
       PoolRecordTable.insertClaim(store, r.runId(), r.claim().get());
       log.append(NodeLog.CLAIM, r.claim().get().address());
@@ -129,6 +125,26 @@ final class RunTable {
     }
     // Not a node-log leaf: the store record is chained, not signed (the head is signed per batch).
     ledger.append(stored);
+  }
+
+  /**
+   * Stores a unit's bytes once: a run of a module already held binds only its address, so a large
+   * module is not copied into SQLite on every run. The lookup runs in the append's transaction, so
+   * a rolled-back insert or a retention delete is seen, not remembered.
+   */
+  private void insertModule(String unit, byte[] module) throws SQLException {
+    PreparedStatement held = store.prepared("SELECT 1 FROM modules WHERE address = ?");
+    held.setString(1, unit);
+    try (ResultSet rs = held.executeQuery()) {
+      if (rs.next()) {
+        return;
+      }
+    }
+    PreparedStatement m =
+        store.prepared("INSERT OR IGNORE INTO modules (address, bytes) VALUES (?,?)");
+    m.setString(1, unit);
+    m.setBytes(2, module);
+    m.executeUpdate();
   }
 
   private void insertIo(String runId, RunIo io) throws SQLException {

@@ -181,6 +181,42 @@ class GroupCommitTest {
   }
 
   @Test
+  void aModuleWrittenByARolledBackRunIsStoredByTheNextRunOfIt() throws Exception {
+    // The module row is skipped when the unit is already held: that must be read from the store,
+    // not remembered, or a rolled-back first run would leave the next runs without their module.
+    byte[] module =
+        "module of the rolled-back run".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String unit = io.sandboxd.attest.Blake3.hex(module);
+    try (RunStore store = RunStore.open(db(), key)) {
+      StoreException alone =
+          assertThrows(
+              StoreException.class, () -> store.append(misrecorded("run-bad-alone", 1, module)));
+      assertTrue(alone.getMessage().contains("outcome differs"), alone.getMessage());
+      assertTrue(store.module(unit).isEmpty());
+      store.append(TestRuns.record(key, "run-1", 2, List.of(), java.util.Map.of(), module));
+      assertEquals(unit, io.sandboxd.attest.Blake3.hex(store.module(unit).orElseThrow()));
+
+      byte[] other = "a second module".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      String otherUnit = io.sandboxd.attest.Blake3.hex(other);
+      List<RunRecord> batch = new ArrayList<>();
+      batch.add(misrecorded("run-bad-in-batch", 3, other));
+      for (int i = 0; i < 4; i++) {
+        batch.add(TestRuns.record(key, "run-b" + i, 4 + i, List.of(), java.util.Map.of(), other));
+      }
+      List<Throwable> failures = appendTogether(store, batch);
+      assertInstanceOf(StoreException.class, failures.get(0));
+      failures.subList(1, 5).forEach(f -> assertNull(f, String.valueOf(f)));
+      assertEquals(otherUnit, io.sandboxd.attest.Blake3.hex(store.module(otherUnit).orElseThrow()));
+      assertEquals(List.of(), store.verifyAll());
+    }
+  }
+
+  private RunRecord misrecorded(String runId, long createdMs, byte[] module) {
+    return TestRuns.record(
+        key, runId, createdMs, List.of(), java.util.Map.of(), module, "\"Trapped\"");
+  }
+
+  @Test
   void withoutGroupCommitEachRunHasItsOwnCommit() throws Exception {
     try (RunStore store = RunStore.open(db(), key)) {
       store.maxBatch(1);

@@ -31,6 +31,22 @@ final class TestRuns {
       List<String> journal,
       Map<String, byte[]> blobs,
       byte[] module) {
+    return record(key, runId, createdMs, journal, blobs, module, "\"Completed\"");
+  }
+
+  /**
+   * As {@link #record}, with the outcome the run row claims: one that differs from the
+   * attestation's makes the append fail after the run's rows are written, so the rollback is what
+   * is tested.
+   */
+  static RunRecord record(
+      SigningKey key,
+      String runId,
+      long createdMs,
+      List<String> journal,
+      Map<String, byte[]> blobs,
+      byte[] module,
+      String outcomeJson) {
     String unit = Blake3.hex(module);
     String grantsId = Blake3.hex(("grants of " + runId).getBytes(StandardCharsets.UTF_8));
     Receipt receiptRecord =
@@ -93,7 +109,7 @@ final class TestRuns {
     return RunRecord.builder()
         .run(runId, createdMs)
         .unit(unit, grantsId)
-        .outcomeJson("\"Completed\"")
+        .outcomeJson(outcomeJson)
         .signed(receipt, attestation, segment)
         .journal(journal, blobs)
         .log("log of " + runId + "\n")
