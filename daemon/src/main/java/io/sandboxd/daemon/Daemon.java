@@ -323,7 +323,7 @@ public final class Daemon implements AutoCloseable {
       RunIds runIds = new RunIds();
       RunSupervisor supervisor = new RunSupervisor(admission, launch, sealer, runIds, store);
       pools =
-          PoolWiring.start(config, meters, attribution, store, modules, node, compiler, executor);
+          PoolWiring.start(config, meters, attribution, store, modules, sealer, compiler, executor);
       supervisor.usePools(pools);
       StandingGrants standing =
           StandingGrants.open(

@@ -556,8 +556,7 @@ public final class DurableRuns {
         () -> "durable run " + runId + " continues under amended grants " + amended.grantsId());
     step(
         runId,
-        new Admission.Admitted(
-            amended, a.unit(), a.entry(), a.module(), a.compileCpuNanos(), a.slot()),
+        a.withGrants(amended),
         offer,
         suspend.seq() + 2,
         resumeEnv.address(),

@@ -164,6 +164,13 @@ public final class Admission {
         Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {
       this(grants, unit, entry, module, compileCpuNanos, () -> {});
     }
+
+    /**
+     * The same admitted unit under {@code amended} grants (an applied amendment), its slot kept.
+     */
+    public Admitted withGrants(Grants amended) {
+      return new Admitted(amended, unit, entry, module, compileCpuNanos, slot);
+    }
   }
 
   /** The node policy this admission applies. */

@@ -1,10 +1,8 @@
 package io.sandboxd.daemon.run;
 
-import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.config.Pools;
-import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.Executor;
@@ -23,8 +21,9 @@ import java.util.logging.Logger;
 
 /**
  * Makes the node's warm pools from its configuration: the idle draw from its meters (or the
- * estimate), eviction records signed by the node and stored, configured pools for the modules the
- * node holds (a warning and no pool for one it does not), and the refill thread started.
+ * estimate), eviction records sealed by the {@link RecordSealer} and stored, configured pools for
+ * the modules the node holds (a warning and no pool for one it does not), and the refill thread
+ * started.
  */
 public final class PoolWiring {
   private static final Logger LOG = Logger.getLogger(PoolWiring.class.getName());
@@ -37,7 +36,7 @@ public final class PoolWiring {
       Attribution attribution,
       RunStore store,
       ModuleStore modules,
-      NodeIdentity node,
+      RecordSealer sealer,
       UnitCompiler compiler,
       Executor executor) {
     Pools p = config.pools();
@@ -63,9 +62,7 @@ public final class PoolWiring {
             idle,
             config.metering().estimatorCpuMilliwatts(),
             Provenance.Estimator,
-            records ->
-                store.appendEvictions(
-                    records.stream().map(r -> Envelope.sign(r.toCore(), node.key())).toList()),
+            records -> store.appendEvictions(sealer.evictions(records)),
             System::currentTimeMillis);
     for (String warning :
         pools.configure(address -> held(store, modules, compiler, address), executor::nodeShape)) {

@@ -9,6 +9,7 @@ import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.WarmpoolEvict;
 import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.executor.ExecutionResult;
 import io.sandboxd.executor.UnitIo;
@@ -21,9 +22,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Builds and signs the records a run leaves behind: receipts, attestations, run segments (execute,
- * suspend, resume) and warm-pool claims, with the node's key. It is the only code that signs them:
- * a submission, a durable run's steps and its resume all seal here, so a record means the same
- * whichever path made it. Signing happens before the store is entered (the store only writes).
+ * suspend, resume), warm-pool claims and evictions, with the node's key. It is the only code that
+ * signs them: a submission, a durable run's steps and its resume all seal here, so a record means
+ * the same whichever path made it. Signing happens before the store is entered (the store only
+ * writes).
  */
 public final class RecordSealer {
   /** The isolation tier every record of this node names. */
@@ -254,6 +256,11 @@ public final class RecordSealer {
 
   private Envelope segment(RunSegment s) {
     return Envelope.sign(s.toCore(), node.key());
+  }
+
+  /** The signed eviction records of warm instances evicted together (stored in one batch). */
+  public List<Envelope> evictions(List<WarmpoolEvict> records) {
+    return records.stream().map(r -> Envelope.sign(r.toCore(), node.key())).toList();
   }
 
   /** The signed warm-pool claim of a run that took a warm instance; empty for a cold start. */
