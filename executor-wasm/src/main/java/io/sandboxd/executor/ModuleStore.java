@@ -208,10 +208,17 @@ public final class ModuleStore {
     Seen after;
     try {
       before = Seen.of(Files.readAttributes(file, BasicFileAttributes.class));
+      Verified kept = verified.get(address);
+      if (kept != null && kept.bytes() != null && kept.seen().equals(before)) {
+        // The file hashed before and has not changed since: its bytes from memory, copied so a
+        // caller cannot change what the next one gets.
+        return kept.bytes().clone();
+      }
       if (before.size() > Math.max(maxBytes, 64L << 20)) {
         throw new ModuleStoreException.Damaged(
             "module store: b3:" + address + " is larger than any module it accepts");
       }
+      reads.incrementAndGet();
       bytes = Files.readAllBytes(file);
       after = Seen.of(Files.readAttributes(file, BasicFileAttributes.class));
     } catch (NoSuchFileException e) {
@@ -219,9 +226,11 @@ public final class ModuleStore {
     } catch (IOException e) {
       throw new ModuleStoreException("module store: cannot read b3:" + address + ": " + e, e);
     }
+    Verified seen = verified.get(address);
     if (before.equals(after)
         && after.size() == bytes.length
-        && after.equals(verified.get(address))) {
+        && seen != null
+        && after.equals(seen.seen())) {
       return bytes;
     }
     hashed.incrementAndGet();
@@ -237,8 +246,16 @@ public final class ModuleStore {
     if (before.equals(after) && System.currentTimeMillis() - after.modifiedMs() > TRUSTED_AGE_MS) {
       if (verified.size() >= MAX_VERIFIED) {
         verified.clear();
+        keptBytes.set(0);
       }
-      verified.put(address, after);
+      boolean keep = keptBytes.addAndGet(bytes.length) <= MAX_KEPT_BYTES;
+      if (!keep) {
+        keptBytes.addAndGet(-bytes.length);
+      }
+      Verified previous = verified.put(address, new Verified(after, keep ? bytes.clone() : null));
+      if (previous != null && previous.bytes() != null) {
+        keptBytes.addAndGet(-previous.bytes().length);
+      }
     }
     return bytes;
   }
@@ -260,16 +277,29 @@ public final class ModuleStore {
     }
   }
 
+  /** A module file as it was when its bytes hashed to its address, and those bytes if kept. */
+  private record Verified(Seen seen, byte[] bytes) {}
+
   private static final long TRUSTED_AGE_MS = 2_000;
   private static final int MAX_VERIFIED = 4_096;
+  // Bytes of verified modules kept in memory, at most this much in all: a run by address then
+  // costs one stat, not an open and a read of the file.
+  private static final long MAX_KEPT_BYTES = 64L << 20;
   // Re-hashing a module on every run read the whole file through BLAKE3 for each submission by
   // address (about 80 ms of a 4 MiB unit's run); verified once, it is hashed again only on change.
-  private final Map<String, Seen> verified = new ConcurrentHashMap<>();
+  private final Map<String, Verified> verified = new ConcurrentHashMap<>();
+  private final AtomicLong keptBytes = new AtomicLong();
   private final AtomicLong hashed = new AtomicLong();
+  private final AtomicLong reads = new AtomicLong();
 
   /** How many reads hashed their module's bytes (tests: a verified, unchanged file is not). */
   long hashes() {
     return hashed.get();
+  }
+
+  /** How many reads opened their module's file (tests: a kept, unchanged module is not). */
+  long fileReads() {
+    return reads.get();
   }
 
   /** The held modules, by address. */

@@ -95,14 +95,19 @@ class ModuleStoreTest {
     Files.setLastModifiedTime(
         file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
     assertArrayEquals(wasm, store.get(address));
-    assertArrayEquals(wasm, store.get(address));
+    long reads = store.fileReads();
+    byte[] first = store.get(address);
+    assertArrayEquals(wasm, first);
+    first[0] ^= 1; // a caller changing its copy changes no one else's
     assertArrayEquals(wasm, store.get(address));
     assertEquals(3, store.hashes());
+    assertEquals(reads, store.fileReads(), "a kept, unchanged module is not read from its file");
     // Written in place (same size, same inode): its mtime moves on, and the read hashes again.
     byte[] changed = wasm.clone();
     changed[changed.length - 2] ^= 1;
     Files.write(file, changed);
     assertThrows(ModuleStoreException.Damaged.class, () -> store.get(address));
+    assertEquals(reads + 1, store.fileReads());
     // Replaced by a rename, even with an old mtime: another inode, so hashed again.
     Path other = dir.resolve("other");
     Files.write(other, changed);

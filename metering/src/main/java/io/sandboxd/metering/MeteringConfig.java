@@ -158,8 +158,11 @@ public record MeteringConfig(
     }
   }
 
-  /** Node CPU time as this configuration reads it. */
+  /** Node CPU time as this configuration reads it (one read shared by the passes of a window). */
   public NodeCpuTime nodeCpuTime() {
-    return new ProcStatCpuTime(procStat, ticksPerSecond, SysfsReader.files());
+    return new SharedCpuTime(
+        new ProcStatCpuTime(procStat, ticksPerSecond, SysfsReader.files()),
+        System::nanoTime,
+        SharedCpuTime.DEFAULT_WINDOW_NS);
   }
 }

@@ -13,8 +13,10 @@ import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.executor.UnitException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Decides whether a submission may run here: refuses malformed input with an error naming the
@@ -218,10 +220,26 @@ public final class Admission {
     return caller.known() ? "uid " + caller.uid() + " pid " + caller.pid() : "unknown callers";
   }
 
+  // Parsed grant documents by their exact text: clients resubmit the same grants run after run, and
+  // parsing them was a tenth of admission. Bounded (a client sending endless new texts only churns
+  // it); a refused text is never kept, so it is refused again with the same message.
+  private static final int MAX_PARSED_GRANTS = 256;
+  private static final int MAX_KEPT_GRANTS_CHARS = 64 << 10;
+  private final Map<String, Grants> parsedGrants = new ConcurrentHashMap<>();
+
   private Grants parseGrants(String grantsJson) {
     Grants grants;
     try {
-      grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
+      grants = parsedGrants.get(grantsJson);
+      if (grants == null) {
+        grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
+        if (grantsJson.length() <= MAX_KEPT_GRANTS_CHARS) {
+          if (parsedGrants.size() >= MAX_PARSED_GRANTS) {
+            parsedGrants.clear();
+          }
+          parsedGrants.put(grantsJson, grants);
+        }
+      }
       secrets.check(grants.network());
     } catch (GrantsException | io.sandboxd.attest.AttestException e) {
       throw new AdmissionException("grants: " + e.getMessage(), e);

@@ -103,6 +103,29 @@ class AdmissionTest {
   }
 
   @Test
+  void grantsAreParsedOnceByTextAndARefusedTextIsRefusedEveryTime() {
+    byte[] module = Wat2Wasm.parse(NO_WASI);
+    Admission.Admitted a = admission.admit(module, GRANTS, "");
+    Admission.Admitted b = admission.admit(module, GRANTS, "");
+    assertTrue(a.grants() == b.grants(), "the same text reuses its parsed grants");
+    // A text one byte apart is its own document, parsed on its own.
+    String spaced = GRANTS + " ";
+    assertEquals(a.grants(), admission.admit(module, spaced, "").grants());
+    String bad = GRANTS.replace("\"compute\"", "\"compute_typo\"");
+    AdmissionException first =
+        assertThrows(AdmissionException.class, () -> admission.admit(module, bad, ""));
+    AdmissionException again =
+        assertThrows(AdmissionException.class, () -> admission.admit(module, bad, ""));
+    assertTrue(first.getMessage().startsWith("grants: "), first.getMessage());
+    assertEquals(first.getMessage(), again.getMessage());
+    // Many distinct texts: every one still parses to what it says, past the bound on kept texts.
+    for (int i = 0; i < 600; i++) {
+      String text = GRANTS + " ".repeat(i % 7) + "\n".repeat(i / 7);
+      assertEquals(a.grants(), admission.admit(module, text, "").grants(), "text " + i);
+    }
+  }
+
+  @Test
   void withoutACallerNoPolicyAppliesAndNoUidIsRecorded() {
     try (AdmittedRun a = admission.admit(submission(List.of("unit"), ""));
         AdmittedRun b = admission.admit(submission(List.of("unit"), ""))) {
