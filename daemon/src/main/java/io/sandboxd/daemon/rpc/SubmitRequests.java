@@ -37,8 +37,12 @@ record SubmitRequests(ModuleStore modules, StandingGrants standing) {
       grantsJson = m.grantsJson();
       jcp = new Attestation.Jcp(m.policy(), m.child(), List.of());
     }
+    byte[] module = moduleOf(req);
+    // Held bytes were checked against their address by the module store: admission need not hash.
+    String address =
+        req.getModuleAddress().isEmpty() ? null : ModuleStore.parseAddress(req.getModuleAddress());
     return new Submission(
-        moduleOf(req),
+        module,
         grantsJson,
         req.getEntry(),
         req.getEnv(),
@@ -46,7 +50,8 @@ record SubmitRequests(ModuleStore modules, StandingGrants standing) {
             req.getArgsList(),
             req.getStdinSet() ? Optional.of(req.getStdin().toByteArray()) : Optional.empty()),
         jcp,
-        req.getDetach());
+        req.getDetach(),
+        address);
   }
 
   /**

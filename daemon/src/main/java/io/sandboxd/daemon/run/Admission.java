@@ -124,8 +124,8 @@ public final class Admission {
     java.util.Optional<OfferedEnvironments.Offer> offer = offer(s.env());
     Admitted a =
         caller.isPresent()
-            ? admit(caller.get(), s.module(), s.grantsJson(), s.entry(), offer)
-            : admit(s.module(), s.grantsJson(), s.entry());
+            ? admit(caller.get(), s.module(), s.moduleAddress(), s.grantsJson(), s.entry(), offer)
+            : compile(parseGrants(s.grantsJson()), s.module(), s.moduleAddress(), s.entry(), null);
     try {
       CommandInput input = s.input();
       // argv[0] alone is a name (sandboxctl always sends one), not an input a unit could miss.
@@ -191,6 +191,16 @@ public final class Admission {
       String grantsJson,
       String entry,
       java.util.Optional<OfferedEnvironments.Offer> environment) {
+    return admit(caller, module, null, grantsJson, entry, environment);
+  }
+
+  private Admitted admit(
+      Caller caller,
+      byte[] module,
+      String address,
+      String grantsJson,
+      String entry,
+      java.util.Optional<OfferedEnvironments.Offer> environment) {
     io.sandboxd.config.NodePolicy.Rule rule = policy.ruleFor(caller);
     SubmitterPolicy.checkModule(rule, caller, module.length);
     Grants grants = parseGrants(grantsJson);
@@ -198,7 +208,7 @@ public final class Admission {
     SubmitterPolicy.checkEnvironment(rule, caller, environment);
     SubmitterPolicy.Slot slot = policy.acquire(rule, caller);
     try {
-      Admitted a = compile(grants, module, entry, compileShareOf(caller));
+      Admitted a = compile(grants, module, address, entry, compileShareOf(caller));
       return new Admitted(a.grants(), a.unit(), a.entry(), a.module(), a.compileCpuNanos(), slot);
     } catch (RuntimeException e) {
       slot.close();
@@ -208,7 +218,7 @@ public final class Admission {
 
   /** Admits a submission without a caller (a replay of a recorded run, embedding, tests). */
   public Admitted admit(byte[] module, String grantsJson, String entry) {
-    return compile(parseGrants(grantsJson), module, entry, null);
+    return compile(parseGrants(grantsJson), module, null, entry, null);
   }
 
   /**
@@ -247,10 +257,14 @@ public final class Admission {
     return grants;
   }
 
-  private Admitted compile(Grants grants, byte[] module, String entry, Object share) {
+  /** {@code address}: the module's, when already established (held bytes); null to hash them. */
+  private Admitted compile(
+      Grants grants, byte[] module, String address, String entry, Object share) {
     UnitCompiler.Compilation compiled;
     try {
-      compiled = compiler.compileMetered(UnitCompiler.addressOf(module), module, share);
+      compiled =
+          compiler.compileMetered(
+              address != null ? address : UnitCompiler.addressOf(module), module, share);
     } catch (UnitException ex) {
       throw new AdmissionException(ex.getMessage(), ex);
     }

@@ -16,7 +16,24 @@ public record Submission(
     String env,
     CommandInput input,
     Attestation.Jcp jcp,
-    boolean detached) {
+    boolean detached,
+    String moduleAddress) {
+  /**
+   * A submission whose module's address is not yet known (null): admission hashes the bytes. The
+   * canonical form takes the address the decoder already established (the module store verified
+   * held bytes against it), so a run by address does not hash its module again.
+   */
+  public Submission(
+      byte[] module,
+      String grantsJson,
+      String entry,
+      String env,
+      CommandInput input,
+      Attestation.Jcp jcp,
+      boolean detached) {
+    this(module, grantsJson, entry, env, input, jcp, detached, null);
+  }
+
   /** A submission that waits for its run, with no environment, input or minted grant. */
   public static Submission of(byte[] module, String grantsJson, String entry) {
     return new Submission(module, grantsJson, entry, "", CommandInput.NONE, null, false);
