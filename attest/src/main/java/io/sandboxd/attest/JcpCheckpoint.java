@@ -30,11 +30,7 @@ public record JcpCheckpoint(
     o.put("schema", SCHEMA);
     o.put("run_id", runId);
     o.put("seq", seq);
-    if (prev == null) {
-      o.putNull("prev");
-    } else {
-      o.put("prev", prev);
-    }
+    o.put("prev", prev); // null at seq 0, written as JSON null
     o.put("state", state);
     o.put("grants_id", grantsId);
     o.put("agent", agent);

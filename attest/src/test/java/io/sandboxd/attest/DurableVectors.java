@@ -115,12 +115,17 @@ public final class DurableVectors {
 
   static RunSegment segment(
       long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
-    return bareSegment(seq, kind, prev, host, receipt, snap)
-        .withBudget(budgetAt(seq, GRANTED_CPU_MS));
+    return segment(seq, kind, prev, host, receipt, snap, budgetAt(seq, GRANTED_CPU_MS));
   }
 
-  private static RunSegment bareSegment(
-      long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
+  private static RunSegment segment(
+      long seq,
+      Kind kind,
+      String prev,
+      SigningKey host,
+      String receipt,
+      SnapshotRef snap,
+      RunSegment.Budget budget) {
     return new RunSegment(
         RUN,
         seq,
@@ -134,7 +139,8 @@ public final class DurableVectors {
         snap,
         kind == Kind.resume ? 42_000_000 : 0,
         kind == Kind.resume ? Provenance.Estimator : Provenance.HwShunt,
-        T0 + 10_000L * seq + 5_000);
+        T0 + 10_000L * seq + 5_000,
+        budget);
   }
 
   /**
@@ -179,8 +185,7 @@ public final class DurableVectors {
                 b.grantedCpuMs(), b.grantedUj(), b.consumedCpuMs() + offMs, b.consumedUj());
       }
       Envelope s =
-          Envelope.sign(
-              bareSegment(seq, kinds[seq], prev, host, receipt, snap).withBudget(b).toCore(), host);
+          Envelope.sign(segment(seq, kinds[seq], prev, host, receipt, snap, b).toCore(), host);
       segments.add(s);
       prev = s.address();
     }
