@@ -162,8 +162,7 @@ public record Attestation(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.putObject("host")
         .put("id", host.id())
         .put("public_key", host.publicKey())

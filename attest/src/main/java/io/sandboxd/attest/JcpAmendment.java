@@ -30,8 +30,7 @@ public record JcpAmendment(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("checkpoint", checkpoint);
     o.put("issuer", issuer);
     o.set("new_grants", newGrants.deepCopy());

@@ -26,8 +26,7 @@ public record JcpCheckpoint(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("run_id", runId);
     o.put("seq", seq);
     o.put("prev", prev); // null at seq 0, written as JSON null

@@ -33,8 +33,7 @@ public record JcpChild(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("policy", policy);
     o.put("seq", seq);
     o.put("prev", prev); // null at seq 0, written as JSON null

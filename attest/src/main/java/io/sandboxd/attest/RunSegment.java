@@ -187,8 +187,7 @@ public record RunSegment(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("run_id", runId);
     o.put("seq", seq);
     o.put("kind", kind.name());

@@ -68,9 +68,7 @@ public record WarmpoolEvict(
 
   /** The fields both warm-pool records start with: their schema and the instance they speak of. */
   static ObjectNode slotCore(String schema, String pool, String instance, long warmedMs) {
-    return CanonicalJson.mapper()
-        .createObjectNode()
-        .put("schema", schema)
+    return CanonicalJson.core(schema)
         .put("pool", pool)
         .put("instance", instance)
         .put("warmed_ms", warmedMs);
