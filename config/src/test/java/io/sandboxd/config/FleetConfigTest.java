@@ -1,20 +1,16 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The fleet shipping fields of {@code fleet} (issue 14 item 3). */
 class FleetConfigTest {
   private static final String KEY = "ab".repeat(32);
-
-  private static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
 
   @Test
   void defaultsShipNothing() {

@@ -1,19 +1,15 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** The node log's fields of {@code fleet}: defaults, values taken, faults named. */
 class FleetLogConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
   @Test
   void defaultsKeepTheLogAndCheckpointEverySecondOr1024Records() {
     Fleet f = parse("{}").fleet();
