@@ -550,9 +550,7 @@ class RecordsTest {
 
   private static <T> String refusal(
       Function<JsonNode, T> reader, ObjectNode core, Consumer<ObjectNode> change) {
-    ObjectNode c = core.deepCopy();
-    change.accept(c);
-    return assertThrows(AttestException.class, () -> reader.apply(c)).getMessage();
+    return Refusal.of(reader, core, change);
   }
 
   private static String receiptRefusal(Consumer<ObjectNode> change) {
