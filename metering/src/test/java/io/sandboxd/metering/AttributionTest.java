@@ -36,6 +36,11 @@ class AttributionTest {
     return new Attribution(meters, nodeBusy::get, clock, SECOND, idleMw);
   }
 
+  /** Attribution over the powercap tree at {@code root} (whose meter holds nothing open). */
+  private Attribution overRapl(long idleMw) throws MeterUnavailableException {
+    return attribution(List.of(RaplPowercapMeter.open(root, SysfsReader.files(), clock)), idleMw);
+  }
+
   /** A run's CPU time grows by {@code ns}, and the node's busy time with it (nothing else ran). */
   private void spend(AtomicLong cpu, long ns) {
     cpu.addAndGet(ns);
@@ -45,8 +50,7 @@ class AttributionTest {
   @Test
   void cumulativeEnergyOfAClassBracketsAWindow() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       long before = a.cumulativeUj(DeviceClass.Cpu);
       f.add("intel-rapl:0", 4 * JOULE);
       f.add("intel-rapl:0:1", JOULE);
@@ -61,8 +65,7 @@ class AttributionTest {
   @Test
   void packageEnergyIsSharedByCpuTimeAndLabelledModelBased() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpuA = new AtomicLong();
       AtomicLong cpuB = new AtomicLong();
       MeteredRun runA = a.begin("a", cpuA::get);
@@ -95,8 +98,7 @@ class AttributionTest {
   @Test
   void energyBeforeTheRunStartsIsNotCharged() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       f.add("intel-rapl:0", 100 * JOULE);
       nodeBusy.addAndGet(10 * SECOND);
       AtomicLong cpu = new AtomicLong();
@@ -112,8 +114,7 @@ class AttributionTest {
     PowercapFixture f =
         new PowercapFixture(root)
             .zone("intel-rapl:0", "package-0", PowercapFixture.MAX - 3 * JOULE);
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("wrap", cpu::get);
       spend(cpu, SECOND);
@@ -129,8 +130,7 @@ class AttributionTest {
   @Test
   void currentFollowsPassesSoABudgetCanBeChecked() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("budget", cpu::get);
       long budget = 1_000;
@@ -152,8 +152,7 @@ class AttributionTest {
   @Test
   void idleBaselineIsNotChargedToUnits() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 20_000)) { // 20 W idle
+    try (Attribution a = overRapl(20_000)) { // 20 W idle
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("active", cpu::get);
       spend(cpu, 2 * SECOND);
@@ -166,8 +165,7 @@ class AttributionTest {
   @Test
   void laggingNodeCounterNeverGivesAShareAboveOne() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("short", cpu::get);
       cpu.addAndGet(5_000_000L); // 5 ms: /proc/stat has not ticked yet
@@ -217,8 +215,7 @@ class AttributionTest {
   @Test
   void unmeterableClassOrDeviceIsRefused() throws Exception {
     onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       IllegalArgumentException e =
           assertThrows(
               IllegalArgumentException.class,
