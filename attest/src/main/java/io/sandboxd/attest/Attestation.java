@@ -52,44 +52,6 @@ public record Attestation(
           "outputs",
           "jcp");
 
-  /** An attestation without JCP provenance (the shape before standing grants). */
-  public Attestation(
-      HostIdentity host,
-      String tier,
-      String grantsId,
-      String receipt,
-      String unit,
-      String manifest,
-      String journalRoot,
-      Outcome outcome,
-      boolean clockGranted,
-      Long clockConstantMs,
-      boolean probingDetected,
-      boolean tamperingDetected,
-      String teeReport,
-      long issuedMs,
-      Inputs inputs,
-      Outputs outputs) {
-    this(
-        host,
-        tier,
-        grantsId,
-        receipt,
-        unit,
-        manifest,
-        journalRoot,
-        outcome,
-        clockGranted,
-        clockConstantMs,
-        probingDetected,
-        tamperingDetected,
-        teeReport,
-        issuedMs,
-        inputs,
-        outputs,
-        null);
-  }
-
   /** An attestation of the first shape, which named no inputs or outputs. */
   public Attestation(
       HostIdentity host,
@@ -121,6 +83,7 @@ public record Attestation(
         tamperingDetected,
         teeReport,
         issuedMs,
+        null,
         null,
         null);
   }
@@ -199,8 +162,7 @@ public record Attestation(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.putObject("host")
         .put("id", host.id())
         .put("public_key", host.publicKey())

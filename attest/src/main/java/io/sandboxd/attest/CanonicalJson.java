@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
@@ -49,6 +50,11 @@ public final class CanonicalJson {
   /** The shared strict mapper (for building trees; parse input through {@link #parse}). */
   public static ObjectMapper mapper() {
     return MAPPER;
+  }
+
+  /** A new record core holding only its {@code schema}: where every signed record's core starts. */
+  public static ObjectNode core(String schema) {
+    return MAPPER.createObjectNode().put("schema", schema);
   }
 
   /** Parses a JSON text strictly: valid UTF-8, no duplicate keys, exactly one value. */

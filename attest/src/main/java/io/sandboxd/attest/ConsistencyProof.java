@@ -23,25 +23,17 @@ public record ConsistencyProof(long oldSize, long newSize, List<byte[]> path) {
   @Override
   public boolean equals(Object o) {
     return o instanceof ConsistencyProof p
-        && p.oldSize == oldSize
-        && p.newSize == newSize
-        && ProofPath.equal(p.path, path);
+        && ProofPath.same(oldSize, newSize, path, p.oldSize, p.newSize, p.path);
   }
 
   @Override
   public int hashCode() {
-    return 31 * (31 * Long.hashCode(oldSize) + Long.hashCode(newSize)) + ProofPath.hash(path);
+    return ProofPath.hash(oldSize, newSize, path);
   }
 
   @Override
   public String toString() {
-    return "ConsistencyProof[oldSize="
-        + oldSize
-        + ", newSize="
-        + newSize
-        + ", path="
-        + ProofPath.text(path)
-        + "]";
+    return ProofPath.text("ConsistencyProof", "oldSize", oldSize, "newSize", newSize, path);
   }
 
   /** The wire form: {@code {"old_size","new_size","path":[hex...]}}. */

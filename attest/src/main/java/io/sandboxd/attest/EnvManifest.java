@@ -78,8 +78,7 @@ public record EnvManifest(
 
   /** The core object that is hashed and signed. */
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("image", image);
     ArrayNode fs = o.putArray("features");
     for (Feature f : features) {

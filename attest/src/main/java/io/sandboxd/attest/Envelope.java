@@ -30,6 +30,17 @@ public record Envelope(JsonNode core, String address, String signature, String p
     return Blake3.hex(CanonicalJson.canonicalize(core));
   }
 
+  /**
+   * Refuses {@code claimed} unless it is {@code doc}'s address; {@code field} names the claimed id
+   * and {@code what} the document in the message.
+   */
+  static void requireAddress(JsonNode doc, String claimed, String field, String what) {
+    String computed = addressOf(doc);
+    if (!computed.equals(claimed)) {
+      throw new AttestException(field + ": is " + claimed + ", " + what + " hash to " + computed);
+    }
+  }
+
   /** Reads an envelope strictly: exactly the four fields, lowercase hex of the right lengths. */
   public static Envelope fromJson(JsonNode json) {
     if (json == null || !json.isObject()) {

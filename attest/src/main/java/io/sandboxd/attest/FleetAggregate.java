@@ -144,8 +144,7 @@ public record FleetAggregate(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("fleet_id", fleetId);
     o.put("first_position", firstPosition);
     o.put("tree_size", treeSize);

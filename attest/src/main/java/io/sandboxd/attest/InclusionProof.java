@@ -26,25 +26,17 @@ public record InclusionProof(long leafIndex, long treeSize, List<byte[]> path) {
   @Override
   public boolean equals(Object o) {
     return o instanceof InclusionProof p
-        && p.leafIndex == leafIndex
-        && p.treeSize == treeSize
-        && ProofPath.equal(p.path, path);
+        && ProofPath.same(leafIndex, treeSize, path, p.leafIndex, p.treeSize, p.path);
   }
 
   @Override
   public int hashCode() {
-    return 31 * (31 * Long.hashCode(leafIndex) + Long.hashCode(treeSize)) + ProofPath.hash(path);
+    return ProofPath.hash(leafIndex, treeSize, path);
   }
 
   @Override
   public String toString() {
-    return "InclusionProof[leafIndex="
-        + leafIndex
-        + ", treeSize="
-        + treeSize
-        + ", path="
-        + ProofPath.text(path)
-        + "]";
+    return ProofPath.text("InclusionProof", "leafIndex", leafIndex, "treeSize", treeSize, path);
   }
 
   /** The wire form of WIRE.md §2.10: {@code {"leaf_index","tree_size","path":[hex...]}}. */

@@ -26,16 +26,11 @@ public record JcpAmendment(
     if (reason.length() > MAX_REASON_CHARS) {
       throw new AttestException("amendment.reason: longer than " + MAX_REASON_CHARS + " chars");
     }
-    String computed = Envelope.addressOf(newGrants);
-    if (!computed.equals(newGrantsId)) {
-      throw new AttestException(
-          "amendment.new_grants_id: is " + newGrantsId + ", new_grants hash to " + computed);
-    }
+    Envelope.requireAddress(newGrants, newGrantsId, "amendment.new_grants_id", "new_grants");
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("checkpoint", checkpoint);
     o.put("issuer", issuer);
     o.set("new_grants", newGrants.deepCopy());

@@ -26,15 +26,10 @@ public record JcpCheckpoint(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("run_id", runId);
     o.put("seq", seq);
-    if (prev == null) {
-      o.putNull("prev");
-    } else {
-      o.put("prev", prev);
-    }
+    o.put("prev", prev); // null at seq 0, written as JSON null
     o.put("state", state);
     o.put("grants_id", grantsId);
     o.put("agent", agent);

@@ -29,23 +29,14 @@ public record JcpChild(
     if ((seq == 0) != (prev == null)) {
       throw new AttestException("child.prev: must be null exactly at seq 0");
     }
-    String computed = Envelope.addressOf(grants);
-    if (!computed.equals(grantsId)) {
-      throw new AttestException(
-          "child.grants_id: is " + grantsId + ", the grants hash to " + computed);
-    }
+    Envelope.requireAddress(grants, grantsId, "child.grants_id", "the grants");
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("policy", policy);
     o.put("seq", seq);
-    if (prev == null) {
-      o.putNull("prev");
-    } else {
-      o.put("prev", prev);
-    }
+    o.put("prev", prev); // null at seq 0, written as JSON null
     o.put("event", event);
     o.set("grants", grants.deepCopy());
     o.put("grants_id", grantsId);

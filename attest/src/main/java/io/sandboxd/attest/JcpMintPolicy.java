@@ -134,8 +134,7 @@ public record JcpMintPolicy(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("issuer", issuer);
     o.put("holder", holder);
     o.put("parent_grants_id", parentGrantsId);

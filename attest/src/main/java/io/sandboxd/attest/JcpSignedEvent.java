@@ -28,8 +28,7 @@ public record JcpSignedEvent(JcpEvent event, String nonce, long notAfterMs) {
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.set("event", event.doc().deepCopy());
     o.put("nonce", nonce);
     o.put("not_after_ms", notAfterMs);

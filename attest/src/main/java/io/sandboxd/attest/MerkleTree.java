@@ -85,7 +85,7 @@ public final class MerkleTree {
   /** MTH of the first {@code treeSize} leaves (an earlier version of an append-only log). */
   public byte[] root(int treeSize) {
     checkSize(treeSize);
-    return treeSize == 0 ? hash.emptyRoot() : mth(0, treeSize).clone();
+    return LogTree.root(hash, this::node, treeSize).clone();
   }
 
   /** The size and root of the whole tree. */
@@ -107,24 +107,7 @@ public final class MerkleTree {
   public InclusionProof inclusionProof(int leafIndex, int treeSize) {
     checkSize(treeSize);
     checkIndex(leafIndex, treeSize, "leaf index");
-    List<byte[]> path = new ArrayList<>();
-    int m = leafIndex;
-    int lo = 0;
-    int hi = treeSize;
-    // Walk down from the root; siblings are collected top-down and reversed at the end because
-    // the proof lists them leaf-first.
-    while (hi - lo > 1) {
-      int k = splitPoint(hi - lo);
-      if (m < k) {
-        path.add(mth(lo + k, hi));
-        hi = lo + k;
-      } else {
-        path.add(mth(lo, lo + k));
-        lo += k;
-        m -= k;
-      }
-    }
-    return new InclusionProof(leafIndex, treeSize, reversed(path));
+    return LogTree.inclusionProof(hash, this::node, leafIndex, treeSize);
   }
 
   /** The consistency proof from the first {@code oldSize} leaves to the whole tree. */
@@ -147,29 +130,10 @@ public final class MerkleTree {
       throw new IllegalArgumentException(
           "RFC 9162 defines no consistency proof from the empty tree");
     }
-    List<byte[]> path = new ArrayList<>();
-    int m = oldSize;
-    int lo = 0;
-    int hi = newSize;
-    // SUBPROOF(m, D[lo:hi], b): b stays true while the old tree's root is still a left spine node,
-    // which the verifier knows already and so is not sent.
-    boolean b = true;
-    while (m != hi - lo) {
-      int k = splitPoint(hi - lo);
-      if (m <= k) {
-        path.add(mth(lo + k, hi));
-        hi = lo + k;
-      } else {
-        path.add(mth(lo, lo + k));
-        lo += k;
-        m -= k;
-        b = false;
-      }
+    if (oldSize == 0) {
+      return new ConsistencyProof(0, 0, List.of()); // the empty tree to itself: nothing to prove
     }
-    if (!b) {
-      path.add(mth(lo, hi));
-    }
-    return new ConsistencyProof(oldSize, newSize, reversed(path));
+    return LogTree.consistencyProof(hash, this::node, oldSize, newSize);
   }
 
   /**
@@ -179,18 +143,9 @@ public final class MerkleTree {
     return Long.highestOneBit(n - 1);
   }
 
-  private static int splitPoint(int n) {
-    return Integer.highestOneBit(n - 1);
-  }
-
-  /** MTH(D[lo:hi]) for 0 ≤ lo < hi ≤ size(); the result is shared, callers must not modify it. */
-  private byte[] mth(int lo, int hi) {
-    int n = hi - lo;
-    if (Integer.bitCount(n) == 1 && lo % n == 0) {
-      return levels.get(Integer.numberOfTrailingZeros(n))[lo / n];
-    }
-    int k = splitPoint(n);
-    return hash.node(mth(lo, lo + k), mth(lo + k, hi));
+  /** The kept perfect subtree {@code index} at {@code level}, for {@link LogTree}'s recursion. */
+  private byte[] node(int level, long index) {
+    return levels.get(level)[Math.toIntExact(index)];
   }
 
   private void checkSize(int treeSize) {
@@ -203,13 +158,5 @@ public final class MerkleTree {
     if (index < 0 || index >= bound) {
       throw new IndexOutOfBoundsException(what + " " + index + " outside [0, " + bound + ")");
     }
-  }
-
-  private static List<byte[]> reversed(List<byte[]> path) {
-    List<byte[]> out = new ArrayList<>(path.size());
-    for (int i = path.size() - 1; i >= 0; i--) {
-      out.add(path.get(i));
-    }
-    return out;
   }
 }

@@ -36,9 +36,7 @@ public sealed interface Outcome {
   record Terminated(Breach breach) implements Outcome {
     @Override
     public JsonNode toJson() {
-      ObjectNode o = JsonNodeFactory.instance.objectNode();
-      o.putObject("Terminated").put("breach", breach.name());
-      return o;
+      return tagged("Terminated", "breach", breach.name());
     }
 
     @Override
@@ -51,9 +49,7 @@ public sealed interface Outcome {
   record Declined(String reason) implements Outcome {
     @Override
     public JsonNode toJson() {
-      ObjectNode o = JsonNodeFactory.instance.objectNode();
-      o.putObject("Declined").put("reason", reason);
-      return o;
+      return tagged("Declined", "reason", reason);
     }
 
     @Override
@@ -66,15 +62,20 @@ public sealed interface Outcome {
   record Failed(String reason) implements Outcome {
     @Override
     public JsonNode toJson() {
-      ObjectNode o = JsonNodeFactory.instance.objectNode();
-      o.putObject("Failed").put("reason", reason);
-      return o;
+      return tagged("Failed", "reason", reason);
     }
 
     @Override
     public String summary() {
       return "Failed: " + reason;
     }
+  }
+
+  /** Serde's external tagging of a one-field variant: {@code {"Tag":{"field":"value"}}}. */
+  private static JsonNode tagged(String tag, String field, String value) {
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    o.putObject(tag).put(field, value);
+    return o;
   }
 
   static Outcome fromJson(JsonNode n, String path) {

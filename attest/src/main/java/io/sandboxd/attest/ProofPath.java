@@ -26,8 +26,9 @@ final class ProofPath {
     return List.copyOf(out);
   }
 
-  static boolean equal(List<byte[]> a, List<byte[]> b) {
-    if (a.size() != b.size()) {
+  /** Whether two proofs have the same two sizes and the same path by content. */
+  static boolean same(long a0, long a1, List<byte[]> a, long b0, long b1, List<byte[]> b) {
+    if (a0 != b0 || a1 != b1 || a.size() != b.size()) {
       return false;
     }
     for (int i = 0; i < a.size(); i++) {
@@ -38,12 +39,13 @@ final class ProofPath {
     return true;
   }
 
-  static int hash(List<byte[]> path) {
+  /** A proof's hash code by its two sizes and its path's content. */
+  static int hash(long first, long second, List<byte[]> path) {
     int h = 1;
     for (byte[] e : path) {
       h = 31 * h + Arrays.hashCode(e);
     }
-    return h;
+    return 31 * (31 * Long.hashCode(first) + Long.hashCode(second)) + h;
   }
 
   /** Puts {@code path} in {@code o} as its wire form: {@code "path":[hex...]}. */
@@ -72,11 +74,29 @@ final class ProofPath {
     return path;
   }
 
-  static String text(List<byte[]> path) {
+  /** A proof as a record prints itself, with its path in hex: {@code Name[a=1, b=2, path=[..]]}. */
+  static String text(
+      String name,
+      String firstName,
+      long first,
+      String secondName,
+      long second,
+      List<byte[]> path) {
     StringJoiner j = new StringJoiner(",", "[", "]");
     for (byte[] e : path) {
       j.add(Hex.encode(e));
     }
-    return j.toString();
+    return name
+        + "["
+        + firstName
+        + "="
+        + first
+        + ", "
+        + secondName
+        + "="
+        + second
+        + ", path="
+        + j
+        + "]";
   }
 }

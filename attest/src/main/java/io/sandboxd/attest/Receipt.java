@@ -93,8 +93,7 @@ public record Receipt(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("run_id", runId);
     o.put("unit", unit);
     o.put("grants_id", grantsId);

@@ -58,25 +58,6 @@ public record RunSegment(
         null);
   }
 
-  /** This segment carrying {@code b}. */
-  public RunSegment withBudget(Budget b) {
-    return new RunSegment(
-        runId,
-        seq,
-        kind,
-        prev,
-        hostId,
-        hostPublicKey,
-        tier,
-        grantsId,
-        receipt,
-        snapshot,
-        idleUj,
-        idleProvenance,
-        atMs,
-        b);
-  }
-
   /**
    * The run's budget as of the end of this segment (WIRE.md §2.6 {@code budget}): what its grant
    * allows (CPU ms, µJ) and what the whole run has consumed so far by its receipts' {@code
@@ -206,8 +187,7 @@ public record RunSegment(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("run_id", runId);
     o.put("seq", seq);
     o.put("kind", kind.name());

@@ -62,6 +62,14 @@ public final class RunStatement {
     return of(runId, receipt, attestation, module, stdout, stderr, List.of(), List.of(), List.of());
   }
 
+  /** Puts {@code envelopes} under {@code key}, or nothing when there are none (older bytes). */
+  private static void putUnlessEmpty(ObjectNode o, String key, List<Envelope> envelopes) {
+    if (!envelopes.isEmpty()) {
+      var a = o.putArray(key);
+      envelopes.forEach(e -> a.add(e.toJson()));
+    }
+  }
+
   /**
    * As above, for a durable run: its {@code segments} in seq order, {@code receipts} (those of its
    * earlier execute segments, so the chain checks whole) and its JCP records {@code jcp} (each
@@ -85,18 +93,9 @@ public final class RunStatement {
     predicate.put("run_id", runId);
     predicate.set("receipt", receipt.toJson());
     predicate.set("attestation", attestation.toJson());
-    if (!segments.isEmpty()) {
-      var a = predicate.putArray("segments");
-      segments.forEach(e -> a.add(e.toJson()));
-    }
-    if (!receipts.isEmpty()) {
-      var a = predicate.putArray("receipts");
-      receipts.forEach(e -> a.add(e.toJson()));
-    }
-    if (!jcp.isEmpty()) {
-      var a = predicate.putArray("jcp");
-      jcp.forEach(e -> a.add(e.toJson()));
-    }
+    putUnlessEmpty(predicate, "segments", segments);
+    putUnlessEmpty(predicate, "receipts", receipts);
+    putUnlessEmpty(predicate, "jcp", jcp);
     IntotoStatement s = new IntotoStatement(subjects, PREDICATE_TYPE, predicate);
     check(s, PublicKey.ofHex(attestation.publicKey(), "attestation.public_key"));
     return s;

@@ -16,8 +16,7 @@ public record StoreCheckpoint(long runs, String chain, long verifiedMs) {
   private static final Set<String> FIELDS = Set.of("schema", "runs", "chain", "verified_ms");
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("runs", runs);
     o.put("chain", chain);
     o.put("verified_ms", verifiedMs);

@@ -36,8 +36,7 @@ public record StoreHead(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("runs", runs);
     o.put("chain", chain);
     o.put("at_ms", atMs);

@@ -54,8 +54,7 @@ public record StoredRun(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
+    ObjectNode o = CanonicalJson.core(SCHEMA);
     o.put("position", position);
     o.put("run_id", runId);
     o.put("created_ms", createdMs);

@@ -48,18 +48,10 @@ public record WarmpoolClaim(
   }
 
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
-    o.put("pool", pool);
-    o.put("instance", instance);
-    o.put("warmed_ms", warmedMs);
+    ObjectNode o = WarmpoolEvict.slotCore(SCHEMA, pool, instance, warmedMs);
     o.put("claimed_ms", claimedMs);
     o.put("tier", tier);
-    if (manifest == null) {
-      o.putNull("manifest");
-    } else {
-      o.put("manifest", manifest);
-    }
+    o.put("manifest", manifest); // a null manifest is written as JSON null
     o.put("accrued_idle_uj", accruedIdleUj);
     o.put("provenance", provenance.name());
     o.put("run_id", runId);

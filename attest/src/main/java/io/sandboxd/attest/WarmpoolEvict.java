@@ -66,12 +66,16 @@ public record WarmpoolEvict(
     }
   }
 
+  /** The fields both warm-pool records start with: their schema and the instance they speak of. */
+  static ObjectNode slotCore(String schema, String pool, String instance, long warmedMs) {
+    return CanonicalJson.core(schema)
+        .put("pool", pool)
+        .put("instance", instance)
+        .put("warmed_ms", warmedMs);
+  }
+
   public ObjectNode toCore() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("schema", SCHEMA);
-    o.put("pool", pool);
-    o.put("instance", instance);
-    o.put("warmed_ms", warmedMs);
+    ObjectNode o = slotCore(SCHEMA, pool, instance, warmedMs);
     o.put("evicted_ms", evictedMs);
     o.put("reason", reason.name());
     o.put("overhead_uj", overheadUj);

@@ -59,6 +59,12 @@ public final class DurableVectors {
 
   private DurableVectors() {}
 
+  /** {@link #SNAPSHOT} with another manifest, grants_id or taint: what a tampered resume thaws. */
+  private static SnapshotRef thawing(String manifest, String grantsId, List<String> taint) {
+    return new SnapshotRef(
+        SNAPSHOT.fs(), SNAPSHOT.memory(), manifest, grantsId, taint, SNAPSHOT.journalRoot());
+  }
+
   private static SigningKey key(int first) {
     byte[] seed = new byte[32];
     for (int i = 0; i < seed.length; i++) {
@@ -115,12 +121,17 @@ public final class DurableVectors {
 
   static RunSegment segment(
       long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
-    return bareSegment(seq, kind, prev, host, receipt, snap)
-        .withBudget(budgetAt(seq, GRANTED_CPU_MS));
+    return segment(seq, kind, prev, host, receipt, snap, budgetAt(seq, GRANTED_CPU_MS));
   }
 
-  private static RunSegment bareSegment(
-      long seq, Kind kind, String prev, SigningKey host, String receipt, SnapshotRef snap) {
+  private static RunSegment segment(
+      long seq,
+      Kind kind,
+      String prev,
+      SigningKey host,
+      String receipt,
+      SnapshotRef snap,
+      RunSegment.Budget budget) {
     return new RunSegment(
         RUN,
         seq,
@@ -134,7 +145,8 @@ public final class DurableVectors {
         snap,
         kind == Kind.resume ? 42_000_000 : 0,
         kind == Kind.resume ? Provenance.Estimator : Provenance.HwShunt,
-        T0 + 10_000L * seq + 5_000);
+        T0 + 10_000L * seq + 5_000,
+        budget);
   }
 
   /**
@@ -179,8 +191,7 @@ public final class DurableVectors {
                 b.grantedCpuMs(), b.grantedUj(), b.consumedCpuMs() + offMs, b.consumedUj());
       }
       Envelope s =
-          Envelope.sign(
-              bareSegment(seq, kinds[seq], prev, host, receipt, snap).withBudget(b).toCore(), host);
+          Envelope.sign(segment(seq, kinds[seq], prev, host, receipt, snap, b).toCore(), host);
       segments.add(s);
       prev = s.address();
     }
@@ -219,20 +230,7 @@ public final class DurableVectors {
     out.add(new Tampered("duplicated", "seq 1 given twice", duplicated, 2, "seq"));
 
     List<Envelope> forked = new ArrayList<>(segs);
-    RunSegment other =
-        segment(
-            1,
-            Kind.suspend,
-            segs.get(0).address(),
-            HOST_A,
-            null,
-            new SnapshotRef(
-                SNAPSHOT.fs(),
-                SNAPSHOT.memory(),
-                SNAPSHOT.manifest(),
-                SNAPSHOT.grantsId(),
-                SNAPSHOT.taint(),
-                SNAPSHOT.journalRoot()));
+    RunSegment other = segment(1, Kind.suspend, segs.get(0).address(), HOST_A, null, SNAPSHOT);
     forked.add(Envelope.sign(other.toCore(), HOST_A));
     out.add(
         new Tampered(
@@ -246,45 +244,21 @@ public final class DurableVectors {
         new Tampered(
             "drifted-manifest",
             "the resume (seq 3) names another environment manifest than the suspend froze",
-            resumeWith(
-                segs,
-                new SnapshotRef(
-                    SNAPSHOT.fs(),
-                    SNAPSHOT.memory(),
-                    DRIFTED_MANIFEST,
-                    SNAPSHOT.grantsId(),
-                    SNAPSHOT.taint(),
-                    SNAPSHOT.journalRoot())),
+            resumeWith(segs, thawing(DRIFTED_MANIFEST, SNAPSHOT.grantsId(), SNAPSHOT.taint())),
             3,
             "snapshot"));
     out.add(
         new Tampered(
             "wider-grants",
             "the resume (seq 3) thaws under another (wider) grants_id than the suspend froze",
-            resumeWith(
-                segs,
-                new SnapshotRef(
-                    SNAPSHOT.fs(),
-                    SNAPSHOT.memory(),
-                    SNAPSHOT.manifest(),
-                    WIDER_GRANTS,
-                    SNAPSHOT.taint(),
-                    SNAPSHOT.journalRoot())),
+            resumeWith(segs, thawing(SNAPSHOT.manifest(), WIDER_GRANTS, SNAPSHOT.taint())),
             3,
             "snapshot"));
     out.add(
         new Tampered(
             "taint-laundered",
             "the resume (seq 3) drops the taint the suspend carried",
-            resumeWith(
-                segs,
-                new SnapshotRef(
-                    SNAPSHOT.fs(),
-                    SNAPSHOT.memory(),
-                    SNAPSHOT.manifest(),
-                    SNAPSHOT.grantsId(),
-                    List.of(),
-                    SNAPSHOT.journalRoot())),
+            resumeWith(segs, thawing(SNAPSHOT.manifest(), SNAPSHOT.grantsId(), List.of())),
             3,
             "snapshot"));
     return out;

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /** {@code sandbox.fleet/1}: sums per class, worst provenance, the §2.10 root, strict reading. */
@@ -156,43 +157,27 @@ class FleetAggregateTest {
     SigningKey key = SigningKey.fromSeed(new byte[32]);
     ObjectNode core =
         FleetAggregate.over("sandboxd/n1", 0, items(key, 1, 1, 1), 0, items(key, 2, 2, 1)).toCore();
-    ObjectNode extra = core.deepCopy();
-    ((ObjectNode) extra.get("durable")).put("bonus", 1);
+    assertTrue(refused(core, c -> durable(c).put("bonus", 1)).contains("fleet.durable.bonus"));
+    assertTrue(refused(core, c -> durable(c).remove("root")).contains("fleet.durable.root"));
+    assertTrue(refused(core, c -> c.putNull("durable")).contains("fleet.durable"));
     assertTrue(
-        assertThrows(AttestException.class, () -> FleetAggregate.fromCore(extra))
-            .getMessage()
-            .contains("fleet.durable.bonus"));
-    ObjectNode missing = core.deepCopy();
-    ((ObjectNode) missing.get("durable")).remove("root");
+        refused(core, c -> durable(c).put("tree_size", 1.5)).contains("fleet.durable.tree_size"));
     assertTrue(
-        assertThrows(AttestException.class, () -> FleetAggregate.fromCore(missing))
-            .getMessage()
-            .contains("fleet.durable.root"));
-    ObjectNode nul = core.deepCopy();
-    nul.putNull("durable");
-    assertTrue(
-        assertThrows(AttestException.class, () -> FleetAggregate.fromCore(nul))
-            .getMessage()
-            .contains("fleet.durable"));
-    ObjectNode fraction = core.deepCopy();
-    ((ObjectNode) fraction.get("durable")).put("tree_size", 1.5);
-    assertTrue(
-        assertThrows(AttestException.class, () -> FleetAggregate.fromCore(fraction))
-            .getMessage()
-            .contains("fleet.durable.tree_size"));
-    ObjectNode zero = core.deepCopy();
-    ((ObjectNode) zero.get("durable")).put("tree_size", 0);
-    assertTrue(
-        assertThrows(AttestException.class, () -> FleetAggregate.fromCore(zero))
-            .getMessage()
-            .contains("fleet.durable.tree_size"));
-    ObjectNode empty = core.deepCopy();
-    empty.remove("durable");
-    empty.put("tree_size", 0);
-    assertTrue(
-        assertThrows(AttestException.class, () -> FleetAggregate.fromCore(empty))
-            .getMessage()
-            .contains("fleet.tree_size"));
+        refused(core, c -> durable(c).put("tree_size", 0)).contains("fleet.durable.tree_size"));
+    Consumer<ObjectNode> noDurablePart =
+        c -> {
+          c.remove("durable");
+          c.put("tree_size", 0);
+        };
+    assertTrue(refused(core, noDurablePart).contains("fleet.tree_size"));
     assertThrows(AttestException.class, () -> FleetAggregate.over("x", 0, List.of(), 0, List.of()));
+  }
+
+  private static String refused(ObjectNode core, Consumer<ObjectNode> change) {
+    return Refusal.of(FleetAggregate::fromCore, core, change);
+  }
+
+  private static ObjectNode durable(ObjectNode core) {
+    return (ObjectNode) core.get("durable");
   }
 }

@@ -274,53 +274,39 @@ class JcpRecordsTest {
   void anAttestationNamesItsPolicyChildAndAmendmentsOnlyWhenItHasThem() {
     Attestation plain = RecordsTest.sampleAttestation(new Outcome.Completed());
     assertFalse(CanonicalJson.canonicalString(plain.toCore()).contains("\"jcp\""));
-    Attestation withJcp =
-        new Attestation(
-            plain.host(),
-            plain.tier(),
-            plain.grantsId(),
-            plain.receipt(),
-            plain.unit(),
-            plain.manifest(),
-            plain.journalRoot(),
-            plain.outcome(),
-            plain.clockGranted(),
-            plain.clockConstantMs(),
-            plain.probingDetected(),
-            plain.tamperingDetected(),
-            plain.teeReport(),
-            plain.issuedMs(),
-            plain.inputs(),
-            plain.outputs(),
-            new Attestation.Jcp(EMPTY_ID, EMPTY_ID, List.of()));
+    Attestation withJcp = carrying(plain, new Attestation.Jcp(EMPTY_ID, EMPTY_ID, List.of()));
     String bytes = CanonicalJson.canonicalString(withJcp.toCore());
     assertTrue(bytes.contains("\"jcp\":{\"child\":\"" + EMPTY_ID + "\",\"policy\""), bytes);
     assertEquals(withJcp.toCore(), Attestation.fromCore(withJcp.toCore()).toCore());
     // An empty provenance is no provenance: the earlier bytes.
-    Attestation empty =
-        new Attestation(
-            plain.host(),
-            plain.tier(),
-            plain.grantsId(),
-            plain.receipt(),
-            plain.unit(),
-            plain.manifest(),
-            plain.journalRoot(),
-            plain.outcome(),
-            plain.clockGranted(),
-            plain.clockConstantMs(),
-            plain.probingDetected(),
-            plain.tamperingDetected(),
-            plain.teeReport(),
-            plain.issuedMs(),
-            plain.inputs(),
-            plain.outputs(),
-            new Attestation.Jcp(null, null, List.of()));
+    Attestation empty = carrying(plain, new Attestation.Jcp(null, null, List.of()));
     assertEquals(
         CanonicalJson.canonicalString(plain.toCore()),
         CanonicalJson.canonicalString(empty.toCore()));
     ObjectNode bad = withJcp.toCore();
     ((ObjectNode) bad.get("jcp")).remove("child");
     assertThrows(AttestException.class, () -> Attestation.fromCore(bad));
+  }
+
+  /** {@code a} with {@code jcp} as its provenance. */
+  private static Attestation carrying(Attestation a, Attestation.Jcp jcp) {
+    return new Attestation(
+        a.host(),
+        a.tier(),
+        a.grantsId(),
+        a.receipt(),
+        a.unit(),
+        a.manifest(),
+        a.journalRoot(),
+        a.outcome(),
+        a.clockGranted(),
+        a.clockConstantMs(),
+        a.probingDetected(),
+        a.tamperingDetected(),
+        a.teeReport(),
+        a.issuedMs(),
+        a.inputs(),
+        a.outputs(),
+        jcp);
   }
 }

@@ -1,11 +1,12 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.DeviceClass;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -14,14 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class DaemonConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
-  static String refusal(String json) {
-    return assertThrows(ConfigException.class, () -> parse(json)).getMessage();
-  }
-
   @Test
   void noFileAndAnEmptyDocumentAreTheDefaults() {
     assertEquals(DaemonConfig.defaults(), DaemonConfig.load(Optional.empty()));

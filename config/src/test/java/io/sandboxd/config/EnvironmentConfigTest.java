@@ -1,24 +1,16 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The `environments` and `bind_allow` keys: what the node offers and what binds may name. */
 class EnvironmentConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
-  static String refusal(String json) {
-    return assertThrows(ConfigException.class, () -> parse(json)).getMessage();
-  }
-
   @Test
   void environmentsAndBindAllowAreRead() {
     DaemonConfig c =

@@ -1,24 +1,16 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The metrics endpoint's configuration: off by default, loopback only, named faults. */
 class MetricsConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
-  static String refused(String json) {
-    return assertThrows(ConfigException.class, () -> parse(json)).getMessage();
-  }
-
   @Test
   void offUnlessConfigured() {
     assertEquals(Optional.empty(), DaemonConfig.defaults().metrics().listen());
@@ -53,16 +45,16 @@ class MetricsConfigTest {
   void otherAddressesAreRefusedNamingTheField() {
     for (String bad :
         new String[] {"0.0.0.0:9464", "10.1.2.3:9464", "[::]:9464", "192.168.0.1:80"}) {
-      String said = refused("{\"metrics\":{\"listen\":\"" + bad + "\"}}");
+      String said = refusal("{\"metrics\":{\"listen\":\"" + bad + "\"}}");
       assertTrue(said.startsWith("$.metrics.listen: "), said);
       assertTrue(said.contains("not a loopback address"), said);
     }
     assertTrue(
-        refused("{\"metrics\":{\"listen\":\"example.com:9464\"}}")
+        refusal("{\"metrics\":{\"listen\":\"example.com:9464\"}}")
             .contains("names are not resolved"));
-    assertTrue(refused("{\"metrics\":{\"listen\":\"127.0.0.1\"}}").contains("expected host:port"));
-    assertTrue(refused("{\"metrics\":{\"listen\":\"127.0.0.1:99999\"}}").contains("out of range"));
-    assertTrue(refused("{\"metrics\":{\"listen\":\"127.0.0.1:http\"}}").contains("not a number"));
-    assertTrue(refused("{\"metrics\":{\"port\":9464}}").contains("$.metrics"));
+    assertTrue(refusal("{\"metrics\":{\"listen\":\"127.0.0.1\"}}").contains("expected host:port"));
+    assertTrue(refusal("{\"metrics\":{\"listen\":\"127.0.0.1:99999\"}}").contains("out of range"));
+    assertTrue(refusal("{\"metrics\":{\"listen\":\"127.0.0.1:http\"}}").contains("not a number"));
+    assertTrue(refusal("{\"metrics\":{\"port\":9464}}").contains("$.metrics"));
   }
 }

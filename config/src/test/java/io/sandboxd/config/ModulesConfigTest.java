@@ -1,17 +1,13 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class ModulesConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
   @Test
   void modulesAreReadAndDefaulted() {
     assertEquals(DaemonConfig.Modules.defaults(), parse("{}").modules());

@@ -1,9 +1,10 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.enforcer.Attenuation;
@@ -15,14 +16,6 @@ import org.junit.jupiter.api.Test;
 
 /** The {@code policy} section of sandboxd.json and the mode defaults. */
 class NodePolicyConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
-  static String refusal(String json) {
-    return assertThrows(ConfigException.class, () -> parse(json)).getMessage();
-  }
-
   @Test
   void noSectionMeansTheModeDefault() {
     NodePolicy p = parse("{}").policy();

@@ -1,10 +1,9 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -13,13 +12,7 @@ class PoolsConfigTest {
   static final String A = "ab".repeat(32);
 
   static Pools parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8)).pools();
-  }
-
-  static String refusal(String json) {
-    return assertThrows(
-            ConfigException.class, () -> DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8)))
-        .getMessage();
+    return ConfigText.parse(json).pools();
   }
 
   @Test

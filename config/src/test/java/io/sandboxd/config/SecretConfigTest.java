@@ -1,24 +1,16 @@
 package io.sandboxd.config;
 
+import static io.sandboxd.config.ConfigText.parse;
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.enforcer.Endpoint;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /** The `secrets` section: where each node secret comes from and where it may go. */
 class SecretConfigTest {
-  static DaemonConfig parse(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8));
-  }
-
-  static String refusal(String json) {
-    return assertThrows(ConfigException.class, () -> parse(json)).getMessage();
-  }
-
   @Test
   void aSecretIsReadWithItsSourceAndBoundEndpoints() {
     DaemonConfig c =

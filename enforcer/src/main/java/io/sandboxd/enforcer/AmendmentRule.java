@@ -4,18 +4,7 @@ package io.sandboxd.enforcer;
  * Why an amendment is refused (WIRE.md §2.11): one variant per rule, each naming it with a stable
  * {@link #rule()}.
  */
-public sealed interface AmendmentRule {
-  /** The rule's stable name. */
-  String rule();
-
-  /** What was found, for people. */
-  String detail();
-
-  /** {@code rule: detail}. */
-  default String message() {
-    return rule() + ": " + detail();
-  }
-
+public sealed interface AmendmentRule extends RuleRefusal {
   /** The record does not parse or its signature does not hold. */
   record BadRecord(String reason) implements AmendmentRule {
     @Override

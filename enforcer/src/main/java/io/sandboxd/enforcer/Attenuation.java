@@ -8,7 +8,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 
 /**
  * The attenuation order {@code child ⊑ parent} of WIRE.md §2.11, the one implementation every
@@ -119,24 +121,44 @@ public final class Attenuation {
     return Optional.empty();
   }
 
-  private static Optional<Wider> browser(
-      Optional<BrowserGrant> child, Optional<BrowserGrant> parent) {
-    if (child.isEmpty() || !child.get().enabled()) {
+  /**
+   * An optional part switched {@code on} in the child must be on in the parent too, else it is
+   * wider at {@code path}; a part off in the child is narrower. With both on, {@code within}
+   * compares them.
+   */
+  private static <G> Optional<Wider> switched(
+      Optional<G> child,
+      Optional<G> parent,
+      Predicate<G> on,
+      String path,
+      String part,
+      BiFunction<G, G, Optional<Wider>> within) {
+    if (child.isEmpty() || !on.test(child.get())) {
       return Optional.empty();
     }
-    BrowserGrant c = child.get();
-    if (parent.isEmpty() || !parent.get().enabled()) {
-      return wider("$.browser.enabled", "true where the parent has no browser");
+    if (parent.isEmpty() || !on.test(parent.get())) {
+      return wider(path, "true where the parent has no " + part);
     }
-    BrowserGrant p = parent.get();
-    return first(
-        () -> {
-          // headless is tighter: a headless parent allows only a headless child
-          return p.headless() && !c.headless()
-              ? wider("$.browser.headless", "false where the parent is headless")
-              : Optional.empty();
-        },
-        () -> subset("$.browser.origins", c.origins(), p.origins()));
+    return within.apply(child.get(), parent.get());
+  }
+
+  private static Optional<Wider> browser(
+      Optional<BrowserGrant> child, Optional<BrowserGrant> parent) {
+    return switched(
+        child,
+        parent,
+        BrowserGrant::enabled,
+        "$.browser.enabled",
+        "browser",
+        (c, p) ->
+            first(
+                () -> {
+                  // headless is tighter: a headless parent allows only a headless child
+                  return p.headless() && !c.headless()
+                      ? wider("$.browser.headless", "false where the parent is headless")
+                      : Optional.empty();
+                },
+                () -> subset("$.browser.origins", c.origins(), p.origins())));
   }
 
   private static Optional<Wider> compute(ComputeGrant c, ComputeGrant p) {
@@ -158,18 +180,17 @@ public final class Attenuation {
 
   private static Optional<Wider> display(
       Optional<DisplayGrant> child, Optional<DisplayGrant> parent) {
-    if (child.isEmpty() || !child.get().enabled()) {
-      return Optional.empty();
-    }
-    DisplayGrant c = child.get();
-    if (parent.isEmpty() || !parent.get().enabled()) {
-      return wider("$.display.enabled", "true where the parent has no display");
-    }
-    DisplayGrant p = parent.get();
-    return first(
-        () -> atMost("$.display.max_height", c.maxHeight(), p.maxHeight()),
-        () -> atMost("$.display.max_width", c.maxWidth(), p.maxWidth()),
-        () -> flag("$.display.vnc", c.vnc(), p.vnc()));
+    return switched(
+        child,
+        parent,
+        DisplayGrant::enabled,
+        "$.display.enabled",
+        "display",
+        (c, p) ->
+            first(
+                () -> atMost("$.display.max_height", c.maxHeight(), p.maxHeight()),
+                () -> atMost("$.display.max_width", c.maxWidth(), p.maxWidth()),
+                () -> flag("$.display.vnc", c.vnc(), p.vnc())));
   }
 
   private static Optional<Wider> flow(Optional<FlowGrant> child, Optional<FlowGrant> parent) {
@@ -242,17 +263,16 @@ public final class Attenuation {
 
   private static Optional<Wider> process(
       Optional<ProcessGrant> child, Optional<ProcessGrant> parent) {
-    if (child.isEmpty() || !child.get().exec()) {
-      return Optional.empty();
-    }
-    ProcessGrant c = child.get();
-    if (parent.isEmpty() || !parent.get().exec()) {
-      return wider("$.process.exec", "true where the parent has no exec");
-    }
-    ProcessGrant p = parent.get();
-    return first(
-        () -> atMost("$.process.max_processes", c.maxProcesses(), p.maxProcesses()),
-        () -> subset("$.process.programs", c.programs(), p.programs()));
+    return switched(
+        child,
+        parent,
+        ProcessGrant::exec,
+        "$.process.exec",
+        "exec",
+        (c, p) ->
+            first(
+                () -> atMost("$.process.max_processes", c.maxProcesses(), p.maxProcesses()),
+                () -> subset("$.process.programs", c.programs(), p.programs())));
   }
 
   private static Optional<Wider> storage(StorageGrant c, StorageGrant p) {

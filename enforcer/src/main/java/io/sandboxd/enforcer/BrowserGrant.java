@@ -22,15 +22,7 @@ public record BrowserGrant(boolean enabled, List<Origin> origins, boolean headle
     JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new BrowserGrant(
         f.bool("enabled", false),
-        f.list(
-            "origins",
-            (n, p) -> {
-              try {
-                return Origin.parse(JsonReader.text(n, p, GrantsException.FAULT));
-              } catch (IllegalArgumentException e) {
-                throw new GrantsException(p, e.getMessage(), e);
-              }
-            }),
+        f.list("origins", GrantsException.element(Origin::parse)),
         f.bool("headless", false));
   }
 

@@ -43,16 +43,7 @@ public record ComputeGrant(
   static ComputeGrant parse(JsonNode node, String path) {
     JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     Set<DeviceClass> devices = EnumSet.noneOf(DeviceClass.class);
-    devices.addAll(
-        f.list(
-            "devices",
-            (n, p) -> {
-              try {
-                return DeviceClass.fromJson(JsonReader.text(n, p, GrantsException.FAULT));
-              } catch (IllegalArgumentException e) {
-                throw new GrantsException(p, e.getMessage(), e);
-              }
-            }));
+    devices.addAll(f.list("devices", GrantsException.element(DeviceClass::fromJson)));
     return new ComputeGrant(
         devices, f.u64("energy_budget_uj", 0), f.u64("cpu_time_ms", 0), f.u64("memory_bytes", 0));
   }

@@ -27,15 +27,7 @@ public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
   static FlowGrant parse(JsonNode node, String path) {
     JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     List<SourcePattern> untrusted =
-        f.list(
-            "untrusted",
-            (n, p) -> {
-              try {
-                return SourcePattern.parse(JsonReader.text(n, p, GrantsException.FAULT));
-              } catch (IllegalArgumentException e) {
-                throw new GrantsException(p, e.getMessage(), e);
-              }
-            });
+        f.list("untrusted", GrantsException.element(SourcePattern::parse));
     Set<String> labels = new HashSet<>();
     untrusted.forEach(s -> labels.add(s.label()));
     List<FlowOpening> open =
@@ -43,24 +35,14 @@ public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
             "open",
             (n, p) -> {
               JsonReader o = JsonReader.of(n, p, OPEN_FIELDS, GrantsException.FAULT);
-              SinkPattern sink;
-              try {
-                sink = SinkPattern.parse(o.string("sink"));
-              } catch (IllegalArgumentException e) {
-                throw new GrantsException(o.pathOf("sink"), e.getMessage(), e);
-              }
+              SinkPattern sink =
+                  GrantsException.parsed(o.pathOf("sink"), o.string("sink"), SinkPattern::parse);
               List<String> origins =
                   o.list(
                       "origins",
                       (x, q) -> {
-                        String label;
-                        try {
-                          label =
-                              SourcePattern.parse(JsonReader.text(x, q, GrantsException.FAULT))
-                                  .label();
-                        } catch (IllegalArgumentException e) {
-                          throw new GrantsException(q, e.getMessage(), e);
-                        }
+                        String label =
+                            GrantsException.element(SourcePattern::parse).apply(x, q).label();
                         if (!labels.contains(label)) {
                           throw new GrantsException(
                               q, "origin " + label + " is not a pattern of flow.untrusted");

@@ -1,6 +1,9 @@
 package io.sandboxd.enforcer;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.JsonReader;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /** A grant document that cannot be accepted; the message starts with the JSON path at fault. */
 public final class GrantsException extends RuntimeException {
@@ -19,6 +22,22 @@ public final class GrantsException extends RuntimeException {
   public GrantsException(String path, String problem, Throwable cause) {
     super(path + ": " + problem, cause);
     this.path = path;
+  }
+
+  /**
+   * {@code text} read by {@code parse}, whose IllegalArgumentException is a fault at {@code path}.
+   */
+  static <T> T parsed(String path, String text, Function<String, T> parse) {
+    try {
+      return parse.apply(text);
+    } catch (IllegalArgumentException e) {
+      throw new GrantsException(path, e.getMessage(), e);
+    }
+  }
+
+  /** A {@link JsonReader#list} element: a string read by {@code parse}, faults at the element. */
+  static <T> BiFunction<JsonNode, String, T> element(Function<String, T> parse) {
+    return (n, p) -> parsed(p, JsonReader.text(n, p, FAULT), parse);
   }
 
   /** The JSON path at fault, e.g. {@code $.storage.read[2]}. */

@@ -1,7 +1,5 @@
 package io.sandboxd.enforcer;
 
-import java.util.Locale;
-
 /** A host service a unit may call, gated by the matching {@link HostGrant} flag. */
 public enum HostService {
   LOGGING,
@@ -11,16 +9,11 @@ public enum HostService {
 
   /** The lowercase spelling used in grants and query lines. */
   public String jsonName() {
-    return name().toLowerCase(Locale.ROOT);
+    return LowercaseName.of(this);
   }
 
   /** Parses the lowercase spelling; throws {@link IllegalArgumentException} otherwise. */
   public static HostService fromJson(String text) {
-    for (HostService s : values()) {
-      if (s.jsonName().equals(text)) {
-        return s;
-      }
-    }
-    throw new IllegalArgumentException("unknown host service \"" + text + "\"");
+    return LowercaseName.parse(values(), text, "host service");
   }
 }

@@ -4,18 +4,7 @@ package io.sandboxd.enforcer;
  * Why a standing grant refuses to mint (WIRE.md §2.11): one variant per rule, each naming it with a
  * stable {@link #rule()} that clients, logs and the standing.json vectors use.
  */
-public sealed interface MintRule {
-  /** The rule's stable name. */
-  String rule();
-
-  /** What was found, for people. */
-  String detail();
-
-  /** {@code rule: detail}. */
-  default String message() {
-    return rule() + ": " + detail();
-  }
-
+public sealed interface MintRule extends RuleRefusal {
   /** The event matches no trigger of the policy. */
   record NoMatchingTrigger(String eventType) implements MintRule {
     @Override

@@ -48,11 +48,7 @@ public record NetworkGrant(
   }
 
   static Endpoint endpoint(JsonNode n, String p) {
-    try {
-      return Endpoint.parse(JsonReader.text(n, p, GrantsException.FAULT));
-    } catch (IllegalArgumentException e) {
-      throw new GrantsException(p, e.getMessage(), e);
-    }
+    return GrantsException.element(Endpoint::parse).apply(n, p);
   }
 
   ObjectNode toJson() {

@@ -1,7 +1,5 @@
 package io.sandboxd.enforcer;
 
-import java.util.Locale;
-
 /** The mode of a storage operation; each mode has its own allow-glob list. */
 public enum PathMode {
   READ,
@@ -10,16 +8,11 @@ public enum PathMode {
 
   /** The lowercase spelling used in grants and query lines. */
   public String jsonName() {
-    return name().toLowerCase(Locale.ROOT);
+    return LowercaseName.of(this);
   }
 
   /** Parses the lowercase spelling; throws {@link IllegalArgumentException} otherwise. */
   public static PathMode fromJson(String text) {
-    for (PathMode m : values()) {
-      if (m.jsonName().equals(text)) {
-        return m;
-      }
-    }
-    throw new IllegalArgumentException("unknown path mode \"" + text + "\"");
+    return LowercaseName.parse(values(), text, "path mode");
   }
 }

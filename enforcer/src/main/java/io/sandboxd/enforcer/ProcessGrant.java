@@ -25,15 +25,7 @@ public record ProcessGrant(boolean exec, List<ProgramRef> programs, long maxProc
     JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new ProcessGrant(
         f.bool("exec", false),
-        f.list(
-            "programs",
-            (n, p) -> {
-              try {
-                return new ProgramRef(JsonReader.text(n, p, GrantsException.FAULT));
-              } catch (IllegalArgumentException e) {
-                throw new GrantsException(p, e.getMessage(), e);
-              }
-            }),
+        f.list("programs", GrantsException.element(ProgramRef::new)),
         f.u32("max_processes", 0));
   }
 

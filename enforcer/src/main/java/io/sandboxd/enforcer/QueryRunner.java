@@ -149,12 +149,7 @@ public final class QueryRunner {
   }
 
   private static <T> T parse(JsonReader f, String key, java.util.function.Function<String, T> p) {
-    String text = f.string(key);
-    try {
-      return p.apply(text);
-    } catch (IllegalArgumentException e) {
-      throw new GrantsException(f.pathOf(key), e.getMessage(), e);
-    }
+    return GrantsException.parsed(f.pathOf(key), f.string(key), p);
   }
 
   private static long required(JsonReader f, String key) {

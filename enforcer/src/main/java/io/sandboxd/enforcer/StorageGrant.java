@@ -48,23 +48,15 @@ public record StorageGrant(
   static StorageGrant parse(JsonNode node, String path) {
     JsonReader f = JsonReader.of(node, path, FIELDS, GrantsException.FAULT);
     return new StorageGrant(
-        f.list("read", StorageGrant::glob),
-        f.list("write", StorageGrant::glob),
-        f.list("delete", StorageGrant::glob),
+        f.list("read", GrantsException.element(Glob::parse)),
+        f.list("write", GrantsException.element(Glob::parse)),
+        f.list("delete", GrantsException.element(Glob::parse)),
         optional(f.optionalInteger("max_iops", 0, JsonReader.MAX_U64).orElse(null)),
         optional(f.optionalInteger("max_read_bps", 0, JsonReader.MAX_U64).orElse(null)));
   }
 
   private static OptionalLong optional(Long v) {
     return v == null ? OptionalLong.empty() : OptionalLong.of(v);
-  }
-
-  private static Glob glob(JsonNode n, String p) {
-    try {
-      return Glob.parse(JsonReader.text(n, p, GrantsException.FAULT));
-    } catch (IllegalArgumentException e) {
-      throw new GrantsException(p, e.getMessage(), e);
-    }
   }
 
   ObjectNode toJson() {

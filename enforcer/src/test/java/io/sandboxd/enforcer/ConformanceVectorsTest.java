@@ -27,6 +27,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.function.ThrowingConsumer;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Runs every case of the conformance vector files under conformance/ (no skips). */
@@ -75,22 +76,24 @@ class ConformanceVectorsTest {
 
   @TestFactory
   Stream<DynamicTest> c02Capability() throws IOException {
-    return runs("c02-capability.json");
+    return runs("c02-capability.json", this::runCase);
   }
 
   @TestFactory
   Stream<DynamicTest> c13Taint() throws IOException {
-    return runs("c13-taint.json");
+    return runs("c13-taint.json", this::runCase);
   }
 
   @TestFactory
   Stream<DynamicTest> c08Exec() throws IOException {
-    return runs("c08-exec.json");
+    return runs("c08-exec.json", this::runCase);
   }
 
-  private Stream<DynamicTest> runs(String file) throws IOException {
+  /** One dynamic test per case of {@code file}, named by the case, running {@code check} on it. */
+  private static Stream<DynamicTest> runs(String file, ThrowingConsumer<JsonNode> check)
+      throws IOException {
     return cases(file).stream()
-        .map(c -> DynamicTest.dynamicTest(c.get("name").textValue(), () -> runCase(c)));
+        .map(c -> DynamicTest.dynamicTest(c.get("name").textValue(), () -> check.accept(c)));
   }
 
   private void runCase(JsonNode c) throws IOException {
@@ -155,30 +158,27 @@ class ConformanceVectorsTest {
 
   @TestFactory
   Stream<DynamicTest> c02Acceptance() throws IOException {
-    return cases("c02-acceptance.json").stream()
-        .map(
-            c ->
-                DynamicTest.dynamicTest(
-                    c.get("name").textValue(),
-                    () -> {
-                      JsonNode h = c.get("host");
-                      HostProfile host =
-                          new HostProfile(
-                              Tier.valueOf(h.get("tier").textValue()),
-                              classes(h.get("confinable")),
-                              classes(h.get("meterable")));
-                      Acceptance a = GrantAcceptance.decide(Grants.parse(c.get("grants")), host);
-                      JsonNode want = c.get("expected");
-                      if (want.has("accepted")) {
-                        Acceptance.Accepted ok = assertInstanceOf(Acceptance.Accepted.class, a);
-                        assertEquals(want.get("accepted").textValue(), ok.tier().name());
-                      } else {
-                        Acceptance.Declined no = assertInstanceOf(Acceptance.Declined.class, a);
-                        assertTrue(
-                            no.reason().contains(want.get("declined").textValue()),
-                            no.reason() + " should mention " + want.get("declined"));
-                      }
-                    }));
+    return runs("c02-acceptance.json", ConformanceVectorsTest::c02AcceptanceCase);
+  }
+
+  private static void c02AcceptanceCase(JsonNode c) throws IOException {
+    JsonNode h = c.get("host");
+    HostProfile host =
+        new HostProfile(
+            Tier.valueOf(h.get("tier").textValue()),
+            classes(h.get("confinable")),
+            classes(h.get("meterable")));
+    Acceptance a = GrantAcceptance.decide(Grants.parse(c.get("grants")), host);
+    JsonNode want = c.get("expected");
+    if (want.has("accepted")) {
+      Acceptance.Accepted ok = assertInstanceOf(Acceptance.Accepted.class, a);
+      assertEquals(want.get("accepted").textValue(), ok.tier().name());
+    } else {
+      Acceptance.Declined no = assertInstanceOf(Acceptance.Declined.class, a);
+      assertTrue(
+          no.reason().contains(want.get("declined").textValue()),
+          no.reason() + " should mention " + want.get("declined"));
+    }
   }
 
   private static Set<DeviceClass> classes(JsonNode arr) {
@@ -189,45 +189,35 @@ class ConformanceVectorsTest {
 
   @TestFactory
   Stream<DynamicTest> c02GrantsRefused() throws IOException {
-    return cases("c02-grants-refused.json").stream()
-        .map(
-            c ->
-                DynamicTest.dynamicTest(
-                    c.get("name").textValue(),
-                    () -> {
-                      byte[] text =
-                          c.get("grants_text").textValue().getBytes(StandardCharsets.UTF_8);
-                      GrantsException e =
-                          assertThrows(GrantsException.class, () -> Grants.parse(text));
-                      assertEquals(c.get("error_path").textValue(), e.path(), e.getMessage());
-                      assertTrue(e.getMessage().startsWith(e.path() + ": "), e.getMessage());
-                    }));
+    return runs("c02-grants-refused.json", ConformanceVectorsTest::c02GrantsRefusedCase);
+  }
+
+  private static void c02GrantsRefusedCase(JsonNode c) throws IOException {
+    byte[] text = c.get("grants_text").textValue().getBytes(StandardCharsets.UTF_8);
+    GrantsException e = assertThrows(GrantsException.class, () -> Grants.parse(text));
+    assertEquals(c.get("error_path").textValue(), e.path(), e.getMessage());
+    assertTrue(e.getMessage().startsWith(e.path() + ": "), e.getMessage());
   }
 
   @TestFactory
   Stream<DynamicTest> c02GrantsId() throws IOException {
-    return cases("c02-grants-id.json").stream()
-        .map(
-            c ->
-                DynamicTest.dynamicTest(
-                    c.get("name").textValue(),
-                    () -> {
-                      String canonical = c.get("canonical").textValue();
-                      String id =
-                          c.has("grants_id")
-                              ? c.get("grants_id").textValue()
-                              : Blake3.hex(canonical.getBytes(StandardCharsets.UTF_8));
-                      assertTrue(c.get("variants").size() > 0);
-                      for (JsonNode v : c.get("variants")) {
-                        Grants g = Grants.parse(v.textValue().getBytes(StandardCharsets.UTF_8));
-                        assertEquals(
-                            canonical,
-                            new String(g.canonicalBytes(), StandardCharsets.UTF_8),
-                            "variant " + v);
-                        assertEquals(id, g.grantsId(), "variant " + v);
-                        // the canonical form is a fixed point
-                        assertEquals(id, Grants.parse(g.canonicalBytes()).grantsId());
-                      }
-                    }));
+    return runs("c02-grants-id.json", ConformanceVectorsTest::c02GrantsIdCase);
+  }
+
+  private static void c02GrantsIdCase(JsonNode c) throws IOException {
+    String canonical = c.get("canonical").textValue();
+    String id =
+        c.has("grants_id")
+            ? c.get("grants_id").textValue()
+            : Blake3.hex(canonical.getBytes(StandardCharsets.UTF_8));
+    assertTrue(c.get("variants").size() > 0);
+    for (JsonNode v : c.get("variants")) {
+      Grants g = Grants.parse(v.textValue().getBytes(StandardCharsets.UTF_8));
+      assertEquals(
+          canonical, new String(g.canonicalBytes(), StandardCharsets.UTF_8), "variant " + v);
+      assertEquals(id, g.grantsId(), "variant " + v);
+      // the canonical form is a fixed point
+      assertEquals(id, Grants.parse(g.canonicalBytes()).grantsId());
+    }
   }
 }

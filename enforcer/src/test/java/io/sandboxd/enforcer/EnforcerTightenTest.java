@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class EnforcerTightenTest {
@@ -29,5 +31,17 @@ class EnforcerTightenTest {
     assertThrows(IllegalArgumentException.class, () -> e.tighten(JcpFixtures.WIDE_CHILD));
     assertEquals(JcpFixtures.CHILD.grantsId(), e.grants().grantsId());
     assertFalse(e.mayHost(HostService.CLOCK).allowed());
+  }
+
+  @Test
+  void theNodeDenylistStillHoldsAfterATighten() {
+    // A tightened Enforcer once rebuilt its denylist from the bare hashes it kept, which the
+    // b3: check refused: an amendment on a node with a denylist threw instead of applying.
+    String denied = "b3:" + "ab".repeat(32);
+    Enforcer e = new Enforcer(JcpFixtures.CEILING, Set.of(denied));
+    e.tighten(JcpFixtures.CHILD);
+    assertEquals(JcpFixtures.CHILD.grantsId(), e.grants().grantsId());
+    Decision d = e.mayExec(ExecRequest.of(List.of(ExecStep.hashed("x", denied.substring(3)))), 0);
+    assertTrue(d.reason().contains("denylist"), d.reason());
   }
 }

@@ -62,13 +62,26 @@ class GrantsIdPropertiesTest {
     return grant;
   }
 
-  @Test
-  void idIgnoresKeyOrderWhitespaceSetOrderAndNulls() {
+  /** A property of a seeded grant document and the grant set it parses to. */
+  private interface GrantProperty {
+    void check(Seeded gen, ObjectNode grant, Grants g) throws Exception;
+  }
+
+  /** Checks {@code property} on {@code tries} seeded grant documents. */
+  private static void forGrants(int tries, GrantProperty property) {
     Seeded.repeat(
-        300,
+        tries,
         gen -> {
           ObjectNode grant = grants(gen);
-          Grants g = Grants.parse(grant);
+          property.check(gen, grant, Grants.parse(grant));
+        });
+  }
+
+  @Test
+  void idIgnoresKeyOrderWhitespaceSetOrderAndNulls() {
+    forGrants(
+        300,
+        (gen, grant, g) -> {
           JsonNode shuffled = shuffle(grant, gen.random());
           ((ObjectNode) shuffled.get("storage")).putNull("max_read_bps");
           ((ObjectNode) shuffled).putNull("flow");
@@ -83,11 +96,9 @@ class GrantsIdPropertiesTest {
 
   @Test
   void canonicalBytesAreAFixedPoint() {
-    Seeded.repeat(
+    forGrants(
         300,
-        gen -> {
-          ObjectNode grant = grants(gen);
-          Grants g = Grants.parse(grant);
+        (gen, grant, g) -> {
           byte[] once = g.canonicalBytes();
           assertArrayEquals(once, Grants.parse(once).canonicalBytes());
           assertArrayEquals(once, CanonicalJson.canonicalize(once));
@@ -97,11 +108,9 @@ class GrantsIdPropertiesTest {
 
   @Test
   void anyBudgetChangeChangesTheId() {
-    Seeded.repeat(
+    forGrants(
         200,
-        gen -> {
-          ObjectNode grant = grants(gen);
-          Grants g = Grants.parse(grant);
+        (gen, grant, g) -> {
           ObjectNode changed = grant.deepCopy();
           ObjectNode c = (ObjectNode) changed.get("compute");
           long b = c.get("energy_budget_uj").longValue();

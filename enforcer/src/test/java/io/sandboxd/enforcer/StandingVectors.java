@@ -112,14 +112,18 @@ public final class StandingVectors {
       boolean parentHeld,
       long nowMs) {}
 
+  /** A case with nothing minted yet, the parent held, decided at {@code T0}. */
+  private static MintCase fresh(String name, boolean widePolicy, String event, String child) {
+    return new MintCase(name, widePolicy, event, child, 0, List.of(), true, T0);
+  }
+
   static List<MintCase> mintCases() {
     String ev = JcpFixtures.EVENT_JSON;
     List<MintCase> c = new ArrayList<>();
-    c.add(new MintCase("mint", false, ev, "child", 0, List.of(), true, T0));
-    c.add(new MintCase("mint-ceiling-itself", false, ev, "ceiling", 0, List.of(), true, T0));
-    c.add(
-        new MintCase("child-wider-than-ceiling", false, ev, "wide_child", 0, List.of(), true, T0));
-    c.add(new MintCase("ceiling-wider-than-parent", true, ev, "child", 0, List.of(), true, T0));
+    c.add(fresh("mint", false, ev, "child"));
+    c.add(fresh("mint-ceiling-itself", false, ev, "ceiling"));
+    c.add(fresh("child-wider-than-ceiling", false, ev, "wide_child"));
+    c.add(fresh("ceiling-wider-than-parent", true, ev, "child"));
     c.add(
         new MintCase(
             "beyond-max-children",
@@ -136,26 +140,8 @@ public final class StandingVectors {
     c.add(
         new MintCase(
             "rate-window-slid", false, ev, "child", 2, List.of(T0 - 1000, T0 - 1), true, T0));
-    c.add(
-        new MintCase(
-            "no-matching-trigger",
-            false,
-            JcpFixtures.OTHER_EVENT_JSON,
-            "child",
-            0,
-            List.of(),
-            true,
-            T0));
-    c.add(
-        new MintCase(
-            "other-event-type",
-            false,
-            "{\"type\":\"pull\",\"repo\":\"sandboxd\"}",
-            "child",
-            0,
-            List.of(),
-            true,
-            T0));
+    c.add(fresh("no-matching-trigger", false, JcpFixtures.OTHER_EVENT_JSON, "child"));
+    c.add(fresh("other-event-type", false, "{\"type\":\"pull\",\"repo\":\"sandboxd\"}", "child"));
     c.add(
         new MintCase(
             "expired", false, ev, "child", 0, List.of(), true, JcpFixtures.NOT_AFTER_MS + 1));

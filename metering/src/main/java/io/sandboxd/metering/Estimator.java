@@ -13,16 +13,17 @@ import java.util.function.LongSupplier;
  * the node's busy CPU time for {@code Cpu} and over wall time for other classes. Always labelled
  * {@code Estimator}; used only for classes nothing on the node can measure.
  */
-public final class Estimator implements Meter {
+public final class Estimator extends CounterMeter<Estimator.Counter> {
   static final String SOURCE = "estimator";
 
   /** /proc/stat counts in 10 ms ticks. */
   static final long MIN_WINDOW_NS = 10_000_000L;
 
-  private final List<Counter> counters;
-  private final List<MeterDomain> domains;
   private final NodeCpuTime node;
-  private final LongSupplier clock;
+  private final boolean needsBusy;
+
+  /** The node's busy CPU ns at the sample being taken (read once per sample, when needed). */
+  private long busy;
 
   /**
    * @param classes the classes to estimate (each must be in the model)
@@ -30,8 +31,14 @@ public final class Estimator implements Meter {
   public Estimator(
       EstimatorModel model, Set<DeviceClass> classes, NodeCpuTime node, LongSupplier clock)
       throws MeterUnavailableException {
+    super(SOURCE, counters(model, classes, node, clock), k -> k.domain, clock);
     this.node = node;
-    this.clock = clock;
+    this.needsBusy = classes.contains(DeviceClass.Cpu);
+  }
+
+  private static List<Counter> counters(
+      EstimatorModel model, Set<DeviceClass> classes, NodeCpuTime node, LongSupplier clock)
+      throws MeterUnavailableException {
     List<Counter> list = new ArrayList<>();
     long busy = classes.contains(DeviceClass.Cpu) ? readBusy(node) : 0;
     long now = clock.getAsLong();
@@ -54,8 +61,7 @@ public final class Estimator implements Meter {
               SOURCE);
       list.add(new Counter(domain, mw, c == DeviceClass.Cpu ? busy : now));
     }
-    this.counters = List.copyOf(list);
-    this.domains = counters.stream().map(k -> k.domain).toList();
+    return list;
   }
 
   private static long readBusy(NodeCpuTime node) throws MeterUnavailableException {
@@ -68,36 +74,23 @@ public final class Estimator implements Meter {
   }
 
   @Override
-  public String source() {
-    return SOURCE;
-  }
-
-  @Override
-  public List<MeterDomain> domains() {
-    return domains;
-  }
-
-  @Override
-  public synchronized MeterSample sample() throws MeterException {
-    long now = clock.getAsLong();
-    long busy = 0;
-    boolean needBusy = counters.stream().anyMatch(k -> k.domain.energyClass() == DeviceClass.Cpu);
-    if (needBusy) {
+  void beginSample() throws MeterException {
+    if (needsBusy) {
       try {
         busy = node.busyNs();
       } catch (IOException e) {
         throw new MeterException("estimator cannot read node CPU time: " + e.getMessage(), e);
       }
     }
-    List<DomainCount> counts = new ArrayList<>(counters.size());
-    for (Counter k : counters) {
-      long base = k.domain.energyClass() == DeviceClass.Cpu ? busy : now;
-      // a clock or counter that steps back adds nothing rather than going negative
-      k.integral.add(k.milliwatts, Math.max(0, base - k.previous));
-      k.previous = Math.max(k.previous, base);
-      counts.add(new DomainCount(k.integral.totalUj(), false));
-    }
-    return new MeterSample(now, counts);
+  }
+
+  @Override
+  DomainCount read(Counter k, long now) {
+    long base = k.domain.energyClass() == DeviceClass.Cpu ? busy : now;
+    // a clock or counter that steps back adds nothing rather than going negative
+    k.integral.add(k.milliwatts, Math.max(0, base - k.previous));
+    k.previous = Math.max(k.previous, base);
+    return new DomainCount(k.integral.totalUj(), false);
   }
 
   @Override
@@ -106,7 +99,7 @@ public final class Estimator implements Meter {
   }
 
   /** One modelled class's running integral. */
-  private static final class Counter {
+  static final class Counter {
     final MeterDomain domain;
     final long milliwatts;
     final PowerIntegral integral = new PowerIntegral(PowerIntegral.MILLIWATT_NANOS_PER_UJ);

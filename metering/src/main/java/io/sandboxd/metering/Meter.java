@@ -7,8 +7,7 @@ import java.util.List;
  * meter was opened in µJ, with wraps already unfolded; so a meter must be sampled at least once per
  * wrap period, which {@link Attribution} does.
  */
-public sealed interface Meter extends AutoCloseable
-    permits RaplPowercapMeter, RaplMsrMeter, NvmlMeter, Estimator {
+public sealed interface Meter extends AutoCloseable permits CounterMeter {
 
   /** Short source name as written into receipts: "rapl", "rapl-msr", "nvml" or "estimator". */
   String source();

@@ -19,7 +19,7 @@ import java.util.function.LongSupplier;
  * {@code ModelBased}. A counter that drops is a driver reset, not a wrap: it is flagged and counted
  * from zero again.
  */
-public final class NvmlMeter implements Meter {
+public final class NvmlMeter extends CounterMeter<NvmlMeter.Device> {
   /** The soname the driver installs. */
   public static final String DEFAULT_LIBRARY = "libnvidia-ml.so.1";
 
@@ -31,16 +31,11 @@ public final class NvmlMeter implements Meter {
   static final long POWER_MIN_WINDOW_NS = 1_000_000_000L;
 
   private final NvmlLibrary nvml;
-  private final List<Device> devices;
-  private final List<MeterDomain> domains;
-  private final LongSupplier clock;
   private boolean closed;
 
   private NvmlMeter(NvmlLibrary nvml, List<Device> devices, LongSupplier clock) {
+    super(SOURCE, devices, d -> d.domain, clock);
     this.nvml = nvml;
-    this.devices = devices;
-    this.domains = devices.stream().map(d -> d.domain).toList();
-    this.clock = clock;
   }
 
   /**
@@ -146,57 +141,46 @@ public final class NvmlMeter implements Meter {
   }
 
   @Override
-  public String source() {
-    return SOURCE;
-  }
-
-  @Override
-  public List<MeterDomain> domains() {
-    return domains;
-  }
-
-  @Override
-  public synchronized MeterSample sample() throws MeterException {
+  void beginSample() throws MeterException {
     if (closed) {
       throw new MeterException("NVML meter is closed");
     }
-    long at = clock.getAsLong();
-    List<DomainCount> counts = new ArrayList<>(devices.size());
-    for (Device d : devices) {
-      if (d.counter) {
-        LongByReference energy = new LongByReference();
-        int rc = nvml.nvmlDeviceGetTotalEnergyConsumption(d.handle, energy);
-        if (rc != NvmlLibrary.NVML_SUCCESS) {
-          throw new MeterException(
-              "nvmlDeviceGetTotalEnergyConsumption(" + d.domain.id() + ") " + error(nvml, rc));
-        }
-        long mj = energy.getValue();
-        if (Long.compareUnsigned(mj, d.previous) >= 0) {
-          d.totalUj = Math.addExact(d.totalUj, Math.multiplyExact(mj - d.previous, 1000L));
-        } else {
-          // the driver reloaded: the counter restarted from zero, so what it shows now is all
-          // that is known since; the energy between the last sample and the reload is lost
-          d.reset = true;
-          d.totalUj = Math.addExact(d.totalUj, Math.multiplyExact(mj, 1000L));
-        }
-        d.previous = mj;
-      } else {
-        IntByReference power = new IntByReference();
-        int rc = nvml.nvmlDeviceGetPowerUsage(d.handle, power);
-        if (rc != NvmlLibrary.NVML_SUCCESS) {
-          throw new MeterException(
-              "nvmlDeviceGetPowerUsage(" + d.domain.id() + ") " + error(nvml, rc));
-        }
-        long mw = unsigned(power.getValue());
-        long dt = Math.max(0, at - d.previousAt);
-        d.integral.add(d.previous + mw, dt);
-        d.totalUj = d.integral.totalUj();
-        d.previous = mw;
-        d.previousAt = at;
+  }
+
+  @Override
+  DomainCount read(Device d, long at) throws MeterException {
+    if (d.counter) {
+      LongByReference energy = new LongByReference();
+      int rc = nvml.nvmlDeviceGetTotalEnergyConsumption(d.handle, energy);
+      if (rc != NvmlLibrary.NVML_SUCCESS) {
+        throw new MeterException(
+            "nvmlDeviceGetTotalEnergyConsumption(" + d.domain.id() + ") " + error(nvml, rc));
       }
-      counts.add(new DomainCount(d.totalUj, d.reset));
+      long mj = energy.getValue();
+      if (Long.compareUnsigned(mj, d.previous) >= 0) {
+        d.totalUj = Math.addExact(d.totalUj, Math.multiplyExact(mj - d.previous, 1000L));
+      } else {
+        // the driver reloaded: the counter restarted from zero, so what it shows now is all
+        // that is known since; the energy between the last sample and the reload is lost
+        d.reset = true;
+        d.totalUj = Math.addExact(d.totalUj, Math.multiplyExact(mj, 1000L));
+      }
+      d.previous = mj;
+    } else {
+      IntByReference power = new IntByReference();
+      int rc = nvml.nvmlDeviceGetPowerUsage(d.handle, power);
+      if (rc != NvmlLibrary.NVML_SUCCESS) {
+        throw new MeterException(
+            "nvmlDeviceGetPowerUsage(" + d.domain.id() + ") " + error(nvml, rc));
+      }
+      long mw = unsigned(power.getValue());
+      long dt = Math.max(0, at - d.previousAt);
+      d.integral.add(d.previous + mw, dt);
+      d.totalUj = d.integral.totalUj();
+      d.previous = mw;
+      d.previousAt = at;
     }
-    return new MeterSample(at, counts);
+    return new DomainCount(d.totalUj, d.reset);
   }
 
   @Override
@@ -208,7 +192,7 @@ public final class NvmlMeter implements Meter {
   }
 
   /** One GPU: its handle and either its unfolded mJ counter or its power integral. */
-  private static final class Device {
+  static final class Device {
     final MeterDomain domain;
     final Pointer handle;
     final boolean counter;

@@ -13,20 +13,15 @@ import java.util.function.LongSupplier;
  * being bits 12:8 of the unit register; the raw count is unfolded and converted to µJ from the
  * running total, so conversion never accumulates rounding.
  */
-public final class RaplMsrMeter implements Meter {
+public final class RaplMsrMeter extends CounterMeter<RaplMsrMeter.Counter> {
   static final String SOURCE = "rapl-msr";
   static final long MIN_WINDOW_NS = 10_000_000L;
 
   private final List<MsrFile> files;
-  private final List<Counter> counters;
-  private final List<MeterDomain> domains;
-  private final LongSupplier clock;
 
   private RaplMsrMeter(List<MsrFile> files, List<Counter> counters, LongSupplier clock) {
+    super(SOURCE, counters, c -> c.domain, clock);
     this.files = files;
-    this.counters = counters;
-    this.domains = counters.stream().map(c -> c.domain).toList();
-    this.clock = clock;
   }
 
   /**
@@ -99,26 +94,11 @@ public final class RaplMsrMeter implements Meter {
   }
 
   @Override
-  public String source() {
-    return SOURCE;
-  }
-
-  @Override
-  public List<MeterDomain> domains() {
-    return domains;
-  }
-
-  @Override
-  public synchronized MeterSample sample() throws MeterException {
-    long at = clock.getAsLong();
-    List<DomainCount> counts = new ArrayList<>(counters.size());
-    for (Counter c : counters) {
-      long raw = c.file.read(c.msr) & 0xFFFF_FFFFL;
-      c.totalRaw += CounterArithmetic.delta32(c.previousRaw, raw);
-      c.previousRaw = raw;
-      counts.add(new DomainCount(microjoules(c.totalRaw, c.esu), false));
-    }
-    return new MeterSample(at, counts);
+  DomainCount read(Counter c, long atNs) throws MeterException {
+    long raw = c.file.read(c.msr) & 0xFFFF_FFFFL;
+    c.totalRaw += CounterArithmetic.delta32(c.previousRaw, raw);
+    c.previousRaw = raw;
+    return new DomainCount(microjoules(c.totalRaw, c.esu), false);
   }
 
   @Override
@@ -127,7 +107,7 @@ public final class RaplMsrMeter implements Meter {
   }
 
   /** One register's unfolded raw count. */
-  private static final class Counter {
+  static final class Counter {
     final MeterDomain domain;
     final MsrFile file;
     final long msr;

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * exposes under the same {@code intel-rapl} control type; an {@code amd-rapl} prefix is accepted
  * too).
  */
-public final class RaplPowercapMeter implements Meter {
+public final class RaplPowercapMeter extends CounterMeter<RaplPowercapMeter.Zone> {
   /** The default root of the tree. */
   public static final Path DEFAULT_ROOT = Path.of("/sys/class/powercap");
 
@@ -35,16 +35,11 @@ public final class RaplPowercapMeter implements Meter {
   // intel-rapl-mmio duplicates the package counter on some client parts, so it is not matched
   private static final Pattern ZONE = Pattern.compile("(intel-rapl|amd-rapl):(\\d+)(?::(\\d+))?");
 
-  private final List<Zone> zones;
-  private final List<MeterDomain> domains;
   private final SysfsReader reader;
-  private final LongSupplier clock;
 
   private RaplPowercapMeter(List<Zone> zones, SysfsReader reader, LongSupplier clock) {
-    this.zones = zones;
-    this.domains = zones.stream().map(z -> z.domain).toList();
+    super(SOURCE, zones, z -> z.domain, clock);
     this.reader = reader;
-    this.clock = clock;
   }
 
   /** Opens the tree at {@code root} with the real file system and {@code System.nanoTime}. */
@@ -183,35 +178,20 @@ public final class RaplPowercapMeter implements Meter {
   }
 
   @Override
-  public String source() {
-    return SOURCE;
-  }
-
-  @Override
-  public List<MeterDomain> domains() {
-    return domains;
-  }
-
-  @Override
-  public synchronized MeterSample sample() throws MeterException {
-    long at = clock.getAsLong();
-    List<DomainCount> counts = new ArrayList<>(zones.size());
-    for (Zone zone : zones) {
-      long raw;
-      try {
-        raw = parseCounter(zone.energyFile, reader.read(zone.energyFile));
-      } catch (IOException e) {
-        throw new MeterException(describe(zone.energyFile, e), e);
-      }
-      try {
-        zone.total += CounterArithmetic.wrappingDelta(zone.previous, raw, zone.max);
-      } catch (IllegalArgumentException e) {
-        throw new MeterException(zone.energyFile + ": " + e.getMessage(), e);
-      }
-      zone.previous = raw;
-      counts.add(new DomainCount(zone.total, false));
+  DomainCount read(Zone zone, long atNs) throws MeterException {
+    long raw;
+    try {
+      raw = parseCounter(zone.energyFile, reader.read(zone.energyFile));
+    } catch (IOException e) {
+      throw new MeterException(describe(zone.energyFile, e), e);
     }
-    return new MeterSample(at, counts);
+    try {
+      zone.total += CounterArithmetic.wrappingDelta(zone.previous, raw, zone.max);
+    } catch (IllegalArgumentException e) {
+      throw new MeterException(zone.energyFile + ": " + e.getMessage(), e);
+    }
+    zone.previous = raw;
+    return new DomainCount(zone.total, false);
   }
 
   @Override
@@ -220,7 +200,7 @@ public final class RaplPowercapMeter implements Meter {
   }
 
   /** One zone's fixed facts and its unfolded counter. */
-  private static final class Zone {
+  static final class Zone {
     final MeterDomain domain;
     final Path energyFile;
     final long max;

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Provenance;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -37,11 +36,21 @@ class AttributionTest {
     return new Attribution(meters, nodeBusy::get, clock, SECOND, idleMw);
   }
 
+  /** Attribution over the powercap tree at {@code root} (whose meter holds nothing open). */
+  private Attribution overRapl(long idleMw) throws MeterUnavailableException {
+    return attribution(List.of(RaplPowercapMeter.open(root, SysfsReader.files(), clock)), idleMw);
+  }
+
+  /** A run's CPU time grows by {@code ns}, and the node's busy time with it (nothing else ran). */
+  private void spend(AtomicLong cpu, long ns) {
+    cpu.addAndGet(ns);
+    nodeBusy.addAndGet(ns);
+  }
+
   @Test
   void cumulativeEnergyOfAClassBracketsAWindow() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       long before = a.cumulativeUj(DeviceClass.Cpu);
       f.add("intel-rapl:0", 4 * JOULE);
       f.add("intel-rapl:0:1", JOULE);
@@ -56,8 +65,7 @@ class AttributionTest {
   @Test
   void packageEnergyIsSharedByCpuTimeAndLabelledModelBased() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpuA = new AtomicLong();
       AtomicLong cpuB = new AtomicLong();
       MeteredRun runA = a.begin("a", cpuA::get);
@@ -90,14 +98,12 @@ class AttributionTest {
   @Test
   void energyBeforeTheRunStartsIsNotCharged() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       f.add("intel-rapl:0", 100 * JOULE);
       nodeBusy.addAndGet(10 * SECOND);
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("late", cpu::get);
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       f.add("intel-rapl:0", 4 * JOULE);
       assertEquals(4 * JOULE, run.end().totalUj());
     }
@@ -108,17 +114,14 @@ class AttributionTest {
     PowercapFixture f =
         new PowercapFixture(root)
             .zone("intel-rapl:0", "package-0", PowercapFixture.MAX - 3 * JOULE);
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("wrap", cpu::get);
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       f.set("intel-rapl:0", 2 * JOULE); // wrapped: 3 J to the top, 2 J after
       a.samplePass();
       assertEquals(5 * JOULE, run.current().totalUj());
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       f.set("intel-rapl:0", 3 * JOULE);
       assertEquals(6 * JOULE, run.end().totalUj());
     }
@@ -127,20 +130,17 @@ class AttributionTest {
   @Test
   void currentFollowsPassesSoABudgetCanBeChecked() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("budget", cpu::get);
       long budget = 1_000;
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       f.add("intel-rapl:0", 1_000);
       assertEquals(0, run.current().totalUj()); // not sampled yet
       a.samplePass();
       assertFalse(run.current().exceeds(budget)); // 1000 of 1000: not exceeded
       f.add("intel-rapl:0", 1);
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       a.samplePass();
       assertTrue(run.current().exceeds(budget)); // 1001 > 1000
       RunEnergy end = run.end();
@@ -152,12 +152,10 @@ class AttributionTest {
   @Test
   void idleBaselineIsNotChargedToUnits() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 20_000)) { // 20 W idle
+    try (Attribution a = overRapl(20_000)) { // 20 W idle
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("active", cpu::get);
-      cpu.addAndGet(2 * SECOND);
-      nodeBusy.addAndGet(2 * SECOND);
+      spend(cpu, 2 * SECOND);
       clock.advance(2 * SECOND);
       f.add("intel-rapl:0", 100 * JOULE); // 50 W for 2 s
       assertEquals(60 * JOULE, run.end().totalUj()); // (50 W − 20 W) × 2 s
@@ -167,8 +165,7 @@ class AttributionTest {
   @Test
   void laggingNodeCounterNeverGivesAShareAboveOne() throws Exception {
     PowercapFixture f = onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("short", cpu::get);
       cpu.addAndGet(5_000_000L); // 5 ms: /proc/stat has not ticked yet
@@ -181,26 +178,18 @@ class AttributionTest {
   void failedSampleIsFlaggedAndItsEnergyChargedLater() throws Exception {
     PowercapFixture f = onePackage();
     AtomicBoolean denied = new AtomicBoolean();
-    SysfsReader reader =
-        file -> {
-          if (denied.get()) {
-            throw new AccessDeniedException(file.toString());
-          }
-          return SysfsReader.files().read(file);
-        };
+    SysfsReader reader = PowercapFixture.denying(file -> denied.get());
     try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, reader, clock);
         Attribution a = attribution(List.of(rapl), 0)) {
       AtomicLong cpu = new AtomicLong();
       MeteredRun run = a.begin("gap", cpu::get);
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       f.add("intel-rapl:0", 3 * JOULE);
       denied.set(true);
       a.samplePass();
       assertTrue(a.failures().contains("CVE-2020-8694"), a.failures());
       denied.set(false);
-      cpu.addAndGet(SECOND);
-      nodeBusy.addAndGet(SECOND);
+      spend(cpu, SECOND);
       RunEnergy e = run.end();
       assertEquals(3 * JOULE, e.totalUj());
       assertTrue(e.readings().get(DeviceClass.Cpu).sampleGap());
@@ -226,8 +215,7 @@ class AttributionTest {
   @Test
   void unmeterableClassOrDeviceIsRefused() throws Exception {
     onePackage();
-    try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
-        Attribution a = attribution(List.of(rapl), 0)) {
+    try (Attribution a = overRapl(0)) {
       IllegalArgumentException e =
           assertThrows(
               IllegalArgumentException.class,

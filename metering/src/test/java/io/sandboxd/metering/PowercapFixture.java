@@ -3,8 +3,10 @@ package io.sandboxd.metering;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Predicate;
 
 /** Writes a powercap sysfs tree laid out like the kernel's into a temporary directory. */
 final class PowercapFixture {
@@ -67,5 +69,15 @@ final class PowercapFixture {
 
   private static void write(Path f, String text) throws IOException {
     Files.writeString(f, text, StandardCharsets.US_ASCII);
+  }
+
+  /** The real files, except that a read of a file {@code refused} accepts is denied (EACCES). */
+  static SysfsReader denying(Predicate<Path> refused) {
+    return file -> {
+      if (refused.test(file)) {
+        throw new AccessDeniedException(file.toString());
+      }
+      return SysfsReader.files().read(file);
+    };
   }
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Provenance;
 import java.io.IOException;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -109,12 +108,7 @@ class RaplPowercapMeterTest {
   void permissionDeniedNamesTheCveAndTheFix() {
     new PowercapFixture(root).zone("intel-rapl:0", "package-0", 1);
     SysfsReader rootOnly =
-        file -> {
-          if (file.getFileName().toString().equals("energy_uj")) {
-            throw new AccessDeniedException(file.toString());
-          }
-          return SysfsReader.files().read(file);
-        };
+        PowercapFixture.denying(file -> file.getFileName().toString().equals("energy_uj"));
     MeterUnavailableException e =
         assertThrows(
             MeterUnavailableException.class,
@@ -128,13 +122,7 @@ class RaplPowercapMeterTest {
   void counterThatBecomesUnreadableFailsTheSampleAndRecovers() throws Exception {
     PowercapFixture f = new PowercapFixture(root).zone("intel-rapl:0", "package-0", 100);
     AtomicBoolean denied = new AtomicBoolean();
-    SysfsReader reader =
-        file -> {
-          if (denied.get()) {
-            throw new AccessDeniedException(file.toString());
-          }
-          return SysfsReader.files().read(file);
-        };
+    SysfsReader reader = PowercapFixture.denying(file -> denied.get());
     try (RaplPowercapMeter m = RaplPowercapMeter.open(root, reader, System::nanoTime)) {
       denied.set(true);
       f.add("intel-rapl:0", 40);
