@@ -58,15 +58,7 @@ class WasiGuestTest {
   }
 
   static Grants grants(String storage, String host) {
-    String json =
-        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000000,\"cpu_time_ms\":20000,"
-            + "\"memory_bytes\":67108864},\"storage\":"
-            + storage
-            + ",\"network\":{\"outbound\":[],\"inbound\":false},"
-            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},\"host\":"
-            + host
-            + "}";
-    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+    return ExecutorTest.grants(storage, host, 20_000, 67_108_864, 1_000_000_000_000L);
   }
 
   /** notes/ is the unit's to read, write and delete; ro.txt only to read; nothing else. */
