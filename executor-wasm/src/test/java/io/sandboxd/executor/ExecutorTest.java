@@ -215,6 +215,11 @@ class ExecutorTest {
     assertSame(COMPILER.compile(wasm), COMPILER.compile(wasm.clone()));
   }
 
+  /** What compiling the module {@code wat} is refused with. */
+  static UnitException refused(String wat) {
+    return assertThrows(UnitException.class, () -> COMPILER.compile(Wat2Wasm.parse(wat)));
+  }
+
   @Test
   void badUnitsAreTypedErrors() {
     UnitException notWasm =
@@ -225,19 +230,11 @@ class ExecutorTest {
     assertTrue(notWasm.getMessage().contains("byte 0"), notWasm.getMessage());
 
     UnitException unknown =
-        assertThrows(
-            UnitException.class,
-            () ->
-                COMPILER.compile(
-                    Wat2Wasm.parse(
-                        "(module (import \"sandbox\" \"teleport\" (func (param i32) (result i32))))")));
+        refused("(module (import \"sandbox\" \"teleport\" (func (param i32) (result i32))))");
     assertEquals(UnitException.Part.IMPORT, unknown.part());
     assertTrue(unknown.getMessage().contains("sandbox.teleport"), unknown.getMessage());
 
-    UnitException ns =
-        assertThrows(
-            UnitException.class,
-            () -> COMPILER.compile(Wat2Wasm.parse("(module (import \"env\" \"f\" (func)))")));
+    UnitException ns = refused("(module (import \"env\" \"f\" (func)))");
     assertTrue(ns.getMessage().contains("env.f"), ns.getMessage());
 
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(SPIN));
