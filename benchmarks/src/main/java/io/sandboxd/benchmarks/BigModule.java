@@ -1,5 +1,10 @@
 package io.sandboxd.benchmarks;
 
+import static io.sandboxd.benchmarks.WasmEncoding.s32;
+import static io.sandboxd.benchmarks.WasmEncoding.section;
+import static io.sandboxd.benchmarks.WasmEncoding.u32;
+import static io.sandboxd.benchmarks.WasmEncoding.vec;
+
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
@@ -116,34 +121,4 @@ final class BigModule {
 
   // i32.add, i32.sub, i32.mul, i32.and, i32.or, i32.xor, i32.shl, i32.rotl
   private static final int[] ARITH = {0x6a, 0x6b, 0x6c, 0x71, 0x72, 0x73, 0x74, 0x77};
-
-  private static void section(ByteArrayOutputStream m, int id, byte[] content) {
-    m.write(id);
-    vec(m, content);
-  }
-
-  private static void vec(ByteArrayOutputStream out, byte[] bytes) {
-    u32(out, bytes.length);
-    out.writeBytes(bytes);
-  }
-
-  private static void u32(ByteArrayOutputStream out, long v) {
-    do {
-      int b = (int) (v & 0x7f);
-      v >>>= 7;
-      out.write(v != 0 ? b | 0x80 : b);
-    } while (v != 0);
-  }
-
-  private static void s32(ByteArrayOutputStream out, int v) {
-    while (true) {
-      int b = v & 0x7f;
-      v >>= 7;
-      if ((v == 0 && (b & 0x40) == 0) || (v == -1 && (b & 0x40) != 0)) {
-        out.write(b);
-        return;
-      }
-      out.write(b | 0x80);
-    }
-  }
 }

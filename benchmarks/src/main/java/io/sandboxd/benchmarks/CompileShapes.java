@@ -1,5 +1,8 @@
 package io.sandboxd.benchmarks;
 
+import static io.sandboxd.benchmarks.WasmEncoding.section;
+import static io.sandboxd.benchmarks.WasmEncoding.u32;
+
 import com.dylibso.chicory.compiler.MachineFactoryCompiler;
 import com.dylibso.chicory.wasm.Parser;
 import com.dylibso.chicory.wasm.WasmModule;
@@ -130,11 +133,7 @@ public final class CompileShapes {
       body.writeBytes(new byte[] {0x41, 0x01, 0x1a});
     }
     body.write(0x0b);
-    ByteArrayOutputStream code = new ByteArrayOutputStream();
-    u32(code, 1);
-    u32(code, body.size());
-    code.writeBytes(body.toByteArray());
-    return module(1, code.toByteArray());
+    return singleFunction(body);
   }
 
   /** One function () -> () of {@code depth} nested empty blocks. */
@@ -148,6 +147,11 @@ public final class CompileShapes {
       body.write(0x0b);
     }
     body.write(0x0b);
+    return singleFunction(body);
+  }
+
+  /** The module whose one function has {@code body} (locals, code and its end). */
+  private static byte[] singleFunction(ByteArrayOutputStream body) {
     ByteArrayOutputStream code = new ByteArrayOutputStream();
     u32(code, 1);
     u32(code, body.size());
@@ -175,19 +179,5 @@ public final class CompileShapes {
     section(m, 7, ex.toByteArray());
     section(m, 10, codeSection);
     return m.toByteArray();
-  }
-
-  private static void section(ByteArrayOutputStream m, int id, byte[] content) {
-    m.write(id);
-    u32(m, content.length);
-    m.writeBytes(content);
-  }
-
-  private static void u32(ByteArrayOutputStream o, long v) {
-    do {
-      int b = (int) (v & 0x7f);
-      v >>>= 7;
-      o.write(v == 0 ? b : b | 0x80);
-    } while (v != 0);
   }
 }

@@ -11,14 +11,9 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Cost of one Enforcer decision (issue 3: p50 ≤ 100 ns) against a plain {@code HashSet.contains} in
@@ -27,11 +22,7 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode({Mode.SampleTime, Mode.AverageTime})
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-@State(Scope.Thread)
-public class EnforcerBench {
+public class EnforcerBench extends MicroBench {
   private Enforcer enforcer;
   private Grants typical;
   private Set<String> baseline;

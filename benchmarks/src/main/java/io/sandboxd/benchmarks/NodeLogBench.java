@@ -1,20 +1,12 @@
 package io.sandboxd.benchmarks;
 
-import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.ClassEnergy;
-import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.Hex;
-import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.InclusionProof;
 import io.sandboxd.attest.LogTree;
 import io.sandboxd.attest.MerkleHash;
 import io.sandboxd.attest.MerkleVerifier;
 import io.sandboxd.attest.Outcome;
-import io.sandboxd.attest.Provenance;
-import io.sandboxd.attest.Receipt;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.TreeHead;
 import io.sandboxd.daemon.store.RunRecord;
@@ -97,56 +89,11 @@ public class NodeLogBench {
     byte[] module = ("module " + runId).getBytes(StandardCharsets.UTF_8);
     String unit = Blake3.hex(module);
     String grantsId = Blake3.hex(("grants " + runId).getBytes(StandardCharsets.UTF_8));
-    Receipt receipt =
-        new Receipt(
-            runId,
-            unit,
-            grantsId,
-            "S2",
-            Map.of(DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)),
-            0,
-            List.of(),
-            7,
-            0,
-            1,
-            Receipt.IoUse.NONE,
-            Receipt.NetUse.NONE,
-            createdMs,
-            createdMs + 1);
-    Envelope r = Envelope.sign(receipt.toCore(), key);
-    Attestation att =
-        new Attestation(
-            new HostIdentity("host-1", key.publicKey().hex(), "bench"),
-            "S2",
-            grantsId,
-            r.address(),
-            unit,
-            null,
-            Hex.encode(Blake3.hash(new byte[0])),
-            new Outcome.Completed(),
-            false,
-            0L,
-            false,
-            false,
-            null,
-            createdMs + 2);
-    Envelope a = Envelope.sign(att.toCore(), key);
-    RunSegment seg =
-        new RunSegment(
-            runId,
-            0,
-            RunSegment.Kind.execute,
-            null,
-            "host-1",
-            key.publicKey().hex(),
-            "S2",
-            grantsId,
-            r.address(),
-            null,
-            0,
-            Provenance.Estimator,
-            createdMs);
-    Envelope sg = Envelope.sign(seg.toCore(), key);
+    Envelope r = SignedRun.receipt(key, runId, unit, grantsId, 7, 0, createdMs);
+    Envelope a =
+        SignedRun.attestation(
+            key, "host-1", grantsId, r, unit, new Outcome.Completed(), createdMs + 2);
+    Envelope sg = SignedRun.firstSegment(key, "host-1", runId, grantsId, r, createdMs);
     return RunRecord.builder()
         .run(runId, createdMs)
         .unit(unit, grantsId)

@@ -11,14 +11,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What the node policy adds to one submission (issue 13: under 1 µs): the check admission makes
@@ -30,11 +25,7 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-@State(Scope.Thread)
-public class PolicyBench {
+public class PolicyBench extends MicroBench {
   /** A typical requested grant: budgets, a few globs, endpoints, kv prefixes, two programs. */
   static final String REQUEST =
       "{\"compute\":{\"devices\":[\"Simd\"],\"energy_budget_uj\":5000000,\"cpu_time_ms\":2000,"

@@ -1,16 +1,13 @@
 package io.sandboxd.benchmarks;
 
-import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.Receipt;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.report.ReportContext;
 import io.sandboxd.daemon.report.ReportSite;
@@ -104,7 +101,6 @@ public final class ReportBench {
    */
   static List<RunEvidence> seeded(SigningKey key, int n, long seed) {
     Random rnd = new Random(seed);
-    String host = key.publicKey().hex();
     List<RunEvidence> out = new ArrayList<>(n);
     long t0 = 1_790_000_000_000L;
     for (int i = 0; i < n; i++) {
@@ -144,39 +140,8 @@ public final class ReportBench {
               at,
               at + cpu + 1);
       Envelope re = Envelope.sign(rc.toCore(), key);
-      Attestation a =
-          new Attestation(
-              new HostIdentity("bench", host, "bench"),
-              "S2",
-              gid,
-              re.address(),
-              unit,
-              null,
-              Blake3.hex(new byte[0]),
-              o,
-              false,
-              0L,
-              false,
-              false,
-              null,
-              at + cpu + 2);
-      Envelope ae = Envelope.sign(a.toCore(), key);
-      RunSegment s =
-          new RunSegment(
-              runId,
-              0,
-              RunSegment.Kind.execute,
-              null,
-              "bench",
-              host,
-              "S2",
-              gid,
-              re.address(),
-              null,
-              0,
-              Provenance.Estimator,
-              at);
-      Envelope se = Envelope.sign(s.toCore(), key);
+      Envelope ae = SignedRun.attestation(key, "bench", gid, re, unit, o, at + cpu + 2);
+      Envelope se = SignedRun.firstSegment(key, "bench", runId, gid, re, at);
       out.add(
           RunEvidence.of(
               runId,

@@ -1,15 +1,8 @@
 package io.sandboxd.benchmarks;
 
-import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.ClassEnergy;
-import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.Outcome;
-import io.sandboxd.attest.Provenance;
-import io.sandboxd.attest.Receipt;
-import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
@@ -99,63 +92,11 @@ public class StoreAppendBench {
     String unit = Blake3.hex(module);
     String grantsId = Blake3.hex("bench grants".getBytes(StandardCharsets.UTF_8));
     long now = System.currentTimeMillis();
-    Envelope receipt =
-        Envelope.sign(
-            Receipt.builder()
-                .runId(runId)
-                .unit(unit)
-                .grantsId(grantsId)
-                .tier("S2")
-                .energy(
-                    Map.of(
-                        DeviceClass.Cpu,
-                        new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)))
-                .inference(List.of())
-                .cpuTimeMs(0)
-                .memoryPeakBytes(65536)
-                .wallMs(1)
-                .io(Receipt.IoUse.NONE)
-                .net(Receipt.NetUse.NONE)
-                .startedMs(now)
-                .endedMs(now + 1)
-                .build()
-                .toCore(),
-            key);
-    HostIdentity host = new HostIdentity("bench-host", key.publicKey().hex(), "bench");
+    Envelope receipt = SignedRun.receipt(key, runId, unit, grantsId, 0, 65536, now);
     Envelope attestation =
-        Envelope.sign(
-            Attestation.builder()
-                .host(host)
-                .tier("S2")
-                .grantsId(grantsId)
-                .receipt(receipt.address())
-                .unit(unit)
-                .journalRoot(Blake3.hex(new byte[0]))
-                .outcome(new Outcome.Completed())
-                .clockGranted(false)
-                .clockConstantMs(0L)
-                .issuedMs(now)
-                .build()
-                .toCore(),
-            key);
-    Envelope segment =
-        Envelope.sign(
-            new RunSegment(
-                    runId,
-                    0,
-                    RunSegment.Kind.execute,
-                    null,
-                    host.id(),
-                    host.publicKey(),
-                    "S2",
-                    grantsId,
-                    receipt.address(),
-                    null,
-                    0,
-                    Provenance.Estimator,
-                    now)
-                .toCore(),
-            key);
+        SignedRun.attestation(
+            key, "bench-host", grantsId, receipt, unit, new Outcome.Completed(), now);
+    Envelope segment = SignedRun.firstSegment(key, "bench-host", runId, grantsId, receipt, now);
     return RunRecord.builder()
         .run(runId, now)
         .unit(unit, grantsId)

@@ -63,18 +63,11 @@ final class EgressCalls {
   record Request(
       String method, URI url, Endpoint endpoint, Map<String, String> headers, byte[] body) {}
 
-  static int egress(
-      RunContext ctx,
-      GuestMemory mem,
-      long reqPtr,
-      long reqLen,
-      long outPtr,
-      long cap,
-      long lenOut) {
-    if ((reqLen & 0xffffffffL) > MAX_REQUEST_JSON_BYTES) {
+  static int egress(RunContext ctx, JsonCall call) {
+    if (call.longerThan(MAX_REQUEST_JSON_BYTES)) {
       return AbiStatus.TOO_LARGE;
     }
-    JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
+    JsonNode json = call.request();
     Request req;
     try {
       req = parse(json);
@@ -95,19 +88,11 @@ final class EgressCalls {
               return send(ctx, req);
             },
             new FlowSource.NetResponse(req.endpoint()));
-    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
+    return call.deliver(a);
   }
 
   static Request parse(JsonNode json) {
-    if (!json.isObject()) {
-      throw new IllegalArgumentException("request: expected an object");
-    }
-    for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!FIELDS.contains(f)) {
-        throw new IllegalArgumentException("request." + f + ": unknown field");
-      }
-    }
+    JsonCall.requireFields(json, FIELDS);
     String method = json.path("method").asText("GET").toUpperCase(Locale.ROOT);
     if (!METHODS.contains(method)) {
       throw new IllegalArgumentException("request.method: " + method);

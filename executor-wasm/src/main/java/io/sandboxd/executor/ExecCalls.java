@@ -12,7 +12,6 @@ import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -31,15 +30,8 @@ final class ExecCalls {
 
   private ExecCalls() {}
 
-  static int exec(
-      RunContext ctx,
-      GuestMemory mem,
-      long reqPtr,
-      long reqLen,
-      long outPtr,
-      long cap,
-      long lenOut) {
-    JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
+  static int exec(RunContext ctx, JsonCall call) {
+    JsonNode json = call.request();
     List<String> argv;
     byte[] stdin;
     try {
@@ -74,19 +66,11 @@ final class ExecCalls {
               return run(ctx, argv, resolution, stdin);
             },
             new FlowSource.ExecOutput(resolved));
-    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
+    return call.deliver(a);
   }
 
   static List<String> argv(JsonNode json) {
-    if (!json.isObject()) {
-      throw new IllegalArgumentException("request: expected an object");
-    }
-    for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!FIELDS.contains(f)) {
-        throw new IllegalArgumentException("request." + f + ": unknown field");
-      }
-    }
+    JsonCall.requireFields(json, FIELDS);
     if (!json.path("program").isTextual()
         || json.get("program").textValue().isEmpty()
         || json.get("program").textValue().indexOf('\0') >= 0) {

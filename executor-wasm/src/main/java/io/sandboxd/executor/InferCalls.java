@@ -19,18 +19,11 @@ final class InferCalls {
 
   private InferCalls() {}
 
-  static int infer(
-      RunContext ctx,
-      GuestMemory mem,
-      long reqPtr,
-      long reqLen,
-      long outPtr,
-      long cap,
-      long lenOut) {
-    if ((reqLen & 0xffffffffL) > MAX_REQUEST_BYTES) {
+  static int infer(RunContext ctx, JsonCall call) {
+    if (call.longerThan(MAX_REQUEST_BYTES)) {
       return AbiStatus.TOO_LARGE;
     }
-    JsonNode json = SandboxImports.jsonRequest(mem, reqPtr, reqLen, outPtr, cap, lenOut);
+    JsonNode json = call.request();
     byte[] body = CanonicalJson.canonicalize(json);
     HostAnswer a =
         ctx.journaled(
@@ -73,6 +66,6 @@ final class InferCalls {
                   ? HostAnswer.allow(resp.body())
                   : HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
             });
-    return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
+    return call.deliver(a);
   }
 }

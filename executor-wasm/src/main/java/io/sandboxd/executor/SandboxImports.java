@@ -5,8 +5,6 @@ import com.dylibso.chicory.annotations.WasmExport;
 import com.dylibso.chicory.runtime.HostFunction;
 import com.dylibso.chicory.runtime.Memory;
 import com.dylibso.chicory.wasm.types.FunctionType;
-import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.enforcer.Decision;
 import io.sandboxd.enforcer.HostService;
@@ -113,20 +111,17 @@ final class SandboxImports {
 
   @WasmExport("egress")
   public int egress(Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut) {
-    return call(
-        memory, (ctx, mem) -> EgressCalls.egress(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut));
+    return call(memory, reqPtr, reqLen, outPtr, cap, lenOut, EgressCalls::egress);
   }
 
   @WasmExport("exec")
   public int exec(Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut) {
-    return call(
-        memory, (ctx, mem) -> ExecCalls.exec(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut));
+    return call(memory, reqPtr, reqLen, outPtr, cap, lenOut, ExecCalls::exec);
   }
 
   @WasmExport("infer")
   public int infer(Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut) {
-    return call(
-        memory, (ctx, mem) -> InferCalls.infer(ctx, mem, reqPtr, reqLen, outPtr, cap, lenOut));
+    return call(memory, reqPtr, reqLen, outPtr, cap, lenOut, InferCalls::infer);
   }
 
   @WasmExport("yield_point")
@@ -140,6 +135,20 @@ final class SandboxImports {
   @FunctionalInterface
   interface Body {
     int call(RunContext ctx, GuestMemory mem);
+  }
+
+  /** The body of a {@code (req, len, out, cap, len_out)} import, given its run and call. */
+  @FunctionalInterface
+  interface JsonBody {
+    int call(RunContext ctx, JsonCall call);
+  }
+
+  /** Runs a {@code (req, len, out, cap, len_out)} import's body through {@link #call}. */
+  private int call(
+      Memory memory, int reqPtr, int reqLen, int outPtr, int cap, int lenOut, JsonBody body) {
+    return call(
+        memory,
+        (ctx, mem) -> body.call(ctx, new JsonCall(mem, reqPtr, reqLen, outPtr, cap, lenOut)));
   }
 
   /**
@@ -185,23 +194,6 @@ final class SandboxImports {
   /** A refused answer carrying the decision's status. */
   static HostAnswer refusal(Decision d) {
     return HostAnswer.refused(d.name(), status(d));
-  }
-
-  /**
-   * Reads the JSON request of a {@code (req, len, out, cap, len_out)} call; ends the call with
-   * FAULT for a bad range, INVALID for bad JSON.
-   */
-  static JsonNode jsonRequest(
-      GuestMemory mem, long reqPtr, long reqLen, long outPtr, long cap, long lenOut) {
-    byte[] raw = mem.readChecked(reqPtr, reqLen);
-    if (raw == null || !mem.inBounds(lenOut, 4) || !mem.inBounds(outPtr, cap)) {
-      throw new CallEnded(AbiStatus.FAULT);
-    }
-    try {
-      return CanonicalJson.parse(raw);
-    } catch (AttestException e) {
-      throw new CallEnded(AbiStatus.INVALID);
-    }
   }
 
   /** Hands an answer to the guest: its status, or its payload into {@code (out, cap, len_out)}. */

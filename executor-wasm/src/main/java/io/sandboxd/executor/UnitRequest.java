@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * One execution to perform: a compiled unit, its entry export, the grants in force, the unit's
@@ -35,50 +36,24 @@ public record UnitRequest(
     taint = Collections.unmodifiableSortedSet(new TreeSet<>(taint));
   }
 
-  /** A request that is never parked and starts from a fresh instance. */
-  public UnitRequest(
-      String runId,
-      CompiledUnit unit,
-      String entry,
-      Grants grants,
-      Optional<Path> storageRoot,
-      Map<String, String> env,
-      Optional<ReplaySource> replay,
-      UnitIo io,
-      List<MountedDir> mounts) {
+  /**
+   * A live run that starts from a fresh instance, never parked: no storage root, environment,
+   * replay, WASI arguments or stdin (the default output caps) or mounts, and no taint.
+   */
+  public UnitRequest(String runId, CompiledUnit unit, String entry, Grants grants) {
     this(
         runId,
         unit,
         entry,
         grants,
-        storageRoot,
-        env,
-        replay,
-        io,
-        mounts,
+        Optional.empty(),
+        Map.of(),
+        Optional.empty(),
+        UnitIo.NONE,
+        List.of(),
         Optional.empty(),
         Optional.empty(),
         new TreeSet<>());
-  }
-
-  /**
-   * A request whose WASI command gets no arguments or stdin and the default output caps, and no
-   * environment mounts.
-   */
-  public UnitRequest(
-      String runId,
-      CompiledUnit unit,
-      String entry,
-      Grants grants,
-      Optional<Path> storageRoot,
-      Map<String, String> env,
-      Optional<ReplaySource> replay) {
-    this(runId, unit, entry, grants, storageRoot, env, replay, UnitIo.NONE, List.of());
-  }
-
-  /** A live run with no storage root and an empty environment. */
-  public UnitRequest(String runId, CompiledUnit unit, String entry, Grants grants) {
-    this(runId, unit, entry, grants, Optional.empty(), Map.of(), Optional.empty());
   }
 
   /**
@@ -86,62 +61,24 @@ public record UnitRequest(
    * storage root (WASI guests with a storage root only) and brokered by the same storage globs.
    */
   public UnitRequest withMounts(List<MountedDir> dirs) {
-    return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, env, replay, io, dirs, park, resume, taint);
+    return copy(c -> c.mounts = dirs);
   }
 
   public UnitRequest withStorageRoot(Path root) {
-    return new UnitRequest(
-        runId,
-        unit,
-        entry,
-        grants,
-        Optional.of(root),
-        env,
-        replay,
-        io,
-        mounts,
-        park,
-        resume,
-        taint);
+    return copy(c -> c.storageRoot = Optional.of(root));
   }
 
   public UnitRequest withEnv(Map<String, String> environment) {
-    return new UnitRequest(
-        runId,
-        unit,
-        entry,
-        grants,
-        storageRoot,
-        environment,
-        replay,
-        io,
-        mounts,
-        park,
-        resume,
-        taint);
+    return copy(c -> c.env = environment);
   }
 
   public UnitRequest withReplay(ReplaySource source) {
-    return new UnitRequest(
-        runId,
-        unit,
-        entry,
-        grants,
-        storageRoot,
-        env,
-        Optional.of(source),
-        io,
-        mounts,
-        park,
-        resume,
-        taint);
+    return copy(c -> c.replay = Optional.of(source));
   }
 
   /** The same request giving a WASI command {@code io}'s argv and stdin, under its caps. */
   public UnitRequest withIo(UnitIo unitIo) {
-    return new UnitRequest(
-        runId, unit, entry, grants, storageRoot, env, replay, unitIo, mounts, park, resume, taint);
+    return copy(c -> c.io = unitIo);
   }
 
   /**
@@ -149,19 +86,7 @@ public record UnitRequest(
    * and its result carries the snapshot ({@link ExecutionResult#parked()}).
    */
   public UnitRequest withPark(ParkSignal signal) {
-    return new UnitRequest(
-        runId,
-        unit,
-        entry,
-        grants,
-        storageRoot,
-        env,
-        replay,
-        io,
-        mounts,
-        Optional.of(signal),
-        resume,
-        taint);
+    return copy(c -> c.park = Optional.of(signal));
   }
 
   /**
@@ -169,19 +94,7 @@ public record UnitRequest(
    * into a fresh instance before the entry is called again.
    */
   public UnitRequest withResume(InstanceSnapshot snapshot) {
-    return new UnitRequest(
-        runId,
-        unit,
-        entry,
-        grants,
-        storageRoot,
-        env,
-        replay,
-        io,
-        mounts,
-        park,
-        Optional.of(snapshot),
-        taint);
+    return copy(c -> c.resume = Optional.of(snapshot));
   }
 
   /**
@@ -189,18 +102,56 @@ public record UnitRequest(
    * the taint it had when it was parked, so a park never launders it (WIRE.md §2.6).
    */
   public UnitRequest withTaint(Collection<String> labels) {
+    return copy(c -> c.taint = new TreeSet<>(labels));
+  }
+
+  /** This request with what {@code change} sets on a copy of its fields. */
+  private UnitRequest copy(Consumer<Copy> change) {
+    Copy c = new Copy(this);
+    change.accept(c);
     return new UnitRequest(
-        runId,
-        unit,
-        entry,
-        grants,
-        storageRoot,
-        env,
-        replay,
-        io,
-        mounts,
-        park,
-        resume,
-        new TreeSet<>(labels));
+        c.runId,
+        c.unit,
+        c.entry,
+        c.grants,
+        c.storageRoot,
+        c.env,
+        c.replay,
+        c.io,
+        c.mounts,
+        c.park,
+        c.resume,
+        c.taint);
+  }
+
+  /** A request's fields while one of them is changed (the record's own are final). */
+  private static final class Copy {
+    final String runId;
+    final CompiledUnit unit;
+    final String entry;
+    final Grants grants;
+    Optional<Path> storageRoot;
+    Map<String, String> env;
+    Optional<ReplaySource> replay;
+    UnitIo io;
+    List<MountedDir> mounts;
+    Optional<ParkSignal> park;
+    Optional<InstanceSnapshot> resume;
+    SortedSet<String> taint;
+
+    Copy(UnitRequest r) {
+      runId = r.runId;
+      unit = r.unit;
+      entry = r.entry;
+      grants = r.grants;
+      storageRoot = r.storageRoot;
+      env = r.env;
+      replay = r.replay;
+      io = r.io;
+      mounts = r.mounts;
+      park = r.park;
+      resume = r.resume;
+      taint = r.taint;
+    }
   }
 }

@@ -25,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.ToLongFunction;
 import java.util.stream.Stream;
 
 /**
@@ -343,6 +344,7 @@ final class WasiRun implements AutoCloseable {
         pathPtr,
         pathLen,
         false,
+        PathMode.WRITE,
         b -> {
           StorageLedger ledger = b.ledger();
           if (!ledger.reserve(StorageLedger.ENTRY_BYTES)) {
@@ -353,8 +355,7 @@ final class WasiRun implements AutoCloseable {
             ledger.settle(-StorageLedger.ENTRY_BYTES);
           }
           return errno;
-        },
-        PathMode.WRITE);
+        });
   }
 
   int pathFilestatGet(Memory memory, int dirFd, int lookup, int pathPtr, int pathLen, int buf) {
@@ -368,10 +369,10 @@ final class WasiRun implements AutoCloseable {
             pathPtr,
             pathLen,
             follows(lookup),
+            PathMode.READ,
             b ->
                 wasi.pathFilestatGet(
-                    memory, b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), (int) buf),
-            PathMode.READ);
+                    memory, b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), (int) buf));
     if (errno == Errno.SUCCESS) {
       normalizeTimes(memory, buf);
     }
@@ -393,12 +394,12 @@ final class WasiRun implements AutoCloseable {
         pathPtr,
         pathLen,
         follows(lookup),
+        PathMode.WRITE,
         b ->
             StorageRoot.multiplyLinked(b.host())
                 ? Errno.PERM
                 : wasi.pathFilestatSetTimes(
-                    b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), atim, mtim, fstFlags),
-        PathMode.WRITE);
+                    b.fd(), lookup & ~LOOKUP_SYMLINK_FOLLOW, b.forChicory(), atim, mtim, fstFlags));
   }
 
   /**
@@ -421,45 +422,58 @@ final class WasiRun implements AutoCloseable {
         pathPtr,
         pathLen,
         false,
+        PathMode.READ,
         b ->
             wasi.pathReadlink(
-                memory, b.fd(), b.forChicory(), (int) buf, (int) bufLen, (int) usedPtr),
-        PathMode.READ);
+                memory, b.fd(), b.forChicory(), (int) buf, (int) bufLen, (int) usedPtr));
   }
 
   int pathRemoveDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
-    return onePath(
+    return removed(
         memory,
         dirFd,
         pathPtr,
         pathLen,
-        false,
-        b -> {
-          int errno = wasi.pathRemoveDirectory(b.fd(), b.forChicory());
-          if (errno == Errno.SUCCESS) {
-            b.ledger().settle(-StorageLedger.ENTRY_BYTES);
-          }
-          return errno;
-        },
-        PathMode.DELETE);
+        b -> StorageLedger.ENTRY_BYTES,
+        b -> wasi.pathRemoveDirectory(b.fd(), b.forChicory()));
   }
 
   int pathUnlinkFile(Memory memory, int dirFd, int pathPtr, int pathLen) {
+    return removed(
+        memory,
+        dirFd,
+        pathPtr,
+        pathLen,
+        b -> StorageRoot.cost(b.host()),
+        b -> wasi.pathUnlinkFile(b.fd(), b.forChicory()));
+  }
+
+  /**
+   * Removes the entry at a path with {@code remove}, giving the storage ledger back what the entry
+   * cost ({@code cost}, read before it is gone) once the removal succeeds.
+   */
+  private int removed(
+      Memory memory,
+      int dirFd,
+      int pathPtr,
+      int pathLen,
+      ToLongFunction<WasiPathBroker.Brokered> cost,
+      Act remove) {
     return onePath(
         memory,
         dirFd,
         pathPtr,
         pathLen,
         false,
+        PathMode.DELETE,
         b -> {
-          long cost = StorageRoot.cost(b.host());
-          int errno = wasi.pathUnlinkFile(b.fd(), b.forChicory());
+          long bytes = cost.applyAsLong(b);
+          int errno = remove.on(b);
           if (errno == Errno.SUCCESS) {
-            b.ledger().settle(-cost);
+            b.ledger().settle(-bytes);
           }
           return errno;
-        },
-        PathMode.DELETE);
+        });
   }
 
   int pathRename(
@@ -555,14 +569,14 @@ final class WasiRun implements AutoCloseable {
   }
 
   private int onePath(
-      Memory memory, int dirFd, long ptr, long len, boolean follow, Act act, PathMode... modes) {
+      Memory memory, int dirFd, long ptr, long len, boolean follow, PathMode mode, Act act) {
     GuestMemory mem = new GuestMemory(memory);
     String raw = string(mem, ptr, len);
     if (raw == null) {
       return stringErrno(mem, ptr, len);
     }
-    WasiPathBroker.Brokered b = resolve(dirFd, raw, follow, modes);
-    if (b.ok() && modes.length == 1 && modes[0] == PathMode.READ) {
+    WasiPathBroker.Brokered b = resolve(dirFd, raw, follow, mode);
+    if (b.ok() && mode == PathMode.READ) {
       // A stat or readlink hands the guest what lies at the path: a read like any other.
       noteRead(dirFd, raw, b);
     }

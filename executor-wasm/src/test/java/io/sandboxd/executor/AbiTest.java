@@ -390,16 +390,7 @@ class AbiTest {
             EnergyModel.estimate(10_000),
             60_000,
             HostServices.none().withInference(endpoint, DeviceClass.Cpu))) {
-      CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
-      ExecutionResult ok =
-          withModel.execute(
-              new UnitRequest(
-                  "t",
-                  unit,
-                  "run",
-                  Grants.parse(
-                      grants(NO_STORAGE, NO_KV, NO_NET, inferHost)
-                          .getBytes(StandardCharsets.UTF_8))));
+      ExecutionResult ok = run(withModel, wat, grants(NO_STORAGE, NO_KV, NO_NET, inferHost), null);
       assertEquals(0, returned(ok));
       assertEquals("{\"choices\":[{\"text\":\"hi\"}]}\n", ok.log());
       assertEquals("{\"model\":\"m\",\"prompt\":\"hello\"}", seen.get());
@@ -407,14 +398,7 @@ class AbiTest {
       assertEquals(1, ok.io().inference().calls());
 
       seen.set(null);
-      ExecutionResult denied =
-          withModel.execute(
-              new UnitRequest(
-                  "t",
-                  unit,
-                  "run",
-                  Grants.parse(
-                      grants(NO_STORAGE, NO_KV, NO_NET, LOG).getBytes(StandardCharsets.UTF_8))));
+      ExecutionResult denied = run(withModel, wat, grants(NO_STORAGE, NO_KV, NO_NET, LOG), null);
       assertEquals(AbiStatus.DENIED, returned(denied));
       assertEquals(null, seen.get());
     } finally {

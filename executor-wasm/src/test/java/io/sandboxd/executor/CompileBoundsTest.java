@@ -24,19 +24,23 @@ class CompileBoundsTest {
     return new UnitCompiler(8);
   }
 
+  /** Runs {@code unit} under a grant of {@code memoryBytes} that logs and has time to spare. */
+  static ExecutionResult run(CompiledUnit unit, long memoryBytes) {
+    return EXECUTOR.execute(
+        new UnitRequest(
+            "t",
+            unit,
+            "run",
+            ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, memoryBytes, 1L << 40)));
+  }
+
   @Test
   void fortyLargeTablesAreRefusedAtInstantiationWithoutAllocating() {
     // 40 tables of 10M entries: ~4.8 GB of heap were they allocated; the grant allows 64 KiB.
     CompiledUnit unit = compiler().compile(WasmWriter.tables(40, 10_000_000));
     assertEquals(
         40 * 10_000_000L * InstanceFootprint.TABLE_SLOT_BYTES, unit.footprint().tableBytes());
-    ExecutionResult r =
-        EXECUTOR.execute(
-            new UnitRequest(
-                "t",
-                unit,
-                "run",
-                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
+    ExecutionResult r = run(unit, 65_536);
     assertEquals(new Outcome.Terminated(Outcome.Breach.Memory), r.outcome());
   }
 
@@ -49,13 +53,7 @@ class CompileBoundsTest {
   @Test
   void smallTablesWithinTheCapRun() {
     CompiledUnit unit = compiler().compile(WasmWriter.tables(2, 1000));
-    ExecutionResult r =
-        EXECUTOR.execute(
-            new UnitRequest(
-                "t",
-                unit,
-                "run",
-                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+    ExecutionResult r = run(unit, 1 << 20);
     assertEquals(new Outcome.Completed(), r.outcome());
   }
 
@@ -70,23 +68,11 @@ class CompileBoundsTest {
             (table.grow (ref.null func) (i32.const 10000000))))
         """;
     CompiledUnit unit = compiler().compile(Wat2Wasm.parse(wat));
-    ExecutionResult r =
-        EXECUTOR.execute(
-            new UnitRequest(
-                "g",
-                unit,
-                "run",
-                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+    ExecutionResult r = run(unit, 1 << 20);
     // table.grow returned -1: refused, not allocated.
     assertEquals(new Outcome.Failed("entry returned -1"), r.outcome());
     String small = wat.replace("10000000", "1000");
-    ExecutionResult ok =
-        EXECUTOR.execute(
-            new UnitRequest(
-                "g",
-                compiler().compile(Wat2Wasm.parse(small)),
-                "run",
-                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 1 << 20, 1L << 40)));
+    ExecutionResult ok = run(compiler().compile(Wat2Wasm.parse(small)), 1 << 20);
     // Returns the old size, 1: a grow within the budget succeeds.
     assertEquals(new Outcome.Failed("entry returned 1"), ok.outcome());
   }
@@ -251,13 +237,7 @@ class CompileBoundsTest {
   @Test
   void executeRefusesWhatCompileAccepted() {
     CompiledUnit unit = compiler().compile(WasmWriter.minimal());
-    ExecutionResult r =
-        EXECUTOR.execute(
-            new UnitRequest(
-                "m",
-                unit,
-                "run",
-                ExecutorTest.grants(ExecutorTest.LOG_ONLY, 5_000, 65_536, 1L << 40)));
+    ExecutionResult r = run(unit, 65_536);
     assertInstanceOf(Outcome.Completed.class, r.outcome());
   }
 }

@@ -20,6 +20,15 @@ class EnvironmentMountsTest {
     return new UnitEnvironment("test", ADDR, Map.of(), List.of(mounts));
   }
 
+  /** What {@code mounts} says, refusing a bind of {@code source} at /data. */
+  static MountException bindRefused(EnvironmentMounts mounts, String source) {
+    return assertThrows(
+        MountException.class,
+        () ->
+            mounts.check(
+                env(new UnitEnvironment.Mount(source, "/data", UnitEnvironment.Kind.bind))));
+  }
+
   @Test
   void bindVolumeAndTmpfsBecomeDirectories(@TempDir Path tmp) throws Exception {
     Path state = Files.createDirectories(tmp.resolve("state"));
@@ -56,31 +65,12 @@ class EnvironmentMountsTest {
     Path other = Files.createDirectories(tmp.resolve("srv/other"));
     Files.createSymbolicLink(tmp.resolve("srv/data/escape"), other);
     EnvironmentMounts mounts = new EnvironmentMounts(state, List.of(tmp.resolve("srv/data")));
-    MountException ex =
-        assertThrows(
-            MountException.class,
-            () ->
-                mounts.check(
-                    env(
-                        new UnitEnvironment.Mount(
-                            other.toString(), "/data", UnitEnvironment.Kind.bind))));
+    MountException ex = bindRefused(mounts, other.toString());
     assertTrue(ex.getMessage().contains("mount /data: bind source " + other), ex.getMessage());
     assertTrue(ex.getMessage().contains("bind_allow"), ex.getMessage());
     // A link beneath an allowed directory is judged by where it leads.
-    assertThrows(
-        MountException.class,
-        () ->
-            mounts.check(
-                env(
-                    new UnitEnvironment.Mount(
-                        tmp.resolve("srv/data/escape").toString(),
-                        "/data",
-                        UnitEnvironment.Kind.bind))));
-    assertThrows(
-        MountException.class,
-        () ->
-            mounts.check(
-                env(new UnitEnvironment.Mount("relative", "/data", UnitEnvironment.Kind.bind))));
+    bindRefused(mounts, tmp.resolve("srv/data/escape").toString());
+    bindRefused(mounts, "relative");
   }
 
   @Test

@@ -50,6 +50,11 @@ class ExecutorTest {
   }
 
   static Grants grants(String host, long cpuMs, long memoryBytes, long energyUj) {
+    return grants("{\"read\":[],\"write\":[],\"delete\":[]}", host, cpuMs, memoryBytes, energyUj);
+  }
+
+  /** Grants of {@code storage} and {@code host} (JSON objects), no network, kv or devices. */
+  static Grants grants(String storage, String host, long cpuMs, long memoryBytes, long energyUj) {
     String json =
         "{\"compute\":{\"devices\":[],\"energy_budget_uj\":"
             + energyUj
@@ -58,8 +63,9 @@ class ExecutorTest {
             + ",\"memory_bytes\":"
             + memoryBytes
             + "},"
-            + "\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
-            + "\"network\":{\"outbound\":[],\"inbound\":false},"
+            + "\"storage\":"
+            + storage
+            + ",\"network\":{\"outbound\":[],\"inbound\":false},"
             + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
             + "\"host\":"
             + host
@@ -69,6 +75,18 @@ class ExecutorTest {
 
   static final String LOG_ONLY =
       "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}";
+
+  /** A unit whose entry logs the guest bytes {@code [ptr, ptr + len)} and returns the status. */
+  static String logging(int ptr, int len) {
+    return """
+        (module
+          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
+          (memory 1)
+          (func (export "run") (result i32)
+            (call $log (i32.const %d) (i32.const %d))))
+        """
+        .formatted(ptr, len);
+  }
 
   ExecutionResult run(String wat, Grants g) {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
@@ -91,16 +109,8 @@ class ExecutorTest {
 
   @Test
   void deniedLoggingIsAStatusNotATrap() {
-    String wat =
-        """
-        (module
-          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
-          (memory 1)
-          (func (export "run") (result i32)
-            (call $log (i32.const 0) (i32.const 4))))
-        """;
     String none = "{\"logging\":false,\"clock\":false,\"random\":false,\"inference\":false}";
-    ExecutionResult r = run(wat, grants(none, 5_000, 1 << 20, 1_000_000_000));
+    ExecutionResult r = run(logging(0, 4), grants(none, 5_000, 1 << 20, 1_000_000_000));
     // The entry returns the status it got: DENIED (-1).
     assertEquals(new Outcome.Failed("entry returned -1"), r.outcome());
     assertEquals("", r.log());
@@ -108,15 +118,7 @@ class ExecutorTest {
 
   @Test
   void outOfBoundsPointerIsFault() {
-    String wat =
-        """
-        (module
-          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
-          (memory 1)
-          (func (export "run") (result i32)
-            (call $log (i32.const 65530) (i32.const 100))))
-        """;
-    ExecutionResult r = run(wat, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
+    ExecutionResult r = run(logging(65530, 100), grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
     assertEquals(new Outcome.Failed("entry returned " + AbiStatus.FAULT), r.outcome());
   }
 
@@ -213,6 +215,11 @@ class ExecutorTest {
     assertSame(COMPILER.compile(wasm), COMPILER.compile(wasm.clone()));
   }
 
+  /** What compiling the module {@code wat} is refused with. */
+  static UnitException refused(String wat) {
+    return assertThrows(UnitException.class, () -> COMPILER.compile(Wat2Wasm.parse(wat)));
+  }
+
   @Test
   void badUnitsAreTypedErrors() {
     UnitException notWasm =
@@ -223,19 +230,11 @@ class ExecutorTest {
     assertTrue(notWasm.getMessage().contains("byte 0"), notWasm.getMessage());
 
     UnitException unknown =
-        assertThrows(
-            UnitException.class,
-            () ->
-                COMPILER.compile(
-                    Wat2Wasm.parse(
-                        "(module (import \"sandbox\" \"teleport\" (func (param i32) (result i32))))")));
+        refused("(module (import \"sandbox\" \"teleport\" (func (param i32) (result i32))))");
     assertEquals(UnitException.Part.IMPORT, unknown.part());
     assertTrue(unknown.getMessage().contains("sandbox.teleport"), unknown.getMessage());
 
-    UnitException ns =
-        assertThrows(
-            UnitException.class,
-            () -> COMPILER.compile(Wat2Wasm.parse("(module (import \"env\" \"f\" (func)))")));
+    UnitException ns = refused("(module (import \"env\" \"f\" (func)))");
     assertTrue(ns.getMessage().contains("env.f"), ns.getMessage());
 
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(SPIN));

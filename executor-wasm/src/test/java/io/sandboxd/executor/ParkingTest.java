@@ -21,13 +21,7 @@ class ParkingTest {
   static final UnitCompiler COMPILER = new UnitCompiler(8);
 
   static Grants grants() {
-    String json =
-        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":100000000000,\"cpu_time_ms\":60000,"
-            + "\"memory_bytes\":16777216},\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
-            + "\"network\":{\"outbound\":[],\"inbound\":false},"
-            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-            + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false}}";
-    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+    return ExecutorTest.grants(ExecutorTest.LOG_ONLY, 60_000, 16_777_216, 100_000_000_000L);
   }
 
   @AfterAll

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,13 +37,11 @@ class ReplayTest {
       """;
 
   static Grants grants() {
-    String json =
-        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
-            + "\"memory_bytes\":1048576},\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
-            + "\"network\":{\"outbound\":[],\"inbound\":false},"
-            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-            + "\"host\":{\"logging\":false,\"clock\":true,\"random\":true,\"inference\":false}}";
-    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+    return ExecutorTest.grants(
+        "{\"logging\":false,\"clock\":true,\"random\":true,\"inference\":false}",
+        5000,
+        1_048_576,
+        1_000_000_000L);
   }
 
   @AfterAll

@@ -3,7 +3,6 @@ package io.sandboxd.executor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
@@ -58,15 +57,7 @@ class WasiGuestTest {
   }
 
   static Grants grants(String storage, String host) {
-    String json =
-        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000000,\"cpu_time_ms\":20000,"
-            + "\"memory_bytes\":67108864},\"storage\":"
-            + storage
-            + ",\"network\":{\"outbound\":[],\"inbound\":false},"
-            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},\"host\":"
-            + host
-            + "}";
-    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+    return ExecutorTest.grants(storage, host, 20_000, 67_108_864, 1_000_000_000_000L);
   }
 
   /** notes/ is the unit's to read, write and delete; ro.txt only to read; nothing else. */
@@ -217,24 +208,14 @@ class WasiGuestTest {
   @Test
   void wasiImportsAreCheckedByNameAndSignature() {
     UnitException unknown =
-        assertThrows(
-            UnitException.class,
-            () ->
-                COMPILER.compile(
-                    Wat2Wasm.parse(
-                        "(module (import \"wasi_snapshot_preview1\" \"teleport\" (func)))")));
+        ExecutorTest.refused("(module (import \"wasi_snapshot_preview1\" \"teleport\" (func)))");
     assertEquals(UnitException.Part.IMPORT, unknown.part());
     assertTrue(
         unknown.getMessage().contains("wasi_snapshot_preview1.teleport"), unknown.getMessage());
     assertTrue(unknown.getMessage().contains("path_open"), unknown.getMessage());
 
     UnitException wrong =
-        assertThrows(
-            UnitException.class,
-            () ->
-                COMPILER.compile(
-                    Wat2Wasm.parse(
-                        "(module (import \"wasi_snapshot_preview1\" \"fd_write\" (func)))")));
+        ExecutorTest.refused("(module (import \"wasi_snapshot_preview1\" \"fd_write\" (func)))");
     assertTrue(wrong.getMessage().contains("signature"), wrong.getMessage());
 
     CompiledUnit ok =

@@ -15,6 +15,7 @@ import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.ConfirmExportRequest;
+import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ExportRunReply;
 import java.nio.file.Files;
@@ -95,6 +96,14 @@ class BundleHandoffTest {
 
   static String detached(DaemonClient node, String wat, String grants) throws Exception {
     return Submissions.detached(node, Wat2Wasm.parse(wat), grants, "step");
+  }
+
+  /**
+   * Confirms on {@code node} that the export of {@code run} was written whole as {@code digest}.
+   */
+  static DurableRunReply confirmExport(DaemonClient node, String run, String digest) {
+    return node.stub()
+        .confirmExport(ConfirmExportRequest.newBuilder().setRunId(run).setDigest(digest).build());
   }
 
   static String state(DaemonClient node, String run) {
@@ -179,15 +188,7 @@ class BundleHandoffTest {
     assertTrue(refusal(a.ctl("runs", "export", run, "--bundle", "x")).contains("exporting"));
     // A confirmation naming another digest moves nothing.
     StatusRuntimeException wrong =
-        assertThrows(
-            StatusRuntimeException.class,
-            () ->
-                ca.stub()
-                    .confirmExport(
-                        ConfirmExportRequest.newBuilder()
-                            .setRunId(run)
-                            .setDigest("00".repeat(32))
-                            .build()));
+        assertThrows(StatusRuntimeException.class, () -> confirmExport(ca, run, "00".repeat(32)));
     assertEquals(Status.Code.FAILED_PRECONDITION, wrong.getStatus().getCode(), wrong.getMessage());
     assertTrue(wrong.getStatus().getDescription().contains("digest"), wrong.getMessage());
 

@@ -52,8 +52,7 @@ class CallFairnessTest {
         DaemonClient other = new DaemonClient(socket)) {
       long pid = d.process.pid();
       // Each flood submission spins until its 100 ms CPU grant stops it cold.
-      String grants =
-          WarmPoolTest.grants(1 << 20).replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":100");
+      String grants = WarmPoolTest.grants(1 << 20, 100);
       // Compiled once before the flood, so the flood is of runs, not of compilations.
       Submissions.submit(flood, SPINS, grants, "step", 120);
       int threads0 = threads(pid);

@@ -75,11 +75,17 @@ final class DaemonProcess implements AutoCloseable {
     assertTrue(Files.isRegularFile(JAR), "packaged daemon missing: " + JAR);
     Files.createDirectories(state);
     Path log = state.resolveSibling(state.getFileName() + "-" + System.nanoTime() + ".log");
-    Process p =
-        new ProcessBuilder(serveCommand(jvmOptions, state, socket, extra))
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
+    return start(
+        new ProcessBuilder(serveCommand(jvmOptions, state, socket, extra)), state, socket, log);
+  }
+
+  /**
+   * Starts the daemon a test built its own way ({@code builder}: a {@link #serveCommand} under
+   * prlimit, or with its own environment), its output to {@code log}, and waits until it serves.
+   */
+  static DaemonProcess start(ProcessBuilder builder, Path state, Path socket, Path log)
+      throws Exception {
+    Process p = builder.redirectErrorStream(true).redirectOutput(log.toFile()).start();
     DaemonProcess d = new DaemonProcess(state, socket, log, p);
     long deadline =
         System.nanoTime() + TimeUnit.SECONDS.toNanos(Long.getLong("sandboxd.start.timeout.s", 60));

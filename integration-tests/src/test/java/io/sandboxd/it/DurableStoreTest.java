@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.daemon.DaemonClient;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -91,27 +93,26 @@ class DurableStoreTest {
   @Test
   void deletingADurableRunOrItsSegmentsOrReceiptsIsDetected() throws Exception {
     String q = "'" + run + "'";
-    Path row = StoppedState.copy(pristine, dir.resolve("row"));
-    StoppedState.tamper(row, "DELETE FROM durable_runs WHERE run_id = " + q);
+    Path row =
+        StoppedState.tamperedCopy(
+            pristine, dir.resolve("row"), "DELETE FROM durable_runs WHERE run_id = " + q);
     String said = damage(row);
     assertTrue(said.contains(run) && said.contains("its row was deleted"), said);
 
-    Path all = StoppedState.copy(pristine, dir.resolve("all"));
-    StoppedState.tamper(
-        all,
-        "DELETE FROM durable_runs WHERE run_id = " + q,
-        "DELETE FROM durable_segments WHERE run_id = " + q,
-        "DELETE FROM durable_records WHERE run_id = " + q);
+    String[] everyRecord = {
+      "DELETE FROM durable_runs WHERE run_id = " + q,
+      "DELETE FROM durable_segments WHERE run_id = " + q,
+      "DELETE FROM durable_records WHERE run_id = " + q
+    };
+    Path all = StoppedState.tamperedCopy(pristine, dir.resolve("all"), everyRecord);
     said = damage(all);
     assertTrue(said.contains(run) && said.contains("deleted"), said);
 
-    Path ledgerToo = StoppedState.copy(pristine, dir.resolve("ledger"));
-    StoppedState.tamper(
-        ledgerToo,
-        "DELETE FROM durable_runs WHERE run_id = " + q,
-        "DELETE FROM durable_segments WHERE run_id = " + q,
-        "DELETE FROM durable_records WHERE run_id = " + q,
-        "DELETE FROM durable_ledger WHERE run_id = " + q);
+    List<String> andLedger = new ArrayList<>(List.of(everyRecord));
+    andLedger.add("DELETE FROM durable_ledger WHERE run_id = " + q);
+    Path ledgerToo =
+        StoppedState.tamperedCopy(
+            pristine, dir.resolve("ledger"), andLedger.toArray(new String[0]));
     IllegalStateException refused =
         assertThrows(
             IllegalStateException.class,
@@ -121,18 +122,21 @@ class DurableStoreTest {
             && refused.getMessage().contains("deleted"),
         refused.getMessage());
 
-    Path segment = StoppedState.copy(pristine, dir.resolve("segment"));
-    StoppedState.tamper(
-        segment, "DELETE FROM durable_segments WHERE run_id = " + q + " AND seq = 1");
+    Path segment =
+        StoppedState.tamperedCopy(
+            pristine,
+            dir.resolve("segment"),
+            "DELETE FROM durable_segments WHERE run_id = " + q + " AND seq = 1");
     said = damage(segment);
     assertTrue(said.contains(run) && said.contains("segment seq 1"), said);
 
-    Path receipt = StoppedState.copy(pristine, dir.resolve("receipt"));
-    StoppedState.tamper(
-        receipt,
-        "DELETE FROM durable_records WHERE run_id = "
-            + q
-            + " AND envelope LIKE '%sandbox.receipt/1%'");
+    Path receipt =
+        StoppedState.tamperedCopy(
+            pristine,
+            dir.resolve("receipt"),
+            "DELETE FROM durable_records WHERE run_id = "
+                + q
+                + " AND envelope LIKE '%sandbox.receipt/1%'");
     said = damage(receipt);
     assertTrue(said.contains(run) && said.contains("receipt"), said);
   }

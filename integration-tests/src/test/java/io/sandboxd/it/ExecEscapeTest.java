@@ -31,8 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ExecEscapeTest {
   @TempDir static Path dir;
-  static Process daemon;
-  static Path daemonLog;
+  static DaemonProcess daemon;
   static DaemonClient client;
   static Path fakeTrueMarker;
 
@@ -53,33 +52,18 @@ class ExecEscapeTest {
             + "\"]}}");
     Path state = dir.resolve("state");
     Files.createDirectories(state);
-    daemonLog = dir.resolve("daemon.log");
+    Path socket = dir.resolve("run/sandboxd.sock");
     ProcessBuilder pb =
         new ProcessBuilder(
-                DaemonProcess.serveCommand(
-                    List.of(), state, dir.resolve("run/sandboxd.sock"), "--config", cfg.toString()))
-            .redirectErrorStream(true)
-            .redirectOutput(daemonLog.toFile());
+            DaemonProcess.serveCommand(List.of(), state, socket, "--config", cfg.toString()));
     pb.environment().put("PATH", fakeBin + ":" + System.getenv().getOrDefault("PATH", "/usr/bin"));
-    daemon = pb.start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!Files.exists(daemonLog)
-        || !Files.readString(daemonLog).contains("sandboxd serving on")) {
-      assertTrue(daemon.isAlive(), "daemon exited: " + Files.readString(daemonLog));
-      assertTrue(System.nanoTime() < deadline, "daemon did not start");
-      Thread.sleep(50);
-    }
-    client = new DaemonClient(dir.resolve("run/sandboxd.sock"));
+    daemon = DaemonProcess.start(pb, state, socket, dir.resolve("daemon.log"));
+    client = new DaemonClient(socket);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (daemon != null) {
-      DaemonProcess.terminate(daemon);
-    }
+    Submissions.closeAll(client, daemon);
   }
 
   static String hash(String program) throws IOException {

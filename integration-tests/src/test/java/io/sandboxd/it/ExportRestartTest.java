@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.ConfirmExportRequest;
 import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ExportRunReply;
@@ -70,25 +69,13 @@ class ExportRestartTest {
       StatusRuntimeException wrong =
           assertThrows(
               StatusRuntimeException.class,
-              () ->
-                  c.stub()
-                      .confirmExport(
-                          ConfirmExportRequest.newBuilder()
-                              .setRunId(confirmed)
-                              .setDigest(wrongDigest)
-                              .build()));
+              () -> BundleHandoffTest.confirmExport(c, confirmed, wrongDigest));
       assertEquals(Status.Code.FAILED_PRECONDITION, wrong.getStatus().getCode(), wrong.toString());
       String why = wrong.getStatus().getDescription();
       assertTrue(why.contains("digest: " + wrongDigest) && why.contains(last.getDigest()), why);
       assertEquals("exporting", BundleHandoffTest.state(c, confirmed));
 
-      DurableRunReply moved =
-          c.stub()
-              .confirmExport(
-                  ConfirmExportRequest.newBuilder()
-                      .setRunId(confirmed)
-                      .setDigest(last.getDigest())
-                      .build());
+      DurableRunReply moved = BundleHandoffTest.confirmExport(c, confirmed, last.getDigest());
       assertEquals("moved", moved.getState());
       assertEquals("moved", BundleHandoffTest.state(c, confirmed));
       // Confirmed once: a second confirm (or a reclaim) changes nothing.
@@ -96,13 +83,7 @@ class ExportRestartTest {
           Status.Code.FAILED_PRECONDITION,
           assertThrows(
                   StatusRuntimeException.class,
-                  () ->
-                      c.stub()
-                          .confirmExport(
-                              ConfirmExportRequest.newBuilder()
-                                  .setRunId(confirmed)
-                                  .setDigest(last.getDigest())
-                                  .build()))
+                  () -> BundleHandoffTest.confirmExport(c, confirmed, last.getDigest()))
               .getStatus()
               .getCode());
       String notBack = BundleHandoffTest.refusal(d.ctl("runs", "reclaim", confirmed));

@@ -48,10 +48,6 @@ class FleetDurableTest {
     return p;
   }
 
-  private static void ok(DaemonProcess.Result r) {
-    assertEquals(0, r.exit(), r.out() + r.err());
-  }
-
   private static DaemonProcess.Result ctl(String... args) throws Exception {
     return DaemonProcess.sandboxctl(null, args);
   }
@@ -112,7 +108,7 @@ class FleetDurableTest {
       assertEquals(2, receipts.size(), "one receipt per execute segment");
 
       DaemonProcess.Result agg = ctl("fleet", "aggregate", "--socket", s);
-      ok(agg);
+      FleetLogTest.ok(agg);
       a1 = write("a1.json", agg.out());
       JsonNode core = CanonicalJson.parse(agg.out()).get("core");
       fleetId = core.get("fleet_id").textValue();
@@ -140,7 +136,7 @@ class FleetDurableTest {
       // The detached run's receipts proven in the durable tree; verified offline.
       DaemonProcess.Result fp =
           ctl("fleet", "prove", durable, "--aggregate", a1.toString(), "--socket", s);
-      ok(fp);
+      FleetLogTest.ok(fp);
       JsonNode proof = CanonicalJson.parse(fp.out());
       assertEquals(2, proof.get("receipts").size(), fp.out());
       for (JsonNode e : proof.get("receipts")) {
@@ -149,14 +145,14 @@ class FleetDurableTest {
       Path p1 = write("p1.json", fp.out());
       DaemonProcess.Result fv =
           FleetLogTest.fleetVerify(p1.toString(), a1.toString(), fleetId + "=" + pk);
-      ok(fv);
+      FleetLogTest.ok(fv);
       assertTrue(fv.out().contains(durable) && fv.out().contains("durable leaf 1"), fv.out());
       // The single-step run is still proven in the main tree, as before.
       DaemonProcess.Result mp =
           ctl("fleet", "prove", plain.getRunId(), "--aggregate", a1.toString(), "--socket", s);
-      ok(mp);
+      FleetLogTest.ok(mp);
       assertFalse(mp.out().contains("\"tree\""), mp.out());
-      ok(
+      FleetLogTest.ok(
           FleetLogTest.fleetVerify(
               write("mp.json", mp.out()).toString(), a1.toString(), fleetId + "=" + pk));
 
@@ -185,13 +181,13 @@ class FleetDurableTest {
       String quick = detach(c, Wat2Wasm.parse(QUICK));
       waitDone(c, quick);
       DaemonProcess.Result agg2 = ctl("fleet", "aggregate", "--socket", s);
-      ok(agg2);
+      FleetLogTest.ok(agg2);
       Path a2 = write("a2.json", agg2.out());
       assertEquals(
           3, CanonicalJson.parse(agg2.out()).get("core").get("durable").get("tree_size").asLong());
       DaemonProcess.Result cons =
           ctl("fleet", "consistency", a1.toString(), a2.toString(), "--socket", s);
-      ok(cons);
+      FleetLogTest.ok(cons);
       assertTrue(cons.out().contains("durable_proof"), cons.out());
       DaemonProcess.Result cv =
           ctl(
@@ -204,7 +200,7 @@ class FleetDurableTest {
               a1.toString(),
               "--signer",
               fleetId + "=" + pk);
-      ok(cv);
+      FleetLogTest.ok(cv);
       assertTrue(cv.out().contains("durable part (2)"), cv.out());
     }
 

@@ -44,7 +44,8 @@ class FleetLogTest {
     return p;
   }
 
-  private static void ok(DaemonProcess.Result r) {
+  /** Asserts that a CLI call succeeded, showing what it printed when not. */
+  static void ok(DaemonProcess.Result r) {
     assertEquals(0, r.exit(), r.out() + r.err());
   }
 

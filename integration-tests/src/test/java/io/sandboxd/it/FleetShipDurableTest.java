@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.FleetProof;
-import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.DaemonClient;
@@ -18,7 +17,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -134,7 +132,7 @@ class FleetShipDurableTest {
         Map<String, String> before = durable(state, run);
         assertEquals(3, before.size(), "execute segment, receipt, attestation: " + before);
         waitFor(() -> durable(state, run).values().stream().allMatch(p -> p != null), 120);
-        List<String> log = fleetLog(aggState);
+        List<String> log = FleetJetStreamTest.fleetLog(aggState);
         for (var e : durable(state, run).entrySet()) {
           assertTrue(log.contains(e.getKey()), "not in the fleet log: " + e.getKey());
           FleetProof p = FleetProof.fromJson(CanonicalJson.parse(e.getValue()));
@@ -147,14 +145,5 @@ class FleetShipDurableTest {
         p.destroyForcibly().waitFor();
       }
     }
-  }
-
-  static List<String> fleetLog(Path state) throws Exception {
-    byte[] all = Files.readAllBytes(state.resolve("fleet.log"));
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i + 64 <= all.length; i += 64) {
-      out.add(Hex.encode(Arrays.copyOfRange(all, i, i + 32)));
-    }
-    return out;
   }
 }

@@ -260,16 +260,17 @@ class IntotoExportTest {
     assertEquals(a.at("/dsseEnvelope/payload"), b.at("/dsseEnvelope/payload"));
   }
 
+  /** The daemon's in-toto export over gRPC, of what {@code request} names. */
+  static void exportIntoto(ExportIntotoRequest.Builder request) {
+    client.stub().exportIntoto(request.build());
+  }
+
   @Test
   void badRequestsAreRefusedWithTheirReason() throws Exception {
     StatusRuntimeException missing =
         Assertions.assertThrows(
             StatusRuntimeException.class,
-            () ->
-                client
-                    .stub()
-                    .exportIntoto(
-                        ExportIntotoRequest.newBuilder().setRunId("no-such-run").build()));
+            () -> exportIntoto(ExportIntotoRequest.newBuilder().setRunId("no-such-run")));
     assertEquals(Status.Code.NOT_FOUND, missing.getStatus().getCode());
 
     SubmitReply run = run("prog", "echo", "y");
@@ -277,13 +278,10 @@ class IntotoExportTest {
         Assertions.assertThrows(
             StatusRuntimeException.class,
             () ->
-                client
-                    .stub()
-                    .exportIntoto(
-                        ExportIntotoRequest.newBuilder()
-                            .setRunId(run.getRunId())
-                            .setModule(ByteString.copyFromUtf8("not the module"))
-                            .build()));
+                exportIntoto(
+                    ExportIntotoRequest.newBuilder()
+                        .setRunId(run.getRunId())
+                        .setModule(ByteString.copyFromUtf8("not the module"))));
     assertEquals(Status.Code.INVALID_ARGUMENT, wrongModule.getStatus().getCode());
     assertTrue(
         wrongModule.getStatus().getDescription().contains("module"), wrongModule.getMessage());

@@ -9,16 +9,12 @@ import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.JcpChild;
-import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.JcpKeysRequest;
 import io.sandboxd.daemon.rpc.MintEventRequest;
-import io.sandboxd.enforcer.Grants;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,18 +47,10 @@ class JcpEventSourceTest {
     String event = StandingGrantsTest.signedBy(source, "{\"type\":\"push\"}", "src-1", far());
     try {
       String holder = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance()).getHolder();
-      JcpMintPolicy p =
-          new JcpMintPolicy(
-              issuer.publicKey().hex(),
-              holder,
-              Grants.parse(PARENT.getBytes(StandardCharsets.UTF_8)).grantsId(),
-              CanonicalJson.parse(PARENT),
-              10,
-              1,
-              10,
-              List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
-              4_000_000_000_000L);
-      policy = StandingGrantsTest.addPolicy(c, Envelope.sign(p.toCore(), issuer), PARENT);
+      Envelope signed =
+          StandingGrantsTest.signedPolicy(
+              issuer, holder, PARENT, PARENT, 10, 1, 10, "{}", 4_000_000_000_000L, null);
+      policy = StandingGrantsTest.addPolicy(c, signed, PARENT);
       Envelope child = Envelope.fromJson(CanonicalJson.parse(mint(c, policy, event)));
       assertEquals(
           Envelope.fromJson(CanonicalJson.parse(event)).address(),

@@ -102,10 +102,7 @@ class ModulesByAddressTest {
     assertEquals(address + "\n", put.out());
     assertArrayEquals(hello, Files.readAllBytes(daemon.state.resolve("modules").resolve(address)));
 
-    PutModuleReply again =
-        client
-            .stub()
-            .putModule(PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(hello)).build());
+    PutModuleReply again = put(hello);
     assertEquals(address, again.getAddress());
     assertEquals(hello.length, again.getBytes());
     assertTrue(again.getAlreadyHeld());
@@ -196,30 +193,14 @@ class ModulesByAddressTest {
     int held = list().getModulesCount();
     byte[] invalid = hello.clone();
     invalid[invalid.length / 2] = (byte) 0xff;
-    StatusRuntimeException refused =
-        assertThrows(
-            StatusRuntimeException.class,
-            () ->
-                client
-                    .stub()
-                    .putModule(
-                        PutModuleRequest.newBuilder()
-                            .setModule(ByteString.copyFrom(invalid))
-                            .build()));
+    StatusRuntimeException refused = assertThrows(StatusRuntimeException.class, () -> put(invalid));
     assertEquals(Status.Code.INVALID_ARGUMENT, refused.getStatus().getCode());
     assertEquals(held, list().getModulesCount());
     assertFalse(Files.exists(daemon.state.resolve("modules").resolve(Blake3.hex(invalid))));
 
     byte[] big = new byte[MAX_BYTES + 1];
     System.arraycopy(hello, 0, big, 0, hello.length);
-    StatusRuntimeException tooBig =
-        assertThrows(
-            StatusRuntimeException.class,
-            () ->
-                client
-                    .stub()
-                    .putModule(
-                        PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(big)).build()));
+    StatusRuntimeException tooBig = assertThrows(StatusRuntimeException.class, () -> put(big));
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, tooBig.getStatus().getCode());
     assertTrue(tooBig.getStatus().getDescription().contains(String.valueOf(MAX_BYTES)));
     StatusRuntimeException tooBigSubmit =
@@ -252,11 +233,14 @@ class ModulesByAddressTest {
         assertThrows(StatusRuntimeException.class, () -> submitByAddress(address));
     assertEquals(Status.Code.DATA_LOSS, e.getStatus().getCode());
     // Putting the module again repairs it.
-    assertFalse(
-        client
-            .stub()
-            .putModule(PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(hello)).build())
-            .getAlreadyHeld());
+    assertFalse(put(hello).getAlreadyHeld());
     assertEquals("\"Completed\"", submitByAddress(address).getOutcomeJson());
+  }
+
+  /** Puts {@code module} into the daemon's module store over gRPC. */
+  static PutModuleReply put(byte[] module) {
+    return client
+        .stub()
+        .putModule(PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(module)).build());
   }
 }

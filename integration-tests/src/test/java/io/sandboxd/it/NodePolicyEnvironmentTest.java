@@ -132,25 +132,25 @@ class NodePolicyEnvironmentTest {
         config(
             "tight.json",
             "\"ceiling\":{\"compute\":{\"cpu_time_ms\":1000}},\"environments\":[\"prod\"]");
-    try (DaemonProcess d = DaemonProcess.start(state, sock, "--config", tight.toString());
-        DaemonClient c = new DaemonClient(sock)) {
-      StatusRuntimeException e =
-          assertThrows(
-              StatusRuntimeException.class,
-              () -> c.stub().replay(ReplayRequest.newBuilder().setRunId(runId).build()));
-      assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
-      assertTrue(e.getStatus().getDescription().contains("rule \"builders\""), e.getMessage());
-    }
+    replayRefused(state, sock, tight, runId, "rule \"builders\"");
     Path otherEnv =
         config("other.json", "\"ceiling\":\"unrestricted\",\"environments\":[\"build\"]");
-    try (DaemonProcess d = DaemonProcess.start(state, sock, "--config", otherEnv.toString());
+    replayRefused(state, sock, otherEnv, runId, "\"prod\"");
+  }
+
+  /**
+   * Under {@code config} the daemon on {@code state} refuses to replay {@code runId}: {@code why}.
+   */
+  static void replayRefused(Path state, Path sock, Path config, String runId, String why)
+      throws Exception {
+    try (DaemonProcess d = DaemonProcess.start(state, sock, "--config", config.toString());
         DaemonClient c = new DaemonClient(sock)) {
       StatusRuntimeException e =
           assertThrows(
               StatusRuntimeException.class,
               () -> c.stub().replay(ReplayRequest.newBuilder().setRunId(runId).build()));
       assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
-      assertTrue(e.getStatus().getDescription().contains("\"prod\""), e.getMessage());
+      assertTrue(e.getStatus().getDescription().contains(why), e.getMessage());
     }
   }
 }

@@ -90,6 +90,16 @@ class RealSystemdTest {
     return sh("setpriv --reuid " + user + " --regid " + user + " --init-groups " + command);
   }
 
+  /** The installed example's grants. */
+  static final String HELLO_GRANTS = "/opt/sandboxd/examples/hello.grants.json";
+
+  /**
+   * `sandboxctl run` of the installed hello.wasm as {@code user}, under {@code grants} (and flags).
+   */
+  static ExecResult runHello(String user, String grants) throws Exception {
+    return as(user, "sandboxctl run /opt/sandboxd/examples/hello.wasm --grants " + grants);
+  }
+
   static void awaitShell(String condition, int seconds) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     ExecResult last = null;
@@ -120,11 +130,7 @@ class RealSystemdTest {
   @Test
   @Order(2)
   void aGroupMemberRunsAUnitAndItsExportVerifies() throws Exception {
-    ExecResult run =
-        as(
-            "alice",
-            "sandboxctl run /opt/sandboxd/examples/hello.wasm"
-                + " --grants /opt/sandboxd/examples/hello.grants.json --json");
+    ExecResult run = runHello("alice", HELLO_GRANTS + " --json");
     assertEquals(0, run.getExitCode(), run.toString());
     String runId = field(run.getStdout(), "run_id");
     ExecResult verify =
@@ -140,11 +146,7 @@ class RealSystemdTest {
   @Test
   @Order(3)
   void aUserOutsideTheGroupGetsAClearPermissionError() throws Exception {
-    ExecResult run =
-        as(
-            "bob",
-            "sandboxctl run /opt/sandboxd/examples/hello.wasm"
-                + " --grants /opt/sandboxd/examples/hello.grants.json");
+    ExecResult run = runHello("bob", HELLO_GRANTS);
     assertNotEquals(0, run.getExitCode(), run.toString());
     assertTrue(run.getStderr().toLowerCase().contains("permission denied"), run.getStderr());
     assertTrue(run.getStderr().contains("/run/sandboxd"), run.getStderr());
@@ -172,17 +174,15 @@ class RealSystemdTest {
         "/opt/sandboxd/exec.grants.json");
     ExecResult restart = sh("systemctl restart sandboxd");
     assertEquals(0, restart.getExitCode(), restart + "\n" + journal());
-    String hello = "sandboxctl run /opt/sandboxd/examples/hello.wasm --grants ";
-
-    ExecResult refused = as("carol", hello + "/opt/sandboxd/exec.grants.json");
+    ExecResult refused = runHello("carol", "/opt/sandboxd/exec.grants.json");
     assertNotEquals(0, refused.getExitCode(), refused.toString());
     String why = refused.getStderr();
     assertTrue(why.contains("PERMISSION_DENIED"), why);
     assertTrue(why.contains("rule \"carol-no-exec\"") && why.contains("$.process.exec"), why);
     // The same unit within her ceiling runs: the refusal was the exec grant, not carol.
-    ExecResult within = as("carol", hello + "/opt/sandboxd/examples/hello.grants.json");
+    ExecResult within = runHello("carol", HELLO_GRANTS);
     assertEquals(0, within.getExitCode(), within.toString());
-    ExecResult alice = as("alice", hello + "/opt/sandboxd/exec.grants.json");
+    ExecResult alice = runHello("alice", "/opt/sandboxd/exec.grants.json");
     assertEquals(0, alice.getExitCode(), alice + "\n" + journal());
   }
 
@@ -211,11 +211,7 @@ class RealSystemdTest {
         90);
     assertTrue(Long.parseLong(show("NRestarts")) >= restartsBefore + 1, show("NRestarts"));
     assertTrue(journal().toLowerCase().contains("watchdog timeout"), journal());
-    ExecResult run =
-        as(
-            "alice",
-            "sandboxctl run /opt/sandboxd/examples/hello.wasm"
-                + " --grants /opt/sandboxd/examples/hello.grants.json");
+    ExecResult run = runHello("alice", HELLO_GRANTS);
     assertEquals(0, run.getExitCode(), run.toString());
   }
 

@@ -52,7 +52,7 @@ class ResourceBoundsTest {
   static final long STORE_MAX_BYTES = 2L << 20;
 
   @TempDir static Path dir;
-  static Process daemon;
+  static DaemonProcess daemon;
   static Path socket;
   static Path state;
   static Path log;
@@ -83,24 +83,13 @@ class ResourceBoundsTest {
             List.of("prlimit", "--nofile=" + DAEMON_NOFILE + ":" + DAEMON_NOFILE, "--"));
     cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket, "--config", config.toString()));
     log = dir.resolve("daemon.log");
-    daemon = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!log().contains("sandboxd serving on")) {
-      assertTrue(daemon.isAlive(), "daemon exited:\n" + log());
-      assertTrue(System.nanoTime() < deadline, "daemon did not start:\n" + log());
-      Thread.sleep(50);
-    }
+    daemon = DaemonProcess.start(new ProcessBuilder(cmd), state, socket, log);
     client = new DaemonClient(socket);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (daemon != null) {
-      DaemonProcess.terminate(daemon);
-    }
+    Submissions.closeAll(client, daemon);
   }
 
   static String log() throws IOException {
@@ -247,7 +236,7 @@ class ResourceBoundsTest {
         CanonicalJson.parse(r.getOutcomeJson()).path("Failed").path("reason").asText("");
     assertTrue(reason.contains("replay journal full"), r.getOutcomeJson());
     assertTrue(reason.contains(Long.toString(JOURNAL_MAX_BYTES)), reason);
-    assertTrue(daemon.isAlive());
+    assertTrue(daemon.process.isAlive());
   }
 
   @Test

@@ -95,18 +95,47 @@ class StandingGrantsTest {
   }
 
   static Envelope policy(String ceiling, long maxChildren, long windowMs, long max, long notAfter) {
+    return signedPolicy(
+        issuer,
+        holder,
+        PARENT,
+        ceiling,
+        maxChildren,
+        windowMs,
+        max,
+        "{\"repo\":\"sandboxd\"}",
+        notAfter,
+        null);
+  }
+
+  /**
+   * {@code issuer}'s policy for {@code holder} over {@code parent}, signed: children of at most
+   * {@code ceiling}, minted on push events matching {@code trigger}, used as {@code use} says
+   * (null: any).
+   */
+  static Envelope signedPolicy(
+      SigningKey issuer,
+      String holder,
+      String parent,
+      String ceiling,
+      long maxChildren,
+      long windowMs,
+      long max,
+      String trigger,
+      long notAfter,
+      JcpMintPolicy.ChildUse use) {
     JcpMintPolicy p =
         new JcpMintPolicy(
             issuer.publicKey().hex(),
             holder,
-            Grants.parse(PARENT.getBytes(StandardCharsets.UTF_8)).grantsId(),
+            Grants.parse(parent.getBytes(StandardCharsets.UTF_8)).grantsId(),
             CanonicalJson.parse(ceiling),
             maxChildren,
             windowMs,
             max,
-            List.of(
-                new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{\"repo\":\"sandboxd\"}"))),
-            notAfter);
+            List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse(trigger))),
+            notAfter,
+            use);
     return Envelope.sign(p.toCore(), issuer);
   }
 
@@ -364,18 +393,8 @@ class StandingGrantsTest {
   }
 
   static Envelope policyOver(String parent, long maxChildren, long windowMs, long max) {
-    JcpMintPolicy p =
-        new JcpMintPolicy(
-            issuer.publicKey().hex(),
-            holder,
-            Grants.parse(parent.getBytes(StandardCharsets.UTF_8)).grantsId(),
-            CanonicalJson.parse(CEILING),
-            maxChildren,
-            windowMs,
-            max,
-            List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
-            FAR);
-    return Envelope.sign(p.toCore(), issuer);
+    return signedPolicy(
+        issuer, holder, parent, CEILING, maxChildren, windowMs, max, "{}", FAR, null);
   }
 
   static String addOver(Envelope policy, String parent) {
@@ -416,19 +435,17 @@ class StandingGrantsTest {
   }
 
   static Envelope policyWithUse(String parent, long ttlMs, long maxUses) {
-    JcpMintPolicy p =
-        new JcpMintPolicy(
-            issuer.publicKey().hex(),
-            holder,
-            Grants.parse(parent.getBytes(StandardCharsets.UTF_8)).grantsId(),
-            CanonicalJson.parse(CEILING),
-            100,
-            1,
-            100,
-            List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
-            FAR,
-            new JcpMintPolicy.ChildUse(ttlMs, maxUses));
-    return Envelope.sign(p.toCore(), issuer);
+    return signedPolicy(
+        issuer,
+        holder,
+        parent,
+        CEILING,
+        100,
+        1,
+        100,
+        "{}",
+        FAR,
+        new JcpMintPolicy.ChildUse(ttlMs, maxUses));
   }
 
   /** Runs hello.wasm under the minted child, through the CLI. */

@@ -65,6 +65,15 @@ final class StoppedState {
     }
   }
 
+  /**
+   * A {@link #copy} of {@code state} at {@code target}, {@link #tamper}ed with {@code statements}.
+   */
+  static Path tamperedCopy(Path state, Path target, String... statements) throws Exception {
+    Path copy = copy(state, target);
+    tamper(copy, statements);
+    return copy;
+  }
+
   /** A copy of {@code state} at {@code target}, permissions and file attributes kept. */
   static Path copy(Path state, Path target) throws Exception {
     try (Stream<Path> walk = Files.walk(state)) {

@@ -59,6 +59,11 @@ class StoreTamperTest {
     return StoppedState.copy(pristine, dir.resolve(name));
   }
 
+  /** A copy of the pristine state with {@code statements} run on its store. */
+  static Path tampered(String name, String... statements) throws Exception {
+    return StoppedState.tamperedCopy(pristine, dir.resolve(name), statements);
+  }
+
   @Test
   void theUntouchedStoreVerifiesEveryRecordKindAtStart() throws Exception {
     Path state = copyOfPristine("untouched");
@@ -76,10 +81,10 @@ class StoreTamperTest {
 
   @Test
   void anOutcomeRewrittenToCompletedIsRefusedNamingTheRunAndColumn() throws Exception {
-    Path state = copyOfPristine("outcome");
-    StoppedState.tamper(
-        state,
-        "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
+    Path state =
+        tampered(
+            "outcome",
+            "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
     String said = StoppedState.refusedStart(state);
     assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
     assertTrue(said.contains("refusing to serve it"), said);
@@ -106,37 +111,39 @@ class StoreTamperTest {
 
   @Test
   void aRewrittenLogIsRefused() throws Exception {
-    Path state = copyOfPristine("log");
-    StoppedState.tamper(
-        state,
-        "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '" + hello2.getRunId() + "'");
-    String said = StoppedState.refusedStart(state);
+    String said =
+        StoppedState.refusedStart(
+            tampered(
+                "log",
+                "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '"
+                    + hello2.getRunId()
+                    + "'"));
     assertTrue(said.contains("run " + hello2.getRunId() + ", log:"), said);
   }
 
   @Test
   void aChangedOrSwappedReceiptEnvelopeIsRefused() throws Exception {
-    Path changed = copyOfPristine("receipt");
-    StoppedState.tamper(
-        changed,
-        "UPDATE records SET envelope = replace(envelope, '\"tier\":\"S2\"', '\"tier\":\"S3\"')"
-            + " WHERE kind = 'receipt' AND run_id = '"
-            + hello1.getRunId()
-            + "'");
+    Path changed =
+        tampered(
+            "receipt",
+            "UPDATE records SET envelope = replace(envelope, '\"tier\":\"S2\"', '\"tier\":\"S3\"')"
+                + " WHERE kind = 'receipt' AND run_id = '"
+                + hello1.getRunId()
+                + "'");
     String said = StoppedState.refusedStart(changed);
     assertTrue(said.contains("run " + hello1.getRunId() + ", "), said);
 
     // A validly signed receipt of another run put in its place.
-    Path swapped = copyOfPristine("swapped");
-    StoppedState.tamper(
-        swapped,
-        "UPDATE records SET (envelope, address) = (SELECT envelope, address FROM records WHERE"
-            + " kind = 'receipt' AND run_id = '"
-            + hello2.getRunId()
-            + "') WHERE kind = 'receipt'"
-            + " AND run_id = '"
-            + hello1.getRunId()
-            + "'");
+    Path swapped =
+        tampered(
+            "swapped",
+            "UPDATE records SET (envelope, address) = (SELECT envelope, address FROM records WHERE"
+                + " kind = 'receipt' AND run_id = '"
+                + hello2.getRunId()
+                + "') WHERE kind = 'receipt'"
+                + " AND run_id = '"
+                + hello1.getRunId()
+                + "'");
     String said2 = StoppedState.refusedStart(swapped);
     assertTrue(said2.contains("run " + hello1.getRunId() + ", "), said2);
   }
@@ -144,7 +151,6 @@ class StoreTamperTest {
   @Test
   void aDeletedRunIsDetected() throws Exception {
     for (String how : List.of("row", "everything", "last")) {
-      Path state = copyOfPristine("deleted-" + how);
       String id = how.equals("last") ? hello2.getRunId() : spin.getRunId();
       List<String> statements = new ArrayList<>();
       statements.add("DELETE FROM runs WHERE run_id = '" + id + "'");
@@ -152,8 +158,8 @@ class StoreTamperTest {
         statements.add("DELETE FROM records WHERE run_id = '" + id + "'");
         statements.add("DELETE FROM ledger WHERE run_id = '" + id + "'");
       }
-      StoppedState.tamper(state, statements.toArray(new String[0]));
-      String said = StoppedState.refusedStart(state);
+      String said =
+          StoppedState.refusedStart(tampered("deleted-" + how, statements.toArray(new String[0])));
       assertTrue(
           said.contains("was deleted") || said.contains("a run was deleted"), how + ": " + said);
     }

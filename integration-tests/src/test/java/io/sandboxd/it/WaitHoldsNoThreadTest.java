@@ -3,7 +3,6 @@ package io.sandboxd.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import io.sandboxd.daemon.DaemonClient;
@@ -30,8 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class WaitHoldsNoThreadTest {
   @TempDir Path dir;
 
-  static final byte[] SPINS =
-      Wat2Wasm.parse("(module (func (export \"step\") (result i32) (loop br 0) i32.const 0))");
+  static final byte[] SPINS = CallFairnessTest.SPINS;
   static final int CONNECTIONS = 40;
   static final int PER_CONNECTION = 250;
 
@@ -40,8 +38,7 @@ class WaitHoldsNoThreadTest {
     Path socket = dir.resolve("d.sock");
     try (DaemonProcess d = DaemonProcess.start(dir.resolve("state"), socket);
         DaemonClient c = new DaemonClient(socket)) {
-      String grants =
-          WarmPoolTest.grants(1 << 20).replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":60000");
+      String grants = WarmPoolTest.grants(1 << 20, 60000);
       String run = Submissions.detached(c, SPINS, grants, "step");
       long pid = d.process.pid();
       Thread.sleep(500);
@@ -136,8 +133,7 @@ class WaitHoldsNoThreadTest {
     try (DaemonProcess d = DaemonProcess.start(dir.resolve("state-e"), socket);
         DaemonClient c = new DaemonClient(socket)) {
       // Stopped cold by its CPU grant after 4 s without ever reaching a park boundary.
-      String grants =
-          WarmPoolTest.grants(1 << 20).replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":4000");
+      String grants = WarmPoolTest.grants(1 << 20, 4000);
       String run = Submissions.detached(c, SPINS, grants, "step");
       int calls = 2000;
       java.util.concurrent.ConcurrentLinkedQueue<String> states =

@@ -53,8 +53,14 @@ class WarmPoolTest {
       Wat2Wasm.parse("(module (memory 1 1) (func (export \"run\") (result i32) i32.const 0))");
 
   static String grants(long memoryBytes) {
-    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
-        + "\"memory_bytes\":"
+    return grants(memoryBytes, 5000);
+  }
+
+  /** Grants of {@code memoryBytes} and {@code cpuMs}, and nothing but compute. */
+  static String grants(long memoryBytes, long cpuMs) {
+    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":"
+        + cpuMs
+        + ",\"memory_bytes\":"
         + memoryBytes
         + "},\"storage\":{\"read\":[],\"write\":[],\"delete\":[]},"
         + "\"network\":{\"outbound\":[],\"inbound\":false},"

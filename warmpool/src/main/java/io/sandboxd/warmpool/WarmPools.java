@@ -332,13 +332,7 @@ public final class WarmPools implements AutoCloseable {
 
   /** Heap bytes all idle instances hold now. */
   public synchronized long idleBytes() {
-    long total = 0;
-    for (Pool p : pools.values()) {
-      for (Pool.Idle i : p.idle) {
-        total += i.bytes;
-      }
-    }
-    return total;
+    return idleBytesLocked();
   }
 
   /**

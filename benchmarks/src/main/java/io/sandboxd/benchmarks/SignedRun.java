@@ -1,0 +1,108 @@
+package io.sandboxd.benchmarks;
+
+import io.sandboxd.attest.Attestation;
+import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.ClassEnergy;
+import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.attest.Provenance;
+import io.sandboxd.attest.Receipt;
+import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.SigningKey;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a node signs beside a run's receipt, for the benchmarks that seed a store or a report: the
+ * attestation of an S2 run with an empty journal, and the run's first (execute) segment.
+ */
+final class SignedRun {
+  private SignedRun() {}
+
+  /**
+   * The receipt of an S2 run of {@code unit} that took {@code cpuMs} of CPU (5 µJ, estimated) and 1
+   * ms of wall time from {@code startedMs}, with no inference, I/O or network, signed by {@code
+   * key}.
+   */
+  static Envelope receipt(
+      SigningKey key,
+      String runId,
+      String unit,
+      String grantsId,
+      long cpuMs,
+      long memoryPeakBytes,
+      long startedMs) {
+    Receipt r =
+        Receipt.builder()
+            .runId(runId)
+            .unit(unit)
+            .grantsId(grantsId)
+            .tier("S2")
+            .energy(
+                Map.of(
+                    DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)))
+            .inference(List.of())
+            .cpuTimeMs(cpuMs)
+            .memoryPeakBytes(memoryPeakBytes)
+            .wallMs(1)
+            .io(Receipt.IoUse.NONE)
+            .net(Receipt.NetUse.NONE)
+            .startedMs(startedMs)
+            .endedMs(startedMs + 1)
+            .build();
+    return Envelope.sign(r.toCore(), key);
+  }
+
+  /** The attestation of {@code receipt}'s run, signed by {@code key} as host {@code hostId}. */
+  static Envelope attestation(
+      SigningKey key,
+      String hostId,
+      String grantsId,
+      Envelope receipt,
+      String unit,
+      Outcome outcome,
+      long atMs) {
+    Attestation a =
+        new Attestation(
+            new HostIdentity(hostId, key.publicKey().hex(), "bench"),
+            "S2",
+            grantsId,
+            receipt.address(),
+            unit,
+            null,
+            Blake3.hex(new byte[0]),
+            outcome,
+            false,
+            0L,
+            false,
+            false,
+            null,
+            atMs);
+    return Envelope.sign(a.toCore(), key);
+  }
+
+  /**
+   * The run's first segment, over {@code receipt}, signed by {@code key} as host {@code hostId}.
+   */
+  static Envelope firstSegment(
+      SigningKey key, String hostId, String runId, String grantsId, Envelope receipt, long atMs) {
+    RunSegment s =
+        new RunSegment(
+            runId,
+            0,
+            RunSegment.Kind.execute,
+            null,
+            hostId,
+            key.publicKey().hex(),
+            "S2",
+            grantsId,
+            receipt.address(),
+            null,
+            0,
+            Provenance.Estimator,
+            atMs);
+    return Envelope.sign(s.toCore(), key);
+  }
+}
