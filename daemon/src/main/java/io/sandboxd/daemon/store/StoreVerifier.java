@@ -60,6 +60,8 @@ public final class StoreVerifier implements AutoCloseable {
   private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
   private final Object passLock = new Object();
   private volatile boolean closed;
+  // Set once the pass at a clean stop runs: the one pass closing does not end.
+  private volatile boolean finalSeal;
   private Thread thread;
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
@@ -124,7 +126,7 @@ public final class StoreVerifier implements AutoCloseable {
         TimeUnit.MILLISECONDS.sleep(pollMs);
         synchronized (passLock) {
           if (!closed) {
-            sealNewRuns();
+            sealNewRuns(sealEvery, true);
           }
         }
       }
@@ -156,7 +158,8 @@ public final class StoreVerifier implements AutoCloseable {
                 if ((++checked[0] & 1023) == 0) {
                   state.set(new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
                 }
-              });
+              },
+              !sealAlways);
       long finished = System.currentTimeMillis();
       store.remember(r.damage(), true);
       if (r.clean()) {
@@ -207,10 +210,15 @@ public final class StoreVerifier implements AutoCloseable {
     }
   }
 
-  /** Checks and seals the runs appended since the checkpoint, once there are enough of them. */
-  private void sealNewRuns() {
+  /**
+   * Checks and seals the runs appended since the checkpoint, once there are {@code atLeast} of them
+   * (at least one). The same check start-up makes, so it need not wait for the full pass: at a
+   * background share of a core a full pass over a big store takes hours, and every run appended
+   * meanwhile would be left for the next start-up to check.
+   */
+  private void sealNewRuns(long atLeast, boolean throttled) {
     State s = state.get();
-    if (s.phase() != Phase.VERIFIED) {
+    if (s.phase() == Phase.DAMAGED || s.phase() == Phase.FAILED) {
       return; // damage stays reported until a clean full pass (`sandboxctl store verify`)
     }
     StoreAudit.Start from;
@@ -223,11 +231,11 @@ public final class StoreVerifier implements AutoCloseable {
     } catch (StoreException e) {
       return;
     }
-    if (store.headRuns() - from.position() < sealEvery) {
+    if (store.headRuns() - from.position() < Math.max(1, atLeast)) {
       return;
     }
     try (Connection reader = store.openReader()) {
-      StoreAudit.Result r = pass(reader, from, true, pos -> {});
+      StoreAudit.Result r = pass(reader, from, throttled, pos -> {});
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());
       } else {
@@ -261,8 +269,24 @@ public final class StoreVerifier implements AutoCloseable {
       boolean throttled,
       java.util.function.LongConsumer progress)
       throws SQLException {
+    return pass(reader, from, throttled, progress, false);
+  }
+
+  /**
+   * As above; with {@code sealMeanwhile} (the background full pass) the runs appended since the
+   * checkpoint are checked and sealed between slices, every poll interval, while this pass has
+   * found no damage.
+   */
+  private StoreAudit.Result pass(
+      Connection reader,
+      StoreAudit.Start from,
+      boolean throttled,
+      java.util.function.LongConsumer progress,
+      boolean sealMeanwhile)
+      throws SQLException {
     List<StoreDamage> runDamage = new java.util.ArrayList<>();
     StoreAudit.Start at = from;
+    long sealedAt = System.nanoTime();
     CpuShare.Session pace = throttled ? background.begin() : null;
     try {
       while (true) {
@@ -274,7 +298,7 @@ public final class StoreVerifier implements AutoCloseable {
                 SLICE_RUNS,
                 pos -> {
                   progress.accept(pos);
-                  if (closed) {
+                  if (closed && !finalSeal) {
                     throw new PassStopped();
                   }
                 });
@@ -286,6 +310,13 @@ public final class StoreVerifier implements AutoCloseable {
           return r;
         }
         reader.rollback();
+        if (sealMeanwhile
+            && runDamage.isEmpty()
+            && System.nanoTime() - sealedAt >= TimeUnit.MILLISECONDS.toNanos(pollMs)) {
+          // Unthrottled itself: this pass's pacing counts its CPU (the same thread's).
+          sealNewRuns(sealEvery, false);
+          sealedAt = System.nanoTime();
+        }
         if (pace != null) {
           try {
             pace.pace();
@@ -308,6 +339,30 @@ public final class StoreVerifier implements AutoCloseable {
 
     PassStopped() {
       super(null, null, false, false);
+    }
+  }
+
+  /**
+   * At a clean stop, once nothing appends any more: checks the runs appended since the checkpoint
+   * at full speed and seals them, so that the next start-up has none to check (after a crash it
+   * checks them instead). Skipped once damage was found. Call before {@link #close}.
+   */
+  public void sealBeforeStop() {
+    closed = true; // ends a background pass in progress at its next run
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    if (t != null) {
+      t.interrupt(); // out of its pacing sleep
+    }
+    synchronized (passLock) {
+      finalSeal = true;
+      try {
+        sealNewRuns(1, false);
+      } catch (RuntimeException e) {
+        LOG.warning("run store: runs since the checkpoint not sealed at stop: " + e);
+      }
     }
   }
 

@@ -211,6 +211,48 @@ class StoreCheckpointTest {
   }
 
   @Test
+  void runsAppendedDuringALongFullPassAreSealedBeforeItEnds() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 600);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      // At 1% of a core the full pass over 600 runs lasts many times what sealing 12 takes.
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 1)) {
+        v.start();
+        fill(store, 600, 12);
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (store.checkpoint().orElseThrow().runs() != 612) {
+          assertTrue(System.nanoTime() < deadline, "not sealed: " + v.state());
+          Thread.sleep(10);
+        }
+        assertEquals(StoreVerifier.Phase.RUNNING, v.state().phase(), v.state().toString());
+      }
+    }
+  }
+
+  @Test
+  void aCleanStopSealsTheRunsSinceTheCheckpointUnlessOneIsDamaged() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 30);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fill(store, 30, 4);
+      new StoreVerifier(store, s -> {}).sealBeforeStop();
+      assertEquals(34, store.checkpoint().orElseThrow().runs());
+      fill(store, 34, 3);
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      RunStore.StartupCheck c = store.verifyFromCheckpoint();
+      assertEquals(34, c.checkpointRuns());
+      assertEquals(3, c.verifiedRuns());
+      fill(store, 37, 2);
+    }
+    sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00038'");
+    try (RunStore store = RunStore.open(file(), key)) {
+      new StoreVerifier(store, s -> {}).sealBeforeStop();
+      assertEquals(37, store.checkpoint().orElseThrow().runs());
+    }
+  }
+
+  @Test
   void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 12);
