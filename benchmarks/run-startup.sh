@@ -4,10 +4,10 @@
 # records signed by the node key, stored through RunStore 1000 per transaction, all but the last
 # UNSEALED under a sealed checkpoint, as the daemon's background verifier leaves a store), or reuses
 # the store already filled there. Then, STARTS times: appends UNSEALED more runs (so that every start
-# finds that many after the checkpoint, as after a stop), starts `sandboxd serve` with
+# finds that many after the checkpoint, as after a stop just before the next seal), starts `sandboxd serve` with
 # NOTIFY_SOCKET set and takes the ms from spawn to READY=1 (what systemd waits for: the store
 # checked, the socket serving), and stops it with SIGTERM. Prints each start, the store's share of
-# it (the daemon's own log line) and the median.
+# it (the daemon's own log line), the CPU the daemon used until READY=1, and the medians.
 #
 #   benchmarks/run-startup.sh [N] [DIR]        # default 1000000 runs in /tmp/sandboxd-startup-N
 #   STARTS=5 UNSEALED=1000 benchmarks/run-startup.sh 100000
@@ -29,7 +29,7 @@ dir="${2:-/tmp/sandboxd-startup-$runs}"
 starts="${STARTS:-3}"
 unsealed="${UNSEALED:-1000}"
 jar="${SANDBOXD_JAR:-$repo/daemon/target/sandboxd.jar}"
-classes="$repo/integration-tests/target/test-classes"
+classes="${TEST_CLASSES:-$repo/integration-tests/target/test-classes}"
 [[ -f "$jar" ]] || { echo "no $jar: build first (see the header of $0)" >&2; exit 1; }
 [[ -f "$classes/io/sandboxd/it/StartupTest.class" ]] ||
   { echo "no $classes: build first (see the header of $0)" >&2; exit 1; }
@@ -64,7 +64,7 @@ def fill():
 
 held, secs = fill()
 print(f"store ready: {held} runs ({secs:.1f} s, the last {unsealed} appended now)", flush=True)
-times = []
+times, cpus = [], []
 tmp = tempfile.mkdtemp(prefix="sandboxd-startup-")
 for i in range(int(starts)):
     if i > 0:
@@ -88,6 +88,10 @@ for i in range(int(starts)):
             msg = s.recv(4096).decode()
             if "READY=1" in msg.split("\n"):
                 ready = (time.monotonic() - t0) * 1000
+                # CPU the daemon used until then, all threads (JIT included): on a busy machine a
+                # steadier figure than the wall time.
+                stat = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                cpu = (int(stat[11]) + int(stat[12])) * 1000 / os.sysconf("SC_CLK_TCK")
     except socket.timeout:
         pass
     p.send_signal(signal.SIGTERM)
@@ -102,7 +106,10 @@ for i in range(int(starts)):
     store = f"{m.group(1)} run(s) after the checkpoint at {m.group(2)} verified in {m.group(3)} ms" \
         if m else "no store verification line"
     times.append(ready)
-    print(f"start {i + 1}: {held} runs, {ready:.0f} ms to READY=1 ({store})", flush=True)
+    cpus.append(cpu)
+    print(f"start {i + 1}: {held} runs, {ready:.0f} ms to READY=1, {cpu:.0f} ms CPU ({store})",
+          flush=True)
 print(f"median {statistics.median(times):.0f} ms to READY=1 over {len(times)} starts"
-      f" ({', '.join(f'{t:.0f}' for t in times)}); load now {open('/proc/loadavg').read().split()[0]}")
+      f" ({', '.join(f'{t:.0f}' for t in times)}), median {statistics.median(cpus):.0f} ms CPU;"
+      f" load now {open('/proc/loadavg').read().split()[0]}")
 PY

@@ -791,9 +791,6 @@ public final class Daemon implements AutoCloseable {
     // closes.
     pools.close();
     executor.close();
-    // Nothing appends any more: the runs since the checkpoint are checked and sealed now, so the
-    // next start-up has none to check.
-    verifier.sealBeforeStop();
     attribution.close();
     meters.close();
     closeQuietly(kv);

@@ -253,16 +253,15 @@ final class StoreAudit {
   static Result wholeStore(
       Connection db, PublicKey signer, Start from, Start reached, List<StoreDamage> runDamage)
       throws SQLException {
-    long ledgerSize;
-    boolean positionsDense;
-    try (Statement st = db.createStatement();
-        ResultSet rs =
-            st.executeQuery("SELECT COUNT(*), COALESCE(MAX(position) + 1, 0) FROM ledger")) {
-      rs.next();
-      ledgerSize = rs.getLong(1);
-      // Positions before the start were checked when it was sealed; the count must still fit.
-      positionsDense = rs.getLong(2) == ledgerSize && reached.position() == ledgerSize;
-    }
+    // Two queries, not one: COUNT(*) alone counts the cells of the smallest index without reading
+    // them (a third of the time of one scan computing both), and MAX of the key is one probe.
+    long ledgerSize =
+        StoreDb.first(db, "SELECT COUNT(*) FROM ledger", rs -> rs.getLong(1)).orElse(0L);
+    long end =
+        StoreDb.first(db, "SELECT COALESCE(MAX(position) + 1, 0) FROM ledger", rs -> rs.getLong(1))
+            .orElse(0L);
+    // Positions before the start were checked when it was sealed; the count must still fit.
+    boolean positionsDense = end == ledgerSize && reached.position() == ledgerSize;
     List<StoreDamage> out = new ArrayList<>();
     headDamage(db, signer, ledgerSize, reached.chain(), positionsDense).ifPresent(out::add);
     out.addAll(runDamage);

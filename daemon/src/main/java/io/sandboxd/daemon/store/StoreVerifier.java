@@ -60,8 +60,6 @@ public final class StoreVerifier implements AutoCloseable {
   private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
   private final Object passLock = new Object();
   private volatile boolean closed;
-  // Set once the pass at a clean stop runs: the one pass closing does not end.
-  private volatile boolean finalSeal;
   private Thread thread;
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
@@ -298,7 +296,7 @@ public final class StoreVerifier implements AutoCloseable {
                 SLICE_RUNS,
                 pos -> {
                   progress.accept(pos);
-                  if (closed && !finalSeal) {
+                  if (closed) {
                     throw new PassStopped();
                   }
                 });
@@ -339,30 +337,6 @@ public final class StoreVerifier implements AutoCloseable {
 
     PassStopped() {
       super(null, null, false, false);
-    }
-  }
-
-  /**
-   * At a clean stop, once nothing appends any more: checks the runs appended since the checkpoint
-   * at full speed and seals them, so that the next start-up has none to check (after a crash it
-   * checks them instead). Skipped once damage was found. Call before {@link #close}.
-   */
-  public void sealBeforeStop() {
-    closed = true; // ends a background pass in progress at its next run
-    Thread t;
-    synchronized (this) {
-      t = thread;
-    }
-    if (t != null) {
-      t.interrupt(); // out of its pacing sleep
-    }
-    synchronized (passLock) {
-      finalSeal = true;
-      try {
-        sealNewRuns(1, false);
-      } catch (RuntimeException e) {
-        LOG.warning("run store: runs since the checkpoint not sealed at stop: " + e);
-      }
     }
   }
 

@@ -230,29 +230,6 @@ class StoreCheckpointTest {
   }
 
   @Test
-  void aCleanStopSealsTheRunsSinceTheCheckpointUnlessOneIsDamaged() throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 30);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
-      fill(store, 30, 4);
-      new StoreVerifier(store, s -> {}).sealBeforeStop();
-      assertEquals(34, store.checkpoint().orElseThrow().runs());
-      fill(store, 34, 3);
-    }
-    try (RunStore store = RunStore.open(file(), key)) {
-      RunStore.StartupCheck c = store.verifyFromCheckpoint();
-      assertEquals(34, c.checkpointRuns());
-      assertEquals(3, c.verifiedRuns());
-      fill(store, 37, 2);
-    }
-    sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00038'");
-    try (RunStore store = RunStore.open(file(), key)) {
-      new StoreVerifier(store, s -> {}).sealBeforeStop();
-      assertEquals(37, store.checkpoint().orElseThrow().runs());
-    }
-  }
-
-  @Test
   void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 12);
