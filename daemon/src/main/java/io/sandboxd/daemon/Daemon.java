@@ -280,8 +280,6 @@ public final class Daemon implements AutoCloseable {
       store.onAppend(metrics::storeAppend);
       DaemonConfig.Store retention = config.limits().store();
       verifier = new StoreVerifier(store, metrics::verification, retention.verifyCpuPercent());
-      store.retain(
-          new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
       MeteringConfig meteringConfig = meteringConfig(config);
       meters = MeterDiscovery.discover(meteringConfig);
       LOG.info("energy meters: " + meters.summaryLine());
@@ -409,6 +407,9 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
+      retainInBackground(
+          store,
+          new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
       io.sandboxd.daemon.fleet.RecordShipper.startIfConfigured(config.fleet(), store, node.key());
       Daemon daemon =
           new Daemon(
@@ -617,6 +618,27 @@ public final class Daemon implements AutoCloseable {
                 "\nserving it anyway (--serve-damaged-store): damaged runs are listed"
                     + " as Tampered")
             .toString());
+  }
+
+  /**
+   * Sets the store's retention and applies it once, on a thread of its own: its first check reads
+   * the runs in age order and may prune many (a store over its bounds since the last start), so it
+   * must not stand between the store check and SERVING. Appends apply it as well once it is set.
+   */
+  private static void retainInBackground(RunStore store, RunStore.Retention retention) {
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                store.retain(retention);
+              } catch (StoreException e) {
+                LOG.warning("run store: retention at start not applied: " + e.getMessage());
+              }
+            },
+            "sandboxd-retention-start");
+    t.setDaemon(true);
+    t.setPriority(Thread.MIN_PRIORITY);
+    t.start();
   }
 
   /** Gauges read at each scrape: submissions in flight, store size, damage found. */

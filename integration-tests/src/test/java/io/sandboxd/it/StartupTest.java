@@ -23,7 +23,6 @@ import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,88 +42,141 @@ class StartupTest {
 
   /** Fills a store the way the daemon writes one, in batches, signed with the node's key. */
   static void fill(Path state, int n) throws Exception {
+    try (RunStore store = openStore(state)) {
+      append(store, node(state), 0, n);
+    }
+  }
+
+  private static NodeIdentity node(Path state) throws Exception {
+    return NodeIdentity.load(state, state.resolve("keys/node.ed25519"));
+  }
+
+  private static RunStore openStore(Path state) throws Exception {
     java.nio.file.Files.createDirectories(
         state,
         java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
             java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-    NodeIdentity node = NodeIdentity.load(state, state.resolve("keys/node.ed25519"));
+    return RunStore.open(state.resolve("runs.db"), node(state).key());
+  }
+
+  /**
+   * Brings {@code state} to at least {@code total} runs as a serving daemon leaves its store: all
+   * but the last {@code unsealed} under a sealed checkpoint (the daemon's verifier seals every 1024
+   * new runs). A store that already holds them gets {@code unsealed} more runs, so that every start
+   * of the benchmark finds that many runs after the checkpoint. Returns the runs it holds.
+   */
+  static long fillSealed(Path state, long total, int unsealed) throws Exception {
+    try (RunStore store = openStore(state)) {
+      NodeIdentity node = node(state);
+      long have = store.headRuns();
+      // In chunks, each sealed when written: an interrupted fill resumes where it stopped.
+      while (have < total - unsealed) {
+        long chunk = Math.min(100_000, total - unsealed - have);
+        long t0 = System.nanoTime();
+        append(store, node, have, chunk);
+        long t1 = System.nanoTime();
+        RunStore.StartupCheck c = store.verifyFromCheckpoint();
+        if (!c.damage().isEmpty()) {
+          throw new IllegalStateException("the filled store does not verify: " + c.damage());
+        }
+        have = store.headRuns();
+        System.out.printf(
+            "filled %d runs in %d ms, verified and sealed %d in %d ms: %d runs%n",
+            chunk,
+            (t1 - t0) / 1_000_000,
+            c.verifiedRuns(),
+            (System.nanoTime() - t1) / 1_000_000,
+            have);
+      }
+      append(store, node, have, unsealed);
+      return store.headRuns();
+    }
+  }
+
+  /**
+   * Appends {@code n} runs from index {@code from} in batches of 1000 (one transaction each, as
+   * group commit writes them); each batch's records are signed in parallel before it is stored.
+   */
+  private static void append(RunStore store, NodeIdentity node, long from, long n)
+      throws Exception {
     byte[] module = Submissions.exampleUnit("hello");
-    String unit = Blake3.hex(module);
     String grants =
         CanonicalJson.canonicalString(CanonicalJson.parse(Submissions.exampleGrants("hello")));
+    for (long at = from; at < from + n; at += 1_000) {
+      List<RunRecord> batch =
+          java.util.stream.LongStream.range(at, Math.min(at + 1_000, from + n))
+              .parallel()
+              .mapToObj(i -> run(node, module, grants, i))
+              .toList();
+      store.appendAll(batch);
+    }
+  }
+
+  /** Run {@code i} of a filled store: a completed hello run, its records signed by the node. */
+  private static RunRecord run(NodeIdentity node, byte[] module, String grants, long i) {
+    String unit = Blake3.hex(module);
     String grantsId = Blake3.hex(grants.getBytes(StandardCharsets.UTF_8));
     String journalRoot = Hex.encode(MerkleTree.blake3(List.of()).root());
-    try (RunStore store = RunStore.open(state.resolve("runs.db"), node.key())) {
-      List<RunRecord> batch = new ArrayList<>();
-      long t0 = 1_700_000_000_000L;
-      for (int i = 0; i < n; i++) {
-        String runId = String.format("%012x%08x", t0 + i, i);
-        Receipt receipt =
-            Receipt.builder()
-                .runId(runId)
-                .unit(unit)
-                .grantsId(grantsId)
+    long t0 = 1_700_000_000_000L;
+    String runId = String.format("%012x%08x", t0 + i, i);
+    Receipt receipt =
+        Receipt.builder()
+            .runId(runId)
+            .unit(unit)
+            .grantsId(grantsId)
+            .tier("S2")
+            .energy(
+                Map.of(
+                    DeviceClass.Cpu, new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)))
+            .cpuTimeMs(1)
+            .wallMs(1)
+            .startedMs(t0 + i)
+            .endedMs(t0 + i + 1)
+            .build();
+    Envelope r = Envelope.sign(receipt.toCore(), node.key());
+    Envelope a =
+        Envelope.sign(
+            Attestation.builder()
+                .host(node.host())
                 .tier("S2")
-                .energy(
-                    Map.of(
-                        DeviceClass.Cpu,
-                        new ClassEnergy(5, Provenance.Estimator, "estimator", 1, 0)))
-                .cpuTimeMs(1)
-                .wallMs(1)
-                .startedMs(t0 + i)
-                .endedMs(t0 + i + 1)
-                .build();
-        Envelope r = Envelope.sign(receipt.toCore(), node.key());
-        Envelope a =
-            Envelope.sign(
-                Attestation.builder()
-                    .host(node.host())
-                    .tier("S2")
-                    .grantsId(grantsId)
-                    .receipt(r.address())
-                    .unit(unit)
-                    .journalRoot(journalRoot)
-                    .outcome(new Outcome.Completed())
-                    .clockGranted(false)
-                    .clockConstantMs(0L)
-                    .issuedMs(t0 + i + 2)
-                    .build()
-                    .toCore(),
-                node.key());
-        Envelope s =
-            Envelope.sign(
-                new RunSegment(
-                        runId,
-                        0,
-                        RunSegment.Kind.execute,
-                        null,
-                        node.host().id(),
-                        node.host().publicKey(),
-                        "S2",
-                        grantsId,
-                        r.address(),
-                        null,
-                        0,
-                        Provenance.Estimator,
-                        t0 + i + 2)
-                    .toCore(),
-                node.key());
-        batch.add(
-            RunRecord.builder()
-                .run(runId, t0 + i)
-                .unit(unit, grantsId)
-                .outcomeJson("\"Completed\"")
-                .signed(r, a, s)
-                .journal(List.of(), Map.of())
-                .log("hello\n")
-                .submission(module, grants, "run")
-                .build());
-        if (batch.size() == 1_000 || i == n - 1) {
-          store.appendAll(batch);
-          batch.clear();
-        }
-      }
-    }
+                .grantsId(grantsId)
+                .receipt(r.address())
+                .unit(unit)
+                .journalRoot(journalRoot)
+                .outcome(new Outcome.Completed())
+                .clockGranted(false)
+                .clockConstantMs(0L)
+                .issuedMs(t0 + i + 2)
+                .build()
+                .toCore(),
+            node.key());
+    Envelope s =
+        Envelope.sign(
+            new RunSegment(
+                    runId,
+                    0,
+                    RunSegment.Kind.execute,
+                    null,
+                    node.host().id(),
+                    node.host().publicKey(),
+                    "S2",
+                    grantsId,
+                    r.address(),
+                    null,
+                    0,
+                    Provenance.Estimator,
+                    t0 + i + 2)
+                .toCore(),
+            node.key());
+    return RunRecord.builder()
+        .run(runId, t0 + i)
+        .unit(unit, grantsId)
+        .outcomeJson("\"Completed\"")
+        .signed(r, a, s)
+        .journal(List.of(), Map.of())
+        .log("hello\n")
+        .submission(module, grants, "run")
+        .build();
   }
 
   /** Starts the daemon on {@code state}; returns it and the ms from spawn to a served call. */
@@ -151,9 +203,15 @@ class StartupTest {
   /**
    * The benchmark outside Maven, from integration-tests/: {@code java -Dsandboxd.startup.runs=N -cp
    * target/test-classes:../daemon/target/sandboxd.jar:<junit-jupiter-api, opentest4j>
-   * io.sandboxd.it.StartupTest}.
+   * io.sandboxd.it.StartupTest}; with {@code fill STATE TOTAL UNSEALED} it only fills (see {@link
+   * #fillSealed}), for benchmarks/run-startup.sh.
    */
   public static void main(String[] args) throws Exception {
+    if (args.length == 4 && args[0].equals("fill")) {
+      long runs = fillSealed(Path.of(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]));
+      System.out.println("runs " + runs);
+      return;
+    }
     StartupTest t = new StartupTest();
     t.dir = java.nio.file.Files.createTempDirectory("sandboxd-startup-");
     t.startUpVerifiesOnlyWhatFollowsTheCheckpointAndTheRestInTheBackground();

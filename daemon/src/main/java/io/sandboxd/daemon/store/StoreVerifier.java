@@ -124,7 +124,7 @@ public final class StoreVerifier implements AutoCloseable {
         TimeUnit.MILLISECONDS.sleep(pollMs);
         synchronized (passLock) {
           if (!closed) {
-            sealNewRuns();
+            sealNewRuns(sealEvery, true);
           }
         }
       }
@@ -156,7 +156,8 @@ public final class StoreVerifier implements AutoCloseable {
                 if ((++checked[0] & 1023) == 0) {
                   state.set(new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
                 }
-              });
+              },
+              !sealAlways);
       long finished = System.currentTimeMillis();
       store.remember(r.damage(), true);
       if (r.clean()) {
@@ -207,10 +208,15 @@ public final class StoreVerifier implements AutoCloseable {
     }
   }
 
-  /** Checks and seals the runs appended since the checkpoint, once there are enough of them. */
-  private void sealNewRuns() {
+  /**
+   * Checks and seals the runs appended since the checkpoint, once there are {@code atLeast} of them
+   * (at least one). The same check start-up makes, so it need not wait for the full pass: at a
+   * background share of a core a full pass over a big store takes hours, and every run appended
+   * meanwhile would be left for the next start-up to check.
+   */
+  private void sealNewRuns(long atLeast, boolean throttled) {
     State s = state.get();
-    if (s.phase() != Phase.VERIFIED) {
+    if (s.phase() == Phase.DAMAGED || s.phase() == Phase.FAILED) {
       return; // damage stays reported until a clean full pass (`sandboxctl store verify`)
     }
     StoreAudit.Start from;
@@ -223,11 +229,11 @@ public final class StoreVerifier implements AutoCloseable {
     } catch (StoreException e) {
       return;
     }
-    if (store.headRuns() - from.position() < sealEvery) {
+    if (store.headRuns() - from.position() < Math.max(1, atLeast)) {
       return;
     }
     try (Connection reader = store.openReader()) {
-      StoreAudit.Result r = pass(reader, from, true, pos -> {});
+      StoreAudit.Result r = pass(reader, from, throttled, pos -> {});
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());
       } else {
@@ -261,8 +267,24 @@ public final class StoreVerifier implements AutoCloseable {
       boolean throttled,
       java.util.function.LongConsumer progress)
       throws SQLException {
+    return pass(reader, from, throttled, progress, false);
+  }
+
+  /**
+   * As above; with {@code sealMeanwhile} (the background full pass) the runs appended since the
+   * checkpoint are checked and sealed between slices, every poll interval, while this pass has
+   * found no damage.
+   */
+  private StoreAudit.Result pass(
+      Connection reader,
+      StoreAudit.Start from,
+      boolean throttled,
+      java.util.function.LongConsumer progress,
+      boolean sealMeanwhile)
+      throws SQLException {
     List<StoreDamage> runDamage = new java.util.ArrayList<>();
     StoreAudit.Start at = from;
+    long sealedAt = System.nanoTime();
     CpuShare.Session pace = throttled ? background.begin() : null;
     try {
       while (true) {
@@ -286,6 +308,13 @@ public final class StoreVerifier implements AutoCloseable {
           return r;
         }
         reader.rollback();
+        if (sealMeanwhile
+            && runDamage.isEmpty()
+            && System.nanoTime() - sealedAt >= TimeUnit.MILLISECONDS.toNanos(pollMs)) {
+          // Unthrottled itself: this pass's pacing counts its CPU (the same thread's).
+          sealNewRuns(sealEvery, false);
+          sealedAt = System.nanoTime();
+        }
         if (pace != null) {
           try {
             pace.pace();
