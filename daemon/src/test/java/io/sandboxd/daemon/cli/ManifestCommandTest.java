@@ -11,21 +11,12 @@ import io.sandboxd.attest.DevcontainerIngest;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.SigningKey;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** `sandboxctl manifest ingest|derive` and `verify` of a manifest envelope, in process. */
-class ManifestCommandTest {
-  @TempDir Path tmp;
-
-  private Path write(String name, String text) throws IOException {
-    Path p = tmp.resolve(name);
-    Files.writeString(p, text, StandardCharsets.UTF_8);
-    return p;
-  }
+class ManifestCommandTest extends FileInputs {
 
   @Test
   void ingestPrintsTheSignedEnvelopeWithAddressAndPinnedAtTopLevel() throws IOException {
