@@ -14,9 +14,7 @@ import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.daemon.rpc.ReleaseParentReply;
 import io.sandboxd.daemon.rpc.ReleaseParentRequest;
 import java.nio.file.Path;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -56,33 +54,19 @@ final class JcpCommand implements Runnable {
    * A `jcp` subcommand: one call to the daemon whose answer is the text printed; a refusal by a
    * rule exits {@link #REFUSED}.
    */
-  abstract static class Ask implements Callable<Integer> {
-    @Mixin DaemonSocket daemon;
-
-    private final String command;
-
-    Ask(String command) {
-      this.command = command;
-    }
-
-    /** Asks the daemon; returns what the command prints. */
-    abstract String ask(DaemonClient c) throws Exception;
-
+  abstract static class Ask extends DaemonAnswer {
     @Override
-    public final Integer call() throws Exception {
-      return daemon.print(command, this::ask, JcpCommand::exitOf);
+    int exitOf(StatusRuntimeException e) {
+      return JcpCommand.exitOf(e);
     }
   }
 
   /** `jcp keys`: the holder and agent public keys (an issuer names the holder in its policy). */
   @Command(name = "keys", description = "Print the daemon's holder and agent public keys.")
   static final class Keys extends Ask {
-    Keys() {
-      super("jcp keys");
-    }
 
     @Override
-    String ask(DaemonClient c) {
+    String answer(DaemonClient c) {
       JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
       return "holder " + r.getHolder() + "\nagent " + r.getAgent() + "\n";
     }
@@ -106,9 +90,6 @@ final class JcpCommand implements Runnable {
             "Register a signed jcp.mint-policy/1 envelope (sandboxctl sign --key ISSUER) with the"
                 + " parent grant it names; prints the policy address.")
     static final class Add extends Ask {
-      Add() {
-        super("jcp policy add");
-      }
 
       @Parameters(index = "0", paramLabel = "FILE", description = "The signed policy envelope.")
       Path file;
@@ -121,7 +102,7 @@ final class JcpCommand implements Runnable {
       Path parent;
 
       @Override
-      String ask(DaemonClient c) throws Input.Unreadable {
+      String answer(DaemonClient c) throws Input.Unreadable {
         AddMintPolicyRequest req =
             AddMintPolicyRequest.newBuilder()
                 .setPolicy(Input.text(file))
@@ -139,9 +120,6 @@ final class JcpCommand implements Runnable {
           "Offer an event to a mint policy: prints the minted child's grants_id (run it with"
               + " sandboxctl run ... --grants b3:<grants_id>), or the rule that refused it (exit 1).")
   static final class Event extends Ask {
-    Event() {
-      super("jcp event");
-    }
 
     @Parameters(index = "0", paramLabel = "POLICY", description = "Policy address (hex or b3:).")
     String policy;
@@ -164,7 +142,7 @@ final class JcpCommand implements Runnable {
     boolean json;
 
     @Override
-    String ask(DaemonClient c) throws Input.Unreadable {
+    String answer(DaemonClient c) throws Input.Unreadable {
       MintEventRequest req =
           MintEventRequest.newBuilder()
               .setPolicy(policy)
@@ -183,9 +161,6 @@ final class JcpCommand implements Runnable {
           "Stop holding a parent grant (its policies mint nothing more and its children start no"
               + " run), or release the children minted with a grants_id (they start no run).")
   static final class Release extends Ask {
-    Release() {
-      super("jcp release");
-    }
 
     @Parameters(
         index = "0",
@@ -194,7 +169,7 @@ final class JcpCommand implements Runnable {
     String parent;
 
     @Override
-    String ask(DaemonClient c) {
+    String answer(DaemonClient c) {
       ReleaseParentReply r =
           c.jcp()
               .releaseParent(ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
@@ -209,9 +184,6 @@ final class JcpCommand implements Runnable {
           "Checkpoint a running or parked durable run under the daemon's agent key: prints the"
               + " checkpoint address (an amendment names it).")
   static final class Checkpoint extends Ask {
-    Checkpoint() {
-      super("jcp checkpoint");
-    }
 
     @Parameters(index = "0", paramLabel = "RUN", description = "The durable run id.")
     String run;
@@ -220,7 +192,7 @@ final class JcpCommand implements Runnable {
     boolean json;
 
     @Override
-    String ask(DaemonClient c) {
+    String answer(DaemonClient c) {
       CheckpointRunReply r =
           c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
       return (json ? r.getCheckpoint() : r.getAddress()) + "\n";
@@ -235,9 +207,6 @@ final class JcpCommand implements Runnable {
               + " durable run from its next host call on: prints the new grants_id, or the rule"
               + " that refused it (exit 1).")
   static final class Amend extends Ask {
-    Amend() {
-      super("jcp amend");
-    }
 
     @Parameters(index = "0", paramLabel = "RUN", description = "The durable run id.")
     String run;
@@ -246,7 +215,7 @@ final class JcpCommand implements Runnable {
     Path amendment;
 
     @Override
-    String ask(DaemonClient c) throws Input.Unreadable {
+    String answer(DaemonClient c) throws Input.Unreadable {
       AmendRunRequest req =
           AmendRunRequest.newBuilder().setRunId(run).setAmendment(Input.text(amendment)).build();
       return c.jcp().amendRun(req).getNewGrantsId() + "\n";

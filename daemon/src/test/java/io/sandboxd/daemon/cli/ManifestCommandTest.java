@@ -18,6 +18,11 @@ import org.junit.jupiter.api.Test;
 /** `sandboxctl manifest ingest|derive` and `verify` of a manifest envelope, in process. */
 class ManifestCommandTest extends FileInputs {
 
+  /** `sandboxctl manifest SUB` of a devcontainer.json holding {@code json}. */
+  private Console.Result manifest(String sub, String json) throws IOException {
+    return Console.run("manifest", sub, write("d.json", json).toString());
+  }
+
   @Test
   void ingestPrintsTheSignedEnvelopeWithAddressAndPinnedAtTopLevel() throws IOException {
     SigningKey key = SigningKey.generate();
@@ -57,8 +62,7 @@ class ManifestCommandTest extends FileInputs {
 
   @Test
   void ingestWithoutAKeyNamesTheOneTimeKey() throws IOException {
-    Path doc = write("d.json", "{\"image\":\"u@sha256:" + "ab".repeat(32) + "\"}");
-    Console.Result r = Console.run("manifest", "ingest", doc.toString());
+    Console.Result r = manifest("ingest", "{\"image\":\"u@sha256:" + "ab".repeat(32) + "\"}");
     assertEquals(0, r.exit(), r.stderr());
     JsonNode env = CanonicalJson.parse(r.out().strip());
     assertTrue(env.get("pinned").booleanValue());
@@ -67,12 +71,11 @@ class ManifestCommandTest extends FileInputs {
 
   @Test
   void ingestRefusalExitsTwoNamingEveryField() throws IOException {
-    Path doc =
-        write(
-            "d.json",
+    Console.Result r =
+        manifest(
+            "ingest",
             "{\"image\":\"i\",\"postCreateCommand\":\"x\",\"runArgs\":[],\"fooBar\":1,"
                 + "\"containerEnv\":{\"A\":1}}");
-    Console.Result r = Console.run("manifest", "ingest", doc.toString());
     assertEquals(2, r.exit());
     assertEquals("", r.out());
     for (String f : new String[] {"postCreateCommand", "runArgs", "fooBar", "containerEnv.A"}) {
@@ -83,12 +86,11 @@ class ManifestCommandTest extends FileInputs {
 
   @Test
   void deriveRemovesRefusedFieldsAndExplainsEachOnStderr() throws IOException {
-    Path doc =
-        write(
-            "d.json",
+    Console.Result r =
+        manifest(
+            "derive",
             "{ /* x */ \"image\":\"i\",\"postCreateCommand\":\"x\",\"forwardPorts\":[1],"
                 + "\"containerEnv\":{\"A\":1,\"B\":\"2\"},}");
-    Console.Result r = Console.run("manifest", "derive", doc.toString());
     assertEquals(0, r.exit(), r.stderr());
     JsonNode out = CanonicalJson.parse(r.out());
     assertEquals(
@@ -101,9 +103,7 @@ class ManifestCommandTest extends FileInputs {
 
   @Test
   void deriveOfADocumentWithNoImageExitsTwoButPrintsWhatItCould() throws IOException {
-    Console.Result r =
-        Console.run(
-            "manifest", "derive", write("d.json", "{\"build\":{},\"name\":\"n\"}").toString());
+    Console.Result r = manifest("derive", "{\"build\":{},\"name\":\"n\"}");
     assertEquals(2, r.exit());
     assertEquals("{\"name\":\"n\"}", CanonicalJson.canonicalString(CanonicalJson.parse(r.out())));
     assertTrue(r.stderr().contains("unresolved image"), r.stderr());
