@@ -32,12 +32,7 @@ import picocli.CommandLine.Parameters;
       FleetCommand.Consistency.class,
       FleetCommand.Verify.class
     })
-final class FleetCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class FleetCommand extends CommandGroup {
   static String readText(Path file) {
     try {
       return Files.readString(file, StandardCharsets.UTF_8).strip();

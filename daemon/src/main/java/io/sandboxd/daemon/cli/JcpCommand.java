@@ -30,14 +30,9 @@ import picocli.CommandLine.Parameters;
       JcpCommand.Checkpoint.class,
       JcpCommand.Amend.class
     })
-final class JcpCommand implements Runnable {
+final class JcpCommand extends CommandGroup {
   /** Exit status of a request a JCP rule refused (the rule is named on stderr). */
   static final int REFUSED = 1;
-
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
 
   /** A refusal by a rule exits 1 (the rule is named on stderr); anything else is unusable (2). */
   static int exitOf(StatusRuntimeException e) {
@@ -77,12 +72,7 @@ final class JcpCommand implements Runnable {
       name = "policy",
       description = "Register mint policies.",
       subcommands = {Policy.Add.class})
-  static final class Policy implements Runnable {
-    @Override
-    public void run() {
-      picocli.CommandLine.usage(this, System.err);
-    }
-
+  static final class Policy extends CommandGroup {
     /** Registers an issuer-signed policy envelope; prints its address. */
     @Command(
         name = "add",

@@ -21,12 +21,7 @@ import picocli.CommandLine.Parameters;
       LogCommand.Prove.class,
       LogCommand.Consistency.class
     })
-final class LogCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class LogCommand extends CommandGroup {
   @Command(
       name = "checkpoint",
       description =

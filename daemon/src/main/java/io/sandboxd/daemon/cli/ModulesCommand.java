@@ -20,12 +20,7 @@ import picocli.CommandLine.Parameters;
     name = "modules",
     description = "Store a module on the daemon by its address, or list the modules it holds.",
     subcommands = {ModulesCommand.Put.class, ModulesCommand.ListHeld.class})
-final class ModulesCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class ModulesCommand extends CommandGroup {
   /** `modules put FILE`: prints the 64-hex address (submit it as `run b3:<address>`). */
   @Command(
       name = "put",

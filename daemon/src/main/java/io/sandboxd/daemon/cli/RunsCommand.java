@@ -27,12 +27,7 @@ import picocli.CommandLine.Option;
       RunsDurableCommands.Import.class,
       RunsDurableCommands.Reclaim.class
     })
-final class RunsCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class RunsCommand extends CommandGroup {
   /** How the daemon lists a run whose stored values do not match its signed records. */
   static final String TAMPERED = "{\"Tampered\":";
 

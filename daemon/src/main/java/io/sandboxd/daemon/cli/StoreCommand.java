@@ -12,12 +12,7 @@ import picocli.CommandLine.Mixin;
     name = "store",
     description = "Run store operations.",
     subcommands = {StoreCommand.Verify.class})
-final class StoreCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class StoreCommand extends CommandGroup {
   /** Exit 0 when every run verifies, 1 when damage is found (listed on stderr), 2 unusable. */
   @Command(
       name = "verify",

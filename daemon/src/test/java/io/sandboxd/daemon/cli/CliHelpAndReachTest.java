@@ -94,9 +94,11 @@ class CliHelpAndReachTest {
   }
 
   @Test
-  void eachDaemonCommandNamesItselfWhenItCannotAsk() {
+  void eachDaemonCommandNamesItselfWhenItCannotAsk() throws IOException {
     String socket = tmp.resolve("none.sock").toString();
     String absent = tmp.resolve("absent").toString();
+    // Read before the call: the commands that read their files first get that far.
+    String agg = Files.writeString(tmp.resolve("agg.json"), "{}").toString();
     // The command's words, then its arguments: a failed call names the words, nothing else.
     for (String[] command :
         new String[][] {
@@ -118,6 +120,8 @@ class CliHelpAndReachTest {
           {"log prove", "ab"},
           {"log consistency", "1", "2"},
           {"fleet aggregate"},
+          {"fleet prove", "r1", "--aggregate", agg},
+          {"fleet consistency", agg, agg},
           {"jcp keys"},
           {"jcp policy add", absent, "--parent", absent},
           {"jcp event", "ab", absent},
