@@ -3,7 +3,6 @@ package io.sandboxd.daemon;
 import io.sandboxd.config.Fleet;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
@@ -44,13 +43,7 @@ final class LogCheckpointer {
     if (!fleet.log()) {
       return;
     }
-    ScheduledExecutorService timer =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "node-log-checkpoint");
-              t.setDaemon(true);
-              return t;
-            });
+    ScheduledExecutorService timer = BackgroundTimer.named("node-log-checkpoint");
     timer.scheduleWithFixedDelay(
         () -> {
           try {

@@ -47,17 +47,7 @@ final class PrivatePath {
     }
     int mode = mode(real);
     long owner = uid(real);
-    if (owner != me && owner != 0) {
-      throw new IOException(
-          role
-              + " "
-              + dir
-              + ": owned by uid "
-              + owner
-              + ", not by the daemon's uid "
-              + me
-              + " or root; refusing to trust it");
-    }
+    requireTrustedOwner(role + " " + dir + ":", owner, me);
     if ((mode & GROUP_OR_OTHER_WRITE) != 0
         && !(sharedSticky && (mode & STICKY) != 0 && owner == 0)) {
       throw new IOException(
@@ -74,19 +64,7 @@ final class PrivatePath {
     for (Path p = real.getParent(); p != null; p = p.getParent()) {
       int m = mode(p);
       long o = uid(p);
-      if (o != me && o != 0) {
-        throw new IOException(
-            role
-                + " "
-                + dir
-                + ": its ancestor "
-                + p
-                + " is owned by uid "
-                + o
-                + ", not by the daemon's uid "
-                + me
-                + " or root; refusing to trust it");
-      }
+      requireTrustedOwner(role + " " + dir + ": its ancestor " + p + " is", o, me);
       if ((m & GROUP_OR_OTHER_WRITE) != 0 && !((m & STICKY) != 0 && o == 0)) {
         throw new IOException(
             role
@@ -99,6 +77,21 @@ final class PrivatePath {
                 + ") lets other users"
                 + " replace it; it must not be group- or world-writable");
       }
+    }
+  }
+
+  /**
+   * Refuses what {@code subject} names unless {@code owner} is the daemon's uid {@code me} or root.
+   */
+  private static void requireTrustedOwner(String subject, long owner, long me) throws IOException {
+    if (owner != me && owner != 0) {
+      throw new IOException(
+          subject
+              + " owned by uid "
+              + owner
+              + ", not by the daemon's uid "
+              + me
+              + " or root; refusing to trust it");
     }
   }
 

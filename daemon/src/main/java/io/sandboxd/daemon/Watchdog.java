@@ -3,7 +3,6 @@ package io.sandboxd.daemon;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -47,13 +46,7 @@ final class Watchdog implements AutoCloseable {
 
   /** Pings every half {@code interval} while {@code alive} says so. */
   static Watchdog start(SystemdNotifier systemd, Duration interval, BooleanSupplier alive) {
-    ScheduledExecutorService timer =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "sandboxd-watchdog");
-              t.setDaemon(true);
-              return t;
-            });
+    ScheduledExecutorService timer = BackgroundTimer.named("sandboxd-watchdog");
     long half = Math.max(1, interval.toMillis() / 2);
     timer.scheduleWithFixedDelay(
         () -> {

@@ -45,6 +45,7 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -325,7 +326,9 @@ final class InteropVectors {
               List.of(segment),
               List.of(log),
               List.of(receipt, attestation),
-              Map.of());
+              Map.of(),
+              List.of(),
+              Optional.empty());
       content.set("run_bundle", canonical(bundle.toBytes()));
       // The same bundle sealed by the exporting node for one destination (the stranger's key).
       RunBundle sealed = BundleSeal.seal(bundle, NODE, STRANGER.publicKey().hex());

@@ -4,17 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.epoll.EpollDomainDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.unix.DomainDatagramPacket;
-import io.netty.channel.unix.DomainSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -40,20 +33,7 @@ class ServeNotifiesSystemdTest {
     Path socket = tmp.resolve("sandboxd.sock");
     Process daemon = null;
     try {
-      Channel server =
-          new Bootstrap()
-              .group(group)
-              .channel(EpollDomainDatagramChannel.class)
-              .handler(
-                  new SimpleChannelInboundHandler<DomainDatagramPacket>() {
-                    @Override
-                    protected void channelRead0(ChannelHandlerContext ctx, DomainDatagramPacket p) {
-                      received.add(p.content().toString(StandardCharsets.UTF_8));
-                    }
-                  })
-              .bind(new DomainSocketAddress(notify.toString()))
-              .sync()
-              .channel();
+      Channel server = SystemdNotifierTest.listen(group, notify.toString(), received);
       String java = ProcessHandle.current().info().command().orElse("java");
       ProcessBuilder pb =
           new ProcessBuilder(

@@ -45,8 +45,16 @@ class SystemdNotifierTest {
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
   }
 
-  /** Binds a datagram socket at {@code address} that queues every message's text. */
   private Channel listen(String address) throws InterruptedException {
+    return listen(group, address, received);
+  }
+
+  /**
+   * Binds a datagram socket at {@code address}, as systemd's notify socket, that adds every
+   * message's text to {@code received}.
+   */
+  static Channel listen(EventLoopGroup group, String address, BlockingQueue<String> received)
+      throws InterruptedException {
     return new Bootstrap()
         .group(group)
         .channel(EpollDomainDatagramChannel.class)

@@ -5,7 +5,9 @@ import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.DaemonPaths;
 import java.nio.file.Path;
 import java.util.function.ToIntFunction;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * The {@code --socket} option every command that talks to the daemon mixes in, and the one place a
@@ -20,6 +22,9 @@ public final class DaemonSocket {
               + " the dev state directory's).")
   Path socket;
 
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec mixee;
+
   /** Work done with a connected client; returns the command's exit status. */
   @FunctionalInterface
   interface Call {
@@ -32,6 +37,11 @@ public final class DaemonSocket {
     String apply(DaemonClient client) throws Exception;
   }
 
+  /** The name a failed call of the command mixing this in starts with: "runs list", say. */
+  String command() {
+    return mixee.qualifiedName(" ").substring(mixee.root().name().length() + 1);
+  }
+
   /** The socket named, or the default one. */
   Path path() {
     return socket != null ? socket : DaemonPaths.defaultClientSocket();
@@ -39,14 +49,8 @@ public final class DaemonSocket {
 
   /**
    * Runs {@code call} on a client of the daemon; a failed RPC prints {@code sandboxctl COMMAND:}
-   * and what went wrong, and exits {@link Sandboxctl#UNUSABLE}, as does an unreadable input file.
-   */
-  int call(String command, Call call) throws Exception {
-    return call(command, call, e -> Sandboxctl.UNUSABLE);
-  }
-
-  /**
-   * As {@link #call(String, Call)}, with the exit status of a failed RPC chosen by {@code exit}.
+   * and what went wrong, and exits as {@code exit} says; an unreadable input file exits {@link
+   * Sandboxctl#UNUSABLE}.
    */
   int call(String command, Call call, ToIntFunction<StatusRuntimeException> exit) throws Exception {
     try (DaemonClient c = new DaemonClient(path())) {
@@ -60,23 +64,18 @@ public final class DaemonSocket {
     }
   }
 
-  /** Prints what {@code text} returns (exit 0), as {@link #call(String, Call)} calls the daemon. */
-  int print(String command, Text text) throws Exception {
-    return print(command, text, e -> Sandboxctl.UNUSABLE);
-  }
-
   /**
-   * As {@link #print(String, Text)}, with the exit status of a failed RPC chosen by {@code exit}.
+   * Prints what {@code text} returns (exit 0), as {@link #call} calls the daemon; a failed RPC
+   * exits {@link Sandboxctl#UNUSABLE}.
    */
-  int print(String command, Text text, ToIntFunction<StatusRuntimeException> exit)
-      throws Exception {
+  int print(String command, Text text) throws Exception {
     return call(
         command,
         c -> {
           System.out.print(text.apply(c));
           return 0;
         },
-        exit);
+        e -> Sandboxctl.UNUSABLE);
   }
 
   /** The one line a failed RPC of {@code command} prints on stderr. */

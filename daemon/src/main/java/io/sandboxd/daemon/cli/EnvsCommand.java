@@ -3,12 +3,11 @@ package io.sandboxd.daemon.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.EnvironmentInfo;
 import io.sandboxd.daemon.rpc.ListEnvironmentsReply;
 import io.sandboxd.daemon.rpc.ListEnvironmentsRequest;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -16,22 +15,16 @@ import picocli.CommandLine.Option;
  * its image is pinned; {@code --json} adds the node-signed manifest envelope.
  */
 @Command(name = "envs", description = "List the environments the daemon offers.")
-final class EnvsCommand implements Callable<Integer> {
-  @Mixin DaemonSocket daemon;
-
+final class EnvsCommand extends DaemonCommand {
   @Option(
       names = "--json",
       description = "One JSON array of {name, address, pinned, manifest (the signed envelope)}.")
   boolean json;
 
   @Override
-  public Integer call() throws Exception {
-    return daemon.call(
-        "envs",
-        c -> print(c.stub().listEnvironments(ListEnvironmentsRequest.getDefaultInstance())));
-  }
-
-  private int print(ListEnvironmentsReply reply) {
+  int ask(DaemonClient c) {
+    ListEnvironmentsReply reply =
+        c.stub().listEnvironments(ListEnvironmentsRequest.getDefaultInstance());
     if (json) {
       ArrayNode a = CanonicalJson.mapper().createArrayNode();
       for (EnvironmentInfo e : reply.getEnvironmentsList()) {

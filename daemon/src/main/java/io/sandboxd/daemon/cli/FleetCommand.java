@@ -5,6 +5,7 @@ import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.PublicKey;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.SignerTrust;
 import io.sandboxd.daemon.fleet.FleetDocs;
 import io.sandboxd.daemon.rpc.AggregateFleetRequest;
@@ -31,12 +32,7 @@ import picocli.CommandLine.Parameters;
       FleetCommand.Consistency.class,
       FleetCommand.Verify.class
     })
-final class FleetCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class FleetCommand extends CommandGroup {
   static String readText(Path file) {
     try {
       return Files.readString(file, StandardCharsets.UTF_8).strip();
@@ -51,7 +47,7 @@ final class FleetCommand implements Runnable {
           "Print the node's signed aggregate over the runs created in [--since, --until] (ms),"
               + " contiguous in the order they were stored; durable runs' receipts in its durable"
               + " part, counted in its totals.")
-  static final class Aggregate implements Callable<Integer> {
+  static final class Aggregate extends DaemonAnswer {
     @Option(names = "--since", paramLabel = "MS", description = "From runs created at or after.")
     long since;
 
@@ -61,25 +57,22 @@ final class FleetCommand implements Runnable {
         description = "Through runs created at or before.")
     long until;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
     public Integer call() throws Exception {
       if (since < 0 || until < 0) {
         System.err.println("sandboxctl fleet aggregate: --since/--until must not be negative");
         return Sandboxctl.UNUSABLE;
       }
-      return daemon.print(
-          "fleet aggregate",
-          c ->
-              c.stub()
-                      .aggregateFleet(
-                          AggregateFleetRequest.newBuilder()
-                              .setSinceMs(since)
-                              .setUntilMs(until)
-                              .build())
-                      .getEnvelopeJson()
-                  + "\n");
+      return super.call();
+    }
+
+    @Override
+    String answer(DaemonClient c) {
+      return c.stub()
+              .aggregateFleet(
+                  AggregateFleetRequest.newBuilder().setSinceMs(since).setUntilMs(until).build())
+              .getEnvelopeJson()
+          + "\n";
     }
   }
 

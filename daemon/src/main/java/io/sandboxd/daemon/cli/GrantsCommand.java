@@ -17,12 +17,7 @@ import picocli.CommandLine.Parameters;
       GrantsCommand.Canon.class,
       GrantsAttenuatesCommand.class
     })
-final class GrantsCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class GrantsCommand extends CommandGroup {
   /** What a subcommand does with the grant set it read. */
   @FunctionalInterface
   interface Work {

@@ -2,6 +2,7 @@ package io.sandboxd.daemon.cli;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.AddMintPolicyRequest;
 import io.sandboxd.daemon.rpc.AmendRunRequest;
 import io.sandboxd.daemon.rpc.CheckpointRunReply;
@@ -13,9 +14,7 @@ import io.sandboxd.daemon.rpc.MintEventRequest;
 import io.sandboxd.daemon.rpc.ReleaseParentReply;
 import io.sandboxd.daemon.rpc.ReleaseParentRequest;
 import java.nio.file.Path;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -31,14 +30,9 @@ import picocli.CommandLine.Parameters;
       JcpCommand.Checkpoint.class,
       JcpCommand.Amend.class
     })
-final class JcpCommand implements Runnable {
+final class JcpCommand extends CommandGroup {
   /** Exit status of a request a JCP rule refused (the rule is named on stderr). */
   static final int REFUSED = 1;
-
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
 
   /** A refusal by a rule exits 1 (the rule is named on stderr); anything else is unusable (2). */
   static int exitOf(StatusRuntimeException e) {
@@ -51,20 +45,25 @@ final class JcpCommand implements Runnable {
     return rule ? REFUSED : Sandboxctl.UNUSABLE;
   }
 
+  /**
+   * A `jcp` subcommand: one call to the daemon whose answer is the text printed; a refusal by a
+   * rule exits {@link #REFUSED}.
+   */
+  abstract static class Ask extends DaemonAnswer {
+    @Override
+    int exitOf(StatusRuntimeException e) {
+      return JcpCommand.exitOf(e);
+    }
+  }
+
   /** `jcp keys`: the holder and agent public keys (an issuer names the holder in its policy). */
   @Command(name = "keys", description = "Print the daemon's holder and agent public keys.")
-  static final class Keys implements Callable<Integer> {
-    @Mixin DaemonSocket daemon;
+  static final class Keys extends Ask {
 
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "jcp keys",
-          c -> {
-            JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
-            return "holder " + r.getHolder() + "\nagent " + r.getAgent() + "\n";
-          },
-          JcpCommand::exitOf);
+    String answer(DaemonClient c) {
+      JcpKeysReply r = c.jcp().jcpKeys(JcpKeysRequest.getDefaultInstance());
+      return "holder " + r.getHolder() + "\nagent " + r.getAgent() + "\n";
     }
   }
 
@@ -73,19 +72,15 @@ final class JcpCommand implements Runnable {
       name = "policy",
       description = "Register mint policies.",
       subcommands = {Policy.Add.class})
-  static final class Policy implements Runnable {
-    @Override
-    public void run() {
-      picocli.CommandLine.usage(this, System.err);
-    }
-
+  static final class Policy extends CommandGroup {
     /** Registers an issuer-signed policy envelope; prints its address. */
     @Command(
         name = "add",
         description =
             "Register a signed jcp.mint-policy/1 envelope (sandboxctl sign --key ISSUER) with the"
                 + " parent grant it names; prints the policy address.")
-    static final class Add implements Callable<Integer> {
+    static final class Add extends Ask {
+
       @Parameters(index = "0", paramLabel = "FILE", description = "The signed policy envelope.")
       Path file;
 
@@ -96,21 +91,14 @@ final class JcpCommand implements Runnable {
           description = "The parent grant (its grants_id is the policy's parent_grants_id).")
       Path parent;
 
-      @Mixin DaemonSocket daemon;
-
       @Override
-      public Integer call() throws Exception {
-        return daemon.print(
-            "jcp policy add",
-            c -> {
-              AddMintPolicyRequest req =
-                  AddMintPolicyRequest.newBuilder()
-                      .setPolicy(Input.text(file))
-                      .setParentJson(Input.text(parent))
-                      .build();
-              return c.jcp().addMintPolicy(req).getAddress() + "\n";
-            },
-            JcpCommand::exitOf);
+      String answer(DaemonClient c) throws Input.Unreadable {
+        AddMintPolicyRequest req =
+            AddMintPolicyRequest.newBuilder()
+                .setPolicy(Input.text(file))
+                .setParentJson(Input.text(parent))
+                .build();
+        return c.jcp().addMintPolicy(req).getAddress() + "\n";
       }
     }
   }
@@ -121,7 +109,8 @@ final class JcpCommand implements Runnable {
       description =
           "Offer an event to a mint policy: prints the minted child's grants_id (run it with"
               + " sandboxctl run ... --grants b3:<grants_id>), or the rule that refused it (exit 1).")
-  static final class Event implements Callable<Integer> {
+  static final class Event extends Ask {
+
     @Parameters(index = "0", paramLabel = "POLICY", description = "Policy address (hex or b3:).")
     String policy;
 
@@ -142,23 +131,16 @@ final class JcpCommand implements Runnable {
     @Option(names = "--json", description = "Print the signed jcp.child/1 envelope instead.")
     boolean json;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "jcp event",
-          c -> {
-            MintEventRequest req =
-                MintEventRequest.newBuilder()
-                    .setPolicy(policy)
-                    .setEventJson(Input.text(event))
-                    .setGrantsJson(grants == null ? "" : Input.text(grants))
-                    .build();
-            MintEventReply r = c.jcp().mintEvent(req);
-            return (json ? r.getChild() : r.getGrantsId()) + "\n";
-          },
-          JcpCommand::exitOf);
+    String answer(DaemonClient c) throws Input.Unreadable {
+      MintEventRequest req =
+          MintEventRequest.newBuilder()
+              .setPolicy(policy)
+              .setEventJson(Input.text(event))
+              .setGrantsJson(grants == null ? "" : Input.text(grants))
+              .build();
+      MintEventReply r = c.jcp().mintEvent(req);
+      return (json ? r.getChild() : r.getGrantsId()) + "\n";
     }
   }
 
@@ -168,27 +150,20 @@ final class JcpCommand implements Runnable {
       description =
           "Stop holding a parent grant (its policies mint nothing more and its children start no"
               + " run), or release the children minted with a grants_id (they start no run).")
-  static final class Release implements Callable<Integer> {
+  static final class Release extends Ask {
+
     @Parameters(
         index = "0",
         paramLabel = "GRANTS_ID",
         description = "A parent's or a minted child's grants_id.")
     String parent;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "jcp release",
-          c -> {
-            ReleaseParentReply r =
-                c.jcp()
-                    .releaseParent(
-                        ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
-            return r.getPolicies() + " policies released\n";
-          },
-          JcpCommand::exitOf);
+    String answer(DaemonClient c) {
+      ReleaseParentReply r =
+          c.jcp()
+              .releaseParent(ReleaseParentRequest.newBuilder().setParentGrantsId(parent).build());
+      return r.getPolicies() + " policies released\n";
     }
   }
 
@@ -198,25 +173,19 @@ final class JcpCommand implements Runnable {
       description =
           "Checkpoint a running or parked durable run under the daemon's agent key: prints the"
               + " checkpoint address (an amendment names it).")
-  static final class Checkpoint implements Callable<Integer> {
+  static final class Checkpoint extends Ask {
+
     @Parameters(index = "0", paramLabel = "RUN", description = "The durable run id.")
     String run;
 
     @Option(names = "--json", description = "Print the signed jcp.checkpoint/1 envelope instead.")
     boolean json;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "jcp checkpoint",
-          c -> {
-            CheckpointRunReply r =
-                c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
-            return (json ? r.getCheckpoint() : r.getAddress()) + "\n";
-          },
-          JcpCommand::exitOf);
+    String answer(DaemonClient c) {
+      CheckpointRunReply r =
+          c.jcp().checkpointRun(CheckpointRunRequest.newBuilder().setRunId(run).build());
+      return (json ? r.getCheckpoint() : r.getAddress()) + "\n";
     }
   }
 
@@ -227,28 +196,19 @@ final class JcpCommand implements Runnable {
           "Apply an issuer-signed jcp.amendment/1 (made with sandboxctl sign --key ISSUER) to a"
               + " durable run from its next host call on: prints the new grants_id, or the rule"
               + " that refused it (exit 1).")
-  static final class Amend implements Callable<Integer> {
+  static final class Amend extends Ask {
+
     @Parameters(index = "0", paramLabel = "RUN", description = "The durable run id.")
     String run;
 
     @Parameters(index = "1", paramLabel = "AMENDMENT.json", description = "The signed envelope.")
     Path amendment;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "jcp amend",
-          c -> {
-            AmendRunRequest req =
-                AmendRunRequest.newBuilder()
-                    .setRunId(run)
-                    .setAmendment(Input.text(amendment))
-                    .build();
-            return c.jcp().amendRun(req).getNewGrantsId() + "\n";
-          },
-          JcpCommand::exitOf);
+    String answer(DaemonClient c) throws Input.Unreadable {
+      AmendRunRequest req =
+          AmendRunRequest.newBuilder().setRunId(run).setAmendment(Input.text(amendment)).build();
+      return c.jcp().amendRun(req).getNewGrantsId() + "\n";
     }
   }
 }

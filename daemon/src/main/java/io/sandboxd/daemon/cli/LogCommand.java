@@ -1,12 +1,11 @@
 package io.sandboxd.daemon.cli;
 
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetLogCheckpointRequest;
 import io.sandboxd.daemon.rpc.LogCheckpointReply;
 import io.sandboxd.daemon.rpc.ProveConsistencyRequest;
 import io.sandboxd.daemon.rpc.ProveInclusionRequest;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -22,32 +21,21 @@ import picocli.CommandLine.Parameters;
       LogCommand.Prove.class,
       LogCommand.Consistency.class
     })
-final class LogCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class LogCommand extends CommandGroup {
   @Command(
       name = "checkpoint",
       description =
           "Print the node log's newest checkpoint (a C2SP signed note; signed now if the log grew)."
               + " --vkey prints the verifier key instead.")
-  static final class Checkpoint implements Callable<Integer> {
-    @Mixin DaemonSocket daemon;
-
+  static final class Checkpoint extends DaemonAnswer {
     @Option(names = "--vkey", description = "Print the log's verifier key (name+id+key).")
     boolean vkey;
 
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "log checkpoint",
-          c -> {
-            LogCheckpointReply r =
-                c.stub().getLogCheckpoint(GetLogCheckpointRequest.getDefaultInstance());
-            return vkey ? r.getVkey() + "\n" : r.getNote();
-          });
+    String answer(DaemonClient c) {
+      LogCheckpointReply r =
+          c.stub().getLogCheckpoint(GetLogCheckpointRequest.getDefaultInstance());
+      return vkey ? r.getVkey() + "\n" : r.getNote();
     }
   }
 
@@ -55,36 +43,28 @@ final class LogCommand implements Runnable {
       name = "prove",
       description =
           "Print the inclusion proof of a record (by address) against the newest checkpoint.")
-  static final class Prove implements Callable<Integer> {
+  static final class Prove extends DaemonAnswer {
     @Parameters(paramLabel = "ADDRESS", description = "The record's address (64 hex).")
     String address;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "log prove",
-          c ->
-              c.stub()
-                      .proveInclusion(
-                          ProveInclusionRequest.newBuilder().setAddress(address).build())
-                      .getProofJson()
-                  + "\n");
+    String answer(DaemonClient c) {
+      return c.stub()
+              .proveInclusion(ProveInclusionRequest.newBuilder().setAddress(address).build())
+              .getProofJson()
+          + "\n";
     }
   }
 
   @Command(
       name = "consistency",
       description = "Print the consistency proof between two sizes of the node log.")
-  static final class Consistency implements Callable<Integer> {
+  static final class Consistency extends DaemonAnswer {
     @Parameters(index = "0", paramLabel = "SIZE1", description = "The older size (>= 1).")
     long oldSize;
 
     @Parameters(index = "1", paramLabel = "SIZE2", description = "The newer size.")
     long newSize;
-
-    @Mixin DaemonSocket daemon;
 
     @Override
     public Integer call() throws Exception {
@@ -92,17 +72,19 @@ final class LogCommand implements Runnable {
         System.err.println("sandboxctl log consistency: sizes must not be negative");
         return Sandboxctl.UNUSABLE;
       }
-      return daemon.print(
-          "log consistency",
-          c ->
-              c.stub()
-                      .proveConsistency(
-                          ProveConsistencyRequest.newBuilder()
-                              .setOldSize(oldSize)
-                              .setNewSize(newSize)
-                              .build())
-                      .getProofJson()
-                  + "\n");
+      return super.call();
+    }
+
+    @Override
+    String answer(DaemonClient c) {
+      return c.stub()
+              .proveConsistency(
+                  ProveConsistencyRequest.newBuilder()
+                      .setOldSize(oldSize)
+                      .setNewSize(newSize)
+                      .build())
+              .getProofJson()
+          + "\n";
     }
   }
 }

@@ -41,22 +41,31 @@ final class ManifestCommand implements Runnable {
     e.refusals().forEach(r -> err.println("  " + r.field() + ": " + r.reason()));
   }
 
-  /** What a subcommand does with the devcontainer.json it read; returns the exit status. */
-  @FunctionalInterface
-  interface Work {
-    int apply(byte[] devcontainer) throws IOException;
-  }
+  /**
+   * A subcommand that reads one devcontainer.json, FILE or stdin; a refusal names every field, and
+   * all exit 2, each message starting with the command ({@code sandboxctl manifest ingest}).
+   */
+  abstract static class OnDocument implements Callable<Integer> {
+    @Parameters(arity = "0..1", paramLabel = "FILE|-", description = "devcontainer.json (JSONC).")
+    String file;
 
-  /** Reads FILE (or stdin) for {@code work}; a refusal names every field, and all exit 2. */
-  static int withDocument(String who, String file, Work work) {
-    try {
-      return work.apply(Input.read(file));
-    } catch (ManifestRefusedException e) {
-      printRefusals(who, file, e);
-      return Sandboxctl.UNUSABLE;
-    } catch (AttestException | IOException e) {
-      System.err.println(who + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+    @Spec CommandLine.Model.CommandSpec command;
+
+    /** What the subcommand does with the document, as {@code who}; returns the exit status. */
+    abstract int apply(String who, byte[] devcontainer) throws IOException;
+
+    @Override
+    public Integer call() {
+      String who = command.qualifiedName(" ");
+      try {
+        return apply(who, Input.read(file));
+      } catch (ManifestRefusedException e) {
+        printRefusals(who, file, e);
+        return Sandboxctl.UNUSABLE;
+      } catch (AttestException | IOException e) {
+        System.err.println(who + ": " + e.getMessage());
+        return Sandboxctl.UNUSABLE;
+      }
     }
   }
 
@@ -66,10 +75,7 @@ final class ManifestCommand implements Runnable {
       description =
           "Print the signed manifest envelope of a devcontainer.json (core, address, pinned,"
               + " signature, public_key); exit 2 naming every refused field.")
-  static final class Ingest implements Callable<Integer> {
-    @Parameters(arity = "0..1", paramLabel = "FILE|-", description = "devcontainer.json (JSONC).")
-    String file;
-
+  static final class Ingest extends OnDocument {
     @Option(
         names = "--key",
         paramLabel = "FILE",
@@ -77,28 +83,18 @@ final class ManifestCommand implements Runnable {
     Path key;
 
     @Override
-    public Integer call() {
-      String who = "sandboxctl manifest ingest";
-      return withDocument(
-          who,
-          file,
-          devcontainer -> {
-            EnvManifest m = DevcontainerIngest.ingest(devcontainer);
-            SigningKey k = key == null ? SigningKey.generate() : KeyFile.read(key);
-            if (key == null) {
-              System.err.println(
-                  who
-                      + ": signed with a one-time key "
-                      + k.publicKey().hex()
-                      + "; pass --key to sign");
-            }
-            if (!m.pinned()) {
-              System.err.println(
-                  who + ": unpinned: image " + m.image() + " has no @sha256: digest");
-            }
-            System.out.println(ManifestEnvelope.sign(m, k).toJsonLine());
-            return 0;
-          });
+    int apply(String who, byte[] devcontainer) throws IOException {
+      EnvManifest m = DevcontainerIngest.ingest(devcontainer);
+      SigningKey k = key == null ? SigningKey.generate() : KeyFile.read(key);
+      if (key == null) {
+        System.err.println(
+            who + ": signed with a one-time key " + k.publicKey().hex() + "; pass --key to sign");
+      }
+      if (!m.pinned()) {
+        System.err.println(who + ": unpinned: image " + m.image() + " has no @sha256: digest");
+      }
+      System.out.println(ManifestEnvelope.sign(m, k).toJsonLine());
+      return 0;
     }
   }
 
@@ -108,32 +104,20 @@ final class ManifestCommand implements Runnable {
       description =
           "Print the largest accepted document that can be made from a devcontainer.json (refused"
               + " fields removed, comments dropped); each removal and why on stderr.")
-  static final class Derive implements Callable<Integer> {
-    @Parameters(arity = "0..1", paramLabel = "FILE|-", description = "devcontainer.json (JSONC).")
-    String file;
-
+  static final class Derive extends OnDocument {
     @Override
-    public Integer call() {
-      String who = "sandboxctl manifest derive";
-      return withDocument(
-          who,
-          file,
-          devcontainer -> {
-            DevcontainerIngest.Derivation d = DevcontainerIngest.derive(devcontainer);
-            System.out.println(
-                CanonicalJson.mapper()
-                    .writerWithDefaultPrettyPrinter()
-                    .writeValueAsString(d.document()));
-            d.removed()
-                .forEach(r -> System.err.println("removed " + r.field() + ": " + r.reason()));
-            d.unresolved()
-                .forEach(r -> System.err.println("unresolved " + r.field() + ": " + r.reason()));
-            if (!d.accepted()) {
-              System.err.println(who + ": the derived document is still refused; fix the above");
-              return Sandboxctl.UNUSABLE;
-            }
-            return 0;
-          });
+    int apply(String who, byte[] devcontainer) throws IOException {
+      DevcontainerIngest.Derivation d = DevcontainerIngest.derive(devcontainer);
+      System.out.println(
+          CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(d.document()));
+      d.removed().forEach(r -> System.err.println("removed " + r.field() + ": " + r.reason()));
+      d.unresolved()
+          .forEach(r -> System.err.println("unresolved " + r.field() + ": " + r.reason()));
+      if (!d.accepted()) {
+        System.err.println(who + ": the derived document is still refused; fix the above");
+        return Sandboxctl.UNUSABLE;
+      }
+      return 0;
     }
   }
 }

@@ -4,15 +4,14 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.ListModulesReply;
 import io.sandboxd.daemon.rpc.ListModulesRequest;
 import io.sandboxd.daemon.rpc.ModuleInfo;
 import io.sandboxd.daemon.rpc.PutModuleRequest;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -21,41 +20,26 @@ import picocli.CommandLine.Parameters;
     name = "modules",
     description = "Store a module on the daemon by its address, or list the modules it holds.",
     subcommands = {ModulesCommand.Put.class, ModulesCommand.ListHeld.class})
-final class ModulesCommand implements Runnable {
-  @Override
-  public void run() {
-    picocli.CommandLine.usage(this, System.err);
-  }
-
+final class ModulesCommand extends CommandGroup {
   /** `modules put FILE`: prints the 64-hex address (submit it as `run b3:<address>`). */
   @Command(
       name = "put",
       description = "Validate and store a module; prints its 64-hex BLAKE3 address.")
-  static final class Put implements Callable<Integer> {
+  static final class Put extends DaemonAnswer {
     @Parameters(index = "0", paramLabel = "MODULE.wasm", description = "The module.")
     Path module;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.print(
-          "modules put",
-          c -> {
-            PutModuleRequest req =
-                PutModuleRequest.newBuilder()
-                    .setModule(ByteString.copyFrom(Input.bytes(module)))
-                    .build();
-            return c.stub().putModule(req).getAddress() + "\n";
-          });
+    String answer(DaemonClient c) throws Input.Unreadable {
+      PutModuleRequest req =
+          PutModuleRequest.newBuilder().setModule(ByteString.copyFrom(Input.bytes(module))).build();
+      return c.stub().putModule(req).getAddress() + "\n";
     }
   }
 
   /** `modules list [--json]`. */
   @Command(name = "list", description = "List the modules the daemon holds.")
-  static final class ListHeld implements Callable<Integer> {
-    @Mixin DaemonSocket daemon;
-
+  static final class ListHeld extends DaemonCommand {
     @Option(
         names = "--json",
         description =
@@ -64,13 +48,8 @@ final class ModulesCommand implements Runnable {
     boolean json;
 
     @Override
-    public Integer call() throws Exception {
-      return daemon.call(
-          "modules list",
-          c -> print(c.stub().listModules(ListModulesRequest.getDefaultInstance())));
-    }
-
-    private int print(ListModulesReply r) {
+    int ask(DaemonClient c) {
+      ListModulesReply r = c.stub().listModules(ListModulesRequest.getDefaultInstance());
       if (json) {
         ObjectNode o = CanonicalJson.mapper().createObjectNode();
         ArrayNode mods = o.putArray("modules");

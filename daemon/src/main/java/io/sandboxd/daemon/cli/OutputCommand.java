@@ -1,9 +1,9 @@
 package io.sandboxd.daemon.cli;
 
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetOutputReply;
 import io.sandboxd.daemon.rpc.GetOutputRequest;
 import java.io.IOException;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -12,26 +12,17 @@ import picocli.CommandLine.Option;
 @Command(
     name = "output",
     description = "Print what a run wrote to stdout (or, with --stderr, to stderr), as kept.")
-final class OutputCommand implements Callable<Integer> {
+final class OutputCommand extends DaemonCommand {
   @Mixin RunArgument run;
 
   @Option(names = "--stderr", description = "The run's stderr instead of its stdout.")
   boolean stderr;
 
-  @Mixin DaemonSocket daemon;
-
   @Override
-  public Integer call() throws Exception {
-    return daemon.call(
-        "runs output",
-        c ->
-            write(
-                c.stub()
-                    .getOutput(
-                        GetOutputRequest.newBuilder().setRunId(run.id).setStderr(stderr).build())));
-  }
-
-  private int write(GetOutputReply r) {
+  int ask(DaemonClient c) {
+    GetOutputReply r =
+        c.stub()
+            .getOutput(GetOutputRequest.newBuilder().setRunId(run.id).setStderr(stderr).build());
     try {
       r.getData().writeTo(System.out);
       System.out.flush();

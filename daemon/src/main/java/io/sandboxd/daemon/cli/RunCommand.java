@@ -3,6 +3,7 @@ package io.sandboxd.daemon.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.io.IOException;
@@ -10,9 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -32,7 +31,7 @@ import picocli.CommandLine.Parameters;
       "full status is printed on stderr). Any other recorded outcome (a breach, a trap, a",
       "decline, a `run` entry returning non-zero) exits 3; a submission the daemon refused, 2."
     })
-final class RunCommand implements Callable<Integer> {
+final class RunCommand extends DaemonCommand {
   static final int NOT_COMPLETED = 3;
 
   /** What a guest exit status above 255 exits with. */
@@ -76,8 +75,6 @@ final class RunCommand implements Callable<Integer> {
       description = "argv[0] of a WASI command (default: the module's file name).")
   String argv0;
 
-  @Mixin DaemonSocket daemon;
-
   @Option(
       names = "--env",
       paramLabel = "NAME|b3:ADDR",
@@ -102,8 +99,8 @@ final class RunCommand implements Callable<Integer> {
   boolean detach;
 
   @Override
-  public Integer call() throws Exception {
-    return daemon.call("run", client -> show(client.stub().submit(request())));
+  int ask(DaemonClient c) throws Input.Unreadable {
+    return show(c.stub().submit(request()));
   }
 
   /** The submission, its module, grants and stdin read (an unreadable one exits 2). */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ImportRunRequest;
@@ -11,7 +12,6 @@ import io.sandboxd.daemon.rpc.ResumeRunRequest;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.nio.file.Path;
-import java.util.concurrent.Callable;
 import java.util.function.BiFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -52,36 +52,27 @@ final class RunsDurableCommands {
 
   /** Asks the daemon {@code ask} about one durable run and prints the state it answers. */
   private static int state(
-      DaemonSocket daemon,
-      String command,
+      DaemonClient c,
       RunArgument run,
-      BiFunction<SandboxdGrpc.SandboxdBlockingStub, DurableRunRequest, DurableRunReply> ask)
-      throws Exception {
-    return daemon.call(
-        command,
-        c -> {
-          print(
-              ask.apply(c.stub(), DurableRunRequest.newBuilder().setRunId(run.id).build()), false);
-          return 0;
-        });
+      BiFunction<SandboxdGrpc.SandboxdBlockingStub, DurableRunRequest, DurableRunReply> ask) {
+    print(ask.apply(c.stub(), DurableRunRequest.newBuilder().setRunId(run.id).build()), false);
+    return 0;
   }
 
   /** `runs suspend RUN`. */
   @Command(name = "suspend", description = "Park a running durable run; waits until it is parked.")
-  static final class Suspend implements Callable<Integer> {
+  static final class Suspend extends DaemonCommand {
     @Mixin RunArgument run;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return state(daemon, "runs suspend", run, SandboxdGrpc.SandboxdBlockingStub::suspendRun);
+    int ask(DaemonClient c) {
+      return state(c, run, SandboxdGrpc.SandboxdBlockingStub::suspendRun);
     }
   }
 
   /** `runs resume RUN [--env NAME|b3:ADDR] [--grants FILE]`. */
   @Command(name = "resume", description = "Resume a parked run (here, or after `runs import`).")
-  static final class Resume implements Callable<Integer> {
+  static final class Resume extends DaemonCommand {
     @Mixin RunArgument run;
 
     @Option(
@@ -96,30 +87,24 @@ final class RunsDurableCommands {
         description = "Offer these grants (default: those in force); they may not differ.")
     Path grants;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.call(
-          "runs resume",
-          c -> {
-            ResumeRunRequest req =
-                ResumeRunRequest.newBuilder()
-                    .setRunId(run.id)
-                    .setEnv(env)
-                    .setGrantsJson(grants == null ? "" : Input.text(grants))
-                    .build();
-            DurableRunReply r = c.stub().resumeRun(req);
-            print(r, false);
-            System.out.println("resume segment " + r.getSegment());
-            return 0;
-          });
+    int ask(DaemonClient c) throws Input.Unreadable {
+      ResumeRunRequest req =
+          ResumeRunRequest.newBuilder()
+              .setRunId(run.id)
+              .setEnv(env)
+              .setGrantsJson(grants == null ? "" : Input.text(grants))
+              .build();
+      DurableRunReply r = c.stub().resumeRun(req);
+      print(r, false);
+      System.out.println("resume segment " + r.getSegment());
+      return 0;
     }
   }
 
   /** `runs wait RUN [--json]`. */
   @Command(name = "wait", description = "Wait until a durable run completes or parks.")
-  static final class Wait implements Callable<Integer> {
+  static final class Wait extends DaemonCommand {
     @Mixin RunArgument run;
 
     @Option(names = "--json", description = "Print the state as one JSON object.")
@@ -131,47 +116,29 @@ final class RunsDurableCommands {
         description = "Give up waiting after this long (default 60000).")
     long timeoutMs = 60_000;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.call(
-          "runs wait",
-          c -> {
-            DurableRunReply r =
-                c.stub()
-                    .withDeadlineAfter(
-                        timeoutMs + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS)
-                    .waitRun(
-                        WaitRunRequest.newBuilder()
-                            .setRunId(run.id)
-                            .setTimeoutMs(timeoutMs)
-                            .build());
-            print(r, json);
-            return r.getState().equals("running") ? 1 : 0;
-          });
+    int ask(DaemonClient c) {
+      DurableRunReply r =
+          c.stub()
+              .withDeadlineAfter(timeoutMs + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS)
+              .waitRun(
+                  WaitRunRequest.newBuilder().setRunId(run.id).setTimeoutMs(timeoutMs).build());
+      print(r, json);
+      return r.getState().equals("running") ? 1 : 0;
     }
   }
 
   /** `runs log RUN`. */
   @Command(name = "log", description = "Print a durable run's log across all its segments.")
-  static final class Log implements Callable<Integer> {
+  static final class Log extends DaemonCommand {
     @Mixin RunArgument run;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.call(
-          "runs log",
-          c -> {
-            System.out.print(
-                c.stub()
-                    .getRunLog(DurableRunRequest.newBuilder().setRunId(run.id).build())
-                    .getLog());
-            System.out.flush();
-            return 0;
-          });
+    int ask(DaemonClient c) {
+      System.out.print(
+          c.stub().getRunLog(DurableRunRequest.newBuilder().setRunId(run.id).build()).getLog());
+      System.out.flush();
+      return 0;
     }
   }
 
@@ -179,64 +146,57 @@ final class RunsDurableCommands {
   @Command(
       name = "import",
       description = "Import a run bundle; it is held parked, ready to resume.")
-  static final class Import implements Callable<Integer> {
+  static final class Import extends DaemonCommand {
     @Parameters(index = "0", paramLabel = "FILE", description = "A bundle from `runs export`.")
     Path file;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return daemon.call(
-          "runs import",
-          c -> {
-            byte[] bytes = Input.bytes(file);
-            // In chunks (issue 23): a bundle may be larger than one gRPC message.
-            java.util.concurrent.CompletableFuture<DurableRunReply> done =
-                new java.util.concurrent.CompletableFuture<>();
-            io.grpc.stub.StreamObserver<ImportRunRequest> up =
-                SandboxdGrpc.newStub(c.channel())
-                    .importRunStream(
-                        new io.grpc.stub.StreamObserver<>() {
-                          @Override
-                          public void onNext(DurableRunReply r) {
-                            done.complete(r);
-                          }
+    int ask(DaemonClient c) throws Input.Unreadable {
+      byte[] bytes = Input.bytes(file);
+      // In chunks (issue 23): a bundle may be larger than one gRPC message.
+      java.util.concurrent.CompletableFuture<DurableRunReply> done =
+          new java.util.concurrent.CompletableFuture<>();
+      io.grpc.stub.StreamObserver<ImportRunRequest> up =
+          SandboxdGrpc.newStub(c.channel())
+              .importRunStream(
+                  new io.grpc.stub.StreamObserver<>() {
+                    @Override
+                    public void onNext(DurableRunReply r) {
+                      done.complete(r);
+                    }
 
-                          @Override
-                          public void onError(Throwable t) {
-                            done.completeExceptionally(t);
-                          }
+                    @Override
+                    public void onError(Throwable t) {
+                      done.completeExceptionally(t);
+                    }
 
-                          @Override
-                          public void onCompleted() {
-                            done.completeExceptionally(
-                                new IllegalStateException("the daemon answered nothing"));
-                          }
-                        });
-            for (int off = 0; off < bytes.length; off += CHUNK) {
-              up.onNext(
-                  ImportRunRequest.newBuilder()
-                      .setBundle(
-                          ByteString.copyFrom(bytes, off, Math.min(CHUNK, bytes.length - off)))
-                      .build());
-            }
-            up.onCompleted();
-            DurableRunReply r;
-            try {
-              r = done.get();
-            } catch (java.util.concurrent.ExecutionException e) {
-              if (e.getCause() instanceof StatusRuntimeException s) {
-                throw s;
-              }
-              throw io.grpc.Status.fromThrowable(e.getCause()).asRuntimeException();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-              throw io.grpc.Status.CANCELLED.withDescription("interrupted").asRuntimeException();
-            }
-            print(r, false);
-            return 0;
-          });
+                    @Override
+                    public void onCompleted() {
+                      done.completeExceptionally(
+                          new IllegalStateException("the daemon answered nothing"));
+                    }
+                  });
+      for (int off = 0; off < bytes.length; off += CHUNK) {
+        up.onNext(
+            ImportRunRequest.newBuilder()
+                .setBundle(ByteString.copyFrom(bytes, off, Math.min(CHUNK, bytes.length - off)))
+                .build());
+      }
+      up.onCompleted();
+      DurableRunReply r;
+      try {
+        r = done.get();
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof StatusRuntimeException s) {
+          throw s;
+        }
+        throw io.grpc.Status.fromThrowable(e.getCause()).asRuntimeException();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw io.grpc.Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+      }
+      print(r, false);
+      return 0;
     }
   }
 
@@ -250,14 +210,12 @@ final class RunsDurableCommands {
           "Take back an export that was never confirmed (interrupted, or its bundle lost): the run"
               + " is parked here and resumable again. Destroy any copy of that bundle: imported"
               + " elsewhere too, the run would fork.")
-  static final class Reclaim implements Callable<Integer> {
+  static final class Reclaim extends DaemonCommand {
     @Mixin RunArgument run;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      return state(daemon, "runs reclaim", run, SandboxdGrpc.SandboxdBlockingStub::reclaimRun);
+    int ask(DaemonClient c) {
+      return state(c, run, SandboxdGrpc.SandboxdBlockingStub::reclaimRun);
     }
   }
 }

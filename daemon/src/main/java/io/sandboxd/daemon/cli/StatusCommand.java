@@ -2,13 +2,13 @@ package io.sandboxd.daemon.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetStatusRequest;
 import io.sandboxd.daemon.rpc.StatusReply;
 import io.sandboxd.daemon.rpc.StoreVerification;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -18,27 +18,21 @@ import picocli.CommandLine.Mixin;
  * meters, store, runs, policy, store verification).
  */
 @Command(name = "status", description = "Show the running daemon's state.")
-final class StatusCommand implements Callable<Integer> {
+final class StatusCommand extends DaemonCommand {
   @Mixin JsonOutput json;
 
-  @Mixin DaemonSocket daemon;
-
   @Override
-  public Integer call() throws Exception {
-    return daemon.call(
-        "status",
-        c -> {
-          StatusReply s =
-              c.stub()
-                  .withDeadlineAfter(30, TimeUnit.SECONDS)
-                  .getStatus(GetStatusRequest.getDefaultInstance());
-          if (json.on) {
-            JsonOutput.print(toJson(s));
-          } else {
-            System.out.println(toText(s));
-          }
-          return 0;
-        });
+  int ask(DaemonClient c) {
+    StatusReply s =
+        c.stub()
+            .withDeadlineAfter(30, TimeUnit.SECONDS)
+            .getStatus(GetStatusRequest.getDefaultInstance());
+    if (json.on) {
+      JsonOutput.print(toJson(s));
+    } else {
+      System.out.println(toText(s));
+    }
+    return 0;
   }
 
   static ObjectNode toJson(StatusReply s) {

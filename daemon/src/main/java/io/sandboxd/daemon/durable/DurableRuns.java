@@ -515,6 +515,21 @@ public final class DurableRuns {
   }
 
   /**
+   * Stores {@code resumeEnv} and marks the run running, taking {@code suspendEnv}'s resumed-once
+   * guard; false (nothing changed) when a resume of that suspend was stored before.
+   */
+  private boolean applyResume(String runId, Envelope resumeEnv, Envelope suspendEnv) {
+    return table.apply(
+        new Change(
+            runId,
+            List.of(new Segment(resumeEnv, "")),
+            List.of(),
+            State.running,
+            "",
+            Optional.of(suspendEnv.address())));
+  }
+
+  /**
    * Resumes, on the run's own thread, a run an amendment parked: a resume segment under the amended
    * grants (nothing was parked for long: no idle energy), then the next execute segment.
    */
@@ -866,14 +881,7 @@ public final class DurableRuns {
       } catch (SnapshotException e) {
         throw new DurableRunException.Refused("snapshot: " + e.getMessage(), e);
       }
-      if (!table.apply(
-          new Change(
-              runId,
-              List.of(new Segment(resumeEnv, "")),
-              List.of(),
-              State.running,
-              "",
-              Optional.of(suspendEnv.address())))) {
+      if (!applyResume(runId, resumeEnv, suspendEnv)) {
         throw new DurableRunException.Refused(
             "run " + runId + ": suspend " + suspendEnv.address() + " was resumed already");
       }
@@ -966,7 +974,9 @@ public final class DurableRuns {
                     records,
                     blobs,
                     // Amendments, and the mint and checkpoints they rest on, travel with the chain.
-                    amendments.records(runId)),
+                    amendments.records(runId),
+                    // Unsealed: the trust seals it for the destination.
+                    Optional.empty()),
                 destination)
             .toBytes();
     // Not moved yet: held exporting until the bundle is confirmed written (ExportHandoff).

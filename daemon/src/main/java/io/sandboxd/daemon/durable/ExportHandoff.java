@@ -53,12 +53,7 @@ public final class ExportHandoff {
     DurableRunTable.Run run = require(runId);
     if (run.state() != State.exporting) {
       throw new DurableRunException.Refused(
-          "run "
-              + runId
-              + " is "
-              + run.state()
-              + (run.exported() ? " (its export was confirmed)" : "")
-              + ", not exporting: there is no export to confirm");
+          stateOf(run) + ", not exporting: there is no export to confirm");
     }
     Optional<ExportHandoffTable.Handoff> h = table.handoffs().handoff(runId);
     if (h.isEmpty()) {
@@ -89,15 +84,19 @@ public final class ExportHandoff {
     DurableRunTable.Run run = require(runId);
     if (!table.handoffs().takeBack(runId)) {
       throw new DurableRunException.Refused(
-          "run "
-              + runId
-              + " is "
-              + run.state()
-              + (run.exported() ? " (its export was confirmed)" : "")
-              + ": only an unconfirmed export can be taken back");
+          stateOf(run) + ": only an unconfirmed export can be taken back");
     }
     LOG.info(() -> "durable run " + runId + ": unconfirmed export taken back, parked here");
     return require(runId);
+  }
+
+  /** "run ID is STATE", saying when that state is a confirmed export's (a refusal starts so). */
+  private static String stateOf(DurableRunTable.Run run) {
+    return "run "
+        + run.runId()
+        + " is "
+        + run.state()
+        + (run.exported() ? " (its export was confirmed)" : "");
   }
 
   private DurableRunTable.Run require(String runId) {

@@ -37,33 +37,6 @@ public record RunBundle(
     Optional<Envelope> seal) {
   static final String SCHEMA = "sandbox.run-bundle/1";
 
-  /** An unsealed bundle (the exporting node seals it with {@link BundleSeal}). */
-  public RunBundle(
-      String runId,
-      byte[] module,
-      String grantsJson,
-      String entry,
-      List<Envelope> segments,
-      List<String> logs,
-      List<Envelope> records,
-      Map<String, byte[]> blobs) {
-    this(runId, module, grantsJson, entry, segments, logs, records, blobs, List.of());
-  }
-
-  /** An unsealed bundle carrying the run's JCP records {@code jcp} (none: a bundle as before). */
-  public RunBundle(
-      String runId,
-      byte[] module,
-      String grantsJson,
-      String entry,
-      List<Envelope> segments,
-      List<String> logs,
-      List<Envelope> records,
-      Map<String, byte[]> blobs,
-      List<Envelope> jcp) {
-    this(runId, module, grantsJson, entry, segments, logs, records, blobs, jcp, Optional.empty());
-  }
-
   /** This bundle with {@code seal}, the exporting node's signature over what an import acts on. */
   RunBundle sealed(Envelope seal) {
     return new RunBundle(

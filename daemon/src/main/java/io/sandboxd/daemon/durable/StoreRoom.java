@@ -19,19 +19,9 @@ import java.util.stream.Stream;
  * store.max_bytes}; otherwise it is refused, naming the limit and the sizes, before anything is
  * written.
  */
-public final class StoreRoom {
+public record StoreRoom(RunStore store, Path snapshotDir, long maxBytes) {
   /** No limit (embedding and unit tests). */
   static final StoreRoom UNLIMITED = new StoreRoom(null, null, Long.MAX_VALUE);
-
-  private final RunStore store;
-  private final Path snapshotDir;
-  private final long maxBytes;
-
-  public StoreRoom(RunStore store, Path snapshotDir, long maxBytes) {
-    this.store = store;
-    this.snapshotDir = snapshotDir;
-    this.maxBytes = maxBytes;
-  }
 
   /**
    * Refuses (RESOURCE_EXHAUSTED) an import of {@code module} and {@code blobs} that does not fit.
@@ -46,24 +36,10 @@ public final class StoreRoom {
         adds += e.getValue().length;
       }
     }
-    long runStore = store.sizeBytes();
-    long snapshots = directoryBytes(snapshotDir);
-    long after = runStore + snapshots + adds;
-    if (after > maxBytes) {
-      throw new InputTooLargeException(
-          "store.max_bytes: importing run "
-              + runId
-              + " adds "
-              + adds
-              + " bytes (module and snapshot blobs not yet held) to the "
-              + (runStore + snapshots)
-              + " the store holds (run store "
-              + runStore
-              + ", snapshots "
-              + snapshots
-              + "), over store.max_bytes "
-              + maxBytes
-              + "; nothing imported");
+    Optional<String> over =
+        overBy("importing run " + runId, adds, " (module and snapshot blobs not yet held)");
+    if (over.isPresent()) {
+      throw new InputTooLargeException(over.get() + "; nothing imported");
     }
   }
 
@@ -75,25 +51,35 @@ public final class StoreRoom {
     if (maxBytes == Long.MAX_VALUE) {
       return Optional.empty();
     }
+    return overBy("parking run " + runId, adds, " of snapshot blobs not yet held")
+        .map(over -> over + "; nothing of the snapshot was written");
+  }
+
+  /**
+   * How {@code doing} ({@code adds} bytes, {@code what}) would take the store over {@code
+   * store.max_bytes}, naming the sizes; empty when it fits.
+   */
+  private Optional<String> overBy(String doing, long adds, String what) {
     long runStore = store.sizeBytes();
     long snapshots = directoryBytes(snapshotDir);
     if (runStore + snapshots + adds <= maxBytes) {
       return Optional.empty();
     }
     return Optional.of(
-        "store.max_bytes: parking run "
-            + runId
+        "store.max_bytes: "
+            + doing
             + " adds "
             + adds
-            + " bytes of snapshot blobs not yet held to the "
+            + " bytes"
+            + what
+            + " to the "
             + (runStore + snapshots)
             + " the store holds (run store "
             + runStore
             + ", snapshots "
             + snapshots
             + "), over store.max_bytes "
-            + maxBytes
-            + "; nothing of the snapshot was written");
+            + maxBytes);
   }
 
   /** {@code ran} ended instead of parked: failed, {@code why} its outcome, nothing frozen kept. */

@@ -203,7 +203,8 @@ public final class FleetRecords {
       env = Envelope.fromJson(CanonicalJson.parse(json));
       agg = FleetDocs.aggregate(env, field);
     } catch (AttestException e) {
-      throw new LogInputException(field + ": " + e.getMessage(), e);
+      // The client's input, not a fault here: its message is all the client needs.
+      throw new LogInputException(field + ": " + e.getMessage());
     }
     if (env.verify(Optional.of(store.publicKey())) instanceof Verification.Invalid inv) {
       throw new LogInputException(field + ": not an aggregate of this node: " + inv.reason());

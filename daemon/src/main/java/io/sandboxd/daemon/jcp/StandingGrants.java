@@ -172,12 +172,7 @@ public final class StandingGrants {
   public synchronized Minted mint(String policyRef, String eventJson, String grantsJson) {
     String address = address("policy", policyRef);
     JcpTable.Policy row =
-        table
-            .policy(address)
-            .orElseThrow(
-                () ->
-                    new JcpRefusedException.NotFound(
-                        "policy: no mint policy " + address + " on this node"));
+        held(table.policy(address), "policy: no mint policy " + address + " on this node");
     JcpMintPolicy p = JcpMintPolicy.verified(row.envelope());
     StandingGrant sg = standing(p, parseGrants("parent", row.parentJson()));
     Envelope eventEnv;
@@ -328,6 +323,13 @@ public final class StandingGrants {
     return r;
   }
 
+  /**
+   * What {@code found} holds; else a request naming what this node does not hold, {@code missing}.
+   */
+  private static <T> T held(Optional<T> found, String missing) {
+    return found.orElseThrow(() -> new JcpRefusedException.NotFound(missing));
+  }
+
   /** A minted child resolved for a run: its grant document and where it came from. */
   public record Resolved(String grantsJson, String policy, String child, String issuer) {}
 
@@ -335,12 +337,9 @@ public final class StandingGrants {
   public Resolved resolve(String ref) {
     String id = address("minted_grants", ref);
     JcpTable.Child c =
-        table
-            .childByGrantsId(id)
-            .orElseThrow(
-                () ->
-                    new JcpRefusedException.NotFound(
-                        "minted_grants: no child grant " + id + " was minted on this node"));
+        held(
+            table.childByGrantsId(id),
+            "minted_grants: no child grant " + id + " was minted on this node");
     JcpMintPolicy p = JcpMintPolicy.verified(c.policy());
     if (c.envelope().verify(Optional.of(PublicKey.ofHex(p.holder(), "holder")))
         instanceof io.sandboxd.attest.Verification.Invalid inv) {

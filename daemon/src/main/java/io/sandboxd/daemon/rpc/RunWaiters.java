@@ -3,13 +3,13 @@ package io.sandboxd.daemon.rpc;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.sandboxd.daemon.BackgroundTimer;
 import io.sandboxd.daemon.store.DurableRunTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,13 +48,7 @@ final class RunWaiters implements AutoCloseable {
   private final Function<DurableRunTable.Run, io.sandboxd.daemon.rpc.DurableRunReply> reply;
   private final Map<String, Set<Waiter>> byRun = new ConcurrentHashMap<>();
   private final AtomicInteger waiting = new AtomicInteger();
-  private final ScheduledExecutorService timer =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "sandboxd-run-waiters");
-            t.setDaemon(true);
-            return t;
-          });
+  private final ScheduledExecutorService timer = BackgroundTimer.named("sandboxd-run-waiters");
 
   RunWaiters(
       Function<String, DurableRunTable.Run> lookup,

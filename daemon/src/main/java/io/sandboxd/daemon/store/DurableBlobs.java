@@ -67,10 +67,7 @@ public final class DurableBlobs {
 
   /** Whether any blob is recorded for {@code runId}. */
   public boolean recorded(String runId) {
-    return StoreDb.read(
-        owner,
-        db,
-        "durable blobs: query failed",
+    return read(
         c ->
             StoreDb.first(
                     c, "SELECT 1 FROM durable_blobs WHERE run_id = ? LIMIT 1", rs -> true, runId)
@@ -93,10 +90,7 @@ public final class DurableBlobs {
    * snapshot store may delete. Read in one transaction.
    */
   public Stale stale() {
-    return StoreDb.read(
-        owner,
-        db,
-        "durable blobs: query failed",
+    return read(
         c ->
             new Stale(
                 StoreDb.all(
@@ -136,10 +130,7 @@ public final class DurableBlobs {
 
   /** Bytes of the distinct blobs that live durable runs refer to (each shared blob once). */
   public long liveBytes() {
-    return StoreDb.read(
-        owner,
-        db,
-        "durable blobs: query failed",
+    return read(
         c ->
             StoreDb.first(
                     c,
@@ -150,5 +141,9 @@ public final class DurableBlobs {
                         + " GROUP BY b.address)",
                     rs -> rs.getLong(1))
                 .orElse(0L));
+  }
+
+  private <T> T read(StoreDb.Work<T> query) {
+    return StoreDb.read(owner, db, "durable blobs: query failed", query);
   }
 }

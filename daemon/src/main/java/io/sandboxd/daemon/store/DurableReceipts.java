@@ -21,15 +21,7 @@ import java.util.Optional;
  * aggregates). Each segment and receipt is checked before use; one that is missing, edited or not
  * validly signed is refused naming its durable-ledger position.
  */
-final class DurableReceipts {
-  private final StoreDb store;
-  private final PublicKey signer;
-
-  DurableReceipts(StoreDb store, PublicKey signer) {
-    this.store = store;
-    this.signer = signer;
-  }
-
+record DurableReceipts(StoreDb store, PublicKey signer) {
   /**
    * Durable-ledger positions from the first segment of a durable run created at or after {@code
    * sinceMs} through the last of one created at or before {@code untilMs}; empty when none.

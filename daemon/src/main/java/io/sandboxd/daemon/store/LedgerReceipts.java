@@ -15,15 +15,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** Receipts in ledger order, what fleet aggregates sum (issue 14), each checked before use. */
-final class LedgerReceipts {
-  private final StoreDb store;
-  private final PublicKey signer;
-
-  LedgerReceipts(StoreDb store, PublicKey signer) {
-    this.store = store;
-    this.signer = signer;
-  }
-
+record LedgerReceipts(StoreDb store, PublicKey signer) {
   /** Ledger positions of the runs created in {@code [sinceMs, untilMs]}; empty when none. */
   Optional<long[]> range(long sinceMs, long untilMs) {
     return store.transact(

@@ -83,32 +83,32 @@ final class LogCheckpoints {
 
   /** Signs a checkpoint if the interval passed with new leaves (the daemon's timer calls it). */
   boolean checkpointIfDueNow() {
-    synchronized (store.lock()) {
-      NodeLog.Mark before = log.mark();
-      return store.transact(
-          "node log: cannot sign a checkpoint",
-          () -> log.reset(before),
-          db -> {
-            if (!log.due(System.currentTimeMillis())) {
-              return false;
-            }
-            log.checkpoint(key, System.currentTimeMillis());
-            return true;
-          });
-    }
+    return signing(
+        db -> {
+          if (!log.due(System.currentTimeMillis())) {
+            return false;
+          }
+          log.checkpoint(key, System.currentTimeMillis());
+          return true;
+        });
   }
 
   /** The newest checkpoint, first signing one at the current size if the log grew since. */
   RunStore.LogNote latest() {
+    return signing(
+        db -> {
+          String note = log.checkpoint(key, System.currentTimeMillis());
+          return new RunStore.LogNote(log.size(), note);
+        });
+  }
+
+  /**
+   * {@code work} in a transaction that may sign a checkpoint: rolled back, the log is as before.
+   */
+  private <T> T signing(StoreDb.Work<T> work) {
     synchronized (store.lock()) {
       NodeLog.Mark before = log.mark();
-      return store.transact(
-          "node log: cannot sign a checkpoint",
-          () -> log.reset(before),
-          db -> {
-            String note = log.checkpoint(key, System.currentTimeMillis());
-            return new RunStore.LogNote(log.size(), note);
-          });
+      return store.transact("node log: cannot sign a checkpoint", () -> log.reset(before), work);
     }
   }
 

@@ -7,8 +7,4 @@ public final class LogInputException extends RuntimeException {
   public LogInputException(String message) {
     super(message);
   }
-
-  public LogInputException(String message, Throwable cause) {
-    super(message, cause);
-  }
 }

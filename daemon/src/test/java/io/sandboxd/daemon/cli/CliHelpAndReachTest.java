@@ -94,6 +94,53 @@ class CliHelpAndReachTest {
   }
 
   @Test
+  void eachDaemonCommandNamesItselfWhenItCannotAsk() throws IOException {
+    String socket = tmp.resolve("none.sock").toString();
+    String absent = tmp.resolve("absent").toString();
+    // Read before the call: the commands that read their files first get that far.
+    String agg = Files.writeString(tmp.resolve("agg.json"), "{}").toString();
+    // The command's words, then its arguments: a failed call names the words, nothing else.
+    for (String[] command :
+        new String[][] {
+          {"envs"},
+          {"status"},
+          {"pools"},
+          {"store verify"},
+          {"modules list"},
+          {"modules put", absent},
+          {"run", absent, "--grants", absent},
+          {"runs output", "r1"},
+          {"runs suspend", "r1"},
+          {"runs resume", "r1"},
+          {"runs wait", "r1"},
+          {"runs log", "r1"},
+          {"runs import", absent},
+          {"runs reclaim", "r1"},
+          {"log checkpoint"},
+          {"log prove", "ab"},
+          {"log consistency", "1", "2"},
+          {"fleet aggregate"},
+          {"fleet prove", "r1", "--aggregate", agg},
+          {"fleet consistency", agg, agg},
+          {"jcp keys"},
+          {"jcp policy add", absent, "--parent", absent},
+          {"jcp event", "ab", absent},
+          {"jcp release", "ab"},
+          {"jcp checkpoint", "r1"},
+          {"jcp amend", "r1", absent}
+        }) {
+      List<String> argv = new ArrayList<>(List.of(command[0].split(" ")));
+      argv.addAll(List.of(command).subList(1, command.length));
+      argv.addAll(List.of("--socket", socket));
+      Console.Result r = Console.run(argv.toArray(String[]::new));
+      assertEquals(Sandboxctl.UNUSABLE, r.exit(), argv + ": " + r.stderr());
+      assertTrue(
+          r.stderr().startsWith("sandboxctl " + command[0] + ": "), argv + ": " + r.stderr());
+      assertEquals("", r.out(), argv.toString());
+    }
+  }
+
+  @Test
   void aStaleSocketSaysNoDaemon() throws IOException {
     Path sock = tmp.resolve("stale.sock");
     try (ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {

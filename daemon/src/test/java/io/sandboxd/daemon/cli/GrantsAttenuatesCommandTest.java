@@ -4,26 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** `sandboxctl grants attenuates CHILD PARENT`: exit 0 / 1 naming the part / 2. */
-class GrantsAttenuatesCommandTest {
-  @TempDir Path dir;
-
-  private Path file(String name, String json) throws Exception {
-    Path p = dir.resolve(name);
-    Files.writeString(p, json, StandardCharsets.UTF_8);
-    return p;
-  }
+class GrantsAttenuatesCommandTest extends FileInputs {
 
   @Test
   void narrowerExitsZero() throws Exception {
-    Path child = file("c.json", "{\"storage\":{\"read\":[\"data/x\"]},\"host\":{\"clock\":true}}");
+    Path child = write("c.json", "{\"storage\":{\"read\":[\"data/x\"]},\"host\":{\"clock\":true}}");
     Path parent =
-        file("p.json", "{\"storage\":{\"read\":[\"data/**\"]},\"host\":{\"clock\":true}}");
+        write("p.json", "{\"storage\":{\"read\":[\"data/**\"]},\"host\":{\"clock\":true}}");
     Console.Result r = Console.run("grants", "attenuates", child.toString(), parent.toString());
     assertEquals(0, r.exit(), r.stderr());
     assertEquals("", r.stderr());
@@ -32,8 +23,8 @@ class GrantsAttenuatesCommandTest {
   @Test
   void widerExitsOneNamingTheFirstPart() throws Exception {
     Path child =
-        file("c.json", "{\"process\":{\"exec\":true,\"programs\":[\"sh\"],\"max_processes\":1}}");
-    Path parent = file("p.json", "{}");
+        write("c.json", "{\"process\":{\"exec\":true,\"programs\":[\"sh\"],\"max_processes\":1}}");
+    Path parent = write("p.json", "{}");
     Console.Result r = Console.run("grants", "attenuates", child.toString(), parent.toString());
     assertEquals(1, r.exit());
     assertTrue(r.stderr().contains("$.process.exec"), r.stderr());
@@ -44,7 +35,7 @@ class GrantsAttenuatesCommandTest {
 
   @Test
   void stdinIsOneSide() throws Exception {
-    Path parent = file("p.json", "{\"compute\":{\"cpu_time_ms\":10}}");
+    Path parent = write("p.json", "{\"compute\":{\"cpu_time_ms\":10}}");
     Console.Result r =
         Console.runWithStdin(
             "{\"compute\":{\"cpu_time_ms\":11}}".getBytes(StandardCharsets.UTF_8),
@@ -58,14 +49,14 @@ class GrantsAttenuatesCommandTest {
 
   @Test
   void badInputExitsTwo() throws Exception {
-    Path ok = file("ok.json", "{}");
-    Path bad = file("bad.json", "{\"storage\":{\"raed\":[]}}");
+    Path ok = write("ok.json", "{}");
+    Path bad = write("bad.json", "{\"storage\":{\"raed\":[]}}");
     Console.Result r = Console.run("grants", "attenuates", bad.toString(), ok.toString());
     assertEquals(2, r.exit());
     assertTrue(r.stderr().contains("$.storage"), r.stderr());
     assertEquals(
         2,
-        Console.run("grants", "attenuates", ok.toString(), dir.resolve("missing").toString())
+        Console.run("grants", "attenuates", ok.toString(), tmp.resolve("missing").toString())
             .exit());
     assertEquals(2, Console.run("grants", "attenuates", ok.toString()).exit());
     assertEquals(2, Console.run("grants", "attenuates", "-", "-").exit());

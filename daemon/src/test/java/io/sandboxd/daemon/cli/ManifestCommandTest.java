@@ -11,20 +11,16 @@ import io.sandboxd.attest.DevcontainerIngest;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.SigningKey;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** `sandboxctl manifest ingest|derive` and `verify` of a manifest envelope, in process. */
-class ManifestCommandTest {
-  @TempDir Path tmp;
+class ManifestCommandTest extends FileInputs {
 
-  private Path write(String name, String text) throws IOException {
-    Path p = tmp.resolve(name);
-    Files.writeString(p, text, StandardCharsets.UTF_8);
-    return p;
+  /** `sandboxctl manifest SUB` of a devcontainer.json holding {@code json}. */
+  private Console.Result manifest(String sub, String json) throws IOException {
+    return Console.run("manifest", sub, write("d.json", json).toString());
   }
 
   @Test
@@ -66,8 +62,7 @@ class ManifestCommandTest {
 
   @Test
   void ingestWithoutAKeyNamesTheOneTimeKey() throws IOException {
-    Path doc = write("d.json", "{\"image\":\"u@sha256:" + "ab".repeat(32) + "\"}");
-    Console.Result r = Console.run("manifest", "ingest", doc.toString());
+    Console.Result r = manifest("ingest", "{\"image\":\"u@sha256:" + "ab".repeat(32) + "\"}");
     assertEquals(0, r.exit(), r.stderr());
     JsonNode env = CanonicalJson.parse(r.out().strip());
     assertTrue(env.get("pinned").booleanValue());
@@ -76,12 +71,11 @@ class ManifestCommandTest {
 
   @Test
   void ingestRefusalExitsTwoNamingEveryField() throws IOException {
-    Path doc =
-        write(
-            "d.json",
+    Console.Result r =
+        manifest(
+            "ingest",
             "{\"image\":\"i\",\"postCreateCommand\":\"x\",\"runArgs\":[],\"fooBar\":1,"
                 + "\"containerEnv\":{\"A\":1}}");
-    Console.Result r = Console.run("manifest", "ingest", doc.toString());
     assertEquals(2, r.exit());
     assertEquals("", r.out());
     for (String f : new String[] {"postCreateCommand", "runArgs", "fooBar", "containerEnv.A"}) {
@@ -92,12 +86,11 @@ class ManifestCommandTest {
 
   @Test
   void deriveRemovesRefusedFieldsAndExplainsEachOnStderr() throws IOException {
-    Path doc =
-        write(
-            "d.json",
+    Console.Result r =
+        manifest(
+            "derive",
             "{ /* x */ \"image\":\"i\",\"postCreateCommand\":\"x\",\"forwardPorts\":[1],"
                 + "\"containerEnv\":{\"A\":1,\"B\":\"2\"},}");
-    Console.Result r = Console.run("manifest", "derive", doc.toString());
     assertEquals(0, r.exit(), r.stderr());
     JsonNode out = CanonicalJson.parse(r.out());
     assertEquals(
@@ -110,9 +103,7 @@ class ManifestCommandTest {
 
   @Test
   void deriveOfADocumentWithNoImageExitsTwoButPrintsWhatItCould() throws IOException {
-    Console.Result r =
-        Console.run(
-            "manifest", "derive", write("d.json", "{\"build\":{},\"name\":\"n\"}").toString());
+    Console.Result r = manifest("derive", "{\"build\":{},\"name\":\"n\"}");
     assertEquals(2, r.exit());
     assertEquals("{\"name\":\"n\"}", CanonicalJson.canonicalString(CanonicalJson.parse(r.out())));
     assertTrue(r.stderr().contains("unresolved image"), r.stderr());

@@ -19,23 +19,14 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** canon, address, keygen and sign, through the real picocli command line. */
-class OfflineCommandsTest {
+class OfflineCommandsTest extends FileInputs {
   /** The external vectors checked in under vectors/ at the repository root. */
   static final Path VECTORS =
       Path.of(System.getProperty("sandboxd.root", ".."), "vectors").toAbsolutePath().normalize();
 
   static final Path JCS = VECTORS.resolve("jcs");
-
-  @TempDir Path tmp;
-
-  private Path write(String name, String text) throws IOException {
-    Path p = tmp.resolve(name);
-    Files.writeString(p, text, StandardCharsets.UTF_8);
-    return p;
-  }
 
   private static List<Path> jcsInputs() throws IOException {
     try (Stream<Path> s = Files.list(JCS.resolve("input"))) {

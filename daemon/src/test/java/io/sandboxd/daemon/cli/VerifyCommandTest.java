@@ -26,19 +26,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** verify: exit 0 valid, 1 invalid (with the failing seq), 2 unusable input. */
-class VerifyCommandTest {
-  @TempDir Path tmp;
+class VerifyCommandTest extends FileInputs {
 
   private final SigningKey key = SigningKey.generate();
-
-  private Path write(String name, String text) throws IOException {
-    Path p = tmp.resolve(name);
-    Files.writeString(p, text, StandardCharsets.UTF_8);
-    return p;
-  }
 
   /** A chain of {@code n} execute segments of one run, each linked to the previous core. */
   private List<Envelope> chain(int n, SigningKey signer) {
@@ -50,26 +42,31 @@ class VerifyCommandTest {
     List<Envelope> out = new ArrayList<>();
     String prev = null;
     for (int i = 0; i < n; i++) {
-      RunSegment seg =
-          new RunSegment(
-              "run-1",
-              i,
-              RunSegment.Kind.execute,
-              prev,
-              "host-1",
-              signer.publicKey().hex(),
-              "S2",
-              Blake3.hex(new byte[] {1}),
-              Blake3.hex(new byte[] {(byte) i, (byte) salt}),
-              null,
-              0,
-              Provenance.Estimator,
-              1_000 + i);
-      Envelope e = Envelope.sign(seg.toCore(), signer);
+      Envelope e = segment(i, prev, Blake3.hex(new byte[] {(byte) i, (byte) salt}), signer);
       out.add(e);
       prev = e.address();
     }
     return out;
+  }
+
+  /** Execute segment {@code seq} of run-1 after {@code prev}, naming {@code receipt}, signed. */
+  private static Envelope segment(int seq, String prev, String receipt, SigningKey signer) {
+    RunSegment seg =
+        new RunSegment(
+            "run-1",
+            seq,
+            RunSegment.Kind.execute,
+            prev,
+            "host-1",
+            signer.publicKey().hex(),
+            "S2",
+            Blake3.hex(new byte[] {1}),
+            receipt,
+            null,
+            0,
+            Provenance.Estimator,
+            1_000 + seq);
+    return Envelope.sign(seg.toCore(), signer);
   }
 
   private static String lines(List<Envelope> envs) {
@@ -185,12 +182,7 @@ class VerifyCommandTest {
     core.put("at_ms", 5_000);
     List<Envelope> forked = new ArrayList<>(c);
     forked.add(Envelope.sign(core, key));
-    Console.Result r =
-        Console.run(
-            "verify",
-            write("fork.jsonl", lines(forked)).toString(),
-            "--signer",
-            key.publicKey().hex());
+    Console.Result r = verify(forked);
     assertEquals(1, r.exit(), r.out());
     assertTrue(r.stderr().contains("invalid at seq 1 of run run-1: fork: "), r.stderr());
   }
@@ -209,32 +201,17 @@ class VerifyCommandTest {
     // Well signed, but linked past segment 1: the break is at seq 2.
     List<Envelope> other = chain(3, key, 7);
     List<Envelope> spliced = List.of(c.get(0), c.get(1), other.get(2));
-    Console.Result s =
-        Console.run(
-            "verify",
-            write("s.jsonl", lines(spliced)).toString(),
-            "--signer",
-            key.publicKey().hex());
+    Console.Result s = verify(spliced);
     assertEquals(1, s.exit());
     assertTrue(s.stderr().contains("seq 2"), s.stderr());
 
     // Dropping a segment breaks the dense seq.
-    Console.Result gap =
-        Console.run(
-            "verify",
-            write("g.jsonl", lines(List.of(c.get(0), c.get(2)))).toString(),
-            "--signer",
-            key.publicKey().hex());
+    Console.Result gap = verify(List.of(c.get(0), c.get(2)));
     assertEquals(1, gap.exit());
     assertTrue(gap.stderr().contains("seq 1"), gap.stderr());
 
     // Another key signed a consistent chain: the expected signer fails it at seq 0.
-    Console.Result foreign =
-        Console.run(
-            "verify",
-            write("f.jsonl", lines(chain(2, SigningKey.generate()))).toString(),
-            "--signer",
-            key.publicKey().hex());
+    Console.Result foreign = verify(chain(2, SigningKey.generate()));
     assertEquals(1, foreign.exit());
     assertTrue(foreign.stderr().contains("seq 0"), foreign.stderr());
   }
@@ -286,22 +263,7 @@ class VerifyCommandTest {
     for (int i = 0; i < n; i++) {
       Envelope r = receipt("run-1", salt * 100 + i, key);
       receipts.add(r);
-      RunSegment seg =
-          new RunSegment(
-              "run-1",
-              i,
-              RunSegment.Kind.execute,
-              prev,
-              "host-1",
-              key.publicKey().hex(),
-              "S2",
-              Blake3.hex(new byte[] {1}),
-              r.address(),
-              null,
-              0,
-              Provenance.Estimator,
-              1_000 + i);
-      Envelope e = Envelope.sign(seg.toCore(), key);
+      Envelope e = segment(i, prev, r.address(), key);
       out.add(e);
       prev = e.address();
     }

@@ -61,6 +61,11 @@ class StandingGrantsTest {
   }
 
   String policy(long maxChildren, long windowMs, long max) {
+    return policy(maxChildren, windowMs, max, null);
+  }
+
+  /** The issuer's policy over PARENT with CEILING on push events; {@code use} null: no use cap. */
+  String policy(long maxChildren, long windowMs, long max, JcpMintPolicy.ChildUse use) {
     return Envelope.sign(
             new JcpMintPolicy(
                     issuer.publicKey().hex(),
@@ -71,7 +76,8 @@ class StandingGrantsTest {
                     windowMs,
                     max,
                     List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
-                    9_000_000)
+                    9_000_000,
+                    use)
                 .toCore(),
             issuer)
         .toJsonLine();
@@ -174,21 +180,7 @@ class StandingGrantsTest {
   }
 
   String policyWithUse(long ttlMs, long maxUses) {
-    return Envelope.sign(
-            new JcpMintPolicy(
-                    issuer.publicKey().hex(),
-                    holder.publicKey().hex(),
-                    Grants.parse(PARENT.getBytes(StandardCharsets.UTF_8)).grantsId(),
-                    CanonicalJson.parse(CEILING),
-                    50,
-                    1,
-                    50,
-                    List.of(new JcpMintPolicy.Trigger("push", CanonicalJson.parse("{}"))),
-                    9_000_000,
-                    new JcpMintPolicy.ChildUse(ttlMs, maxUses))
-                .toCore(),
-            issuer)
-        .toJsonLine();
+    return policy(50, 1, 50, new JcpMintPolicy.ChildUse(ttlMs, maxUses));
   }
 
   static String rule(Runnable call) {

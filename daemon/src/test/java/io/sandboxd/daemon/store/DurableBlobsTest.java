@@ -29,6 +29,11 @@ class DurableBlobsTest {
     return new DurableRunTable.Run(id, state, 1, 1, "u", "{}", "g", "step", "", "", false, false);
   }
 
+  /** Stores parked run {@code id} referring to {@code blobs} (address → size). */
+  private static void parked(DurableRunTable t, String id, Map<String, Long> blobs) {
+    t.insert(run(id, State.parked), new byte[] {0}, List.of(), List.of(), blobs);
+  }
+
   private static void set(DurableRunTable t, String id, State s) {
     t.apply(new Change(id, List.of(), List.of(), s, "", Optional.empty()));
   }
@@ -37,18 +42,8 @@ class DurableBlobsTest {
   void aBlobIsUnreferencedOnlyWhenNoLiveRunsCurrentSnapshotNamesIt() {
     try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       DurableRunTable t = store.durable();
-      t.insert(
-          run("a", State.parked),
-          new byte[] {0},
-          List.of(),
-          List.of(),
-          Map.of("s", 10L, "x", 100L));
-      t.insert(
-          run("b", State.parked),
-          new byte[] {0},
-          List.of(),
-          List.of(),
-          Map.of("s", 10L, "y", 1000L));
+      parked(t, "a", Map.of("s", 10L, "x", 100L));
+      parked(t, "b", Map.of("s", 10L, "y", 1000L));
       assertEquals(1110, t.blobs().liveBytes(), "the shared blob counts once");
       assertTrue(t.blobs().stale().unreferenced().isEmpty());
 

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 class WalTailTest {
   @TempDir Path dir;
 
+  /** {@code db} in WAL mode with an empty table {@code t}. */
   private static Connection open(Path db) throws Exception {
     Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
     try (Statement st = c.createStatement()) {
@@ -31,8 +32,19 @@ class WalTailTest {
       st.execute("PRAGMA synchronous=FULL");
       // Never checkpoint by itself, so the copies below see every frame.
       st.execute("PRAGMA wal_autocheckpoint=0");
+      st.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)");
     }
     return c;
+  }
+
+  /** Inserts a row of {@code t} for each of {@code values}. */
+  private static void insert(Connection c, byte[]... values) throws Exception {
+    try (PreparedStatement p = c.prepareStatement("INSERT INTO t (v) VALUES (?)")) {
+      for (byte[] v : values) {
+        p.setBytes(1, v);
+        p.executeUpdate();
+      }
+    }
   }
 
   /** The files of {@code db} as a SIGKILL at this moment would leave them. */
@@ -67,15 +79,9 @@ class WalTailTest {
   void committedTransactionsAreKeptAndNothingIsDropped() throws Exception {
     Path db = dir.resolve("live.db");
     try (Connection c = open(db)) {
-      try (Statement st = c.createStatement()) {
-        st.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)");
-      }
       c.setAutoCommit(false);
       for (int i = 0; i < 5; i++) {
-        try (PreparedStatement p = c.prepareStatement("INSERT INTO t (v) VALUES (?)")) {
-          p.setBytes(1, new byte[3000]);
-          p.executeUpdate();
-        }
+        insert(c, new byte[3000]);
         c.commit();
       }
       Path copy = crashCopy(db, "crashed.db");
@@ -91,25 +97,18 @@ class WalTailTest {
     Path db = dir.resolve("spill.db");
     try (Connection c = open(db)) {
       try (Statement st = c.createStatement()) {
-        st.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)");
         // A tiny page cache makes a large transaction spill its pages into the log before commit.
         st.execute("PRAGMA cache_size=2");
       }
       c.setAutoCommit(false);
-      try (PreparedStatement p = c.prepareStatement("INSERT INTO t (v) VALUES (?)")) {
-        p.setBytes(1, new byte[100]);
-        p.executeUpdate();
-      }
+      insert(c, new byte[100]);
       c.commit();
       Random random = new Random(7);
-      try (PreparedStatement p = c.prepareStatement("INSERT INTO t (v) VALUES (?)")) {
-        for (int i = 0; i < 400; i++) {
-          byte[] v = new byte[4000];
-          random.nextBytes(v);
-          p.setBytes(1, v);
-          p.executeUpdate();
-        }
+      byte[][] large = new byte[400][4000];
+      for (byte[] v : large) {
+        random.nextBytes(v);
       }
+      insert(c, large);
       Path copy = crashCopy(db, "torn.db");
       WalTail tail = WalTail.inspect(copy);
       assertTrue(tail.committedFrames() >= 1, tail.toString());
@@ -125,10 +124,7 @@ class WalTailTest {
   void aPartlyWrittenFrameIsTorn() throws Exception {
     Path db = dir.resolve("partial.db");
     try (Connection c = open(db)) {
-      try (Statement st = c.createStatement()) {
-        st.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)");
-        st.execute("INSERT INTO t (v) VALUES (x'01')");
-      }
+      insert(c, new byte[] {1});
       Path copy = crashCopy(db, "partial-copy.db");
       Path wal = copy.resolveSibling("partial-copy.db-wal");
       WalTail before = WalTail.inspect(copy);

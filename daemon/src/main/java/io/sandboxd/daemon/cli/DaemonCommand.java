@@ -1,0 +1,27 @@
+package io.sandboxd.daemon.cli;
+
+import io.grpc.StatusRuntimeException;
+import io.sandboxd.daemon.DaemonClient;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Mixin;
+
+/**
+ * A command that asks the daemon: the {@code --socket} option, and its work done with a connected
+ * client, a failed call named on stderr under the command's own name ({@link DaemonSocket}).
+ */
+abstract class DaemonCommand implements Callable<Integer> {
+  @Mixin DaemonSocket daemon;
+
+  /** The command's work with a connected client; returns its exit status. */
+  abstract int ask(DaemonClient c) throws Exception;
+
+  /** The exit status of a failed call: unusable (2), unless the command tells refusals apart. */
+  int exitOf(StatusRuntimeException e) {
+    return Sandboxctl.UNUSABLE;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    return daemon.call(daemon.command(), this::ask, this::exitOf);
+  }
+}
