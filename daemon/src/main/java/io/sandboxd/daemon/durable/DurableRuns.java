@@ -557,14 +557,7 @@ public final class DurableRuns {
             0,
             idle.provenance(),
             System.currentTimeMillis());
-    if (!table.apply(
-        new Change(
-            runId,
-            List.of(new Segment(resumeEnv, "")),
-            List.of(),
-            State.running,
-            "",
-            Optional.of(suspendEnv.address())))) {
+    if (!applyResume(runId, resumeEnv, suspendEnv)) {
       return;
     }
     LOG.info(
