@@ -95,52 +95,110 @@ final class StoreRetention {
   }
 
   /**
+   * Runs pruned under one hold of the store's lock at most: a store far past its bounds (a large
+   * one after a restart, or one whose signed records alone pass {@code max_bytes}) is pruned in
+   * chunks, and appends go on between them instead of waiting for the whole backlog.
+   */
+  static final int CHUNK_RUNS = 256;
+
+  // Where the walk in age order for max_bytes goes on from: the runs before it are pruned (the walk
+  // prunes oldest first), so each check reads on from here instead of past every pruned run again,
+  // which made a store whose records alone pass max_bytes cost a scan of all its runs per check.
+  // In memory only, under the store's lock; a run stored later with an older time than it (a clock
+  // stepped back) is reached from the next start.
+  private long walkedMs = Long.MIN_VALUE;
+  private String walkedId = "";
+
+  /**
    * Prunes the bulky data of the oldest runs until {@code r} holds (never {@code keep}'s, the run
-   * just stored); returns how many runs were pruned. Each pruned run is its own commit.
+   * just stored); returns how many runs were pruned. Each pruned run is its own commit, and at most
+   * {@link #CHUNK_RUNS} are pruned per hold of the store's lock.
    */
   int prune(RunStore.Retention r, long nowMs, String keep) {
-    return store.transact(
-        "run store: pruning failed",
-        db -> {
-          int n = 0;
-          List<String> due = new ArrayList<>();
-          if (r.maxRuns() > 0) {
-            due.addAll(
-                ids(
-                    db,
-                    "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
-                        + " ORDER BY created_ms DESC, run_id DESC LIMIT -1 OFFSET "
-                        + r.maxRuns()));
+    int total = 0;
+    while (true) {
+      int n = store.transact("run store: pruning failed", db -> pruneChunk(db, r, nowMs, keep));
+      total += n;
+      if (n < CHUNK_RUNS) {
+        return total;
+      }
+    }
+  }
+
+  private int pruneChunk(Connection db, RunStore.Retention r, long nowMs, String keep)
+      throws SQLException {
+    int n = 0;
+    List<String> due = new ArrayList<>();
+    if (r.maxRuns() > 0) {
+      due.addAll(
+          ids(
+              db,
+              "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
+                  + " ORDER BY created_ms DESC, run_id DESC LIMIT "
+                  + (CHUNK_RUNS + 1)
+                  + " OFFSET "
+                  + r.maxRuns()));
+    }
+    if (r.maxAgeMs() > 0) {
+      due.addAll(
+          ids(
+              db,
+              "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
+                  + " AND created_ms < "
+                  + Math.max(0, nowMs - r.maxAgeMs())
+                  + " ORDER BY created_ms, run_id LIMIT "
+                  + (CHUNK_RUNS + 1)));
+    }
+    for (String id : new LinkedHashSet<>(due)) {
+      if (n == CHUNK_RUNS) {
+        return n;
+      }
+      if (!id.equals(keep)) {
+        pruneRun(db, id, nowMs, r.maxRuns() > 0 ? "store.max_runs" : "store.max_age_ms");
+        n++;
+      }
+    }
+    boolean passedKeep = false;
+    while (n < CHUNK_RUNS && usedBytes(db) > r.maxBytes()) {
+      int before = n;
+      try (PreparedStatement st =
+          db.prepareStatement(
+              "SELECT created_ms, run_id FROM runs WHERE created_ms >= ?1"
+                  + " AND (created_ms > ?1 OR run_id > ?2)"
+                  + " AND run_id NOT IN (SELECT run_id FROM pruned)"
+                  + " ORDER BY created_ms, run_id LIMIT ?3")) {
+        st.setLong(1, walkedMs);
+        st.setString(2, walkedId);
+        st.setInt(3, CHUNK_RUNS - n + 1);
+        List<Object[]> next = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+          while (rs.next()) {
+            next.add(new Object[] {rs.getLong(1), rs.getString(2)});
           }
-          if (r.maxAgeMs() > 0) {
-            due.addAll(
-                ids(
-                    db,
-                    "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
-                        + " AND created_ms < "
-                        + Math.max(0, nowMs - r.maxAgeMs())));
+        }
+        for (Object[] row : next) {
+          if (n == CHUNK_RUNS || usedBytes(db) <= r.maxBytes()) {
+            return n;
           }
-          for (String id : new LinkedHashSet<>(due)) {
-            if (!id.equals(keep)) {
-              pruneRun(db, id, nowMs, r.maxRuns() > 0 ? "store.max_runs" : "store.max_age_ms");
-              n++;
-            }
+          String id = (String) row[1];
+          if (id.equals(keep)) {
+            // Kept unpruned: the walk must not pass it, or no later check would reach it.
+            passedKeep = true;
+            continue;
           }
-          while (usedBytes(db) > r.maxBytes()) {
-            List<String> oldest =
-                ids(
-                    db,
-                    "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
-                        + " ORDER BY created_ms, run_id LIMIT 2");
-            oldest.remove(keep);
-            if (oldest.isEmpty()) {
-              break;
-            }
-            pruneRun(db, oldest.get(0), nowMs, "store.max_bytes");
-            n++;
+          pruneRun(db, id, nowMs, "store.max_bytes");
+          n++;
+          if (!passedKeep) {
+            walkedMs = (Long) row[0];
+            walkedId = id;
           }
-          return n;
-        });
+        }
+      }
+      if (n == before) {
+        break; // nothing left to prune but the run just stored
+      }
+    }
+    return n;
   }
 
   private static void pruneRun(Connection db, String runId, long nowMs, String reason)
