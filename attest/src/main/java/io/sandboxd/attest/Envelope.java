@@ -80,9 +80,40 @@ public record Envelope(JsonNode core, String address, String signature, String p
     return o;
   }
 
-  /** Canonical JSON text of the whole envelope (one line). */
+  /**
+   * Canonical JSON text of the whole envelope (one line). Its three other members are hex, which
+   * JCS writes as they are, and sort as address, core, public_key, signature: the line is the
+   * core's canonical text between them, without copying the core into a wrapper to canonicalize it
+   * (every stored record is written this way, on the submit path).
+   */
   public String toJsonLine() {
-    return CanonicalJson.canonicalString(toJson());
+    if (!isHex(address) || !isHex(signature) || !isHex(publicKey)) {
+      return CanonicalJson.canonicalString(toJson());
+    }
+    String c = CanonicalJson.canonicalString(core);
+    StringBuilder b =
+        new StringBuilder(
+            c.length() + address.length() + signature.length() + publicKey.length() + 60);
+    return b.append("{\"address\":\"")
+        .append(address)
+        .append("\",\"core\":")
+        .append(c)
+        .append(",\"public_key\":\"")
+        .append(publicKey)
+        .append("\",\"signature\":\"")
+        .append(signature)
+        .append("\"}")
+        .toString();
+  }
+
+  private static boolean isHex(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The core's {@code schema}, or empty if it has none. */

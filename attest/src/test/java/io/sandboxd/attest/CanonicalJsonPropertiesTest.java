@@ -1,6 +1,7 @@
 package io.sandboxd.attest;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -46,6 +47,30 @@ class CanonicalJsonPropertiesTest {
           assertArrayEquals(expected, fromLoose);
           assertFalse(new String(expected, StandardCharsets.UTF_8).contains("\n"));
         });
+  }
+
+  /**
+   * An envelope's line is written around its core's canonical text: byte for byte what
+   * canonicalizing the whole envelope gives, for any core and any field text (hex or not).
+   */
+  @Test
+  void anEnvelopeLineIsTheCanonicalFormOfTheEnvelope() {
+    Seeded.repeat(
+        400,
+        g -> {
+          JsonNode core = node(g, 3);
+          String address = g.chance(0.9) ? hex(g, 32) : text(g);
+          String signature = g.chance(0.9) ? hex(g, 64) : text(g);
+          String publicKey = g.chance(0.9) ? hex(g, 32) : text(g);
+          Envelope e = new Envelope(core, address, signature, publicKey);
+          assertEquals(CanonicalJson.canonicalString(e.toJson()), e.toJsonLine());
+        });
+  }
+
+  private static String hex(Seeded g, int bytes) {
+    byte[] b = new byte[bytes];
+    g.random().nextBytes(b);
+    return Hex.encode(b);
   }
 
   /** A tree at most {@code depth} deep: scalars three times as often as arrays or objects. */
