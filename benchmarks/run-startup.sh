@@ -35,8 +35,9 @@ classes="${TEST_CLASSES:-$repo/integration-tests/target/test-classes}"
   { echo "no $classes: build first (see the header of $0)" >&2; exit 1; }
 m2="${MAVEN_REPO:-$HOME/.m2/repository}"
 # The filler's test classes name JUnit's assertions; the newest versions Maven fetched will do.
-junit="$(ls -d "$m2"/org/junit/jupiter/junit-jupiter-api/*/junit-jupiter-api-*.jar | sort -V | tail -1)"
-ot4j="$(ls -d "$m2"/org/opentest4j/opentest4j/*/opentest4j-*.jar | sort -V | tail -1)"
+newest() { find "$1" -name "$2" -type f | sort -V | tail -1; }
+junit="$(newest "$m2/org/junit/jupiter/junit-jupiter-api" 'junit-jupiter-api-*.jar')"
+ot4j="$(newest "$m2/org/opentest4j/opentest4j" 'opentest4j-*.jar')"
 fill_cp="$classes:$jar:$junit:$ot4j"
 
 mkdir -p "$dir"
