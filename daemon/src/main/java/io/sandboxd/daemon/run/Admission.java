@@ -235,7 +235,11 @@ public final class Admission {
   // it); a refused text is never kept, so it is refused again with the same message.
   private static final int MAX_PARSED_GRANTS = 256;
   private static final int MAX_KEPT_GRANTS_CHARS = 64 << 10;
+  // All kept texts together: a client sending large distinct grants holds at most this much.
+  private static final long MAX_KEPT_CHARS_IN_ALL = 1L << 20;
   private final Map<String, Grants> parsedGrants = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong keptChars =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private Grants parseGrants(String grantsJson) {
     Grants grants;
@@ -244,10 +248,14 @@ public final class Admission {
       if (grants == null) {
         grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
         if (grantsJson.length() <= MAX_KEPT_GRANTS_CHARS) {
-          if (parsedGrants.size() >= MAX_PARSED_GRANTS) {
+          if (parsedGrants.size() >= MAX_PARSED_GRANTS
+              || keptChars.get() + grantsJson.length() > MAX_KEPT_CHARS_IN_ALL) {
             parsedGrants.clear();
+            keptChars.set(0);
           }
-          parsedGrants.put(grantsJson, grants);
+          if (parsedGrants.put(grantsJson, grants) == null) {
+            keptChars.addAndGet(grantsJson.length());
+          }
         }
       }
       secrets.check(grants.network());
