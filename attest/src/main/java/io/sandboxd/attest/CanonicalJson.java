@@ -101,14 +101,17 @@ public final class CanonicalJson {
    * RFC 8785 canonical bytes of a tree: sorted keys (UTF-16 order), ES6 numbers, minimal escapes.
    */
   public static byte[] canonicalize(JsonNode node) {
-    StringBuilder sb = new StringBuilder(256);
-    write(node, sb, "$");
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
+    return canonicalString(node).getBytes(StandardCharsets.UTF_8);
   }
 
-  /** The canonical form as a string (for printing). */
+  /**
+   * The canonical form as text; its UTF-8 bytes are {@link #canonicalize(JsonNode)}'s (a lone
+   * surrogate, the one text without a UTF-8 form, is refused while writing).
+   */
   public static String canonicalString(JsonNode node) {
-    return new String(canonicalize(node), StandardCharsets.UTF_8);
+    StringBuilder sb = new StringBuilder(256);
+    write(node, sb, "$");
+    return sb.toString();
   }
 
   /**

@@ -2,27 +2,77 @@ package io.sandboxd.attest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * The signed envelope of WIRE.md §2.0.4: only {@code core} is hashed and signed; the address is
  * BLAKE3-256 of its canonical bytes and the signature Ed25519 over those same bytes.
+ *
+ * <p>A value: equal envelopes have equal members. {@link #core()} is the envelope's own tree, to
+ * read and never to change: an envelope this node signed keeps the canonical text it signed, and
+ * writes its line from that text instead of canonicalizing the core again.
  */
-public record Envelope(JsonNode core, String address, String signature, String publicKey) {
+public final class Envelope {
   private static final Set<String> FIELDS = Set.of("core", "address", "signature", "public_key");
 
-  public Envelope {
-    core = core.deepCopy();
+  private final JsonNode core;
+  private final String address;
+  private final String signature;
+  private final String publicKey;
+  // The core's canonical text, when known from signing (null otherwise), and the line written from
+  // it once asked for: each a pure function of the members, so a racing second write is harmless.
+  private final String canonicalCore;
+  private String line;
+
+  /** An envelope as read or built: the core is copied, so the caller's tree stays the caller's. */
+  public Envelope(JsonNode core, String address, String signature, String publicKey) {
+    this(core.deepCopy(), address, signature, publicKey, null);
+  }
+
+  private Envelope(
+      JsonNode core, String address, String signature, String publicKey, String canonicalCore) {
+    this.core = Objects.requireNonNull(core, "core");
+    this.address = Objects.requireNonNull(address, "address");
+    this.signature = Objects.requireNonNull(signature, "signature");
+    this.publicKey = Objects.requireNonNull(publicKey, "publicKey");
+    this.canonicalCore = canonicalCore;
   }
 
   /** Signs {@code core}: canonical bytes once, then address and signature from the same bytes. */
   public static Envelope sign(JsonNode core, SigningKey key) {
     CanonicalJson.requireIntegersOnly(core);
-    byte[] bytes = CanonicalJson.canonicalize(core);
+    String text = CanonicalJson.canonicalString(core);
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
     return new Envelope(
-        core, Blake3.hex(bytes), Hex.encode(key.sign(bytes)), key.publicKey().hex());
+        core.deepCopy(),
+        Blake3.hex(bytes),
+        Hex.encode(key.sign(bytes)),
+        key.publicKey().hex(),
+        text);
+  }
+
+  /** The signed core (the envelope's own tree: read it, do not change it). */
+  public JsonNode core() {
+    return core;
+  }
+
+  /** BLAKE3-256 of the core's canonical bytes, lowercase hex. */
+  public String address() {
+    return address;
+  }
+
+  /** Ed25519 over the core's canonical bytes, lowercase hex. */
+  public String signature() {
+    return signature;
+  }
+
+  /** The signer's raw Ed25519 public key, lowercase hex. */
+  public String publicKey() {
+    return publicKey;
   }
 
   /** The address of a core, without signing (for {@code prev} links and references). */
@@ -87,10 +137,19 @@ public record Envelope(JsonNode core, String address, String signature, String p
    * (every stored record is written this way, on the submit path).
    */
   public String toJsonLine() {
+    String l = line;
+    if (l == null) {
+      l = writeLine();
+      line = l;
+    }
+    return l;
+  }
+
+  private String writeLine() {
     if (!isHex(address) || !isHex(signature) || !isHex(publicKey)) {
       return CanonicalJson.canonicalString(toJson());
     }
-    String c = CanonicalJson.canonicalString(core);
+    String c = canonicalCore != null ? canonicalCore : CanonicalJson.canonicalString(core);
     StringBuilder b =
         new StringBuilder(
             c.length() + address.length() + signature.length() + publicKey.length() + 60);
@@ -155,5 +214,32 @@ public record Envelope(JsonNode core, String address, String signature, String p
           "signed by " + publicKey + ", expected signer " + expectedSigner.get().hex());
     }
     return new Verification.Valid();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Envelope e
+        && core.equals(e.core)
+        && address.equals(e.address)
+        && signature.equals(e.signature)
+        && publicKey.equals(e.publicKey);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(core, address, signature, publicKey);
+  }
+
+  @Override
+  public String toString() {
+    return "Envelope[core="
+        + core
+        + ", address="
+        + address
+        + ", signature="
+        + signature
+        + ", publicKey="
+        + publicKey
+        + "]";
   }
 }

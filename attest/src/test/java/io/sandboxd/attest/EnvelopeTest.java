@@ -94,6 +94,28 @@ class EnvelopeTest {
   }
 
   @Test
+  void aSignedEnvelopesLineIsItsCanonicalFormAndOutlivesTheCallersTree() {
+    ObjectNode core = sampleCore();
+    Envelope env = Envelope.sign(core, KEY);
+    String line = env.toJsonLine();
+    // The kept text is the core as signed: changing the caller's tree afterwards changes nothing.
+    core.put("zz", "changed after signing");
+    assertEquals(line, env.toJsonLine());
+    assertEquals(new String(canonical(env.toJson()), StandardCharsets.UTF_8), line);
+    Envelope reread = Envelope.fromJson(CanonicalJson.parse(line));
+    // Equal as values (a tree parsed from text may hold other number node types than the one
+    // built, so the envelope compares with another read of the same text).
+    Envelope again = Envelope.fromJson(CanonicalJson.parse(line));
+    assertEquals(again, reread);
+    assertEquals(again.hashCode(), reread.hashCode());
+    assertEquals(env.address(), reread.address());
+    // Read back, the envelope has no kept text and writes the same line from its core.
+    assertEquals(line, reread.toJsonLine());
+    assertTrue(reread.verify(Optional.of(KEY.publicKey())).isValid());
+    assertNotEquals(env, Envelope.sign(core, KEY));
+  }
+
+  @Test
   void keyOrderDoesNotChangeAddressOrSignature() {
     ObjectNode a = JsonNodeFactory.instance.objectNode().put("b", 1).put("a", "x");
     ObjectNode b = JsonNodeFactory.instance.objectNode().put("a", "x").put("b", 1);
