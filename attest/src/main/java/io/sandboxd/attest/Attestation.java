@@ -249,6 +249,16 @@ public record Attestation(
         in.optionalObject("stdin", Blob.FIELDS).map(Blob::read).orElse(null));
   }
 
+  /**
+   * The outcome of an attestation core this node signed, without reading its other members (the
+   * store and metrics per run; {@link #fromCore} reads and checks the whole core).
+   */
+  public static Outcome outcomeOf(JsonNode core) {
+    return Outcome.fromJson(
+        JsonReader.of(core, "attestation", JsonReader.RECORD).required("outcome"),
+        "attestation.outcome");
+  }
+
   /** Starts a Attestation built field by field; unset numbers are 0, unset references null. */
   public static Builder builder() {
     return new Builder();

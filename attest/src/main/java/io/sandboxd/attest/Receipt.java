@@ -139,26 +139,7 @@ public record Receipt(
   /** Reads a receipt core strictly; derived fields (totals, worst provenance) must agree. */
   public static Receipt fromCore(JsonNode core) {
     JsonReader r = JsonReader.of(core, "receipt", JsonReader.RECORD).only(FIELDS).schema(SCHEMA);
-    JsonReader uj = r.object("energy_uj");
-    JsonReader prov = r.object("provenance");
-    JsonReader meter = r.object("meter");
-    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
-    for (Iterator<String> it = uj.node().fieldNames(); it.hasNext(); ) {
-      String cls = it.next();
-      DeviceClass deviceClass = DeviceClass.parse(cls, "receipt.energy_uj");
-      JsonReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
-      energy.put(
-          deviceClass,
-          new ClassEnergy(
-              uj.u64(cls),
-              Provenance.parse(prov.string(cls), "receipt.provenance." + cls),
-              m.string("source"),
-              m.u64("resolution_uj"),
-              m.u64("min_window_ns")));
-    }
-    if (prov.node().size() != energy.size() || meter.node().size() != energy.size()) {
-      throw new AttestException("receipt: energy_uj, provenance and meter must have the same keys");
-    }
+    Map<DeviceClass, ClassEnergy> energy = energy(r);
     List<InferenceUse> inference = new ArrayList<>();
     JsonNode inf = r.required("inference");
     if (!inf.isArray()) {
@@ -199,6 +180,38 @@ public record Receipt(
       throw new AttestException("receipt.energy_provenance: is not the worst of provenance");
     }
     return receipt;
+  }
+
+  /**
+   * The energy of a receipt core this node signed, by class, without reading its other members (a
+   * metrics update per run; {@link #fromCore} reads and checks the whole core).
+   */
+  public static Map<DeviceClass, ClassEnergy> energyOf(JsonNode core) {
+    return energy(JsonReader.of(core, "receipt", JsonReader.RECORD));
+  }
+
+  private static Map<DeviceClass, ClassEnergy> energy(JsonReader r) {
+    JsonReader uj = r.object("energy_uj");
+    JsonReader prov = r.object("provenance");
+    JsonReader meter = r.object("meter");
+    Map<DeviceClass, ClassEnergy> energy = new TreeMap<>();
+    for (Iterator<String> it = uj.node().fieldNames(); it.hasNext(); ) {
+      String cls = it.next();
+      DeviceClass deviceClass = DeviceClass.parse(cls, "receipt.energy_uj");
+      JsonReader m = meter.object(cls).only(Set.of("source", "resolution_uj", "min_window_ns"));
+      energy.put(
+          deviceClass,
+          new ClassEnergy(
+              uj.u64(cls),
+              Provenance.parse(prov.string(cls), "receipt.provenance." + cls),
+              m.string("source"),
+              m.u64("resolution_uj"),
+              m.u64("min_window_ns")));
+    }
+    if (prov.node().size() != energy.size() || meter.node().size() != energy.size()) {
+      throw new AttestException("receipt: energy_uj, provenance and meter must have the same keys");
+    }
+    return energy;
   }
 
   /** Starts a Receipt built field by field; unset numbers are 0, unset references null. */

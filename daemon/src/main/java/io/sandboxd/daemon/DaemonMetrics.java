@@ -57,15 +57,14 @@ public final class DaemonMetrics {
 
   /** Records one acknowledged run: its outcome, breach, energy and host calls. */
   public void recordRun(RunRecord r) {
-    Outcome outcome = Attestation.fromCore(r.attestation().core()).outcome();
+    Outcome outcome = Attestation.outcomeOf(r.attestation().core());
     counter("sandboxd.runs", "Runs recorded, by outcome", "outcome", outcomeKind(outcome))
         .increment();
     if (outcome instanceof Outcome.Terminated t) {
       counter("sandboxd.breaches", "Budget breaches, by kind", "kind", t.breach().name())
           .increment();
     }
-    Receipt receipt = Receipt.fromCore(r.receipt().core());
-    for (Map.Entry<DeviceClass, ClassEnergy> e : receipt.energy().entrySet()) {
+    for (Map.Entry<DeviceClass, ClassEnergy> e : Receipt.energyOf(r.receipt().core()).entrySet()) {
       // Joules as a double: a base unit; the signed receipt keeps the exact µJ.
       registry
           .counter(

@@ -1,5 +1,6 @@
 package io.sandboxd.daemon.store;
 
+import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -73,6 +74,12 @@ final class GroupCommit {
 
   /** Stores {@code r}; returns once it is durable. @throws StoreException when it was not */
   void append(RunRecord r) {
+    // The records' lines are written before the lock is taken, not while every other caller
+    // waits on it (an envelope keeps its line once written).
+    r.receipt().toJsonLine();
+    r.attestation().toJsonLine();
+    r.segment().toJsonLine();
+    r.claim().ifPresent(Envelope::toJsonLine);
     Pending mine = new Pending(r);
     pending.add(mine);
     synchronized (store.lock()) {
@@ -108,6 +115,7 @@ final class GroupCommit {
         ledger.reset(ledgerBefore);
         throw new StoreException(what + ": not stored: " + e.getMessage(), e);
       }
+      runs.committed(records);
       timer.accept(System.nanoTime() - t0);
     }
   }
@@ -148,6 +156,13 @@ final class GroupCommit {
       timer.accept(System.nanoTime() - t0);
       commits++;
       committedRuns += stored;
+      List<RunRecord> committed = new ArrayList<>(stored);
+      for (Pending p : batch) {
+        if (p.failure == null) {
+          committed.add(p.record);
+        }
+      }
+      runs.committed(committed);
     } catch (SQLException | RuntimeException e) {
       store.rollback(e);
       log.reset(before);

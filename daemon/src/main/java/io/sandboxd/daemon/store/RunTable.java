@@ -33,6 +33,10 @@ final class RunTable {
   // Runs found damaged (at start-up or by the verifier): listed as tampered, never with their
   // stored values. Guarded by the store's lock.
   private final Map<String, String> damaged = new LinkedHashMap<>();
+  // Stored runs by outcome kind: counted from the table once, when first asked, then kept by each
+  // commit (a runs row is never deleted; retention empties it and keeps it), so a status call does
+  // not scan every run. Null until counted. Guarded by the store's lock.
+  private Map<String, Long> outcomes;
 
   RunTable(StoreDb store, PublicKey signer, NodeLog log, StoreLedger ledger) {
     this.store = store;
@@ -112,7 +116,7 @@ final class RunTable {
             r.createdMs(),
             r.unit(),
             r.grantsId(),
-            Attestation.fromCore(r.attestation().core()).outcome(),
+            Attestation.outcomeOf(r.attestation().core()),
             r.entry(),
             StoredRun.textAddress(r.grantsJson()),
             StoredRun.textAddress(r.log()),
@@ -442,7 +446,46 @@ final class RunTable {
         });
   }
 
+  /** How many stored runs end in each outcome kind. */
   Map<String, Long> runsByOutcome() {
+    synchronized (store.lock()) {
+      if (outcomes == null) {
+        outcomes = countOutcomes();
+      }
+      return new TreeMap<>(outcomes);
+    }
+  }
+
+  /** Counts runs just committed (lock held); before the first count there is nothing to keep. */
+  void committed(List<RunRecord> stored) {
+    if (outcomes != null) {
+      for (RunRecord r : stored) {
+        outcomes.merge(outcomeKind(r.outcomeJson()), 1L, Long::sum);
+      }
+    }
+  }
+
+  /**
+   * The kind of a canonical outcome: a bare string ({@code "Completed"}) or the one member of an
+   * object ({@code {"Terminated":{...}}}), as {@link #countOutcomes} reads it in SQL.
+   */
+  static String outcomeKind(String outcomeJson) {
+    if (outcomeJson.startsWith("\"")) {
+      int from = 0;
+      int to = outcomeJson.length();
+      while (from < to && outcomeJson.charAt(from) == '"') {
+        from++;
+      }
+      while (to > from && outcomeJson.charAt(to - 1) == '"') {
+        to--;
+      }
+      return outcomeJson.substring(from, to);
+    }
+    int end = outcomeJson.indexOf("\":");
+    return end < 2 ? "" : outcomeJson.substring(2, end);
+  }
+
+  private Map<String, Long> countOutcomes() {
     return store.transact(
         "run store: cannot count runs",
         db -> {

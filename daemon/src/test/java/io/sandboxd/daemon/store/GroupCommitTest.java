@@ -162,6 +162,38 @@ class GroupCommitTest {
   }
 
   @Test
+  void runsByOutcomeKeptByCommitsEqualsACountOfTheTable() throws Exception {
+    java.util.Map<String, Long> kept;
+    try (RunStore store = RunStore.open(db(), key)) {
+      store.append(TestRuns.simple(key, "run-first", 1));
+      // Counted from the table here; from now on each commit keeps the count.
+      assertEquals(java.util.Map.of("Completed", 1L), store.runsByOutcome());
+      List<RunRecord> records = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        records.add(TestRuns.simple(key, "run-" + i, 10 + i));
+      }
+      // Fail in the batch, each alone: neither may be counted.
+      records.add(2, TestRuns.simple(key, "run-first", 99));
+      records.add(5, misrecorded("run-misrecorded", 98, new byte[] {1, 2, 3}));
+      List<Throwable> failures = appendTogether(store, records);
+      assertInstanceOf(StoreException.class, failures.get(2));
+      assertInstanceOf(StoreException.class, failures.get(5));
+      assertThrows(StoreException.class, () -> store.append(TestRuns.simple(key, "run-0", 50)));
+      store.appendAll(
+          List.of(TestRuns.simple(key, "run-all-1", 60), TestRuns.simple(key, "run-all-2", 61)));
+      kept = store.runsByOutcome();
+      assertEquals(java.util.Map.of("Completed", 9L), kept);
+      assertEquals(9, store.count());
+    }
+    try (RunStore again = RunStore.open(db(), key)) {
+      assertEquals(kept, again.runsByOutcome());
+    }
+    assertEquals("Completed", RunTable.outcomeKind("\"Completed\""));
+    assertEquals(
+        "Terminated", RunTable.outcomeKind("{\"Terminated\":{\"breach\":\"Fuel\",\"at\":3}}"));
+  }
+
+  @Test
   void aRunAloneInItsBatchThatCannotBeStoredLeavesNothingAndTheNextIsStored() throws Exception {
     // A batch of one is written without a savepoint: its failure must still undo all of it.
     try (RunStore store = RunStore.open(db(), key)) {
