@@ -169,7 +169,8 @@ public final class DurableRuns {
   /** Admits and starts a detached run; returns its id once its row is on disk. */
   public String start(Caller caller, byte[] module, String grantsJson, String entry, String env) {
     return start(
-        caller, new Submission(module, grantsJson, entry, env, CommandInput.NONE, null, true));
+        caller,
+        new Submission(module, grantsJson, entry, env, CommandInput.NONE, null, true, null));
   }
 
   /**

@@ -60,17 +60,6 @@ public final class RunSupervisor {
         DaemonConfig.Io.defaults());
   }
 
-  /** As above, on a node that offers {@code environments} for units to run in. */
-  public RunSupervisor(
-      Admission admission,
-      Executor executor,
-      RunStore store,
-      NodeIdentity node,
-      Path storageBase,
-      OfferedEnvironments environments) {
-    this(admission, executor, store, node, storageBase, environments, DaemonConfig.Io.defaults());
-  }
-
   /**
    * As above, on a node that offers {@code environments} for units to run in, holding a WASI
    * command's inputs and outputs to {@code ioCaps}.
@@ -133,7 +122,7 @@ public final class RunSupervisor {
    */
   public RunRecord submit(
       byte[] module, String grantsJson, String entry, String env, CommandInput input) {
-    return submit(new Submission(module, grantsJson, entry, env, input, null, false));
+    return submit(new Submission(module, grantsJson, entry, env, input, null, false, null));
   }
 
   /** Admits (no node policy: the embedded entry), runs and records {@code s}; on disk on return. */
@@ -154,7 +143,7 @@ public final class RunSupervisor {
       String entry,
       String env,
       CommandInput input) {
-    return submit(caller, new Submission(module, grantsJson, entry, env, input, null, false));
+    return submit(caller, new Submission(module, grantsJson, entry, env, input, null, false, null));
   }
 
   /**

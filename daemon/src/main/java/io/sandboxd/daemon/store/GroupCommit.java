@@ -100,8 +100,7 @@ final class GroupCommit {
     String what = records.size() == 1 ? "run " + last.runId() : records.size() + " runs";
     synchronized (store.lock()) {
       long t0 = System.nanoTime();
-      NodeLog.Mark before = log.mark();
-      StoreLedger.Mark ledgerBefore = ledger.mark();
+      Marks before = marks();
       try {
         for (RunRecord r : records) {
           runs.write(r);
@@ -111,8 +110,7 @@ final class GroupCommit {
         store.connection().commit();
       } catch (SQLException | RuntimeException e) {
         store.rollback(e);
-        log.reset(before);
-        ledger.reset(ledgerBefore);
+        reset(before);
         throw new StoreException(what + ": not stored: " + e.getMessage(), e);
       }
       runs.committed(records);
@@ -132,8 +130,7 @@ final class GroupCommit {
     Connection db = store.connection();
     int stored = 0;
     long t0 = System.nanoTime();
-    NodeLog.Mark before = log.mark();
-    StoreLedger.Mark ledgerBefore = ledger.mark();
+    Marks before = marks();
     try {
       if (batch.size() == 1) {
         // One run alone needs no savepoint: if it fails, the whole transaction is its own.
@@ -165,8 +162,7 @@ final class GroupCommit {
       runs.committed(committed);
     } catch (SQLException | RuntimeException e) {
       store.rollback(e);
-      log.reset(before);
-      ledger.reset(ledgerBefore);
+      reset(before);
       for (Pending p : batch) {
         if (p.failure == null) {
           p.failure = notStored(p.record, e);
@@ -183,8 +179,7 @@ final class GroupCommit {
   private void writeEach(Connection db, List<Pending> batch) throws SQLException {
     for (Pending p : batch) {
       Savepoint sp = db.setSavepoint();
-      NodeLog.Mark runMark = log.mark();
-      StoreLedger.Mark ledgerMark = ledger.mark();
+      Marks before = marks();
       try {
         runs.write(p.record);
         db.releaseSavepoint(sp);
@@ -192,11 +187,23 @@ final class GroupCommit {
         // Undo this run only; the rest of the batch goes on.
         db.rollback(sp);
         db.releaseSavepoint(sp);
-        log.reset(runMark);
-        ledger.reset(ledgerMark);
+        reset(before);
         p.failure = notStored(p.record, e);
       }
     }
+  }
+
+  /** Where the node log and the ledger stood before a write, kept beside the rows it undoes. */
+  private record Marks(NodeLog.Mark log, StoreLedger.Mark ledger) {}
+
+  private Marks marks() {
+    return new Marks(log.mark(), ledger.mark());
+  }
+
+  /** Puts the node log and the ledger back where {@code m} found them (their rows rolled back). */
+  private void reset(Marks m) {
+    log.reset(m.log());
+    ledger.reset(m.ledger());
   }
 
   private static StoreException notStored(RunRecord r, Exception e) {

@@ -61,7 +61,8 @@ class AdmissionTest {
         env,
         new CommandInput(args, Optional.empty()),
         null,
-        false);
+        false,
+        null);
   }
 
   /** Whether alice's one run slot is free: an admitted submission takes it, closing frees it. */

@@ -66,7 +66,8 @@ class RunSupervisorEnvironmentTest {
         store,
         node,
         tmp.resolve("storage"),
-        envs);
+        envs,
+        DaemonConfig.Io.defaults());
   }
 
   static String grants() {
