@@ -37,6 +37,8 @@ final class GroupCommit {
   private final StoreLedger ledger;
   private final LogCheckpoints log;
   private final SigningKey key;
+  // Hears each commit (the background checkpointer counts them).
+  private final Runnable committed;
   private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
   private volatile LongConsumer timer = nanos -> {};
   // Guarded by the store's lock.
@@ -45,7 +47,13 @@ final class GroupCommit {
   private long committedRuns;
 
   GroupCommit(
-      StoreDb store, RunTable runs, StoreLedger ledger, LogCheckpoints log, SigningKey key) {
+      StoreDb store,
+      RunTable runs,
+      StoreLedger ledger,
+      LogCheckpoints log,
+      SigningKey key,
+      Runnable committed) {
+    this.committed = committed;
     this.store = store;
     this.runs = runs;
     this.ledger = ledger;
@@ -108,6 +116,7 @@ final class GroupCommit {
         ledger.signHead(key);
         log.checkpointIfDue();
         store.connection().commit();
+        committed.run();
       } catch (SQLException | RuntimeException e) {
         store.rollback(e);
         reset(before);
@@ -150,6 +159,7 @@ final class GroupCommit {
       }
       log.checkpointIfDue();
       db.commit();
+      committed.run();
       timer.accept(System.nanoTime() - t0);
       commits++;
       committedRuns += stored;

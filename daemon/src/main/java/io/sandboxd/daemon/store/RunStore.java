@@ -44,6 +44,8 @@ public final class RunStore implements AutoCloseable {
   private final DurableRunTable durable;
   private final RunOwners owners;
 
+  private final WalCheckpointer checkpointer;
+
   private RunStore(Path file, Connection connection, SigningKey key) throws SQLException {
     this.file = file;
     this.key = key;
@@ -57,7 +59,8 @@ public final class RunStore implements AutoCloseable {
     connection.commit();
     this.log = new LogCheckpoints(db, nodeLog, key);
     this.runs = new RunTable(db, key.publicKey(), nodeLog, ledger);
-    this.commit = new GroupCommit(db, runs, ledger, log, key);
+    this.checkpointer = WalCheckpointer.start(file);
+    this.commit = new GroupCommit(db, runs, ledger, log, key, checkpointer::committed);
     this.retention = new StoreRetention(db);
     this.checkpoints = new StoreCheckpoints(db, key, log, runs);
     this.receipts = new LedgerReceipts(db, key.publicKey());
@@ -89,6 +92,8 @@ public final class RunStore implements AutoCloseable {
         // and deleted a temporary file. A crash loses nothing by it: the WAL commits or it does
         // not.
         st.execute("PRAGMA temp_store=MEMORY");
+        // Checkpoints run on their own thread (WalCheckpointer); this bound is only a backstop.
+        st.execute("PRAGMA wal_autocheckpoint=" + WalCheckpointer.FOREGROUND_PAGES);
       }
       db.setAutoCommit(false);
       try {
@@ -422,6 +427,11 @@ public final class RunStore implements AutoCloseable {
     }
   }
 
+  /** Background checkpoints of the write-ahead log done so far (for tests). */
+  long walCheckpoints() {
+    return checkpointer.checkpoints();
+  }
+
   /** A PRAGMA's value on this store's own connection (synchronous is per connection). */
   String pragma(String name) {
     if (!name.matches("[a-z_]+")) {
@@ -615,6 +625,8 @@ public final class RunStore implements AutoCloseable {
   @Override
   public void close() {
     synchronized (this) {
+      // The checkpoint connection first: the store's, closed last, folds the log in and removes it.
+      checkpointer.close();
       try {
         db.connection().close();
       } catch (SQLException e) {
