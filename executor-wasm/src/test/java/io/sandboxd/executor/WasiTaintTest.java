@@ -67,19 +67,7 @@ class WasiTaintTest {
    * open}.
    */
   static Grants grants(String open) {
-    String json =
-        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
-            + "\"memory_bytes\":1048576},"
-            + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[],\"delete\":[]},"
-            + "\"network\":{\"outbound\":[\""
-            + endpoint
-            + "\"],\"inbound\":false},"
-            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-            + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false},"
-            + "\"flow\":{\"untrusted\":[\"storage:inbox/**\"],\"open\":"
-            + open
-            + "}}";
-    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+    return Grants.parse(TaintGuest.grants(endpoint, open).getBytes(StandardCharsets.UTF_8));
   }
 
   ExecutionResult run(String wat, Grants g) {

@@ -11,7 +11,9 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.executor.EgressGuest;
 import io.sandboxd.executor.HostileResponses;
+import io.sandboxd.executor.ReflectingEndpoint;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URLEncoder;
@@ -69,7 +71,7 @@ class EgressEscapeTest {
 
     bound = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     bound.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
-    bound.createContext("/api/echo", EgressEscapeTest::echo);
+    bound.createContext("/api/echo", ReflectingEndpoint.of(echoedAuth));
     bound.createContext(
         "/api/redirect",
         ex -> {
@@ -114,47 +116,10 @@ class EgressEscapeTest {
     }
   }
 
-  /** Reflects every request header and the query: raw, base64, JSON-escaped, and as a header. */
-  static void echo(com.sun.net.httpserver.HttpExchange ex) throws IOException {
-    StringBuilder all = new StringBuilder();
-    ex.getRequestHeaders()
-        .forEach((k, v) -> all.append(k).append(": ").append(String.join(",", v)).append('\n'));
-    echoedAuth.set(ex.getRequestHeaders().getFirst("Authorization"));
-    String text = all + "query: " + ex.getRequestURI().getRawQuery() + "\n";
-    String body =
-        text
-            + "b64="
-            + Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8))
-            + "\njson=\""
-            + text.replace("/", "\\/").replace("\n", "\\n")
-            + "\"\n";
-    ex.getResponseHeaders().add("X-Echo-Auth", String.valueOf(echoedAuth.get()));
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    ex.sendResponseHeaders(200, bytes.length);
-    ex.getResponseBody().write(bytes);
-    ex.close();
-  }
-
   /** A unit that makes one egress call, logs the answer and returns the call's status. */
   static byte[] egressUnit(String path) {
-    String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + path + "\"}";
-    String escaped = req.replace("\\", "\\\\").replace("\"", "\\\"");
     return Wat2Wasm.parse(
-        """
-        (module
-          (import "sandbox" "egress" (func $e (param i32 i32 i32 i32 i32) (result i32)))
-          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
-          (memory 2)
-          (data (i32.const 0) "REQ")
-          (func (export "run") (result i32) (local $s i32)
-            (local.set $s (call $e (i32.const 0) (i32.const RLEN) (i32.const 4096)
-                                   (i32.const 60000) (i32.const 4000)))
-            (if (i32.ne (local.get $s) (i32.const 0)) (then (return (local.get $s))))
-            (drop (call $log (i32.const 4096) (i32.load (i32.const 4000))))
-            (i32.const 0)))
-        """
-            .replace("REQ", escaped)
-            .replace("RLEN", Integer.toString(req.getBytes(StandardCharsets.UTF_8).length)));
+        EgressGuest.logsAnswer("{\"method\":\"GET\",\"url\":\"http://" + endpoint + path + "\"}"));
   }
 
   static String grants(String credentialEndpoint, String handle, String inject) {

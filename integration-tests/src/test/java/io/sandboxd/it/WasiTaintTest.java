@@ -55,15 +55,7 @@ class WasiTaintTest {
   }
 
   static String grants() {
-    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
-        + "\"memory_bytes\":1048576},"
-        + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[],\"delete\":[]},"
-        + "\"network\":{\"outbound\":[\""
-        + endpoint
-        + "\"],\"inbound\":false},"
-        + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-        + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false},"
-        + "\"flow\":{\"untrusted\":[\"storage:inbox/**\"],\"open\":[]}}";
+    return TaintGuest.grants(endpoint, "[]");
   }
 
   /** The unit reading {@code path}, with its storage directory on the node holding both files. */
