@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.executor.CountingEndpoint;
 import io.sandboxd.executor.EgressGuest;
 import io.sandboxd.executor.HostileResponses;
 import io.sandboxd.executor.ReflectingEndpoint;
@@ -26,7 +27,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -47,27 +47,18 @@ class EgressEscapeTest {
 
   @TempDir static Path dir;
   static HttpServer bound;
-  static HttpServer other;
+  static CountingEndpoint other;
   static DaemonProcess daemon;
   static DaemonClient client;
   static String endpoint;
   static String otherEndpoint;
   static final AtomicReference<String> echoedAuth = new AtomicReference<>();
-  static final AtomicInteger otherHits = new AtomicInteger();
   static final AtomicLong hugeBytesSent = new AtomicLong();
 
   @BeforeAll
   static void start() throws Exception {
-    other = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    other.createContext(
-        "/",
-        ex -> {
-          otherHits.incrementAndGet();
-          ex.sendResponseHeaders(204, -1);
-          ex.close();
-        });
-    other.start();
-    otherEndpoint = "127.0.0.1:" + other.getAddress().getPort();
+    other = new CountingEndpoint();
+    otherEndpoint = other.address;
 
     bound = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     bound.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
@@ -112,7 +103,7 @@ class EgressEscapeTest {
       bound.stop(0);
     }
     if (other != null) {
-      other.stop(0);
+      other.close();
     }
   }
 
@@ -221,7 +212,7 @@ class EgressEscapeTest {
 
   @Test
   void aGrantSendingTheSecretWhereTheNodeDidNotBindItIsRefusedAtAdmission() throws Exception {
-    otherHits.set(0);
+    other.hits.set(0);
     StatusRuntimeException elsewhere =
         assertThrows(
             StatusRuntimeException.class,
@@ -239,7 +230,7 @@ class EgressEscapeTest {
     String why2 = unbound.getStatus().getDescription();
     assertTrue(why2.contains("$.network.credentials[0].secret_ref"), why2);
     assertTrue(why2.contains("vault:unbound"), why2);
-    assertEquals(0, otherHits.get(), "nothing was sent anywhere");
+    assertEquals(0, other.hits.get(), "nothing was sent anywhere");
 
     // Bound host:port, but outside the bound path prefix: the call is denied, nothing is sent.
     echoedAuth.set(null);
@@ -250,11 +241,11 @@ class EgressEscapeTest {
 
   @Test
   void aRedirectIsHandedToTheGuestNeverFollowedWithTheSecret() throws Exception {
-    otherHits.set(0);
+    other.hits.set(0);
     SubmitReply r = submit(egressUnit("/api/redirect"), grants(endpoint, HANDLE, HEADER));
     assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
     assertTrue(r.getLog().contains("\"status\":302"), r.getLog());
-    assertEquals(0, otherHits.get(), "the daemon followed the redirect");
+    assertEquals(0, other.hits.get(), "the daemon followed the redirect");
   }
 
   @Test
