@@ -1,12 +1,10 @@
 package io.sandboxd.benchmarks;
 
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.InclusionProof;
 import io.sandboxd.attest.LogTree;
 import io.sandboxd.attest.MerkleHash;
 import io.sandboxd.attest.MerkleVerifier;
-import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.TreeHead;
 import io.sandboxd.daemon.store.RunRecord;
@@ -16,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -87,22 +84,9 @@ public class NodeLogBench {
   /** A run as the supervisor stores it: three signed records, a short journal, its module. */
   static RunRecord run(SigningKey key, String runId, long createdMs) {
     byte[] module = ("module " + runId).getBytes(StandardCharsets.UTF_8);
-    String unit = Blake3.hex(module);
     String grantsId = Blake3.hex(("grants " + runId).getBytes(StandardCharsets.UTF_8));
-    Envelope r = SignedRun.receipt(key, runId, unit, grantsId, 7, 0, createdMs);
-    Envelope a =
-        SignedRun.attestation(
-            key, "host-1", grantsId, r, unit, new Outcome.Completed(), createdMs + 2);
-    Envelope sg = SignedRun.firstSegment(key, "host-1", runId, grantsId, r, createdMs);
-    return RunRecord.builder()
-        .run(runId, createdMs)
-        .unit(unit, grantsId)
-        .outcomeJson("\"Completed\"")
-        .signed(r, a, sg)
-        .journal(List.of("{\"n\":1}"), Map.of())
-        .log("")
-        .submission(module, "{\"compute\":{}}", "run")
-        .build();
+    return SignedRun.completed(
+        key, "host-1", runId, module, grantsId, 7, 0, List.of("{\"n\":1}"), createdMs);
   }
 
   /** 10^6 leaves with every perfect subtree hash kept, as the store keeps them. */

@@ -11,12 +11,14 @@ import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.store.RunRecord;
 import java.util.List;
 import java.util.Map;
 
 /**
- * What a node signs beside a run's receipt, for the benchmarks that seed a store or a report: the
- * attestation of an S2 run with an empty journal, and the run's first (execute) segment.
+ * What a node signs for a run, for the benchmarks that seed a store or a report: the receipt and
+ * attestation of an S2 run with an empty journal, its first (execute) segment, and the whole
+ * record.
  */
 final class SignedRun {
   private SignedRun() {}
@@ -104,5 +106,36 @@ final class SignedRun {
             Provenance.Estimator,
             atMs);
     return Envelope.sign(s.toCore(), key);
+  }
+
+  /**
+   * A completed run of {@code module} as the supervisor stores it: its receipt, attestation and
+   * first segment signed by {@code key} as host {@code hostId}, {@code journal} with no blobs, an
+   * empty log.
+   */
+  static RunRecord completed(
+      SigningKey key,
+      String hostId,
+      String runId,
+      byte[] module,
+      String grantsId,
+      long cpuMs,
+      long memoryPeakBytes,
+      List<String> journal,
+      long createdMs) {
+    String unit = Blake3.hex(module);
+    Envelope r = receipt(key, runId, unit, grantsId, cpuMs, memoryPeakBytes, createdMs);
+    Envelope a =
+        attestation(key, hostId, grantsId, r, unit, new Outcome.Completed(), createdMs + 2);
+    Envelope sg = firstSegment(key, hostId, runId, grantsId, r, createdMs);
+    return RunRecord.builder()
+        .run(runId, createdMs)
+        .unit(unit, grantsId)
+        .outcomeJson("\"Completed\"")
+        .signed(r, a, sg)
+        .journal(journal, Map.of())
+        .log("")
+        .submission(module, "{\"compute\":{}}", "run")
+        .build();
   }
 }

@@ -1,8 +1,6 @@
 package io.sandboxd.benchmarks;
 
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
@@ -89,22 +87,16 @@ public class StoreAppendBench {
 
   private static RunRecord record(SigningKey key, String runId) {
     byte[] module = "bench module".getBytes(StandardCharsets.UTF_8);
-    String unit = Blake3.hex(module);
     String grantsId = Blake3.hex("bench grants".getBytes(StandardCharsets.UTF_8));
-    long now = System.currentTimeMillis();
-    Envelope receipt = SignedRun.receipt(key, runId, unit, grantsId, 0, 65536, now);
-    Envelope attestation =
-        SignedRun.attestation(
-            key, "bench-host", grantsId, receipt, unit, new Outcome.Completed(), now);
-    Envelope segment = SignedRun.firstSegment(key, "bench-host", runId, grantsId, receipt, now);
-    return RunRecord.builder()
-        .run(runId, now)
-        .unit(unit, grantsId)
-        .outcomeJson("\"Completed\"")
-        .signed(receipt, attestation, segment)
-        .journal(List.of(), Map.of())
-        .log("")
-        .submission(module, "{\"compute\":{}}", "run")
-        .build();
+    return SignedRun.completed(
+        key,
+        "bench-host",
+        runId,
+        module,
+        grantsId,
+        0,
+        65536,
+        List.of(),
+        System.currentTimeMillis());
   }
 }

@@ -241,24 +241,6 @@ class AbiTest {
     assertEquals(0, returned(run(wat, grants(uncapped, NO_KV, NO_NET, LOG), root)));
   }
 
-  static String egressUnit(String requestJson) {
-    String escaped = requestJson.replace("\\", "\\\\").replace("\"", "\\\"");
-    return """
-        (module
-          (import "sandbox" "egress" (func $e (param i32 i32 i32 i32 i32) (result i32)))
-          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
-          (memory 2)
-          (data (i32.const 0) "REQ")
-          (func (export "run") (result i32) (local $s i32)
-            (local.set $s (call $e (i32.const 0) (i32.const RLEN) (i32.const 4096) (i32.const 60000) (i32.const 4000)))
-            (if (i32.ne (local.get $s) (i32.const 0)) (then (return (local.get $s))))
-            (drop (call $log (i32.const 4096) (i32.load (i32.const 4000))))
-            (i32.const 0)))
-        """
-        .replace("REQ", escaped)
-        .replace("RLEN", Integer.toString(requestJson.getBytes(StandardCharsets.UTF_8).length));
-  }
-
   @Test
   void egressGoesOnlyToAllowlistedEndpointsAndInjectsCredentialsTheGuestNeverSees()
       throws Exception {
@@ -297,7 +279,8 @@ class AbiTest {
                   .withSecrets(SecretStore.of(bound, Map.of("vault:token", "s3cr3t"))));
       ExecutionResult ok;
       try (withSecret) {
-        ok = run(withSecret, egressUnit(req), grants(NO_STORAGE, NO_KV, net, LOG), null);
+        ok =
+            run(withSecret, EgressGuest.logsAnswer(req), grants(NO_STORAGE, NO_KV, net, LOG), null);
       }
       assertEquals(0, returned(ok));
       assertTrue(ok.log().contains("\"status\":200"), ok.log());
@@ -311,7 +294,8 @@ class AbiTest {
 
       auth.set(null);
       String denied = "{\"url\":\"http://127.0.0.1:" + (port + 1) + "/\"}";
-      ExecutionResult d = run(egressUnit(denied), grants(NO_STORAGE, NO_KV, net, LOG), null);
+      ExecutionResult d =
+          run(EgressGuest.logsAnswer(denied), grants(NO_STORAGE, NO_KV, net, LOG), null);
       assertEquals(AbiStatus.DENIED, returned(d));
       assertEquals("Denied", d.journal().get(0).decision());
       assertEquals(null, auth.get());
@@ -319,14 +303,17 @@ class AbiTest {
       assertEquals(
           AbiStatus.INVALID,
           returned(
-              run(egressUnit("{\"url\":\"ftp://x\"}"), grants(NO_STORAGE, NO_KV, net, LOG), null)));
+              run(
+                  EgressGuest.logsAnswer("{\"url\":\"ftp://x\"}"),
+                  grants(NO_STORAGE, NO_KV, net, LOG),
+                  null)));
     } finally {
       server.stop(0);
     }
   }
 
   static String execUnit(String requestJson) {
-    return egressUnit(requestJson).replace("\"egress\"", "\"exec\"");
+    return EgressGuest.logsAnswer(requestJson).replace("\"egress\"", "\"exec\"");
   }
 
   @Test
@@ -382,7 +369,8 @@ class AbiTest {
         java.net.URI.create(
             "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/chat/completions");
     String wat =
-        egressUnit("{\"model\":\"m\",\"prompt\":\"hello\"}").replace("\"egress\"", "\"infer\"");
+        EgressGuest.logsAnswer("{\"model\":\"m\",\"prompt\":\"hello\"}")
+            .replace("\"egress\"", "\"infer\"");
     String inferHost = "{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":true}";
     try (Executor withModel =
         new Executor(

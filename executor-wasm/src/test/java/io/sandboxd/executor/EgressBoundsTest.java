@@ -36,30 +36,7 @@ class EgressBoundsTest {
   @BeforeAll
   static void start() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    // Reflects every request header: raw in the body and a header, base64 too, JSON-escaped.
-    server.createContext(
-        "/api/echo",
-        ex -> {
-          StringBuilder all = new StringBuilder();
-          ex.getRequestHeaders()
-              .forEach(
-                  (k, v) -> all.append(k).append(": ").append(String.join(",", v)).append('\n'));
-          lastAuth.set(ex.getRequestHeaders().getFirst("Authorization"));
-          String text = all.toString();
-          String body =
-              text
-                  + "\nb64="
-                  + Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8))
-                  + "\njson=\""
-                  + text.replace("/", "\\/").replace("\n", "\\n")
-                  + "\"\nquery="
-                  + ex.getRequestURI().getRawQuery();
-          ex.getResponseHeaders().add("X-Echo", String.valueOf(lastAuth.get()));
-          byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-          ex.sendResponseHeaders(200, bytes.length);
-          ex.getResponseBody().write(bytes);
-          ex.close();
-        });
+    server.createContext("/api/echo", ReflectingEndpoint.of(lastAuth));
     server.createContext("/api/huge", HostileResponses.hugeChunked(hugeBytesSent));
     server.createContext(
         "/api/drip",
@@ -112,7 +89,7 @@ class EgressBoundsTest {
 
   static ExecutionResult egress(String path, String inject) {
     String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + path + "\"}";
-    return AbiTest.run(executor, AbiTest.egressUnit(req), grants(inject), null);
+    return AbiTest.run(executor, EgressGuest.logsAnswer(req), grants(inject), null);
   }
 
   static void assertNoSecret(ExecutionResult r) {
@@ -185,7 +162,7 @@ class EgressBoundsTest {
       ExecutionResult r =
           AbiTest.run(
               ex,
-              AbiTest.egressUnit(req),
+              EgressGuest.logsAnswer(req),
               AbiTest.grants(AbiTest.NO_STORAGE, AbiTest.NO_KV, net, AbiTest.LOG),
               null);
       assertEquals(AbiStatus.UNAVAILABLE, AbiTest.returned(r));

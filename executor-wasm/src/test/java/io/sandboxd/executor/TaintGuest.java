@@ -43,4 +43,22 @@ public final class TaintGuest {
         .replace("REQ", req.replace("\"", "\\\""))
         .replace("QLEN", Integer.toString(req.length()));
   }
+
+  /**
+   * The grant JSON these guests run under: reads inbox/** and data/**, may reach {@code endpoint};
+   * inbox/** is untrusted, opened to the sinks of the JSON array {@code open}.
+   */
+  public static String grants(String endpoint, String open) {
+    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
+        + "\"memory_bytes\":1048576},"
+        + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[],\"delete\":[]},"
+        + "\"network\":{\"outbound\":[\""
+        + endpoint
+        + "\"],\"inbound\":false},"
+        + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
+        + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false},"
+        + "\"flow\":{\"untrusted\":[\"storage:inbox/**\"],\"open\":"
+        + open
+        + "}}";
+  }
 }

@@ -4,14 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxd.enforcer.Grants;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,31 +23,21 @@ import org.junit.jupiter.api.io.TempDir;
 class WasiTaintTest {
   static final UnitCompiler COMPILER = new UnitCompiler(8);
   static Executor executor;
-  static HttpServer server;
+  static CountingEndpoint sink;
   static String endpoint;
-  static final AtomicInteger served = new AtomicInteger();
 
   @TempDir Path root;
 
   @BeforeAll
   static void start() throws Exception {
     executor = new Executor(1, EnergyModel.estimate(10_000), 60_000, HostServices.none());
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    server.createContext(
-        "/",
-        ex -> {
-          served.incrementAndGet();
-          ex.sendResponseHeaders(200, 2);
-          ex.getResponseBody().write("ok".getBytes(StandardCharsets.UTF_8));
-          ex.close();
-        });
-    server.start();
-    endpoint = "127.0.0.1:" + server.getAddress().getPort();
+    sink = new CountingEndpoint();
+    endpoint = sink.address;
   }
 
   @AfterAll
   static void stop() {
-    server.stop(0);
+    sink.close();
     executor.close();
   }
 
@@ -67,19 +54,7 @@ class WasiTaintTest {
    * open}.
    */
   static Grants grants(String open) {
-    String json =
-        "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
-            + "\"memory_bytes\":1048576},"
-            + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[],\"delete\":[]},"
-            + "\"network\":{\"outbound\":[\""
-            + endpoint
-            + "\"],\"inbound\":false},"
-            + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-            + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false},"
-            + "\"flow\":{\"untrusted\":[\"storage:inbox/**\"],\"open\":"
-            + open
-            + "}}";
-    return Grants.parse(json.getBytes(StandardCharsets.UTF_8));
+    return Grants.parse(TaintGuest.grants(endpoint, open).getBytes(StandardCharsets.UTF_8));
   }
 
   ExecutionResult run(String wat, Grants g) {
@@ -89,11 +64,11 @@ class WasiTaintTest {
 
   @Test
   void aWasiReadOfUntrustedStorageTaintsTheRunAndItsSandboxEgressIsTainted() {
-    int before = served.get();
+    int before = sink.hits.get();
     ExecutionResult r = run(TaintGuest.readThenEgress("inbox/m1", endpoint), grants("[]"));
     assertEquals(AbiStatus.TAINTED, AbiTest.returned(r), r.log());
     assertEquals(Set.of("storage:inbox/**"), r.taint());
-    assertEquals(before, served.get(), "a tainted egress never leaves the node");
+    assertEquals(before, sink.hits.get(), "a tainted egress never leaves the node");
     // The open already taints: every journaled call from path_open on carries the label.
     JournalEntry open = r.journal().get(0);
     assertEquals("storage_read", open.call());
@@ -102,11 +77,11 @@ class WasiTaintTest {
 
   @Test
   void aWasiReadOfTrustedStorageLeavesTheRunCleanAndEgressGoesOut() {
-    int before = served.get();
+    int before = sink.hits.get();
     ExecutionResult r = run(TaintGuest.readThenEgress("data/x", endpoint), grants("[]"));
     assertEquals(0, AbiTest.returned(r), r.log());
     assertTrue(r.taint().isEmpty(), r.taint().toString());
-    assertEquals(before + 1, served.get());
+    assertEquals(before + 1, sink.hits.get());
   }
 
   @Test

@@ -11,7 +11,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.executor.CountingEndpoint;
+import io.sandboxd.executor.EgressGuest;
 import io.sandboxd.executor.HostileResponses;
+import io.sandboxd.executor.ReflectingEndpoint;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URLEncoder;
@@ -24,7 +27,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -45,31 +47,22 @@ class EgressEscapeTest {
 
   @TempDir static Path dir;
   static HttpServer bound;
-  static HttpServer other;
+  static CountingEndpoint other;
   static DaemonProcess daemon;
   static DaemonClient client;
   static String endpoint;
   static String otherEndpoint;
   static final AtomicReference<String> echoedAuth = new AtomicReference<>();
-  static final AtomicInteger otherHits = new AtomicInteger();
   static final AtomicLong hugeBytesSent = new AtomicLong();
 
   @BeforeAll
   static void start() throws Exception {
-    other = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    other.createContext(
-        "/",
-        ex -> {
-          otherHits.incrementAndGet();
-          ex.sendResponseHeaders(204, -1);
-          ex.close();
-        });
-    other.start();
-    otherEndpoint = "127.0.0.1:" + other.getAddress().getPort();
+    other = new CountingEndpoint();
+    otherEndpoint = other.address;
 
     bound = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     bound.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
-    bound.createContext("/api/echo", EgressEscapeTest::echo);
+    bound.createContext("/api/echo", ReflectingEndpoint.of(echoedAuth));
     bound.createContext(
         "/api/redirect",
         ex -> {
@@ -110,51 +103,14 @@ class EgressEscapeTest {
       bound.stop(0);
     }
     if (other != null) {
-      other.stop(0);
+      other.close();
     }
-  }
-
-  /** Reflects every request header and the query: raw, base64, JSON-escaped, and as a header. */
-  static void echo(com.sun.net.httpserver.HttpExchange ex) throws IOException {
-    StringBuilder all = new StringBuilder();
-    ex.getRequestHeaders()
-        .forEach((k, v) -> all.append(k).append(": ").append(String.join(",", v)).append('\n'));
-    echoedAuth.set(ex.getRequestHeaders().getFirst("Authorization"));
-    String text = all + "query: " + ex.getRequestURI().getRawQuery() + "\n";
-    String body =
-        text
-            + "b64="
-            + Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8))
-            + "\njson=\""
-            + text.replace("/", "\\/").replace("\n", "\\n")
-            + "\"\n";
-    ex.getResponseHeaders().add("X-Echo-Auth", String.valueOf(echoedAuth.get()));
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    ex.sendResponseHeaders(200, bytes.length);
-    ex.getResponseBody().write(bytes);
-    ex.close();
   }
 
   /** A unit that makes one egress call, logs the answer and returns the call's status. */
   static byte[] egressUnit(String path) {
-    String req = "{\"method\":\"GET\",\"url\":\"http://" + endpoint + path + "\"}";
-    String escaped = req.replace("\\", "\\\\").replace("\"", "\\\"");
     return Wat2Wasm.parse(
-        """
-        (module
-          (import "sandbox" "egress" (func $e (param i32 i32 i32 i32 i32) (result i32)))
-          (import "sandbox" "log" (func $log (param i32 i32) (result i32)))
-          (memory 2)
-          (data (i32.const 0) "REQ")
-          (func (export "run") (result i32) (local $s i32)
-            (local.set $s (call $e (i32.const 0) (i32.const RLEN) (i32.const 4096)
-                                   (i32.const 60000) (i32.const 4000)))
-            (if (i32.ne (local.get $s) (i32.const 0)) (then (return (local.get $s))))
-            (drop (call $log (i32.const 4096) (i32.load (i32.const 4000))))
-            (i32.const 0)))
-        """
-            .replace("REQ", escaped)
-            .replace("RLEN", Integer.toString(req.getBytes(StandardCharsets.UTF_8).length)));
+        EgressGuest.logsAnswer("{\"method\":\"GET\",\"url\":\"http://" + endpoint + path + "\"}"));
   }
 
   static String grants(String credentialEndpoint, String handle, String inject) {
@@ -256,7 +212,7 @@ class EgressEscapeTest {
 
   @Test
   void aGrantSendingTheSecretWhereTheNodeDidNotBindItIsRefusedAtAdmission() throws Exception {
-    otherHits.set(0);
+    other.hits.set(0);
     StatusRuntimeException elsewhere =
         assertThrows(
             StatusRuntimeException.class,
@@ -274,7 +230,7 @@ class EgressEscapeTest {
     String why2 = unbound.getStatus().getDescription();
     assertTrue(why2.contains("$.network.credentials[0].secret_ref"), why2);
     assertTrue(why2.contains("vault:unbound"), why2);
-    assertEquals(0, otherHits.get(), "nothing was sent anywhere");
+    assertEquals(0, other.hits.get(), "nothing was sent anywhere");
 
     // Bound host:port, but outside the bound path prefix: the call is denied, nothing is sent.
     echoedAuth.set(null);
@@ -285,11 +241,11 @@ class EgressEscapeTest {
 
   @Test
   void aRedirectIsHandedToTheGuestNeverFollowedWithTheSecret() throws Exception {
-    otherHits.set(0);
+    other.hits.set(0);
     SubmitReply r = submit(egressUnit("/api/redirect"), grants(endpoint, HANDLE, HEADER));
     assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
     assertTrue(r.getLog().contains("\"status\":302"), r.getLog());
-    assertEquals(0, otherHits.get(), "the daemon followed the redirect");
+    assertEquals(0, other.hits.get(), "the daemon followed the redirect");
   }
 
   @Test

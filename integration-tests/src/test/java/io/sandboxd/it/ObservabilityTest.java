@@ -17,6 +17,7 @@ import io.grpc.stub.StreamObserver;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.FirstReply;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,7 +28,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -141,26 +141,11 @@ class ObservabilityTest {
 
   @Test
   void reflectionListsTheServices() throws Exception {
-    CompletableFuture<ServerReflectionResponse> answer = new CompletableFuture<>();
+    FirstReply<ServerReflectionResponse> answer = new FirstReply<>();
     StreamObserver<ServerReflectionRequest> req =
-        ServerReflectionGrpc.newStub(client.channel())
-            .serverReflectionInfo(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(ServerReflectionResponse r) {
-                    answer.complete(r);
-                  }
-
-                  @Override
-                  public void onError(Throwable t) {
-                    answer.completeExceptionally(t);
-                  }
-
-                  @Override
-                  public void onCompleted() {}
-                });
+        ServerReflectionGrpc.newStub(client.channel()).serverReflectionInfo(answer);
     req.onNext(ServerReflectionRequest.newBuilder().setListServices("*").build());
-    ServerReflectionResponse r = answer.get(30, TimeUnit.SECONDS);
+    ServerReflectionResponse r = answer.future().get(30, TimeUnit.SECONDS);
     req.onCompleted();
     List<String> names =
         r.getListServicesResponse().getServiceList().stream()

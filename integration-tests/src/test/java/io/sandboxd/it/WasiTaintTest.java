@@ -3,15 +3,13 @@ package io.sandboxd.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.executor.CountingEndpoint;
 import io.sandboxd.executor.TaintGuest;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,22 +24,13 @@ class WasiTaintTest {
   @TempDir static Path dir;
   static DaemonProcess daemon;
   static DaemonClient client;
-  static HttpServer server;
+  static CountingEndpoint sink;
   static String endpoint;
-  static final AtomicInteger hits = new AtomicInteger();
 
   @BeforeAll
   static void start() throws Exception {
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    server.createContext(
-        "/",
-        ex -> {
-          hits.incrementAndGet();
-          ex.sendResponseHeaders(204, -1);
-          ex.close();
-        });
-    server.start();
-    endpoint = "127.0.0.1:" + server.getAddress().getPort();
+    sink = new CountingEndpoint();
+    endpoint = sink.address;
     daemon = DaemonProcess.start(dir.resolve("state"), dir.resolve("run/sandboxd.sock"));
     client = new DaemonClient(daemon.socket);
   }
@@ -49,21 +38,13 @@ class WasiTaintTest {
   @AfterAll
   static void stop() throws Exception {
     Submissions.closeAll(client, daemon);
-    if (server != null) {
-      server.stop(0);
+    if (sink != null) {
+      sink.close();
     }
   }
 
   static String grants() {
-    return "{\"compute\":{\"devices\":[],\"energy_budget_uj\":1000000000,\"cpu_time_ms\":5000,"
-        + "\"memory_bytes\":1048576},"
-        + "\"storage\":{\"read\":[\"inbox/**\",\"data/**\"],\"write\":[],\"delete\":[]},"
-        + "\"network\":{\"outbound\":[\""
-        + endpoint
-        + "\"],\"inbound\":false},"
-        + "\"kv\":{\"read\":false,\"write\":false,\"prefixes\":[]},"
-        + "\"host\":{\"logging\":true,\"clock\":false,\"random\":false,\"inference\":false},"
-        + "\"flow\":{\"untrusted\":[\"storage:inbox/**\"],\"open\":[]}}";
+    return TaintGuest.grants(endpoint, "[]");
   }
 
   /** The unit reading {@code path}, with its storage directory on the node holding both files. */
@@ -80,18 +61,18 @@ class WasiTaintTest {
 
   @Test
   void aWasiReadOfUntrustedStorageIsTaintedAtSandboxEgress() throws Exception {
-    int before = hits.get();
+    int before = sink.hits.get();
     SubmitReply r = Submissions.submit(client, unit("inbox/m1"), grants());
     // TAINTED is -2 (ABI.md): the entry returned what egress answered.
     assertEquals("{\"Failed\":{\"reason\":\"entry returned -2\"}}", r.getOutcomeJson());
-    assertEquals(before, hits.get(), "nothing left the node");
+    assertEquals(before, sink.hits.get(), "nothing left the node");
   }
 
   @Test
   void aWasiReadOfTrustedStorageLeavesTheRunCleanAndEgressGoesOut() throws Exception {
-    int before = hits.get();
+    int before = sink.hits.get();
     SubmitReply r = Submissions.submit(client, unit("data/x"), grants());
     assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
-    assertEquals(before + 1, hits.get());
+    assertEquals(before + 1, sink.hits.get());
   }
 }

@@ -5,6 +5,7 @@ import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.FirstReply;
 import io.sandboxd.daemon.rpc.DurableRunReply;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.ImportRunRequest;
@@ -154,28 +155,9 @@ final class RunsDurableCommands {
     int ask(DaemonClient c) throws Input.Unreadable {
       byte[] bytes = Input.bytes(file);
       // In chunks (issue 23): a bundle may be larger than one gRPC message.
-      java.util.concurrent.CompletableFuture<DurableRunReply> done =
-          new java.util.concurrent.CompletableFuture<>();
+      FirstReply<DurableRunReply> done = new FirstReply<>();
       io.grpc.stub.StreamObserver<ImportRunRequest> up =
-          SandboxdGrpc.newStub(c.channel())
-              .importRunStream(
-                  new io.grpc.stub.StreamObserver<>() {
-                    @Override
-                    public void onNext(DurableRunReply r) {
-                      done.complete(r);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                      done.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                      done.completeExceptionally(
-                          new IllegalStateException("the daemon answered nothing"));
-                    }
-                  });
+          SandboxdGrpc.newStub(c.channel()).importRunStream(done);
       for (int off = 0; off < bytes.length; off += CHUNK) {
         up.onNext(
             ImportRunRequest.newBuilder()
@@ -185,7 +167,7 @@ final class RunsDurableCommands {
       up.onCompleted();
       DurableRunReply r;
       try {
-        r = done.get();
+        r = done.future().get();
       } catch (java.util.concurrent.ExecutionException e) {
         if (e.getCause() instanceof StatusRuntimeException s) {
           throw s;

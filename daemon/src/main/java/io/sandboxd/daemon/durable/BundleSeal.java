@@ -8,7 +8,6 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.TreeSet;
 
 /**
@@ -65,19 +64,10 @@ public final class BundleSeal {
   static String mismatch(RunBundle b, Envelope seal) {
     JsonNode sealed = seal.core();
     ObjectNode now = core(b, sealed.path("destination").asText(""));
-    for (String field :
-        List.of(
-            "schema",
-            "run_id",
-            "destination",
-            "module",
-            "grants",
-            "entry",
-            "segments",
-            "logs",
-            "records",
-            "blobs",
-            "jcp")) {
+    // Every field the seal would have now, in the order core writes them, then any it should not.
+    var fields = now.fieldNames();
+    while (fields.hasNext()) {
+      String field = fields.next();
       if (!java.util.Objects.equals(now.get(field), sealed.get(field))) {
         return field;
       }

@@ -10,12 +10,12 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.TestRecords;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,20 +52,8 @@ class VerifyCommandTest extends FileInputs {
   /** Execute segment {@code seq} of run-1 after {@code prev}, naming {@code receipt}, signed. */
   private static Envelope segment(int seq, String prev, String receipt, SigningKey signer) {
     RunSegment seg =
-        new RunSegment(
-            "run-1",
-            seq,
-            RunSegment.Kind.execute,
-            prev,
-            "host-1",
-            signer.publicKey().hex(),
-            "S2",
-            Blake3.hex(new byte[] {1}),
-            receipt,
-            null,
-            0,
-            Provenance.Estimator,
-            1_000 + seq);
+        TestRecords.execute(
+            "run-1", seq, prev, "host-1", signer, Blake3.hex(new byte[] {1}), receipt, 1_000 + seq);
     return Envelope.sign(seg.toCore(), signer);
   }
 
@@ -238,20 +226,14 @@ class VerifyCommandTest extends FileInputs {
 
   private Envelope attestation(Envelope receipt, Outcome outcome, SigningKey signer) {
     Attestation a =
-        new Attestation(
-            new HostIdentity("host-1", signer.publicKey().hex(), "test"),
-            "S2",
+        TestRecords.attestation(
+            signer,
+            "host-1",
             Blake3.hex(new byte[] {1}),
             receipt.address(),
             Blake3.hex(new byte[] {2}),
-            null,
             Blake3.hex(new byte[0]),
             outcome,
-            false,
-            0L,
-            false,
-            false,
-            null,
             1_002);
     return Envelope.sign(a.toCore(), signer);
   }

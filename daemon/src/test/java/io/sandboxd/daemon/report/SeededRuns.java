@@ -1,17 +1,16 @@
 package io.sandboxd.daemon.report;
 
-import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
-import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.WarmpoolClaim;
+import io.sandboxd.daemon.TestRecords;
 import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -29,6 +28,7 @@ final class SeededRuns {
   static final SigningKey A = SigningKey.fromSeed(new byte[32]);
   static final SigningKey B = SigningKey.fromSeed(filled((byte) 1));
   static final long T0 = 1_790_000_000_000L;
+  static final String EMPTY_JOURNAL = Blake3.hex(new byte[0]);
 
   static final String GRANTS_SMALL =
       "{\"compute\":{\"devices\":[],\"energy_budget_uj\":5000000,\"cpu_time_ms\":2000,"
@@ -133,9 +133,13 @@ final class SeededRuns {
     Receipt r = receipt(runId, unit, gid, energy, idle, at, 5 + (cpuUj % 50));
     Envelope re = Envelope.sign(r.toCore(), A);
     Envelope at1 =
-        Envelope.sign(attestation(A, "host-a", gid, re.address(), unit, o, at + 3).toCore(), A);
+        Envelope.sign(
+            TestRecords.attestation(A, "host-a", gid, re.address(), unit, EMPTY_JOURNAL, o, at + 3)
+                .toCore(),
+            A);
     Envelope seg =
-        Envelope.sign(execute(runId, 0, null, "host-a", A, gid, re.address(), at).toCore(), A);
+        Envelope.sign(
+            TestRecords.execute(runId, 0, null, "host-a", A, gid, re.address(), at).toCore(), A);
     List<Envelope> env = new ArrayList<>(List.of(seg, re, at1));
     if (idle > 0) {
       WarmpoolClaim c =
@@ -164,7 +168,8 @@ final class SeededRuns {
     Receipt r0 = receipt(runId, unit, gid, cpu(2000), 0, at, 10);
     Envelope e0 = Envelope.sign(r0.toCore(), A);
     Envelope s0 =
-        Envelope.sign(execute(runId, 0, null, "host-a", A, gid, e0.address(), at).toCore(), A);
+        Envelope.sign(
+            TestRecords.execute(runId, 0, null, "host-a", A, gid, e0.address(), at).toCore(), A);
     RunSegment.SnapshotRef snap =
         new RunSegment.SnapshotRef(
             Blake3.hex(new byte[] {1}),
@@ -213,10 +218,20 @@ final class SeededRuns {
     Envelope e3 = Envelope.sign(r3.toCore(), B);
     Envelope s3 =
         Envelope.sign(
-            execute(runId, 3, s2.address(), "host-b", B, gid, e3.address(), at + 9001).toCore(), B);
+            TestRecords.execute(runId, 3, s2.address(), "host-b", B, gid, e3.address(), at + 9001)
+                .toCore(),
+            B);
     Envelope a3 =
         Envelope.sign(
-            attestation(B, "host-b", gid, e3.address(), unit, new Outcome.Completed(), at + 9100)
+            TestRecords.attestation(
+                    B,
+                    "host-b",
+                    gid,
+                    e3.address(),
+                    unit,
+                    EMPTY_JOURNAL,
+                    new Outcome.Completed(),
+                    at + 9100)
                 .toCore(),
             B);
     cpuByProvenance.merge(Provenance.Estimator, 5000L, Long::sum);
@@ -269,49 +284,5 @@ final class SeededRuns {
         Receipt.NetUse.NONE,
         at,
         at + cpuMs + 2);
-  }
-
-  static RunSegment execute(
-      String runId,
-      long seq,
-      String prev,
-      String host,
-      SigningKey key,
-      String gid,
-      String receipt,
-      long at) {
-    return new RunSegment(
-        runId,
-        seq,
-        RunSegment.Kind.execute,
-        prev,
-        host,
-        key.publicKey().hex(),
-        "S2",
-        gid,
-        receipt,
-        null,
-        0,
-        Provenance.Estimator,
-        at);
-  }
-
-  static Attestation attestation(
-      SigningKey key, String host, String gid, String receipt, String unit, Outcome o, long at) {
-    return new Attestation(
-        new HostIdentity(host, key.publicKey().hex(), "test"),
-        "S2",
-        gid,
-        receipt,
-        unit,
-        null,
-        Blake3.hex(new byte[0]),
-        o,
-        false,
-        0L,
-        false,
-        false,
-        null,
-        at);
   }
 }

@@ -7,13 +7,13 @@ import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Hex;
-import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.MerkleTree;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.TestRecords;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,37 +74,18 @@ final class TestRuns {
               : Blake3.hash(CanonicalJson.canonicalize(CanonicalJson.parse(e))));
     }
     Attestation attestationRecord =
-        new Attestation(
-            new HostIdentity("host-1", key.publicKey().hex(), "test"),
-            "S2",
+        TestRecords.attestation(
+            key,
+            "host-1",
             grantsId,
             receipt.address(),
             unit,
-            null,
             Hex.encode(MerkleTree.blake3(leaves).root()),
             new Outcome.Completed(),
-            false,
-            0L,
-            false,
-            false,
-            null,
             createdMs + 2);
     Envelope attestation = Envelope.sign(attestationRecord.toCore(), key);
     RunSegment seg =
-        new RunSegment(
-            runId,
-            0,
-            RunSegment.Kind.execute,
-            null,
-            "host-1",
-            key.publicKey().hex(),
-            "S2",
-            grantsId,
-            receipt.address(),
-            null,
-            0,
-            Provenance.Estimator,
-            createdMs);
+        TestRecords.execute(runId, 0, null, "host-1", key, grantsId, receipt.address(), createdMs);
     Envelope segment = Envelope.sign(seg.toCore(), key);
     return RunRecord.builder()
         .run(runId, createdMs)
