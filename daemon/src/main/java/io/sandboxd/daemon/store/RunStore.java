@@ -59,7 +59,7 @@ public final class RunStore implements AutoCloseable {
     this.runs = new RunTable(db, key.publicKey(), nodeLog, ledger);
     this.commit = new GroupCommit(db, runs, ledger, log, key);
     this.retention = new StoreRetention(db);
-    this.checkpoints = new StoreCheckpoints(db, key, log, runs);
+    this.checkpoints = new StoreCheckpoints(db, key, log, runs, this::openReader);
     this.receipts = new LedgerReceipts(db, key.publicKey());
     this.durable = new DurableRunTable(this, connection);
     this.owners = new RunOwners(db);
@@ -292,6 +292,11 @@ public final class RunStore implements AutoCloseable {
    */
   public StartupCheck verifyFromCheckpoint() {
     return checkpoints.verifyFromCheckpoint();
+  }
+
+  /** As above, on at most {@code cores} threads (tests compare 1 with several). */
+  StartupCheck verifyFromCheckpoint(int cores) {
+    return checkpoints.verifyFromCheckpoint(cores);
   }
 
   /**
