@@ -74,6 +74,11 @@ class StartCacheTest {
 
   /** A dry start of the installed launcher on a fresh state directory; asserts it served. */
   private String dryStart() throws Exception {
+    return dryStart("");
+  }
+
+  /** As above, with {@code javaOpts} added to the launcher's SANDBOXD_JAVA_OPTS. */
+  private String dryStart(String javaOpts) throws Exception {
     Path dir = Files.createDirectories(tmp.resolve("start-" + ++starts));
     Files.writeString(dir.resolve("sandboxd.json"), "{}");
     List<String> cmd = new ArrayList<>();
@@ -90,7 +95,7 @@ class StartCacheTest {
             dir.resolve("sandboxd.json").toString()));
     Result r =
         run(
-            env("-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna")),
+            env("-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna") + javaOpts),
             cmd.toArray(String[]::new));
     assertEquals(0, r.exit(), r.output());
     assertTrue(Files.exists(dir.resolve("state/runs.db")), r.output());
@@ -128,8 +133,27 @@ class StartCacheTest {
         java.nio.file.attribute.PosixFilePermissions.toString(
             Files.getPosixFilePermissions(archive)));
 
-    // Matching: the daemon's classes come from the archive.
-    assertTrue(dryStart().contains(FROM_ARCHIVE), "the archive was not used");
+    // The SQLite driver's native library for this system, byte for byte as the jar holds it.
+    String resource =
+        org.sqlite.util.LibraryLoaderUtil.getNativeLibResourcePath()
+            + "/"
+            + org.sqlite.util.LibraryLoaderUtil.getNativeLibName();
+    try (java.io.InputStream in = org.sqlite.JDBC.class.getResourceAsStream(resource)) {
+      assertTrue(
+          java.util.Arrays.equals(
+              in.readAllBytes(), Files.readAllBytes(cache().resolve("libsqlitejdbc.so"))),
+          resource);
+    }
+
+    // Matching: the daemon's classes come from the archive, and the driver loads its library
+    // from the cache: with java.io.tmpdir unusable it could not extract it there.
+    Path file = Files.writeString(tmp.resolve("a-file"), "");
+    String noTmp =
+        " -Djava.io.tmpdir="
+            + file.resolve("tmp")
+            + " -Dio.netty.native.workdir="
+            + Files.createDirectories(tmp.resolve("netty"));
+    assertTrue(dryStart(noTmp).contains(FROM_ARCHIVE), "the archive was not used");
 
     // Its stamp matches but the JVM cannot use it (here: its header overwritten): the JVM checks
     // the archive itself and starts without it.

@@ -184,6 +184,20 @@ class InstallScriptTest {
     assertTrue(after.endsWith(plain) && after.contains(stale), after);
     Files.writeString(cache.resolve("made-from"), stamp(jar, java));
     assertTrue(launched(root, cache).startsWith("-XX:SharedArchiveFile="));
+    // With the SQLite driver's native library copied there too, the driver is pointed at it.
+    Files.write(cache.resolve("libsqlitejdbc.so"), new byte[] {4});
+    assertEquals(
+        "-XX:SharedArchiveFile="
+            + cache.resolve("sandboxd.jsa")
+            + " -Xshare:auto -Dorg.sqlite.lib.path="
+            + cache
+            + " -Dorg.sqlite.lib.name=libsqlitejdbc.so "
+            + plain,
+        launched(root, cache));
+    // ...but only from a cache made for this jar.
+    Files.setLastModifiedTime(
+        jar, FileTime.from(Files.getLastModifiedTime(jar).toInstant().plusSeconds(60)));
+    assertTrue(launched(root, cache).endsWith(plain));
   }
 
   @Test
