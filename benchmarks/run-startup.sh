@@ -15,6 +15,13 @@
 #   JAVA_OPTS='-XX:StartFlightRecording=filename=/tmp/s.jfr' benchmarks/run-startup.sh
 #   CONFIG=sandboxd.json benchmarks/run-startup.sh   # the daemon's configuration
 #
+# With the class-data archive the installed service uses (README, "Start-up cache"): train it on
+# the same jar path, then pass it (alternate the two in one session: the machine's load moves):
+#   SANDBOXD_LIB=$PWD/daemon/target SANDBOXD_CACHE=/tmp/cds systemd/src/main/dist/bin/build-start-cache
+#   JAVA_OPTS='-XX:SharedArchiveFile=/tmp/cds/sandboxd.jsa' benchmarks/run-startup.sh 0
+# The start-up check of the UNSEALED runs runs on min(cores, runs) threads; one thread to compare:
+#   JAVA_OPTS=-XX:ActiveProcessorCount=1 (which also shrinks the JVM's own GC and JIT threads).
+#
 # The default configuration sets store.max_bytes to 2^50: the filled runs carry nothing retention
 # could prune (a 6-byte log each), so under the 1 GiB default a first start would set about pruning
 # every run of a store that size, which a store grown under that bound has long done.

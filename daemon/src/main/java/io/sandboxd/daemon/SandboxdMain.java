@@ -66,6 +66,13 @@ public final class SandboxdMain implements Runnable {
                 + " anyway (default ${DEFAULT-VALUE}; keep it below the unit's TimeoutStopSec).")
     long drainMs;
 
+    @Option(
+        names = "--exit-when-ready",
+        description =
+            "Stop as on SIGTERM once serving (after READY=1): a dry start. build-start-cache trains"
+                + " the class-data archive with it on a throwaway state directory.")
+    boolean exitWhenReady;
+
     @Override
     public Integer call() throws Exception {
       DaemonPaths paths = DaemonPaths.resolve(dev, state, socket);
@@ -137,6 +144,9 @@ public final class SandboxdMain implements Runnable {
                                   java.time.Duration.ofMillis(
                                       Math.max(100, Math.min(5_000, iv.toMillis() / 4))))));
       Thread statusLine = storeStatusLine(daemon, systemd, paths);
+      if (exitWhenReady) {
+        new Thread(stop, "sandboxd-stop").start();
+      }
       daemon.awaitTermination();
       stopped.await();
       watchdog.ifPresent(Watchdog::close);

@@ -97,4 +97,57 @@ class ServeNotifiesSystemdTest {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
   }
+
+  @Test
+  void exitWhenReadyIsADryStartThatStopsLikeSigterm() throws Exception {
+    // build-start-cache trains the class-data archive on this: the whole start, then a clean stop.
+    BlockingQueue<String> received = new LinkedBlockingQueue<>();
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    Path notify = tmp.resolve("notify.sock");
+    Path socket = tmp.resolve("sandboxd.sock");
+    Process daemon = null;
+    try {
+      Channel server = SystemdNotifierTest.listen(group, notify.toString(), received);
+      String java = ProcessHandle.current().info().command().orElse("java");
+      ProcessBuilder pb =
+          new ProcessBuilder(
+              List.of(
+                  java,
+                  "-Djna.tmpdir=" + tmp.resolve("jna"),
+                  "-cp",
+                  System.getProperty("java.class.path"),
+                  SandboxdMain.class.getName(),
+                  "serve",
+                  "--exit-when-ready",
+                  "--state",
+                  tmp.resolve("state").toString(),
+                  "--socket",
+                  socket.toString()));
+      pb.environment().put("NOTIFY_SOCKET", notify.toString());
+      pb.redirectErrorStream(true).redirectOutput(tmp.resolve("daemon.log").toFile());
+      daemon = pb.start();
+      assertTrue(
+          daemon.waitFor(120, TimeUnit.SECONDS),
+          "still running; log:\n" + Files.readString(tmp.resolve("daemon.log")));
+      assertEquals(0, daemon.exitValue(), Files.readString(tmp.resolve("daemon.log")));
+      // The datagrams were sent before it exited; the listener may still be handing them over.
+      List<String> messages = new java.util.ArrayList<>();
+      while (!messages.contains("STATUS=stopped")) {
+        String m = received.poll(10, TimeUnit.SECONDS);
+        assertNotNull(m, "no STATUS=stopped after " + messages);
+        messages.add(m);
+      }
+      assertTrue(
+          messages.get(0).startsWith("READY=1\nSTATUS=serving on " + socket), messages.get(0));
+      assertTrue(
+          messages.stream().anyMatch(m -> m.startsWith("STOPPING=1\n")), messages.toString());
+      assertTrue(Files.exists(tmp.resolve("state/runs.db")), "the store was opened");
+      server.close().sync();
+    } finally {
+      if (daemon != null) {
+        daemon.destroyForcibly();
+      }
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
 }

@@ -57,7 +57,15 @@ class HelperScriptsTest {
     List<Path> scripts = scripts();
     // The scripts the tests call must be among them, or the lint would pass by finding nothing.
     for (String name :
-        List.of("bin/test", "bin/systemd-image", "bin/sqlite-wasm", "bin/sandboxd", ".ci/run")) {
+        List.of(
+            "bin/test",
+            "bin/systemd-image",
+            "bin/sqlite-wasm",
+            "bin/sandboxd",
+            ".ci/run",
+            "systemd/src/main/dist/bin/sandboxd",
+            "systemd/src/main/dist/bin/build-start-cache",
+            "benchmarks/run-startup.sh")) {
       assertTrue(scripts.contains(ROOT.resolve(name)), name + " not linted: " + scripts);
     }
     List<String> command = new ArrayList<>(List.of(SystemTools.tool("shellcheck"), "-x"));

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +47,7 @@ class InstallScriptTest {
                 "usr/lib/sandboxd/sandboxd.jar",
                 "usr/lib/sandboxd/bin/sandboxd",
                 "usr/lib/sandboxd/bin/sandboxctl",
+                "usr/lib/sandboxd/bin/build-start-cache",
                 "usr/lib/systemd/system/sandboxd.service",
                 "usr/lib/sysusers.d/sandboxd.conf",
                 "usr/lib/tmpfiles.d/sandboxd.conf",
@@ -71,8 +73,13 @@ class InstallScriptTest {
     String text = Files.readString(launcher);
     // exec keeps the JVM as the unit's main PID, which NotifyAccess=main requires.
     assertTrue(text.contains("exec "), text);
-    assertTrue(text.contains("-cp /usr/lib/sandboxd/sandboxd.jar"), text);
+    assertTrue(text.contains("lib=\"${SANDBOXD_LIB:-/usr/lib/sandboxd}\""), text);
+    assertTrue(text.contains("-cp \"$jar\""), text);
     assertTrue(text.contains("io.sandboxd.daemon.SandboxdMain"), text);
+
+    // A staged tree has no start-up cache: it is built on the target's JVM (postinst, install.sh).
+    assertEquals("rwxr-xr-x", mode(root.resolve("usr/lib/sandboxd/bin/build-start-cache")));
+    assertFalse(Files.exists(root.resolve("var/cache/sandboxd")));
 
     Path ctl = root.resolve("usr/bin/sandboxctl");
     assertTrue(Files.isSymbolicLink(ctl));
@@ -90,7 +97,12 @@ class InstallScriptTest {
     Files.setPosixFilePermissions(fakeJava, PosixFilePermissions.fromString("rwx------"));
     SystemTools.Result r =
         SystemTools.run(
-            Map.of("SANDBOXD_JAVA", fakeJava.toString()),
+            // A cache that is not there: the plain command line (the next test covers the cache).
+            Map.of(
+                "SANDBOXD_JAVA",
+                fakeJava.toString(),
+                "SANDBOXD_CACHE",
+                tmp.resolve("no-cache").toString()),
             root.resolve("usr/lib/sandboxd/bin/sandboxd").toString(),
             "serve",
             "--dev");
@@ -98,6 +110,94 @@ class InstallScriptTest {
     assertEquals(
         "-cp /usr/lib/sandboxd/sandboxd.jar io.sandboxd.daemon.SandboxdMain serve --dev\n",
         r.output());
+  }
+
+  /** What the staged launcher would exec (and said), with {@code cache} as its start-up cache. */
+  private String launched(Path root, Path cache) throws Exception {
+    SystemTools.Result r =
+        SystemTools.run(
+            Map.of(
+                "SANDBOXD_JAVA",
+                fakeJava().toString(),
+                "SANDBOXD_LIB",
+                root.resolve("usr/lib/sandboxd").toString(),
+                "SANDBOXD_CACHE",
+                cache.toString()),
+            root.resolve("usr/lib/sandboxd/bin/sandboxd").toString(),
+            "serve");
+    assertEquals(0, r.exit(), r.output());
+    return r.output();
+  }
+
+  /** A stand-in "java" that prints its arguments: it shows what the launcher would exec. */
+  private Path fakeJava() throws IOException {
+    Path fakeJava = tmp.resolve("fake-java");
+    if (!Files.exists(fakeJava)) {
+      Files.writeString(fakeJava, "#!/bin/sh\necho \"$@\"\n");
+      Files.setPosixFilePermissions(fakeJava, PosixFilePermissions.fromString("rwx------"));
+    }
+    return fakeJava;
+  }
+
+  /** made-from's line for these files: path, size and mtime of each, as stat prints them. */
+  private static String stamp(Path... files) throws IOException {
+    StringBuilder s = new StringBuilder();
+    for (Path f : files) {
+      s.append(f)
+          .append(' ')
+          .append(Files.size(f))
+          .append(' ')
+          .append(Files.getLastModifiedTime(f).toInstant().getEpochSecond())
+          .append(';');
+    }
+    return s.append('\n').toString();
+  }
+
+  @Test
+  void launcherPassesTheClassArchiveOnlyWhenItWasMadeFromThisJarAndJvm() throws Exception {
+    Path root = tmp.resolve("root");
+    SystemTools.stage(root, fakeJar());
+    Path jar = root.resolve("usr/lib/sandboxd/sandboxd.jar");
+    Path java = fakeJava().toRealPath();
+    Path cache = tmp.resolve("cache");
+    String plain = "-cp " + jar + " io.sandboxd.daemon.SandboxdMain serve\n";
+    String stale = "was made for another jar or JVM; starting without it";
+    // No cache at all: a plain start, without a word.
+    assertEquals(plain, launched(root, cache));
+    Files.createDirectories(cache);
+    Files.write(cache.resolve("sandboxd.jsa"), new byte[] {1, 2, 3});
+    // An archive without its made-from stamp is not trusted to match.
+    assertEquals(plain, launched(root, cache));
+    Files.writeString(cache.resolve("made-from"), stamp(jar, java));
+    assertEquals(
+        "-XX:SharedArchiveFile=" + cache.resolve("sandboxd.jsa") + " -Xshare:auto " + plain,
+        launched(root, cache));
+    // The jar reinstalled (another mtime): the archive of the old one is not passed, and the
+    // journal hears why.
+    Files.setLastModifiedTime(
+        jar, FileTime.from(Files.getLastModifiedTime(jar).toInstant().minusSeconds(3600)));
+    String after = launched(root, cache);
+    assertTrue(after.endsWith(plain) && after.contains(stale), after);
+    // Made for this jar, but under another JVM (a JDK upgrade): not passed either.
+    Files.writeString(cache.resolve("made-from"), stamp(jar, fakeJar()));
+    after = launched(root, cache);
+    assertTrue(after.endsWith(plain) && after.contains(stale), after);
+    Files.writeString(cache.resolve("made-from"), stamp(jar, java));
+    assertTrue(launched(root, cache).startsWith("-XX:SharedArchiveFile="));
+    // With the SQLite driver's native library copied there too, the driver is pointed at it.
+    Files.write(cache.resolve("libsqlitejdbc.so"), new byte[] {4});
+    assertEquals(
+        "-XX:SharedArchiveFile="
+            + cache.resolve("sandboxd.jsa")
+            + " -Xshare:auto -Dorg.sqlite.lib.path="
+            + cache
+            + " -Dorg.sqlite.lib.name=libsqlitejdbc.so "
+            + plain,
+        launched(root, cache));
+    // ...but only from a cache made for this jar.
+    Files.setLastModifiedTime(
+        jar, FileTime.from(Files.getLastModifiedTime(jar).toInstant().plusSeconds(60)));
+    assertTrue(launched(root, cache).endsWith(plain));
   }
 
   @Test

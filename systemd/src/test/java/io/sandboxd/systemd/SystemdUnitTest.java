@@ -138,6 +138,38 @@ class SystemdUnitTest {
   }
 
   @Test
+  void theStartUpCacheIsWhereTheLauncherLooksAndOnlyRootWritesIt() throws Exception {
+    // The class-data archive is code the JVM maps: the service must not be able to rewrite it.
+    String cacheDir = "/var/cache/sandboxd";
+    for (String script : List.of("bin/sandboxd", "bin/build-start-cache")) {
+      String text = Files.readString(SystemTools.DIST.resolve(script));
+      assertTrue(
+          text.contains("cache=\"${SANDBOXD_CACHE:-" + cacheDir + "}\""),
+          script + " must use " + cacheDir);
+    }
+    List<String> lines =
+        Files.readAllLines(SystemTools.DIST.resolve("sandboxd.service"), StandardCharsets.UTF_8)
+            .stream()
+            .filter(l -> !l.startsWith("#"))
+            .toList();
+    // ProtectSystem=strict leaves /var/cache read-only unless the unit opens it up.
+    assertTrue(lines.contains("ProtectSystem=strict"));
+    for (String l : lines) {
+      assertFalse(
+          (l.startsWith("ReadWritePaths=") || l.startsWith("CacheDirectory="))
+              && (l.contains(cacheDir) || l.contains("=sandboxd")),
+          "the unit makes the start-up cache writable: " + l);
+      assertFalse(
+          l.startsWith("InaccessiblePaths=") && l.contains("/var/cache"),
+          "the unit hides the start-up cache: " + l);
+    }
+    assertTrue(
+        Files.readString(SystemTools.DIST.resolve("install.sh"))
+            .contains("/usr/lib/sandboxd/bin/build-start-cache"),
+        "a live install builds the cache");
+  }
+
+  @Test
   void tmpfilesMakesPowercapCountersGroupReadable() throws Exception {
     Path root = tmp.resolve("meters-root");
     Files.createDirectories(root.resolve("etc"));

@@ -62,7 +62,7 @@ public final class RunStore implements AutoCloseable {
     this.checkpointer = WalCheckpointer.start(file);
     this.commit = new GroupCommit(db, runs, ledger, log, key, checkpointer::committed);
     this.retention = new StoreRetention(db);
-    this.checkpoints = new StoreCheckpoints(db, key, log, runs);
+    this.checkpoints = new StoreCheckpoints(db, key, log, runs, this::openReader);
     this.receipts = new LedgerReceipts(db, key.publicKey());
     this.durable = new DurableRunTable(this, connection);
     this.owners = new RunOwners(db);
@@ -297,6 +297,11 @@ public final class RunStore implements AutoCloseable {
    */
   public StartupCheck verifyFromCheckpoint() {
     return checkpoints.verifyFromCheckpoint();
+  }
+
+  /** As above, on at most {@code cores} threads (tests compare 1 with several). */
+  StartupCheck verifyFromCheckpoint(int cores) {
+    return checkpoints.verifyFromCheckpoint(cores);
   }
 
   /**

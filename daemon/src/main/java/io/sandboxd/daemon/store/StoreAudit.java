@@ -162,7 +162,25 @@ final class StoreAudit {
       long limit,
       java.util.function.LongConsumer progress)
       throws SQLException {
+    return slice(db, signer, from, limit, progress, null);
+  }
+
+  /**
+   * As above; {@code parallel}, when set, checks the runs' records (the costly part: signatures,
+   * evidence, journals) on its own threads and connections, while this thread reads the ledger in
+   * order and extends the chain. The damage comes back in ledger order either way.
+   */
+  static Slice slice(
+      Connection db,
+      PublicKey signer,
+      Start from,
+      long limit,
+      java.util.function.LongConsumer progress,
+      ParallelRunCheck parallel)
+      throws SQLException {
     List<StoreDamage> runs = new ArrayList<>();
+    List<LedgerRun> pending = new ArrayList<>();
+    int batch = parallel == null ? 1 : ParallelRunCheck.BATCH;
     String chain = from.chain();
     long expect = from.position();
     long read = 0;
@@ -180,25 +198,63 @@ final class StoreAudit {
           long pos = rs.getLong(1);
           if (pos != expect) {
             // Not dense: the whole-store check names it; this slice stops here.
+            check(db, signer, parallel, pending, runs, progress);
             return new Slice(runs, read - 1, new Start(expect, chain), true);
           }
           expect++;
           String text = rs.getString(3);
           chain = StoreHead.extend(chain, StoreLedger.addressOfRow(text));
-          checkRun(db, signer, rs, pos, text).ifPresent(runs::add);
-          if (progress != null) {
-            progress.accept(pos);
+          pending.add(
+              new LedgerRun(
+                  pos, rs.getString(2), text, rs.getString(4) == null ? null : row(rs, 4)));
+          if (pending.size() >= batch) {
+            check(db, signer, parallel, pending, runs, progress);
           }
         }
       }
     }
+    check(db, signer, parallel, pending, runs, progress);
     return new Slice(runs, read, new Start(expect, chain), read < limit);
   }
 
+  /** A run as the ledger read gives it: position, id, ledger text, and its row (null: deleted). */
+  record LedgerRun(long position, String runId, String text, RunRow row) {}
+
+  /** Checks {@code pending} (then empties it), adding their damage to {@code runs} in order. */
+  private static void check(
+      Connection db,
+      PublicKey signer,
+      ParallelRunCheck parallel,
+      List<LedgerRun> pending,
+      List<StoreDamage> runs,
+      java.util.function.LongConsumer progress)
+      throws SQLException {
+    if (pending.isEmpty()) {
+      return;
+    }
+    List<Optional<StoreDamage>> found;
+    if (parallel == null) {
+      found = new ArrayList<>(pending.size());
+      for (LedgerRun run : pending) {
+        found.add(checkRun(db, signer, run));
+      }
+    } else {
+      found = parallel.check(pending);
+    }
+    for (int i = 0; i < pending.size(); i++) {
+      found.get(i).ifPresent(runs::add);
+      if (progress != null) {
+        progress.accept(pending.get(i).position());
+      }
+    }
+    pending.clear();
+  }
+
   /** One ledger row's run: its row, its signed records and its journal. */
-  private static Optional<StoreDamage> checkRun(
-      Connection db, PublicKey signer, ResultSet rs, long pos, String text) throws SQLException {
-    String runId = rs.getString(2);
+  static Optional<StoreDamage> checkRun(Connection db, PublicKey signer, LedgerRun run)
+      throws SQLException {
+    String runId = run.runId();
+    String text = run.text();
     StoredRun signed = null;
     try {
       StoreLedger.Row entry = StoreLedger.read(text);
@@ -208,14 +264,14 @@ final class StoreAudit {
     } catch (AttestException e) {
       // Reported below (checkRow reads the same text).
     }
-    if (rs.getString(4) == null) {
+    if (run.row() == null) {
       return Optional.of(
           new StoreDamage(
               runId, "runs", "the run is in the signed ledger but its row was deleted"));
     }
-    RunRow row = row(rs, 4);
+    RunRow row = run.row();
     Optional<StoreDamage> d = checkRow(row, text, signer);
-    if (d.isEmpty() && signed != null && signed.position() != pos) {
+    if (d.isEmpty() && signed != null && signed.position() != run.position()) {
       d = damage(runId, "ledger", "its store record names position " + signed.position());
     }
     if (d.isEmpty()) {
@@ -239,7 +295,20 @@ final class StoreAudit {
   static Result audit(
       Connection db, PublicKey signer, Start from, java.util.function.LongConsumer progress)
       throws SQLException {
-    Slice runs = slice(db, signer, from, Long.MAX_VALUE, progress);
+    return audit(db, signer, from, progress, null);
+  }
+
+  /**
+   * As above, the runs' records checked by {@code parallel} when it is set (see {@link #slice}).
+   */
+  static Result audit(
+      Connection db,
+      PublicKey signer,
+      Start from,
+      java.util.function.LongConsumer progress,
+      ParallelRunCheck parallel)
+      throws SQLException {
+    Slice runs = slice(db, signer, from, Long.MAX_VALUE, progress, parallel);
     return wholeStore(db, signer, from, runs.next(), runs.damage());
   }
 

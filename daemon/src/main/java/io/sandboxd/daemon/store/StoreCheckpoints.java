@@ -22,12 +22,20 @@ final class StoreCheckpoints {
   private final SigningKey key;
   private final LogCheckpoints log;
   private final RunTable runs;
+  private final ParallelRunCheck.Readers readers;
 
-  StoreCheckpoints(StoreDb store, SigningKey key, LogCheckpoints log, RunTable runs) {
+  /** {@code readers} opens the read-only connections a parallel start-up check works on. */
+  StoreCheckpoints(
+      StoreDb store,
+      SigningKey key,
+      LogCheckpoints log,
+      RunTable runs,
+      ParallelRunCheck.Readers readers) {
     this.store = store;
     this.key = key;
     this.log = log;
     this.runs = runs;
+    this.readers = readers;
   }
 
   /** The whole store checked against the node's records; damaged runs are remembered. */
@@ -42,6 +50,15 @@ final class StoreCheckpoints {
 
   /** The start-up check from the sealed checkpoint (see {@link RunStore#verifyFromCheckpoint}). */
   RunStore.StartupCheck verifyFromCheckpoint() {
+    return verifyFromCheckpoint(Runtime.getRuntime().availableProcessors());
+  }
+
+  /**
+   * As above, the runs after the checkpoint checked on min({@code cores}, their number) threads:
+   * the same damage in the same order as on one (the ledger is still read, and the chain extended,
+   * in order on the store's connection; only each run's own check moves to a worker).
+   */
+  RunStore.StartupCheck verifyFromCheckpoint(int cores) {
     synchronized (store.lock()) {
       List<StoreDamage> found = new ArrayList<>();
       StoreAudit.Start from = StoreAudit.Start.GENESIS;
@@ -56,13 +73,34 @@ final class StoreCheckpoints {
       StoreAudit.Start start = from;
       StoreAudit.Result r =
           store.transact(
-              "run store: cannot verify", db -> StoreAudit.audit(db, key.publicKey(), start, null));
+              "run store: cannot verify",
+              db -> {
+                int threads = (int) Math.min(cores, runsFrom(db, start.position()));
+                if (threads < 2) {
+                  return StoreAudit.audit(db, key.publicKey(), start, null);
+                }
+                try (ParallelRunCheck parallel =
+                    new ParallelRunCheck(key.publicKey(), threads, readers)) {
+                  return StoreAudit.audit(db, key.publicKey(), start, null, parallel);
+                }
+              });
       found.addAll(r.damage());
       runs.remember(found, true);
       if (found.isEmpty() && r.checked() > 0) {
         seal(r.ledgerSize(), r.chain());
       }
       return new RunStore.StartupCheck(found, from.position(), r.checked(), r.ledgerSize());
+    }
+  }
+
+  /** How many ledger records lie at or after {@code position}: the runs a check from it reads. */
+  private static long runsFrom(java.sql.Connection db, long position) throws java.sql.SQLException {
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT COUNT(*) FROM ledger WHERE position >= ?")) {
+      st.setLong(1, position);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
     }
   }
 

@@ -1,0 +1,174 @@
+package io.sandboxd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 22: the start-up cache. build-start-cache trains a class-data archive on a dry start of the
+ * installed jar with the real JVM; the installed launcher passes it when it was made from that jar,
+ * and the JVM then maps the daemon's classes from it. An archive of another jar, or one the JVM
+ * cannot use, never stops the daemon from starting.
+ */
+class StartCacheTest {
+  @TempDir Path tmp;
+
+  /** A class the daemon loads before READY=1, as -Xlog:class+load reports it from the archive. */
+  private static final String FROM_ARCHIVE =
+      "io.sandboxd.daemon.Daemon source: shared objects file (top)";
+
+  private record Result(int exit, String output) {}
+
+  private Result run(Map<String, String> env, String... command)
+      throws IOException, InterruptedException {
+    ProcessBuilder pb = new ProcessBuilder(List.of(command));
+    pb.environment().putAll(env);
+    pb.redirectErrorStream(true);
+    Path out = Files.createTempFile(tmp, "out", ".log");
+    pb.redirectOutput(out.toFile());
+    Process p = pb.start();
+    p.getOutputStream().close();
+    if (!p.waitFor(5, TimeUnit.MINUTES)) {
+      p.destroyForcibly();
+      throw new AssertionError(String.join(" ", command) + ": did not finish in 5 minutes");
+    }
+    return new Result(p.exitValue(), Files.readString(out));
+  }
+
+  private Path root() {
+    return tmp.resolve("root");
+  }
+
+  private Path lib() {
+    return root().resolve("usr/lib/sandboxd");
+  }
+
+  private Path cache() {
+    return tmp.resolve("cache");
+  }
+
+  private Map<String, String> env(String javaOpts) {
+    Map<String, String> env = new HashMap<>();
+    env.put("SANDBOXD_JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    env.put("SANDBOXD_LIB", lib().toString());
+    env.put("SANDBOXD_CACHE", cache().toString());
+    env.put("SANDBOXD_JAVA_OPTS", javaOpts);
+    return env;
+  }
+
+  private int starts;
+
+  /** A dry start of the installed launcher on a fresh state directory; asserts it served. */
+  private String dryStart() throws Exception {
+    return dryStart("");
+  }
+
+  /** As above, with {@code javaOpts} added to the launcher's SANDBOXD_JAVA_OPTS. */
+  private String dryStart(String javaOpts) throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("start-" + ++starts));
+    Files.writeString(dir.resolve("sandboxd.json"), "{}");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(lib().resolve("bin/sandboxd").toString());
+    cmd.addAll(
+        List.of(
+            "serve",
+            "--exit-when-ready",
+            "--state",
+            dir.resolve("state").toString(),
+            "--socket",
+            dir.resolve("run/sandboxd.sock").toString(),
+            "--config",
+            dir.resolve("sandboxd.json").toString()));
+    Result r =
+        run(
+            env("-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna") + javaOpts),
+            cmd.toArray(String[]::new));
+    assertEquals(0, r.exit(), r.output());
+    assertTrue(Files.exists(dir.resolve("state/runs.db")), r.output());
+    return r.output();
+  }
+
+  @Test
+  void theArchiveIsTrainedUsedWhenItMatchesAndNeverStopsAStart() throws Exception {
+    Result staged =
+        run(
+            Map.of("DESTDIR", root().toString()),
+            "bash",
+            DaemonProcess.ROOT.resolve("systemd/src/main/dist/install.sh").toString(),
+            DaemonProcess.JAR.toAbsolutePath().toString());
+    assertEquals(0, staged.exit(), staged.output());
+    Path jar = lib().resolve("sandboxd.jar");
+
+    Result built = run(env(""), lib().resolve("bin/build-start-cache").toString());
+    assertEquals(0, built.exit(), built.output());
+    Path archive = cache().resolve("sandboxd.jsa");
+    assertTrue(Files.size(archive) > 1 << 20, "archive of " + Files.size(archive) + " bytes");
+    String madeFrom = Files.readString(cache().resolve("made-from"));
+    assertTrue(
+        madeFrom.startsWith(
+            jar
+                + " "
+                + Files.size(jar)
+                + " "
+                + Files.getLastModifiedTime(jar).toInstant().getEpochSecond()
+                + ";"),
+        madeFrom);
+    assertTrue(madeFrom.contains("libjvm.so "), "the JVM it was made for: " + madeFrom);
+    assertEquals(
+        "rw-r--r--",
+        java.nio.file.attribute.PosixFilePermissions.toString(
+            Files.getPosixFilePermissions(archive)));
+
+    // The SQLite driver's native library for this system, byte for byte as the jar holds it.
+    String resource =
+        org.sqlite.util.LibraryLoaderUtil.getNativeLibResourcePath()
+            + "/"
+            + org.sqlite.util.LibraryLoaderUtil.getNativeLibName();
+    try (java.io.InputStream in = org.sqlite.JDBC.class.getResourceAsStream(resource)) {
+      assertTrue(
+          java.util.Arrays.equals(
+              in.readAllBytes(), Files.readAllBytes(cache().resolve("libsqlitejdbc.so"))),
+          resource);
+    }
+
+    // Matching: the daemon's classes come from the archive, and the driver loads its library
+    // from the cache: with java.io.tmpdir unusable it could not extract it there.
+    Path file = Files.writeString(tmp.resolve("a-file"), "");
+    String noTmp =
+        " -Djava.io.tmpdir="
+            + file.resolve("tmp")
+            + " -Dio.netty.native.workdir="
+            + Files.createDirectories(tmp.resolve("netty"));
+    assertTrue(dryStart(noTmp).contains(FROM_ARCHIVE), "the archive was not used");
+
+    // Its stamp matches but the JVM cannot use it (here: its header overwritten): the JVM checks
+    // the archive itself and starts without it.
+    try (FileChannel ch = FileChannel.open(archive, StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(new byte[64]), 0);
+    }
+    String unusable = dryStart();
+    assertFalse(unusable.contains(FROM_ARCHIVE), "a broken archive was used");
+
+    // Rebuilt, then the jar reinstalled: the archive of the old jar is not even passed.
+    assertEquals(0, run(env(""), lib().resolve("bin/build-start-cache").toString()).exit());
+    Files.setLastModifiedTime(
+        jar, FileTime.from(Files.getLastModifiedTime(jar).toInstant().plusSeconds(60)));
+    String stale = dryStart();
+    assertFalse(stale.contains(FROM_ARCHIVE), "an archive of another jar was used");
+    assertTrue(stale.contains("was made for another jar or JVM; starting without it"), stale);
+  }
+}
