@@ -34,24 +34,7 @@ class ServeNotifiesSystemdTest {
     Process daemon = null;
     try {
       Channel server = SystemdNotifierTest.listen(group, notify.toString(), received);
-      String java = ProcessHandle.current().info().command().orElse("java");
-      ProcessBuilder pb =
-          new ProcessBuilder(
-              List.of(
-                  java,
-                  "-Djna.tmpdir=" + tmp.resolve("jna"),
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  SandboxdMain.class.getName(),
-                  "serve",
-                  "--state",
-                  tmp.resolve("state").toString(),
-                  "--socket",
-                  socket.toString()));
-      pb.environment().put("NOTIFY_SOCKET", notify.toString());
-      pb.environment().put("WATCHDOG_USEC", "1000000");
-      pb.redirectErrorStream(true).redirectOutput(tmp.resolve("daemon.log").toFile());
-      daemon = pb.start();
+      daemon = serve(notify, socket, true);
 
       String ready = received.poll(60, TimeUnit.SECONDS);
       assertNotNull(
@@ -108,24 +91,7 @@ class ServeNotifiesSystemdTest {
     Process daemon = null;
     try {
       Channel server = SystemdNotifierTest.listen(group, notify.toString(), received);
-      String java = ProcessHandle.current().info().command().orElse("java");
-      ProcessBuilder pb =
-          new ProcessBuilder(
-              List.of(
-                  java,
-                  "-Djna.tmpdir=" + tmp.resolve("jna"),
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  SandboxdMain.class.getName(),
-                  "serve",
-                  "--exit-when-ready",
-                  "--state",
-                  tmp.resolve("state").toString(),
-                  "--socket",
-                  socket.toString()));
-      pb.environment().put("NOTIFY_SOCKET", notify.toString());
-      pb.redirectErrorStream(true).redirectOutput(tmp.resolve("daemon.log").toFile());
-      daemon = pb.start();
+      daemon = serve(notify, socket, false, "--exit-when-ready");
       assertTrue(
           daemon.waitFor(120, TimeUnit.SECONDS),
           "still running; log:\n" + Files.readString(tmp.resolve("daemon.log")));
@@ -149,5 +115,32 @@ class ServeNotifiesSystemdTest {
       }
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
+  }
+
+  /**
+   * Starts {@code sandboxd serve} (with {@code options}) in a child JVM notifying {@code notify},
+   * with a 1 s watchdog when {@code watchdog}; its output goes to daemon.log.
+   */
+  private Process serve(Path notify, Path socket, boolean watchdog, String... options)
+      throws java.io.IOException {
+    List<String> command =
+        new java.util.ArrayList<>(
+            List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "-Djna.tmpdir=" + tmp.resolve("jna"),
+                "-cp",
+                System.getProperty("java.class.path"),
+                SandboxdMain.class.getName(),
+                "serve"));
+    command.addAll(List.of(options));
+    command.addAll(
+        List.of("--state", tmp.resolve("state").toString(), "--socket", socket.toString()));
+    ProcessBuilder pb = new ProcessBuilder(command);
+    pb.environment().put("NOTIFY_SOCKET", notify.toString());
+    if (watchdog) {
+      pb.environment().put("WATCHDOG_USEC", "1000000");
+    }
+    pb.redirectErrorStream(true).redirectOutput(tmp.resolve("daemon.log").toFile());
+    return pb.start();
   }
 }

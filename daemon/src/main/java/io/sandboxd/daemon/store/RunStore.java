@@ -102,7 +102,13 @@ public final class RunStore implements AutoCloseable {
         db.close();
         throw e;
       }
-      return new RunStore(file, db, key);
+      try {
+        return new RunStore(file, db, key);
+      } catch (SQLException | RuntimeException e) {
+        // E.g. the checkpoint connection could not open: the store's own must not stay open.
+        db.close();
+        throw e;
+      }
     } catch (SQLException | IOException e) {
       throw new StoreException("run store " + file + ": cannot open: " + e.getMessage(), e);
     }

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sandboxd.attest.SigningKey;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -28,18 +26,11 @@ class ParallelStartupCheckTest {
   }
 
   private void fill(RunStore store, int from, int n) {
-    List<RunRecord> batch = new ArrayList<>();
-    for (int i = from; i < from + n; i++) {
-      batch.add(TestRuns.simple(key, String.format("run-%05d", i), 1_000 + i));
-    }
-    store.appendAll(batch);
+    TestRuns.fill(store, key, from, n);
   }
 
   private void sql(String statement) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file());
-        Statement st = c.createStatement()) {
-      assertTrue(st.executeUpdate(statement) > 0, statement);
-    }
+    TestRuns.change(file(), statement);
   }
 
   @Test

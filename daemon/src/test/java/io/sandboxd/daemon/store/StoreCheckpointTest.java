@@ -34,18 +34,11 @@ class StoreCheckpointTest {
   }
 
   private void fill(RunStore store, int from, int n) {
-    List<RunRecord> batch = new ArrayList<>();
-    for (int i = from; i < from + n; i++) {
-      batch.add(TestRuns.simple(key, String.format("run-%05d", i), 1_000 + i));
-    }
-    store.appendAll(batch);
+    TestRuns.fill(store, key, from, n);
   }
 
   private void sql(String statement) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file());
-        Statement st = c.createStatement()) {
-      assertTrue(st.executeUpdate(statement) > 0, statement);
-    }
+    TestRuns.change(file(), statement);
   }
 
   @Test

@@ -110,4 +110,25 @@ final class TestRuns {
             runId.getBytes(StandardCharsets.UTF_8)),
         ("module " + runId).getBytes(StandardCharsets.UTF_8));
   }
+
+  /**
+   * Appends runs {@code from} .. {@code from + n - 1} ("run-00042", created at 1,000 + i) at once.
+   */
+  static void fill(RunStore store, SigningKey key, int from, int n) {
+    List<RunRecord> batch = new ArrayList<>();
+    for (int i = from; i < from + n; i++) {
+      batch.add(simple(key, String.format("run-%05d", i), 1_000 + i));
+    }
+    store.appendAll(batch);
+  }
+
+  /** Changes the store file behind its back, as an attacker with the file would; must hit a row. */
+  static void change(java.nio.file.Path file, String statement) throws java.sql.SQLException {
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + file);
+        java.sql.Statement st = c.createStatement()) {
+      if (st.executeUpdate(statement) == 0) {
+        throw new AssertionError("changed no row: " + statement);
+      }
+    }
+  }
 }
