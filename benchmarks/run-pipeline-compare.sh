@@ -15,7 +15,8 @@
 # adaptive pools off, `pool` configures a pool of hello (min_idle 4, max_idle 32) with adaptive
 # pools off. MODULE and GRANTS name another unit and its grants (default: examples/hello.*): a
 # pool pays off where instantiating the unit costs more than a warm claim. Run it on a quiet
-# machine: nothing else building or testing.
+# machine: nothing else building or testing. BASE_JAVA_OPTS and HEAD_JAVA_OPTS (space-separated,
+# default none) are JVM options for that side's daemon: the same jar under two JVM settings.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 base="${1:-dc07c39}"
@@ -84,7 +85,13 @@ start_daemon() {
   local name="$1" d="$2"
   echo "$3" >"$d/cfg-now.json"
   : >"$d/log"
-  java -cp "$work/$name.jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$d/state" \
+  local opts=()
+  if [[ "$name" == base ]]; then
+    read -r -a opts <<<"${BASE_JAVA_OPTS:-}"
+  else
+    read -r -a opts <<<"${HEAD_JAVA_OPTS:-}"
+  fi
+  java "${opts[@]}" -cp "$work/$name.jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$d/state" \
     --socket "$d/run/s.sock" --config "$d/cfg-now.json" >>"$d/log" 2>&1 &
   pid=$!
   echo "$pid" >"$work/daemon.pid"

@@ -161,7 +161,7 @@ public record MeteringConfig(
   /** Node CPU time as this configuration reads it (one read shared by the passes of a window). */
   public NodeCpuTime nodeCpuTime() {
     return new SharedCpuTime(
-        new ProcStatCpuTime(procStat, ticksPerSecond, SysfsReader.files()),
+        new ProcStatCpuTime(procStat, ticksPerSecond),
         System::nanoTime,
         SharedCpuTime.DEFAULT_WINDOW_NS);
   }

@@ -189,7 +189,7 @@ public final class DurableRuns {
       }
       String runId = ids.next();
       long now = System.currentTimeMillis();
-      String grantsCanon = CanonicalJson.canonicalString(a.grants().canonicalTree());
+      String grantsCanon = a.grantsCanonical();
       table.insert(
           new DurableRunTable.Run(
               runId,
@@ -198,7 +198,7 @@ public final class DurableRuns {
               now,
               a.unit().address(),
               grantsCanon,
-              a.grants().grantsId(),
+              a.grantsId(),
               a.entry(),
               offer.map(OfferedEnvironments.Offer::address).orElse(""),
               "",
@@ -295,7 +295,7 @@ public final class DurableRuns {
     // A segment is sealed under the grants it started with: an amendment accepted while it ran
     // (enforced from its next host call) takes effect in the records at the segment's end.
     Admission.Admitted held = a;
-    String grantsId = held.grants().grantsId();
+    String grantsId = held.grantsId();
     long now = System.currentTimeMillis();
     RecordSealer.Step sealed = sealer.step(runId, seq, prev, held, r, 0, before, now);
     Envelope receiptEnv = sealed.receipt();
@@ -866,8 +866,7 @@ public final class DurableRuns {
       Consumed before = consumed(records);
       RunSegment.Budget budget = RecordSealer.budget(a.grants(), before);
       Envelope resumeEnv =
-          sealer.resume(
-              suspendEnv, suspend, a.grants().grantsId(), budget, idleUj, idle.provenance(), now);
+          sealer.resume(suspendEnv, suspend, a.grantsId(), budget, idleUj, idle.provenance(), now);
       Path root = storage.resolve(runId);
       deleteTree(root);
       try {

@@ -161,10 +161,46 @@ public final class Admission {
       String entry,
       byte[] module,
       long compileCpuNanos,
-      SubmitterPolicy.Slot slot) {
+      SubmitterPolicy.Slot slot,
+      String grantsCanonical,
+      String grantsId) {
     public Admitted(
         Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {
       this(grants, unit, entry, module, compileCpuNanos, () -> {});
+    }
+
+    /**
+     * The grants' canonical text and grants_id are taken here, once: the receipt, attestation,
+     * segment and stored submission of a run each name them, and each used to canonicalize the
+     * grants again.
+     */
+    public Admitted(
+        Grants grants,
+        CompiledUnit unit,
+        String entry,
+        byte[] module,
+        long compileCpuNanos,
+        SubmitterPolicy.Slot slot) {
+      this(grants, unit, entry, module, compileCpuNanos, slot, grants.canonicalBytes());
+    }
+
+    private Admitted(
+        Grants grants,
+        CompiledUnit unit,
+        String entry,
+        byte[] module,
+        long compileCpuNanos,
+        SubmitterPolicy.Slot slot,
+        byte[] canonical) {
+      this(
+          grants,
+          unit,
+          entry,
+          module,
+          compileCpuNanos,
+          slot,
+          new String(canonical, java.nio.charset.StandardCharsets.UTF_8),
+          io.sandboxd.attest.Blake3.hex(canonical));
     }
 
     /**

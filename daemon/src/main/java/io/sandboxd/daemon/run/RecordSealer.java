@@ -62,9 +62,7 @@ public final class RecordSealer {
     Envelope receipt = receipt(runId, a, r, idleUj);
     RunSegment.Budget budget = budget(a, before, receipt);
     return new Step(
-        receipt,
-        execute(runId, seq, prev, a.grants().grantsId(), receipt.address(), budget, nowMs),
-        budget);
+        receipt, execute(runId, seq, prev, a.grantsId(), receipt.address(), budget, nowMs), budget);
   }
 
   /** The signed receipt of one execute step of {@code runId} ({@code idleUj}: idle it carries). */
@@ -79,7 +77,7 @@ public final class RecordSealer {
     return Receipt.builder()
         .runId(runId)
         .unit(a.unit().address())
-        .grantsId(a.grants().grantsId())
+        .grantsId(a.grantsId())
         .tier(TIER)
         .energy(energy)
         .inference(inference)
@@ -117,7 +115,7 @@ public final class RecordSealer {
         Attestation.builder()
             .host(node.host())
             .tier(TIER)
-            .grantsId(a.grants().grantsId())
+            .grantsId(a.grantsId())
             .receipt(receipt)
             .unit(unit)
             .journalRoot(r.journalRoot())

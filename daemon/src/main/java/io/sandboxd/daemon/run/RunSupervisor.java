@@ -202,7 +202,7 @@ public final class RunSupervisor {
       UnitIo unitIo,
       java.util.OptionalLong submitterUid,
       Attestation.Jcp jcp) {
-    String grantsId = a.grants().grantsId();
+    String grantsId = a.grantsId();
     String unit = a.unit().address();
     long now = System.currentTimeMillis();
     RecordSealer.Step step =
@@ -217,8 +217,7 @@ public final class RunSupervisor {
         .signed(step.receipt(), attestationEnv, step.segment())
         .journal(journal, r.journalBlobs())
         .log(r.log())
-        .submission(
-            a.module(), CanonicalJson.canonicalString(a.grants().canonicalTree()), a.entry())
+        .submission(a.module(), a.grantsCanonical(), a.entry())
         .claim(sealer.claim(claim))
         .io(
             r.stdio()

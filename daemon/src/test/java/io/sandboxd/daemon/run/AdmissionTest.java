@@ -134,4 +134,21 @@ class AdmissionTest {
       assertEquals("run", b.admitted().entry());
     }
   }
+
+  @Test
+  void theGrantsFormTakenAtAdmissionIsTheGrantsOwn() {
+    byte[] module = Wat2Wasm.parse(NO_WASI);
+    Admission.Admitted a = admission.admit(module, GRANTS, "");
+    assertEquals(a.grants().grantsId(), a.grantsId());
+    assertEquals(
+        io.sandboxd.attest.CanonicalJson.canonicalString(a.grants().canonicalTree()),
+        a.grantsCanonical());
+    // An amendment's grants get their own form, not the first one's.
+    io.sandboxd.enforcer.Grants narrower = io.sandboxd.enforcer.Grants.empty();
+    Admission.Admitted amended = a.withGrants(narrower);
+    assertEquals(narrower.grantsId(), amended.grantsId());
+    assertTrue(!amended.grantsId().equals(a.grantsId()));
+    assertEquals(
+        new String(narrower.canonicalBytes(), StandardCharsets.UTF_8), amended.grantsCanonical());
+  }
 }
