@@ -6,6 +6,7 @@ import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.CanonicalJsonException;
 import io.sandboxd.attest.JsonReader;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -114,6 +115,15 @@ public record Grants(
 
   /** BLAKE3-256 of the canonical bytes, 64 lowercase hex, no prefix (Q1). */
   public String grantsId() {
-    return Blake3.hex(canonicalBytes());
+    return canonical().id();
   }
+
+  /** The canonical text and grants_id, from one canonicalization: for callers that keep both. */
+  public Canonical canonical() {
+    byte[] bytes = canonicalBytes();
+    return new Canonical(new String(bytes, StandardCharsets.UTF_8), Blake3.hex(bytes));
+  }
+
+  /** A grant set's JCS text and its grants_id (BLAKE3 of that text's UTF-8 bytes). */
+  public record Canonical(String text, String id) {}
 }

@@ -32,6 +32,15 @@ public final class ProcStatCpuTime implements NodeCpuTime {
 
   /** Reads {@code path} through {@code reader} on every call (tests inject what root cannot). */
   public ProcStatCpuTime(Path path, long ticksPerSecond, SysfsReader reader) {
+    this(java.util.Objects.requireNonNull(reader, "reader"), path, ticksPerSecond);
+  }
+
+  /** Reads the file itself, keeping it open between calls. */
+  public ProcStatCpuTime(Path path, long ticksPerSecond) {
+    this(null, path, ticksPerSecond);
+  }
+
+  private ProcStatCpuTime(SysfsReader reader, Path path, long ticksPerSecond) {
     if (ticksPerSecond <= 0 || 1_000_000_000L % ticksPerSecond != 0) {
       throw new IllegalArgumentException(
           "ticksPerSecond must divide 10^9 and be positive: " + ticksPerSecond);
@@ -39,11 +48,6 @@ public final class ProcStatCpuTime implements NodeCpuTime {
     this.path = path;
     this.nsPerTick = 1_000_000_000L / ticksPerSecond;
     this.reader = reader;
-  }
-
-  /** Reads the file itself, keeping it open between calls. */
-  public ProcStatCpuTime(Path path, long ticksPerSecond) {
-    this(path, ticksPerSecond, null);
   }
 
   public ProcStatCpuTime(Path path) {

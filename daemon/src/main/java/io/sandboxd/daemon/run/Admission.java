@@ -162,52 +162,36 @@ public final class Admission {
       byte[] module,
       long compileCpuNanos,
       SubmitterPolicy.Slot slot,
-      String grantsCanonical,
-      String grantsId) {
+      Grants.Canonical canonical) {
+    /** Admitted outside any caller's run slot; the grants' canonical form taken here. */
     public Admitted(
         Grants grants, CompiledUnit unit, String entry, byte[] module, long compileCpuNanos) {
-      this(grants, unit, entry, module, compileCpuNanos, () -> {});
+      this(grants, unit, entry, module, compileCpuNanos, () -> {}, grants.canonical());
+    }
+
+    /** The grants' canonical text, as the stored submission keeps it. */
+    public String grantsCanonical() {
+      return canonical.text();
     }
 
     /**
-     * The grants' canonical text and grants_id are taken here, once: the receipt, attestation,
-     * segment and stored submission of a run each name them, and each used to canonicalize the
-     * grants again.
+     * The grants' grants_id. Taken with the text once per grant document (see parseGrants): the
+     * receipt, attestation, segment and stored submission of every run name it.
      */
-    public Admitted(
-        Grants grants,
-        CompiledUnit unit,
-        String entry,
-        byte[] module,
-        long compileCpuNanos,
-        SubmitterPolicy.Slot slot) {
-      this(grants, unit, entry, module, compileCpuNanos, slot, grants.canonicalBytes());
+    public String grantsId() {
+      return canonical.id();
     }
 
-    private Admitted(
-        Grants grants,
-        CompiledUnit unit,
-        String entry,
-        byte[] module,
-        long compileCpuNanos,
-        SubmitterPolicy.Slot slot,
-        byte[] canonical) {
-      this(
-          grants,
-          unit,
-          entry,
-          module,
-          compileCpuNanos,
-          slot,
-          new String(canonical, java.nio.charset.StandardCharsets.UTF_8),
-          io.sandboxd.attest.Blake3.hex(canonical));
+    /** The same admission holding {@code taken}, the caller's run slot. */
+    Admitted holding(SubmitterPolicy.Slot taken) {
+      return new Admitted(grants, unit, entry, module, compileCpuNanos, taken, canonical);
     }
 
     /**
      * The same admitted unit under {@code amended} grants (an applied amendment), its slot kept.
      */
     public Admitted withGrants(Grants amended) {
-      return new Admitted(amended, unit, entry, module, compileCpuNanos, slot);
+      return new Admitted(amended, unit, entry, module, compileCpuNanos, slot, amended.canonical());
     }
   }
 
@@ -239,13 +223,12 @@ public final class Admission {
       java.util.Optional<OfferedEnvironments.Offer> environment) {
     io.sandboxd.config.NodePolicy.Rule rule = policy.ruleFor(caller);
     SubmitterPolicy.checkModule(rule, caller, module.length);
-    Grants grants = parseGrants(grantsJson);
-    SubmitterPolicy.checkGrants(rule, caller, grants);
+    ParsedGrants grants = parseGrants(grantsJson);
+    SubmitterPolicy.checkGrants(rule, caller, grants.grants());
     SubmitterPolicy.checkEnvironment(rule, caller, environment);
     SubmitterPolicy.Slot slot = policy.acquire(rule, caller);
     try {
-      Admitted a = compile(grants, module, address, entry, compileShareOf(caller));
-      return new Admitted(a.grants(), a.unit(), a.entry(), a.module(), a.compileCpuNanos(), slot);
+      return compile(grants, module, address, entry, compileShareOf(caller)).holding(slot);
     } catch (RuntimeException e) {
       slot.close();
       throw e;
@@ -266,35 +249,42 @@ public final class Admission {
     return caller.known() ? "uid " + caller.uid() + " pid " + caller.pid() : "unknown callers";
   }
 
-  // Parsed grant documents by their exact text: clients resubmit the same grants run after run, and
-  // parsing them was a tenth of admission. Bounded (a client sending endless new texts only churns
+  // Parsed grant documents, with their canonical form, by their exact text: clients resubmit the
+  // same grants run after run, parsing them was a tenth of admission, and every record of a run
+  // names their grants_id. Bounded (a client sending endless new texts only churns
   // it); a refused text is never kept, so it is refused again with the same message.
   private static final int MAX_PARSED_GRANTS = 256;
   private static final int MAX_KEPT_GRANTS_CHARS = 64 << 10;
   // All kept texts together: a client sending large distinct grants holds at most this much.
   private static final long MAX_KEPT_CHARS_IN_ALL = 1L << 20;
-  private final Map<String, Grants> parsedGrants = new ConcurrentHashMap<>();
+  private final Map<String, ParsedGrants> parsedGrants = new ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicLong keptChars =
       new java.util.concurrent.atomic.AtomicLong();
 
-  private Grants parseGrants(String grantsJson) {
-    Grants grants;
+  /** A grant document parsed, with its canonical form: both kept by the document's text. */
+  private record ParsedGrants(Grants grants, Grants.Canonical canonical) {}
+
+  private ParsedGrants parseGrants(String grantsJson) {
+    ParsedGrants grants;
     try {
       grants = parsedGrants.get(grantsJson);
       if (grants == null) {
-        grants = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
+        Grants parsed = Grants.parse(grantsJson.getBytes(StandardCharsets.UTF_8));
+        grants = new ParsedGrants(parsed, parsed.canonical());
+        // What an entry holds: the client's text and the canonical one.
+        long chars = (long) grantsJson.length() + grants.canonical().text().length();
         if (grantsJson.length() <= MAX_KEPT_GRANTS_CHARS) {
           if (parsedGrants.size() >= MAX_PARSED_GRANTS
-              || keptChars.get() + grantsJson.length() > MAX_KEPT_CHARS_IN_ALL) {
+              || keptChars.get() + chars > MAX_KEPT_CHARS_IN_ALL) {
             parsedGrants.clear();
             keptChars.set(0);
           }
           if (parsedGrants.put(grantsJson, grants) == null) {
-            keptChars.addAndGet(grantsJson.length());
+            keptChars.addAndGet(chars);
           }
         }
       }
-      secrets.check(grants.network());
+      secrets.check(grants.grants().network());
     } catch (GrantsException | io.sandboxd.attest.AttestException e) {
       throw new AdmissionException("grants: " + e.getMessage(), e);
     }
@@ -303,7 +293,7 @@ public final class Admission {
 
   /** {@code address}: the module's, when already established (held bytes); null to hash them. */
   private Admitted compile(
-      Grants grants, byte[] module, String address, String entry, Object share) {
+      ParsedGrants grants, byte[] module, String address, String entry, Object share) {
     UnitCompiler.Compilation compiled;
     try {
       compiled =
@@ -320,7 +310,8 @@ public final class Admission {
     } catch (UnitException ex) {
       throw new AdmissionException(ex.getMessage(), ex);
     }
-    return new Admitted(grants, unit, chosen, module, compiled.cpuNanos());
+    return new Admitted(
+        grants.grants(), unit, chosen, module, compiled.cpuNanos(), () -> {}, grants.canonical());
   }
 
   /** The entry to call: the one asked for, else `run` (our ABI), else `_start` (a WASI command). */

@@ -140,6 +140,8 @@ class AdmissionTest {
     byte[] module = Wat2Wasm.parse(NO_WASI);
     Admission.Admitted a = admission.admit(module, GRANTS, "");
     assertEquals(a.grants().grantsId(), a.grantsId());
+    // Taken once per grant document: a second admission of the same text reuses it.
+    assertTrue(a.canonical() == admission.admit(module, GRANTS, "").canonical());
     assertEquals(
         io.sandboxd.attest.CanonicalJson.canonicalString(a.grants().canonicalTree()),
         a.grantsCanonical());
