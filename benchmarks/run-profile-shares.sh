@@ -88,8 +88,9 @@ def kind(comm, stack):
         return "store: background verifier"
     if comm.startswith("warmpool"):
         return "warm pool refill"
-    if comm.startswith("unit-"):
-        return "guest execution (unit threads)"
+    if comm.startswith("unit-") or re.search(r"Executor\$GuestTask\.call", s):
+        # On a unit thread, or on a call thread that runs its unit itself.
+        return "guest execution (GuestTask, on unit or call threads)"
     if comm.startswith("multiThreadIo"):
         return "gRPC/Netty: event loop"
     if re.search(r"Envelope\.sign|SigningKey\.sign", s):

@@ -19,18 +19,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Runs units on Chicory, each on its own platform thread (virtual threads cannot be preempted),
- * with hard budgets: a watchdog samples the guest thread's CPU time and energy and interrupts it
- * within a millisecond of a CPU breach; memory is capped at the smallest of the module's, the
- * grant's and the node's limits.
+ * Runs units on Chicory, each on a platform thread (virtual threads cannot be preempted) with a
+ * unit's stack: the caller's own thread when it is one made by {@link #unitCapableThread} and a
+ * place is free, otherwise one of the executor's unit threads. Budgets are hard: a watchdog samples
+ * the guest thread's CPU time and energy and interrupts it within a millisecond of a CPU breach;
+ * memory is capped at the smallest of the module's, the grant's and the node's limits.
  */
 public final class Executor implements AutoCloseable {
   /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
@@ -50,6 +57,16 @@ public final class Executor implements AutoCloseable {
   private static final long MAX_TICK_NANOS = 20_000_000;
 
   private final ThreadPoolExecutor guests;
+  // The places for running units, at most maxConcurrent, taken by unit threads and by callers'
+  // threads alike. Fair, so that a unit queued for a unit thread is not overtaken for ever by
+  // callers running theirs inline.
+  private final Semaphore running;
+  // Checks the budgets of units running on their callers' threads (a unit thread's caller watches
+  // its own unit).
+  private final ScheduledThreadPoolExecutor watchdog;
+  private final Set<GuestTask> onCallers = ConcurrentHashMap.newKeySet();
+  private final AtomicLong ranOnCallers = new AtomicLong();
+  private volatile boolean closed;
   private final EnergyModel energyModel;
   private final long maxWallNanos;
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -62,7 +79,30 @@ public final class Executor implements AutoCloseable {
    * refill) backs off then rather than compete with runs for the cores.
    */
   public boolean saturated() {
-    return guests.getActiveCount() >= guests.getMaximumPoolSize() || !guests.getQueue().isEmpty();
+    return running.availablePermits() == 0 || !guests.getQueue().isEmpty();
+  }
+
+  /** How many units ran on their callers' threads rather than on a unit thread. */
+  public long ranOnCallersThreads() {
+    return ranOnCallers.get();
+  }
+
+  /**
+   * A thread with a unit's stack: a unit this executor is asked to run from it runs on it (when a
+   * place is free), without the hand-off to a unit thread and back. For threads that serve runs,
+   * such as the daemon's call threads. The thread is a daemon thread, not started.
+   */
+  public static Thread unitCapableThread(Runnable body, String name) {
+    Thread t = new UnitCapableThread(body, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** A platform thread with the stack a unit is promised (deep guest recursion must not differ). */
+  private static final class UnitCapableThread extends Thread {
+    UnitCapableThread(Runnable body, String name) {
+      super(null, body, name, GUEST_STACK_BYTES);
+    }
   }
 
   public Executor(int maxConcurrent, EnergyModel energyModel, long maxWallMillis) {
@@ -83,12 +123,20 @@ public final class Executor implements AutoCloseable {
             TimeUnit.SECONDS,
             // Bounded: past this many waiting units a submission is refused, not queued forever.
             new LinkedBlockingQueue<>(Math.max(16, maxConcurrent * 64)),
+            r -> unitCapableThread(r, "unit-" + n.incrementAndGet()));
+    this.guests.allowCoreThreadTimeOut(true);
+    this.running = new Semaphore(maxConcurrent, true);
+    this.watchdog =
+        new ScheduledThreadPoolExecutor(
+            1,
             r -> {
-              Thread t = new Thread(null, r, "unit-" + n.incrementAndGet(), GUEST_STACK_BYTES);
+              Thread t = new Thread(r, "budget-watch");
               t.setDaemon(true);
               return t;
             });
-    this.guests.allowCoreThreadTimeOut(true);
+    // Most units end before their first tick: their cancelled ticks must not pile up.
+    this.watchdog.setRemoveOnCancelPolicy(true);
+    this.watchdog.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     this.energyModel = energyModel;
     this.maxWallNanos = TimeUnit.MILLISECONDS.toNanos(maxWallMillis);
     if (!threads.isThreadCpuTimeSupported()) {
@@ -211,17 +259,23 @@ public final class Executor implements AutoCloseable {
     long t0 = System.nanoTime();
     GuestTask task = new GuestTask(req, ctx, shape(req.unit(), compute), warm);
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
-    Future<Integer> future;
-    try {
-      future = guests.submit(task);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      meter.end();
-      storage.ifPresent(StorageRoot::close);
-      mounts.forEach(m -> m.root().close());
-      throw new ExecutorBusyException(
-          "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
+    Watch watch = new Watch(task, compute, meter);
+    Outcome.Breach breach;
+    if (placeHere()) {
+      breach = runHere(task, watch);
+    } else {
+      Future<?> future;
+      try {
+        future = guests.submit(() -> runOnUnitThread(task));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        meter.end();
+        storage.ifPresent(StorageRoot::close);
+        mounts.forEach(m -> m.root().close());
+        throw new ExecutorBusyException(
+            "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
+      }
+      breach = watch(task, future, watch);
     }
-    Outcome.Breach breach = watch(task, future, compute, meter);
     storage.ifPresent(StorageRoot::close);
     mounts.forEach(m -> m.root().close());
 
@@ -300,36 +354,131 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
-   * Waits for the guest, checking its budgets. A single guest thread's CPU time cannot grow faster
-   * than the wall clock, so with R ns of CPU budget left no breach is possible for R ns: the
-   * watchdog sleeps that long (at least 1 ms, at most {@link #MAX_TICK_NANOS}) and still catches a
-   * CPU breach within a millisecond, without waking a thousand times a second for a long budget.
-   * Energy is checked on the same ticks; meters themselves only update once per window.
+   * Whether the unit may run on the calling thread: it has a unit's stack, is not interrupted, and
+   * a place is free now (a caller never waits for one here: it queues for a unit thread instead).
    */
-  private Outcome.Breach watch(
-      GuestTask task, Future<Integer> future, ComputeGrant compute, EnergyModel.Session meter) {
-    long cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
-    long deadline = System.nanoTime() + maxWallNanos;
-    Outcome.Breach breach = null;
-    long tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos, MAX_TICK_NANOS));
+  private boolean placeHere() {
+    Thread me = Thread.currentThread();
+    if (!(me instanceof UnitCapableThread) || closed || me.isInterrupted()) {
+      return false;
+    }
+    try {
+      // With a timeout of zero, unlike tryAcquire(), a fair semaphore does not barge past waiters.
+      return running.tryAcquire(0, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      me.interrupt();
+      return false;
+    }
+  }
+
+  /** Runs the unit on this thread (holding a place), the watchdog thread checking its budgets. */
+  private Outcome.Breach runHere(GuestTask task, Watch watch) {
+    onCallers.add(task);
+    ranOnCallers.incrementAndGet();
+    try {
+      if (closed) {
+        // close() may have swept the running units before this one was added.
+        task.failure = "the daemon shut down before the unit started";
+        return null;
+      }
+      watch.schedule(watchdog);
+      task.call();
+    } finally {
+      watch.finish();
+      onCallers.remove(task);
+      running.release();
+    }
+    if (task.stopped) {
+      // The watchdog's interrupt, delivered while the guest ran: not the caller's to keep. An
+      // interrupt of the caller's own stays set (the guest reads the flag without clearing it).
+      Thread.interrupted();
+    }
+    return watch.breach();
+  }
+
+  /** A unit thread's side of a queued unit: it waits for a place, then runs the unit. */
+  private void runOnUnitThread(GuestTask task) {
+    try {
+      running.acquire();
+    } catch (InterruptedException e) {
+      // The executor closed while the unit waited for a place.
+      task.failure = "the daemon shut down before the unit started";
+      task.done.countDown();
+      return;
+    }
+    try {
+      task.call();
+    } finally {
+      // The place is free before the caller sees the result: its next unit may take it.
+      running.release();
+      // The pool reuses this thread: never hand a set interrupt flag to the next unit.
+      Thread.interrupted();
+      task.done.countDown();
+    }
+  }
+
+  /** Waits for a unit queued for a unit thread, checking its budgets on {@code watch}'s ticks. */
+  private static Outcome.Breach watch(GuestTask task, Future<?> future, Watch watch) {
+    long tick = watch.firstTick();
     while (true) {
       try {
         if (task.done.await(tick, TimeUnit.NANOSECONDS)) {
-          return breach;
+          return watch.breach();
         }
       } catch (InterruptedException e) {
         task.stop();
         Thread.currentThread().interrupt();
-        return breach;
+        return watch.breach();
       }
-      tick = MIN_TICK_NANOS;
       if (future.isCancelled()) {
         // The executor closed before the guest started.
         task.failure = "the daemon shut down before the unit started";
-        return breach;
+        return watch.breach();
       }
-      if (task.thread() == null || breach != null || task.wallLimitHit) {
-        continue;
+      tick = Math.max(MIN_TICK_NANOS, watch.check());
+    }
+  }
+
+  /**
+   * The budget checks of one run. A single guest thread's CPU time cannot grow faster than the wall
+   * clock, so with R ns of CPU budget left no breach is possible for R ns: the next check comes
+   * that much later (at least 1 ms, at most {@link #MAX_TICK_NANOS}) and still catches a CPU breach
+   * within a millisecond, without waking a thousand times a second for a long budget. Energy is
+   * checked on the same ticks; meters themselves only update once per window.
+   */
+  private final class Watch {
+    private final GuestTask task;
+    private final ComputeGrant compute;
+    private final EnergyModel.Session meter;
+    private final long cpuBudgetNanos;
+    private final long deadline;
+    private Outcome.Breach breach;
+    // For a unit on its caller's thread: the pending tick, and whether the run has ended.
+    private ScheduledFuture<?> pending;
+    private boolean finished;
+
+    Watch(GuestTask task, ComputeGrant compute, EnergyModel.Session meter) {
+      this.task = task;
+      this.compute = compute;
+      this.meter = meter;
+      this.cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
+      this.deadline = System.nanoTime() + maxWallNanos;
+    }
+
+    long firstTick() {
+      return Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos, MAX_TICK_NANOS));
+    }
+
+    /**
+     * One check: stops the guest on a breach or past the wall-clock limit, and returns the ns until
+     * the next check, or 0 when none is needed (the guest was stopped).
+     */
+    synchronized long check() {
+      if (breach != null || task.wallLimitHit) {
+        return 0;
+      }
+      if (task.thread() == null) {
+        return MIN_TICK_NANOS;
       }
       long cpu = task.cpuSoFar();
       if (cpu > cpuBudgetNanos) {
@@ -341,8 +490,38 @@ public final class Executor implements AutoCloseable {
       }
       if (breach != null || task.wallLimitHit) {
         task.stop();
-      } else {
-        tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos - cpu, MAX_TICK_NANOS));
+        return 0;
+      }
+      return Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos - cpu, MAX_TICK_NANOS));
+    }
+
+    synchronized Outcome.Breach breach() {
+      return breach;
+    }
+
+    /** Checks on {@code timer}'s thread from the first tick on, until {@link #finish}. */
+    synchronized void schedule(ScheduledThreadPoolExecutor timer) {
+      pending = timer.schedule(() -> tick(timer), firstTick(), TimeUnit.NANOSECONDS);
+    }
+
+    private synchronized void tick(ScheduledThreadPoolExecutor timer) {
+      if (finished) {
+        return;
+      }
+      long next = check();
+      if (next > 0) {
+        try {
+          pending = timer.schedule(() -> tick(timer), next, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          // The executor is closing: close() stops this unit itself.
+        }
+      }
+    }
+
+    synchronized void finish() {
+      finished = true;
+      if (pending != null) {
+        pending.cancel(false);
       }
     }
   }
@@ -396,21 +575,26 @@ public final class Executor implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     for (Runnable never : guests.shutdownNow()) {
       if (never instanceof Future<?> f) {
         f.cancel(false);
       }
     }
+    watchdog.shutdownNow();
+    // Units on their callers' threads have no unit thread to interrupt: stop them here.
+    onCallers.forEach(GuestTask::stop);
   }
 
-  /** The guest side of one execution, run on a pool thread. */
-  private final class GuestTask implements java.util.concurrent.Callable<Integer> {
+  /** The guest side of one execution, run on a unit thread or its caller's. */
+  private final class GuestTask {
     private final UnitRequest req;
     private final RunContext ctx;
     private final InstanceShape shape;
     private final PreparedInstance warm;
     private final AtomicReference<Thread> thread = new AtomicReference<>();
-    final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    // Counted down once a unit thread has run the task (its caller waits on it).
+    final CountDownLatch done = new CountDownLatch(1);
     private volatile long cpuNanos;
     volatile long cpuStart;
     private volatile long memoryPeakBytes;
@@ -424,6 +608,8 @@ public final class Executor implements AutoCloseable {
     volatile Optional<ExecutionResult.Stdio> stdio = Optional.empty();
     // The instance, when the run parked at a boundary; captured by the caller after the task.
     volatile Instance parked;
+    // Whether stop() interrupted the guest's thread (read by that thread once the guest ended).
+    volatile boolean stopped;
 
     GuestTask(UnitRequest req, RunContext ctx, InstanceShape shape, PreparedInstance warm) {
       this.req = req;
@@ -455,10 +641,14 @@ public final class Executor implements AutoCloseable {
       return memoryPeakBytes;
     }
 
-    /** Interrupts the guest; under the task's lock so a reused pool thread is never hit. */
+    /**
+     * Interrupts the guest; under the task's lock so that a thread the guest left (a reused unit
+     * thread, a caller's thread back in its own code) is never hit.
+     */
     synchronized void stop() {
       Thread t = thread.get();
       if (t != null) {
+        stopped = true;
         t.interrupt();
       }
     }
@@ -471,8 +661,8 @@ public final class Executor implements AutoCloseable {
       thread.set(null);
     }
 
-    @Override
-    public Integer call() {
+    /** Runs the guest on this thread; its thread's interrupt flag is for the caller to clear. */
+    int call() {
       Thread me = Thread.currentThread();
       long cpu0 = threads.getCurrentThreadCpuTime();
       cpuStart = cpu0;
@@ -582,9 +772,6 @@ public final class Executor implements AutoCloseable {
         }
         cpuNanos = threads.getCurrentThreadCpuTime() - cpu0;
         detach();
-        done.countDown();
-        // The pool reuses this thread: never hand a set interrupt flag to the next unit.
-        Thread.interrupted();
       }
     }
   }

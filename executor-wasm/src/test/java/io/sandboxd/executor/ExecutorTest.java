@@ -7,13 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.wabt.Wat2Wasm;
+import com.dylibso.chicory.wasm.ChicoryException;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -88,9 +92,27 @@ class ExecutorTest {
         .formatted(ptr, len);
   }
 
+  /** The executor this class's runs go to. */
+  Executor executor() {
+    return EXECUTOR;
+  }
+
+  /** A new executor, for a test that needs other limits than {@link #executor()}'s. */
+  Executor newExecutor(int maxConcurrent, long maxWallMillis, HostServices services) {
+    return new Executor(maxConcurrent, EnergyModel.estimate(10_000), maxWallMillis, services);
+  }
+
+  /**
+   * Calls {@code body}, which executes units, from the thread this class runs them from: here the
+   * test's own thread, which is not unit-capable, so every unit goes to a unit thread.
+   */
+  <T> T from(Supplier<T> body) {
+    return body.get();
+  }
+
   ExecutionResult run(String wat, Grants g) {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
-    return EXECUTOR.execute(new UnitRequest("r1", unit, "run", g));
+    return from(() -> executor().execute(new UnitRequest("r1", unit, "run", g)));
   }
 
   @Test
@@ -135,21 +157,24 @@ class ExecutorTest {
     Grants g = grants(LOG_ONLY, 200, 1 << 20, 9_000_000_000_000_000L);
     // 150 of 200 ms already spent: the segment is stopped after about 50 ms, not 200.
     ExecutionResult rest =
-        EXECUTOR.execute(new UnitRequest("r1", spin, "run", g), new Consumed(150, 0));
+        from(() -> executor().execute(new UnitRequest("r1", spin, "run", g), new Consumed(150, 0)));
     assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), rest.outcome());
     assertTrue(rest.cpuTimeNanos() >= 50_000_000L, "ran on what was left: " + rest.cpuTimeNanos());
     assertTrue(
         rest.cpuTimeNanos() < 190_000_000L, "not on the whole grant: " + rest.cpuTimeNanos());
     // Nothing left: terminated at once, whatever the number of segments before.
     ExecutionResult none =
-        EXECUTOR.execute(new UnitRequest("r2", spin, "run", g), new Consumed(200, 0));
+        from(() -> executor().execute(new UnitRequest("r2", spin, "run", g), new Consumed(200, 0)));
     assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), none.outcome());
     assertTrue(
         none.cpuTimeNanos() < 100_000_000L, "stopped on its first tick: " + none.cpuTimeNanos());
     // The energy budget is the run's too.
     Grants e = grants(LOG_ONLY, 60_000, 1 << 20, 1_000_000);
     ExecutionResult spent =
-        EXECUTOR.execute(new UnitRequest("r3", spin, "run", e), new Consumed(0, 1_000_000));
+        from(
+            () ->
+                executor()
+                    .execute(new UnitRequest("r3", spin, "run", e), new Consumed(0, 1_000_000)));
     assertEquals(new Outcome.Terminated(Outcome.Breach.EnergyBudget), spent.outcome());
   }
 
@@ -191,11 +216,10 @@ class ExecutorTest {
             (memory.size)))
         """;
     HostServices capped = HostServices.none().withMaxUnitMemory(4 * 65536);
-    try (Executor strict = new Executor(1, EnergyModel.estimate(10_000), 60_000, capped)) {
+    try (Executor strict = newExecutor(1, 60_000, capped)) {
       CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(bomb));
-      ExecutionResult r =
-          strict.execute(
-              new UnitRequest("r", unit, "run", grants(LOG_ONLY, 5_000, 1 << 30, 1_000_000_000)));
+      Grants g = grants(LOG_ONLY, 5_000, 1 << 30, 1_000_000_000);
+      ExecutionResult r = from(() -> strict.execute(new UnitRequest("r", unit, "run", g)));
       assertEquals(new Outcome.Failed("entry returned 4"), r.outcome());
       assertEquals(4 * 65536, r.memoryPeakBytes());
     }
@@ -244,9 +268,8 @@ class ExecutorTest {
     assertEquals(UnitException.Part.ENTRY, entry.part());
     assertTrue(entry.getMessage().contains("\"main\""), entry.getMessage());
     // A request that skipped admission fails its run; it never escapes the executor.
-    ExecutionResult skipped =
-        EXECUTOR.execute(
-            new UnitRequest("r", unit, "main", grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000)));
+    Grants g = grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000);
+    ExecutionResult skipped = from(() -> executor().execute(new UnitRequest("r", unit, "main", g)));
     assertTrue(skipped.outcome() instanceof Outcome.Failed, skipped.outcome().toString());
   }
 
@@ -256,5 +279,63 @@ class ExecutorTest {
     ExecutionResult after = run(HELLO, grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000));
     assertEquals(new Outcome.Completed(), after.outcome());
     assertNotEquals(0, after.hostCalls());
+  }
+
+  /** A unit whose entry recurses {@code depth} calls deep (all the way, for a negative depth). */
+  static String recursing(int depth) {
+    return """
+        (module
+          (func $down (param i32) (result i32)
+            (if (result i32) (i32.eqz (local.get 0))
+              (then (i32.const 0))
+              (else (call $down (i32.sub (local.get 0) (i32.const 1))))))
+          (func (export "run") (result i32) (call $down (i32.const %d))))
+        """
+        .formatted(depth);
+  }
+
+  @Test
+  void aDeepButBoundedRecursionCompletesAndAnEndlessOneExhaustsTheStack() {
+    Grants g = grants(LOG_ONLY, 60_000, 1 << 20, 9_000_000_000_000_000L);
+    // Deeper than a default-sized thread stack holds: every thread a unit runs on has a unit's.
+    assertEquals(new Outcome.Completed(), run(recursing(DEEP), g).outcome());
+    // Chicory turns the thread's stack overflow into a trap of its own.
+    assertEquals(new Outcome.Failed("trap: call stack exhausted"), run(recursing(-1), g).outcome());
+    assertEquals(new Outcome.Completed(), run(HELLO, g).outcome());
+  }
+
+  /** A recursion depth that needs more than a default thread stack (checked below). */
+  static final int DEEP = 40_000;
+
+  @Test
+  void theRecursionCalledDeepDoesNotFitADefaultThreadStack() throws InterruptedException {
+    // The guard of the test above: on a default stack the same recursion runs out.
+    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(recursing(DEEP)));
+    Instance instance =
+        Instance.builder(unit.module()).withMachineFactory(unit.machineFactory()).build();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    Thread plain =
+        new Thread(
+            () -> {
+              try {
+                instance.export("run").apply();
+              } catch (Throwable t) {
+                thrown.set(t);
+              }
+            });
+    plain.start();
+    plain.join();
+    ChicoryException e = assertInstanceOf(ChicoryException.class, thrown.get());
+    assertEquals("call stack exhausted", e.getMessage());
+  }
+
+  @Test
+  void theDaemonsWallClockLimitEndsAUnitThatIsWithinItsBudgets() {
+    try (Executor brief = newExecutor(1, 100, HostServices.none())) {
+      CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(SPIN));
+      Grants g = grants(LOG_ONLY, 600_000, 1 << 20, 9_000_000_000_000_000L);
+      ExecutionResult r = from(() -> brief.execute(new UnitRequest("r", unit, "run", g)));
+      assertEquals(new Outcome.Failed("wall-clock limit of the daemon exceeded"), r.outcome());
+    }
   }
 }
