@@ -29,11 +29,7 @@ class DurableVectorsTest {
 
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
-    VectorFiles.assertGenerated(
-        file(),
-        DurableVectors.generate(),
-        file()
-            + " is stale: rerun this test with -Dsandboxd.vectors.write=true and review the diff");
+    VectorFiles.assertGenerated(file(), DurableVectors.generate());
   }
 
   @Test

@@ -23,11 +23,7 @@ class ManifestVectorsTest {
 
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
-    VectorFiles.assertGenerated(
-        file(),
-        ManifestVectors.generate(),
-        "vectors/env-manifest/vectors.json is stale: rerun this test with"
-            + " -Dsandboxd.vectors.write=true and review the diff");
+    VectorFiles.assertGenerated(file(), ManifestVectors.generate());
   }
 
   @Test

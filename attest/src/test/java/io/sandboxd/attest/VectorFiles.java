@@ -58,16 +58,19 @@ public final class VectorFiles {
   }
 
   /**
-   * Asserts that {@code file} holds {@code generated} byte for byte, failing with {@code stale}
-   * otherwise; with {@code -Dsandboxd.vectors.write=true} the file is rewritten first, so a
-   * deliberate change to a generator is one run and a reviewed diff.
+   * Asserts that {@code file} holds {@code generated} byte for byte; with {@code
+   * -Dsandboxd.vectors.write=true} the file is rewritten first, so a deliberate change to a
+   * generator is one run and a reviewed diff.
    */
-  public static void assertGenerated(Path file, String generated, String stale) throws IOException {
+  public static void assertGenerated(Path file, String generated) throws IOException {
     if (Boolean.getBoolean("sandboxd.vectors.write")) {
       Files.createDirectories(file.getParent());
       Files.writeString(file, generated, StandardCharsets.UTF_8);
     }
     assertTrue(Files.isRegularFile(file), "missing " + file);
-    assertEquals(generated, Files.readString(file, StandardCharsets.UTF_8), stale);
+    assertEquals(
+        generated,
+        Files.readString(file, StandardCharsets.UTF_8),
+        file + " is stale: rerun this test with -Dsandboxd.vectors.write=true and review the diff");
   }
 }

@@ -40,13 +40,8 @@ class AttenuationTest {
    */
   @Test
   void vectorFileIsWhatTheTableGenerates() throws IOException {
-    Path file = vectorFile();
     VectorFiles.assertGenerated(
-        file,
-        new String(AttenuationCases.fileBytes(), StandardCharsets.UTF_8),
-        file
-            + " is stale: regenerate with -Dsandboxd.vectors.write=true"
-            + " -Dtest=AttenuationTest#vectorFileIsWhatTheTableGenerates");
+        vectorFile(), new String(AttenuationCases.fileBytes(), StandardCharsets.UTF_8));
   }
 
   @TestFactory

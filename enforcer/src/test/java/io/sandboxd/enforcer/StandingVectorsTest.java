@@ -39,10 +39,7 @@ class StandingVectorsTest {
 
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
-    VectorFiles.assertGenerated(
-        file(),
-        StandingVectors.generate(),
-        file() + " is stale: rerun StandingVectorsTest with -Dsandboxd.vectors.write=true");
+    VectorFiles.assertGenerated(file(), StandingVectors.generate());
   }
 
   /** An envelope from the file whose core is canonical text; checks bytes, address, signature. */
