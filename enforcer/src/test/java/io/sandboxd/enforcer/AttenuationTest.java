@@ -471,7 +471,7 @@ class AttenuationTest {
   }
 
   /** {@code g} with the one part {@code part} is (its type says which) put in its place. */
-  private static Grants with(Grants g, Object part) {
+  static Grants with(Grants g, Object part) {
     return new Grants(
         part instanceof ComputeGrant c ? c : g.compute(),
         part instanceof StorageGrant s ? s : g.storage(),
