@@ -3,7 +3,6 @@ package io.sandboxd.attest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
-import java.util.Set;
 
 /**
  * An RFC 9162 §2.1.4 consistency proof that the tree of the first {@code oldSize} leaves is a
@@ -38,19 +37,11 @@ public record ConsistencyProof(long oldSize, long newSize, List<byte[]> path) {
 
   /** The wire form: {@code {"old_size","new_size","path":[hex...]}}. */
   public ObjectNode toJson() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("old_size", oldSize);
-    o.put("new_size", newSize);
-    ProofPath.put(o, path);
-    return o;
+    return ProofPath.json("old_size", oldSize, "new_size", newSize, path);
   }
 
   /** Reads the wire form strictly (32-byte lowercase hex path elements, no other fields). */
   public static ConsistencyProof fromJson(JsonNode json) {
-    JsonReader r =
-        JsonReader.of(json, "proof", JsonReader.RECORD)
-            .only(Set.of("old_size", "new_size", "path"));
-    List<byte[]> path = ProofPath.read(r);
-    return new ConsistencyProof(r.u64("old_size"), r.u64("new_size"), path);
+    return ProofPath.read(json, "old_size", "new_size", ConsistencyProof::new);
   }
 }

@@ -3,7 +3,6 @@ package io.sandboxd.attest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
-import java.util.Set;
 
 /**
  * An RFC 9162 §2.1.3 inclusion proof (audit path, deepest sibling first) of leaf {@code leafIndex}
@@ -11,8 +10,6 @@ import java.util.Set;
  * the wire is judged by {@link MerkleVerifier}, which reports what is wrong instead of throwing.
  */
 public record InclusionProof(long leafIndex, long treeSize, List<byte[]> path) {
-  private static final Set<String> FIELDS = Set.of("leaf_index", "tree_size", "path");
-
   public InclusionProof {
     path = ProofPath.copy(path);
   }
@@ -41,17 +38,11 @@ public record InclusionProof(long leafIndex, long treeSize, List<byte[]> path) {
 
   /** The wire form of WIRE.md §2.10: {@code {"leaf_index","tree_size","path":[hex...]}}. */
   public ObjectNode toJson() {
-    ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    o.put("leaf_index", leafIndex);
-    o.put("tree_size", treeSize);
-    ProofPath.put(o, path);
-    return o;
+    return ProofPath.json("leaf_index", leafIndex, "tree_size", treeSize, path);
   }
 
   /** Reads the §2.10 wire form strictly (32-byte lowercase hex path elements, no other fields). */
   public static InclusionProof fromJson(JsonNode json) {
-    JsonReader r = JsonReader.of(json, "proof", JsonReader.RECORD).only(FIELDS);
-    List<byte[]> path = ProofPath.read(r);
-    return new InclusionProof(r.u64("leaf_index"), r.u64("tree_size"), path);
+    return ProofPath.read(json, "leaf_index", "tree_size", InclusionProof::new);
   }
 }

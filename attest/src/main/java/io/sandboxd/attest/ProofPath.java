@@ -6,11 +6,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.StringJoiner;
 
 /**
- * Value semantics for proof paths: proof records hold arrays, so copying, equality and printing go
- * by content here instead of by array identity.
+ * What the two proof records share: value semantics for their paths (they hold arrays, so copying,
+ * equality and printing go by content here instead of by array identity) and their wire form, two
+ * sizes and a path.
  */
 final class ProofPath {
   private ProofPath() {}
@@ -48,16 +50,38 @@ final class ProofPath {
     return 31 * (31 * Long.hashCode(first) + Long.hashCode(second)) + h;
   }
 
-  /** Puts {@code path} in {@code o} as its wire form: {@code "path":[hex...]}. */
-  static void put(ObjectNode o, List<byte[]> path) {
+  /** What builds a proof record from its two sizes and its path. */
+  @FunctionalInterface
+  interface Maker<T> {
+    T make(long first, long second, List<byte[]> path);
+  }
+
+  /** A proof's wire form: {@code {"<firstField>","<secondField>","path":[hex...]}}. */
+  static ObjectNode json(
+      String firstField, long first, String secondField, long second, List<byte[]> path) {
+    ObjectNode o = CanonicalJson.mapper().createObjectNode();
+    o.put(firstField, first);
+    o.put(secondField, second);
     ArrayNode p = o.putArray("path");
     for (byte[] h : path) {
       p.add(Hex.encode(h));
     }
+    return o;
   }
 
-  /** Reads a proof's {@code path} strictly: an array of 32-byte lowercase hex hashes. */
-  static List<byte[]> read(JsonReader r) {
+  /**
+   * Reads a proof's wire form strictly: its two sizes, a {@code path} of 32-byte lowercase hex
+   * hashes, and no other fields.
+   */
+  static <T> T read(JsonNode json, String firstField, String secondField, Maker<T> maker) {
+    JsonReader r =
+        JsonReader.of(json, "proof", JsonReader.RECORD)
+            .only(Set.of(firstField, secondField, "path"));
+    List<byte[]> path = path(r);
+    return maker.make(r.u64(firstField), r.u64(secondField), path);
+  }
+
+  private static List<byte[]> path(JsonReader r) {
     JsonNode p = r.required("path");
     if (!p.isArray()) {
       throw new AttestException("proof.path: expected an array");

@@ -29,7 +29,7 @@ public final class DurableVectors {
   static final SigningKey HOST_A = ManifestVectors.KEY;
 
   /** The host the run moves to: seed bytes 0x20..0x3f. */
-  static final SigningKey HOST_B = key(0x20);
+  static final SigningKey HOST_B = SeededKeys.counting(0x20);
 
   static final String RUN = "durable-vector-run";
   static final String UNIT = Blake3.hex("(module)".getBytes(StandardCharsets.UTF_8));
@@ -63,14 +63,6 @@ public final class DurableVectors {
   private static SnapshotRef thawing(String manifest, String grantsId, List<String> taint) {
     return new SnapshotRef(
         SNAPSHOT.fs(), SNAPSHOT.memory(), manifest, grantsId, taint, SNAPSHOT.journalRoot());
-  }
-
-  private static SigningKey key(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < seed.length; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return SigningKey.fromSeed(seed);
   }
 
   static Envelope receipt(int step, SigningKey host) {
@@ -476,11 +468,7 @@ public final class DurableVectors {
   }
 
   private static String seedHex(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < seed.length; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return Hex.encode(seed);
+    return Hex.encode(SeededKeys.countingSeed(first));
   }
 
   /** Writes the vectors file to {@code args[0]}. */

@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -21,9 +20,7 @@ import org.junit.jupiter.api.Test;
 /** durable.json is what the generator makes, and every vector holds when read as a consumer. */
 class DurableVectorsTest {
   static Path file() {
-    String root = System.getProperty("sandboxd.root");
-    Path base = root != null && !root.isBlank() ? Paths.get(root) : Paths.get("..");
-    return base.resolve("vectors/durable/durable.json").toAbsolutePath().normalize();
+    return VectorFiles.path("durable/durable.json");
   }
 
   private static JsonNode root() throws IOException {
@@ -32,15 +29,7 @@ class DurableVectorsTest {
 
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
-    String generated = DurableVectors.generate();
-    if (Boolean.getBoolean("sandboxd.vectors.write")) {
-      Files.writeString(file(), generated, StandardCharsets.UTF_8);
-    }
-    assertEquals(
-        generated,
-        Files.readString(file(), StandardCharsets.UTF_8),
-        file()
-            + " is stale: rerun this test with -Dsandboxd.vectors.write=true and review the diff");
+    VectorFiles.assertGenerated(file(), DurableVectors.generate());
   }
 
   @Test

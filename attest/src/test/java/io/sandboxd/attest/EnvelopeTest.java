@@ -31,9 +31,7 @@ class EnvelopeTest {
   private static final SigningKey OTHER = seeded(2);
 
   static SigningKey seeded(int b) {
-    byte[] seed = new byte[32];
-    java.util.Arrays.fill(seed, (byte) b);
-    return SigningKey.fromSeed(seed);
+    return SeededKeys.filled(b);
   }
 
   /** A core with every JSON kind a record uses: strings (with escapes), numbers, nesting. */

@@ -5,20 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The aggregator's per-record proof as a node checks it before it forgets anything. */
 class FleetProofTest {
-  private static final SigningKey AGG = key(0x33);
-  private static final SigningKey OTHER = key(0x34);
-
-  private static SigningKey key(int b) {
-    byte[] s = new byte[32];
-    Arrays.fill(s, (byte) b);
-    return SigningKey.fromSeed(s);
-  }
+  private static final SigningKey AGG = SeededKeys.filled(0x33);
+  private static final SigningKey OTHER = SeededKeys.filled(0x34);
 
   private static List<byte[]> addresses(int n) {
     List<byte[]> out = new ArrayList<>();

@@ -24,17 +24,9 @@ class JcpRecordsTest {
           + "\"storage\":{\"delete\":[],\"read\":[],\"write\":[]}}";
   static final String EMPTY_ID = "9eb3c67383235c3769a0821dd660df26e48e96934ab5c224cb2391f0f7796406";
 
-  static SigningKey key(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return SigningKey.fromSeed(seed);
-  }
-
-  static final SigningKey ISSUER = key(0x10);
-  static final SigningKey HOLDER = key(0x20);
-  static final SigningKey AGENT = key(0x30);
+  static final SigningKey ISSUER = SeededKeys.counting(0x10);
+  static final SigningKey HOLDER = SeededKeys.counting(0x20);
+  static final SigningKey AGENT = SeededKeys.counting(0x30);
 
   static JcpMintPolicy policy() {
     return new JcpMintPolicy(
@@ -267,7 +259,7 @@ class JcpRecordsTest {
                 + AGENT.publicKey().hex()
                 + "\"]");
     assertEquals(3, new java.util.HashSet<>(List.of(ids.get(0), ids.get(1), ids.get(2))).size());
-    assertArrayEquals(ISSUER.publicKey().raw(), key(0x10).publicKey().raw());
+    assertArrayEquals(ISSUER.publicKey().raw(), SeededKeys.counting(0x10).publicKey().raw());
   }
 
   @Test

@@ -23,15 +23,7 @@ class ManifestVectorsTest {
 
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
-    String generated = ManifestVectors.generate();
-    if (Boolean.getBoolean("sandboxd.vectors.write")) {
-      Files.writeString(file(), generated, StandardCharsets.UTF_8);
-    }
-    assertEquals(
-        generated,
-        Files.readString(file(), StandardCharsets.UTF_8),
-        "vectors/env-manifest/vectors.json is stale: rerun this test with"
-            + " -Dsandboxd.vectors.write=true and review the diff");
+    VectorFiles.assertGenerated(file(), ManifestVectors.generate());
   }
 
   @Test

@@ -1,7 +1,11 @@
 package io.sandboxd.attest;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -10,17 +14,23 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /** Finds the external test vectors checked in under vectors/ at the repository root. */
-final class VectorFiles {
+public final class VectorFiles {
   private VectorFiles() {}
 
   /**
-   * vectors/{@code relative}: under the surefire property {@code sandboxd.root} when Maven runs us,
-   * else beside the module directory (an IDE's working directory).
+   * vectors/{@code relative}, which need not exist yet: under the surefire property {@code
+   * sandboxd.root} when Maven runs us, else beside the module directory (an IDE's working
+   * directory).
    */
-  static Path dir(String relative) {
+  public static Path path(String relative) {
     String root = System.getProperty("sandboxd.root");
     Path base = root != null && !root.isBlank() ? Paths.get(root) : Paths.get("..");
-    Path dir = base.resolve("vectors").resolve(relative).toAbsolutePath().normalize();
+    return base.resolve("vectors").resolve(relative).toAbsolutePath().normalize();
+  }
+
+  /** The directory vectors/{@code relative}, which must exist. */
+  static Path dir(String relative) {
+    Path dir = path(relative);
     if (!Files.isDirectory(dir)) {
       throw new IllegalStateException("no test vectors at " + dir + " (set -Dsandboxd.root)");
     }
@@ -45,5 +55,22 @@ final class VectorFiles {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * Asserts that {@code file} holds {@code generated} byte for byte; with {@code
+   * -Dsandboxd.vectors.write=true} the file is rewritten first, so a deliberate change to a
+   * generator is one run and a reviewed diff.
+   */
+  public static void assertGenerated(Path file, String generated) throws IOException {
+    if (Boolean.getBoolean("sandboxd.vectors.write")) {
+      Files.createDirectories(file.getParent());
+      Files.writeString(file, generated, StandardCharsets.UTF_8);
+    }
+    assertTrue(Files.isRegularFile(file), "missing " + file);
+    assertEquals(
+        generated,
+        Files.readString(file, StandardCharsets.UTF_8),
+        file + " is stale: rerun this test with -Dsandboxd.vectors.write=true and review the diff");
   }
 }

@@ -69,6 +69,11 @@ final class WrapperRule {
     return rest.isEmpty() ? new Nothing() : new Run(List.copyOf(rest));
   }
 
+  /** Runs {@code args} from index {@code i} on; nothing when the options used up every word. */
+  private static Next runFrom(List<String> args, int i) {
+    return i >= args.size() ? new Nothing() : run(args.subList(i, args.size()));
+  }
+
   /**
    * Skips options (those in {@code withArg} take the next word or an attached value; {@code flags}
    * take none; {@code longPrefix} forms carry their value after '='), then runs the rest.
@@ -105,7 +110,7 @@ final class WrapperRule {
         return new Opaque("unknown option " + a);
       }
     }
-    return i >= args.size() ? new Nothing() : run(args.subList(i, args.size()));
+    return runFrom(args, i);
   }
 
   private static Next env(List<String> args) {
@@ -161,7 +166,7 @@ final class WrapperRule {
         break;
       }
     }
-    return i >= rest.size() ? new Nothing() : run(rest.subList(i, rest.size()));
+    return runFrom(rest, i);
   }
 
   private static Next timeout(List<String> args) {
@@ -188,7 +193,7 @@ final class WrapperRule {
       }
     }
     i++; // the duration
-    return i >= args.size() ? new Nothing() : run(args.subList(i, args.size()));
+    return runFrom(args, i);
   }
 
   private static Next xargs(List<String> args) {

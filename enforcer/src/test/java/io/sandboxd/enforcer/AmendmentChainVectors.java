@@ -16,6 +16,7 @@ import io.sandboxd.attest.JcpChild;
 import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.RunSegment;
+import io.sandboxd.attest.SeededKeys;
 import io.sandboxd.attest.SigningKey;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -326,11 +327,7 @@ final class AmendmentChainVectors {
   }
 
   private static String seed(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return io.sandboxd.attest.Hex.encode(seed);
+    return io.sandboxd.attest.Hex.encode(SeededKeys.countingSeed(first));
   }
 
   private static void envelope(ObjectNode into, Envelope e) {

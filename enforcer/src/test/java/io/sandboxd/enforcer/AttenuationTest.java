@@ -1,6 +1,5 @@
 package io.sandboxd.enforcer;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,10 +8,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Seeded;
+import io.sandboxd.attest.VectorFiles;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -32,9 +32,7 @@ import org.junit.jupiter.api.TestFactory;
 class AttenuationTest {
 
   static Path vectorFile() {
-    String root = System.getProperty("sandboxd.root");
-    Path base = root != null ? Paths.get(root) : Paths.get("..");
-    return base.resolve("vectors").resolve("attenuation").resolve("vectors.json");
+    return VectorFiles.path("attenuation/vectors.json");
   }
 
   /**
@@ -42,19 +40,8 @@ class AttenuationTest {
    */
   @Test
   void vectorFileIsWhatTheTableGenerates() throws IOException {
-    byte[] generated = AttenuationCases.fileBytes();
-    Path file = vectorFile();
-    if (Boolean.getBoolean("sandboxd.vectors.write")) {
-      Files.createDirectories(file.getParent());
-      Files.write(file, generated);
-    }
-    assertTrue(Files.isRegularFile(file), "missing " + file.toAbsolutePath());
-    assertArrayEquals(
-        generated,
-        Files.readAllBytes(file),
-        file
-            + " is stale: regenerate with -Dsandboxd.vectors.write=true"
-            + " -Dtest=AttenuationTest#vectorFileIsWhatTheTableGenerates");
+    VectorFiles.assertGenerated(
+        vectorFile(), new String(AttenuationCases.fileBytes(), StandardCharsets.UTF_8));
   }
 
   @TestFactory
@@ -484,7 +471,7 @@ class AttenuationTest {
   }
 
   /** {@code g} with the one part {@code part} is (its type says which) put in its place. */
-  private static Grants with(Grants g, Object part) {
+  static Grants with(Grants g, Object part) {
     return new Grants(
         part instanceof ComputeGrant c ? c : g.compute(),
         part instanceof StorageGrant s ? s : g.storage(),

@@ -161,17 +161,7 @@ class EnforcerTest {
             java.util.OptionalLong.of(5),
             java.util.OptionalLong.empty());
     assertEquals(List.of(Glob.parse("a/*"), Glob.parse("b/**")), s.read());
-    Grants g =
-        new Grants(
-            ComputeGrant.empty(),
-            s,
-            NetworkGrant.empty(),
-            KvGrant.empty(),
-            HostGrant.empty(),
-            Optional.empty(),
-            Optional.empty(),
-            Optional.empty(),
-            Optional.empty());
+    Grants g = AttenuationTest.with(Grants.empty(), s);
     assertEquals(g.grantsId(), Grants.parse(g.canonicalBytes()).grantsId());
     assertTrue(new String(g.canonicalBytes(), StandardCharsets.UTF_8).contains("\"max_iops\":5"));
   }

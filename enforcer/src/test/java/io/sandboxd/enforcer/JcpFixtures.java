@@ -4,6 +4,7 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.JcpCheckpoint;
 import io.sandboxd.attest.JcpMintPolicy;
+import io.sandboxd.attest.SeededKeys;
 import io.sandboxd.attest.SigningKey;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,11 +19,7 @@ public final class JcpFixtures {
   private JcpFixtures() {}
 
   public static SigningKey key(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return SigningKey.fromSeed(seed);
+    return SeededKeys.counting(first);
   }
 
   public static final SigningKey ISSUER = key(0x10);

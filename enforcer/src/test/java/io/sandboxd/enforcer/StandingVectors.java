@@ -14,6 +14,7 @@ import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.JcpAmendment;
 import io.sandboxd.attest.JcpChild;
 import io.sandboxd.attest.JcpEvent;
+import io.sandboxd.attest.SeededKeys;
 import io.sandboxd.attest.SigningKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -254,11 +255,7 @@ public final class StandingVectors {
   }
 
   private static String seedHex(int first) {
-    byte[] seed = new byte[32];
-    for (int i = 0; i < 32; i++) {
-      seed[i] = (byte) (first + i);
-    }
-    return Hex.encode(seed);
+    return Hex.encode(SeededKeys.countingSeed(first));
   }
 
   /** The vectors file's text. */

@@ -14,11 +14,11 @@ import io.sandboxd.attest.JcpChain;
 import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.attest.VectorFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,9 +30,7 @@ import org.junit.jupiter.api.Test;
 /** vectors/standing/standing.json is what the generator makes, and each vector holds on its own. */
 class StandingVectorsTest {
   static Path file() {
-    String root = System.getProperty("sandboxd.root");
-    Path base = root != null ? Paths.get(root) : Paths.get("..");
-    return base.resolve("vectors").resolve("standing").resolve("standing.json");
+    return VectorFiles.path("standing/standing.json");
   }
 
   private static JsonNode root() throws IOException {
@@ -41,15 +39,7 @@ class StandingVectorsTest {
 
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
-    String generated = StandingVectors.generate();
-    if (Boolean.getBoolean("sandboxd.vectors.write")) {
-      Files.createDirectories(file().getParent());
-      Files.writeString(file(), generated, StandardCharsets.UTF_8);
-    }
-    assertEquals(
-        generated,
-        Files.readString(file(), StandardCharsets.UTF_8),
-        file() + " is stale: rerun StandingVectorsTest with -Dsandboxd.vectors.write=true");
+    VectorFiles.assertGenerated(file(), StandingVectors.generate());
   }
 
   /** An envelope from the file whose core is canonical text; checks bytes, address, signature. */
