@@ -100,7 +100,7 @@ class ExecutorOnCallersThreadTest extends ExecutorTest {
 
   @Test
   void aCallersOwnInterruptStopsTheUnitAndStaysSet() throws InterruptedException {
-    CompiledUnitHolder spin = new CompiledUnitHolder(SPIN);
+    CompiledUnit spin = COMPILER.compile(Wat2Wasm.parse(SPIN));
     AtomicReference<ExecutionResult> result = new AtomicReference<>();
     AtomicBoolean stillInterrupted = new AtomicBoolean();
     CountDownLatch started = new CountDownLatch(1);
@@ -109,7 +109,7 @@ class ExecutorOnCallersThreadTest extends ExecutorTest {
         Executor.unitCapableThread(
             () -> {
               started.countDown();
-              result.set(HERE.execute(new UnitRequest("r", spin.unit, "run", LONG)));
+              result.set(HERE.execute(new UnitRequest("r", spin, "run", LONG)));
               stillInterrupted.set(Thread.currentThread().isInterrupted());
             },
             "test-caller");
@@ -125,25 +125,36 @@ class ExecutorOnCallersThreadTest extends ExecutorTest {
     assertEquals(before + 1, HERE.ranOnCallersThreads());
   }
 
+  /**
+   * Starts a unit-capable thread executing {@code wat} on {@code ex} into {@code result}, and
+   * returns it once the unit runs there (it holds one of {@code ex}'s places).
+   */
+  static Thread runningInline(
+      Executor ex, String wat, Grants g, AtomicReference<ExecutionResult> result)
+      throws InterruptedException {
+    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
+    long before = ex.ranOnCallersThreads();
+    Thread t =
+        Executor.unitCapableThread(
+            () -> result.set(ex.execute(new UnitRequest("inline", unit, "run", g))), "test-caller");
+    t.start();
+    while (ex.ranOnCallersThreads() == before) {
+      Thread.sleep(1);
+    }
+    return t;
+  }
+
   @Test
   void whenEveryPlaceIsTakenACallerQueuesForAUnitThread() throws InterruptedException {
     try (Executor one = new Executor(1, EnergyModel.estimate(10_000), 60_000)) {
-      CompiledUnitHolder spin = new CompiledUnitHolder(SPIN);
-      CompiledUnitHolder hello = new CompiledUnitHolder(HELLO);
-      Grants brief = grants(LOG_ONLY, 300, 1 << 20, 9_000_000_000_000_000L);
       AtomicReference<ExecutionResult> spun = new AtomicReference<>();
-      Thread spinner =
-          Executor.unitCapableThread(
-              () -> spun.set(one.execute(new UnitRequest("s", spin.unit, "run", brief))),
-              "test-spinner");
-      spinner.start();
-      while (one.ranOnCallersThreads() == 0) {
-        Thread.sleep(1);
-      }
+      Grants brief = grants(LOG_ONLY, 300, 1 << 20, 9_000_000_000_000_000L);
+      Thread spinner = runningInline(one, SPIN, brief, spun);
       assertTrue(one.saturated(), "the spinner holds the only place");
+      CompiledUnit hello = COMPILER.compile(Wat2Wasm.parse(HELLO));
       Grants g = grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000);
       ExecutionResult r =
-          onCallersThread(() -> one.execute(new UnitRequest("h", hello.unit, "run", g)), false);
+          onCallersThread(() -> one.execute(new UnitRequest("h", hello, "run", g)), false);
       spinner.join();
       assertEquals(new Outcome.Completed(), r.outcome());
       assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), spun.get().outcome());
@@ -156,36 +167,19 @@ class ExecutorOnCallersThreadTest extends ExecutorTest {
   @Test
   void closeStopsAUnitRunningOnItsCallersThread() throws InterruptedException {
     Executor closing = new Executor(1, EnergyModel.estimate(10_000), 600_000);
-    CompiledUnitHolder spin = new CompiledUnitHolder(SPIN);
     AtomicReference<ExecutionResult> result = new AtomicReference<>();
-    Thread caller =
-        Executor.unitCapableThread(
-            () -> result.set(closing.execute(new UnitRequest("c", spin.unit, "run", LONG))),
-            "test-caller");
-    caller.start();
-    while (closing.ranOnCallersThreads() == 0) {
-      Thread.sleep(1);
-    }
+    Thread caller = runningInline(closing, SPIN, LONG, result);
     Thread.sleep(50);
     closing.close();
     caller.join(TimeUnit.SECONDS.toMillis(30));
     assertFalse(caller.isAlive(), "close() left the unit running");
     assertEquals(new Outcome.Failed("interrupted"), result.get().outcome());
     // A closed executor runs nothing on a caller's thread any more: it is refused as before.
+    CompiledUnit spin = COMPILER.compile(Wat2Wasm.parse(SPIN));
     assertThrows(
         ExecutorBusyException.class,
         () ->
-            onCallersThread(
-                () -> closing.execute(new UnitRequest("l", spin.unit, "run", LONG)), false));
+            onCallersThread(() -> closing.execute(new UnitRequest("l", spin, "run", LONG)), false));
     assertEquals(1, closing.ranOnCallersThreads());
-  }
-
-  /** A unit compiled from WAT. */
-  static final class CompiledUnitHolder {
-    final CompiledUnit unit;
-
-    CompiledUnitHolder(String wat) {
-      this.unit = COMPILER.compile(Wat2Wasm.parse(wat));
-    }
   }
 }
