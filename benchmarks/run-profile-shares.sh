@@ -78,32 +78,33 @@ if cur:
     samples.append(cur)
 
 # First match wins: a thread's name first, then what its stack is doing.
+BY_THREAD = [
+    (("GC", "G1"), "GC"),
+    ("sandboxd-store", "store: background verifier"),
+    ("warmpool", "warm pool refill"),
+    ("unit-", "guest execution (unit threads)"),
+    ("multiThreadIo", "gRPC/Netty: event loop"),
+]
+BY_STACK = [
+    (r"Envelope\.sign|SigningKey\.sign", "signing"),
+    (r"Envelope\.verify|PublicKey\.verify", "verifying signatures"),
+    (r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger",
+     "store: commit (SQLite, WAL, fsync)"),
+    (r"Executor\.execute\(|chicory", "executor on the call thread (bind, meter, storage root)"),
+    (r"CanonicalJson|jackson", "canonical JSON, record building"),
+    (r"Admission|UnitCompiler", "admission"),
+]
+
 def kind(comm, stack):
     s = " | ".join(stack)
     if comm.startswith(("C1", "C2")) or "CompileBroker" in s:
         return "JIT compiler"
-    if comm.startswith(("GC", "G1")):
-        return "GC"
-    if comm.startswith("sandboxd-store"):
-        return "store: background verifier"
-    if comm.startswith("warmpool"):
-        return "warm pool refill"
-    if comm.startswith("unit-"):
-        return "guest execution (unit threads)"
-    if comm.startswith("multiThreadIo"):
-        return "gRPC/Netty: event loop"
-    if re.search(r"Envelope\.sign|SigningKey\.sign", s):
-        return "signing"
-    if re.search(r"Envelope\.verify|PublicKey\.verify", s):
-        return "verifying signatures"
-    if re.search(r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger", s):
-        return "store: commit (SQLite, WAL, fsync)"
-    if re.search(r"Executor\.execute\(|chicory", s):
-        return "executor on the call thread (bind, meter, storage root)"
-    if re.search(r"CanonicalJson|jackson", s):
-        return "canonical JSON, record building"
-    if re.search(r"Admission|UnitCompiler", s):
-        return "admission"
+    for prefix, name in BY_THREAD:
+        if comm.startswith(prefix):
+            return name
+    for pattern, name in BY_STACK:
+        if re.search(pattern, s):
+            return name
     if comm.startswith("sandboxd-call"):
         # Every handler stack has gRPC at its root: it is gRPC's own work only when no daemon
         # frame (past the transport glue) stands between gRPC and the leaf.
