@@ -29,6 +29,13 @@ class ParkingTest {
     EXECUTOR.close();
   }
 
+  /** {@code req} with its park asked for before it starts: it parks at its first boundary. */
+  private static UnitRequest parkingAtOnce(UnitRequest req) {
+    ParkSignal signal = new ParkSignal();
+    signal.request();
+    return req.withPark(signal);
+  }
+
   /** Runs {@code entry} of {@code unit} parking {@code parks} times, then to its end. */
   private static String runParked(CompiledUnit unit, String entry, int parks, int n) {
     StringBuilder log = new StringBuilder();
@@ -40,9 +47,7 @@ class ParkingTest {
       }
       boolean park = segment < parks;
       if (park) {
-        ParkSignal signal = new ParkSignal();
-        signal.request();
-        req = req.withPark(signal);
+        req = parkingAtOnce(req);
       }
       ExecutionResult r = EXECUTOR.execute(req);
       assertEquals(new Outcome.Completed(), r.outcome(), "segment " + segment);
@@ -120,10 +125,8 @@ class ParkingTest {
               entry.equals("step")
                   ? DurableUnits.counterStep(6, 100)
                   : DurableUnits.counterRun(6, 100));
-      ParkSignal signal = new ParkSignal();
-      signal.request();
       ExecutionResult live =
-          EXECUTOR.execute(new UnitRequest("r", unit, entry, grants()).withPark(signal));
+          EXECUTOR.execute(parkingAtOnce(new UnitRequest("r", unit, entry, grants())));
       InstanceSnapshot parked = live.parked().orElseThrow();
       // The replay is not asked to park: the journal's PARK answer parks it at the same boundary.
       ReplaySource source = new ReplaySource(live.journal(), live.journalBlobs());
@@ -139,11 +142,9 @@ class ParkingTest {
   void aSnapshotOfAnotherModuleIsRefused() {
     CompiledUnit a = COMPILER.compile(DurableUnits.counterStep(5, 10));
     CompiledUnit b = COMPILER.compile(DurableUnits.counterStep(6, 10));
-    ParkSignal signal = new ParkSignal();
-    signal.request();
     InstanceSnapshot snap =
         EXECUTOR
-            .execute(new UnitRequest("r", a, "step", grants()).withPark(signal))
+            .execute(parkingAtOnce(new UnitRequest("r", a, "step", grants())))
             .parked()
             .orElseThrow();
     SnapshotException.Mismatch e =
@@ -159,10 +160,8 @@ class ParkingTest {
         COMPILER.compile(
             com.dylibso.chicory.wabt.Wat2Wasm.parse(
                 "(module (memory 1) (func (export \"run\") (result i32) (i32.const 1)))"));
-    ParkSignal signal = new ParkSignal();
-    signal.request();
     ExecutionResult r =
-        EXECUTOR.execute(new UnitRequest("r", unit, "run", grants()).withPark(signal));
+        EXECUTOR.execute(parkingAtOnce(new UnitRequest("r", unit, "run", grants())));
     assertTrue(r.parked().isEmpty());
     assertEquals(new Outcome.Failed("entry returned 1"), r.outcome());
   }
@@ -170,11 +169,9 @@ class ParkingTest {
   @Test
   void aSnapshotTooLargeForTheGrantIsAMemoryBreach() {
     CompiledUnit unit = COMPILER.compile(DurableUnits.counterStep(5, 10));
-    ParkSignal signal = new ParkSignal();
-    signal.request();
     InstanceSnapshot snap =
         EXECUTOR
-            .execute(new UnitRequest("r", unit, "step", grants()).withPark(signal))
+            .execute(parkingAtOnce(new UnitRequest("r", unit, "step", grants())))
             .parked()
             .orElseThrow();
     assertEquals(4, snap.memoryPages().getAsInt(), "the first step grew memory to 4 pages");
