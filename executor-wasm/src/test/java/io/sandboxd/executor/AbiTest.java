@@ -476,15 +476,7 @@ class AbiTest {
 
   @Test
   void aMemoryBombStopsAtTheGrant() {
-    String wat =
-        """
-        (module
-          (memory 1)
-          (func (export "run") (result i32)
-            (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
-            (memory.size)))
-        """;
-    ExecutionResult r = run(wat, grants(NO_STORAGE, NO_KV, NO_NET, LOG), null);
+    ExecutionResult r = run(ExecutorTest.MEMORY_BOMB, grants(NO_STORAGE, NO_KV, NO_NET, LOG), null);
     // The grant allows 1 MiB = 16 pages: growth stops there, inside the guest.
     assertEquals(16, returned(r));
     assertEquals(16 * 65536, r.memoryPeakBytes());
