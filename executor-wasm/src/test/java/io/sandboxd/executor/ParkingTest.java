@@ -36,6 +36,14 @@ class ParkingTest {
     return req.withPark(signal);
   }
 
+  /** The snapshot {@code unit}'s {@code step} entry parks in when asked to park at once. */
+  private static InstanceSnapshot firstStepParked(CompiledUnit unit) {
+    return EXECUTOR
+        .execute(parkingAtOnce(new UnitRequest("r", unit, "step", grants())))
+        .parked()
+        .orElseThrow();
+  }
+
   /** Runs {@code entry} of {@code unit} parking {@code parks} times, then to its end. */
   private static String runParked(CompiledUnit unit, String entry, int parks, int n) {
     StringBuilder log = new StringBuilder();
@@ -142,11 +150,7 @@ class ParkingTest {
   void aSnapshotOfAnotherModuleIsRefused() {
     CompiledUnit a = COMPILER.compile(DurableUnits.counterStep(5, 10));
     CompiledUnit b = COMPILER.compile(DurableUnits.counterStep(6, 10));
-    InstanceSnapshot snap =
-        EXECUTOR
-            .execute(parkingAtOnce(new UnitRequest("r", a, "step", grants())))
-            .parked()
-            .orElseThrow();
+    InstanceSnapshot snap = firstStepParked(a);
     SnapshotException.Mismatch e =
         assertThrows(
             SnapshotException.Mismatch.class,
@@ -169,11 +173,7 @@ class ParkingTest {
   @Test
   void aSnapshotTooLargeForTheGrantIsAMemoryBreach() {
     CompiledUnit unit = COMPILER.compile(DurableUnits.counterStep(5, 10));
-    InstanceSnapshot snap =
-        EXECUTOR
-            .execute(parkingAtOnce(new UnitRequest("r", unit, "step", grants())))
-            .parked()
-            .orElseThrow();
+    InstanceSnapshot snap = firstStepParked(unit);
     assertEquals(4, snap.memoryPages().getAsInt(), "the first step grew memory to 4 pages");
     String tight =
         new String(grants().canonicalBytes(), StandardCharsets.UTF_8)
