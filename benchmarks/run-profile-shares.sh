@@ -28,13 +28,18 @@ trap cleanup EXIT
 mkdir -p "$work/run"
 address="$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$root/examples/hello.wasm")"
 ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
-if [[ "${MODE:-nopool}" == pool ]]; then
-  # A pool names a module the store holds: a first daemon puts it there.
-  echo '{}' >"$work/cfg.json"
-  java -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
+# Starts a daemon (JVM options: the arguments) on $work's state and config; sets pid and waits
+# (up to a minute) for it to serve.
+serve() {
+  java "$@" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
     --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+}
+if [[ "${MODE:-nopool}" == pool ]]; then
+  # A pool names a module the store holds: a first daemon puts it there.
+  echo '{}' >"$work/cfg.json"
+  serve
   "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
   kill "$pid"
   wait "$pid" 2>/dev/null || true
@@ -43,10 +48,7 @@ if [[ "${MODE:-nopool}" == pool ]]; then
 else
   echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
 fi
-java -XX:+PreserveFramePointer -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
-  --state "$work/state" --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+serve -XX:+PreserveFramePointer
 grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
 "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
 "${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
