@@ -233,7 +233,7 @@ class WasiGuestTest {
   }
 
   /** The guest's output holds {@code line}, ended by a newline. */
-  private static void assertLineIn(String log, String line) {
+  static void assertLineIn(String log, String line) {
     assertTrue(log.contains(line + "\n"), log);
   }
 }
