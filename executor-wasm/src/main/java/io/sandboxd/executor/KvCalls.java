@@ -59,14 +59,12 @@ final class KvCalls {
       RunContext ctx, GuestMemory mem, long keyPtr, long keyLen, long valPtr, long valLen) {
     if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES
         || (valLen & 0xffffffffL) > KvStore.MAX_VALUE_BYTES) {
-      ctx.countCall();
-      return AbiStatus.INVALID;
+      return ctx.counted(AbiStatus.INVALID);
     }
     byte[] key = mem.readChecked(keyPtr, keyLen);
     byte[] value = mem.readChecked(valPtr, valLen);
     if (key == null || value == null) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+      return ctx.counted(AbiStatus.FAULT);
     }
     ObjectNode request =
         CanonicalJson.mapper()

@@ -135,12 +135,10 @@ final class StorageCalls {
     StoragePath p = path(mem, pathPtr, pathLen);
     byte[] data = mem.readChecked(dataPtr, dataLen);
     if (data == null) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+      return ctx.counted(AbiStatus.FAULT);
     }
     if (offset < 0) {
-      ctx.countCall();
-      return AbiStatus.INVALID;
+      return ctx.counted(AbiStatus.INVALID);
     }
     ObjectNode request =
         CanonicalJson.mapper()

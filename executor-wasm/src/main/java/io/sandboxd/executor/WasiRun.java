@@ -197,13 +197,12 @@ final class WasiRun implements AutoCloseable {
     int id = clockId;
     long ptr = resultPtr;
     if (id != CLOCK_REALTIME && id != CLOCK_MONOTONIC) {
-      ctx.countCall();
       // CPU-time clocks would measure the host, not the guest's business.
-      return id == 2 || id == 3 ? Errno.NOTSUP : Errno.INVAL;
+      return ctx.counted(id == 2 || id == 3 ? Errno.NOTSUP : Errno.INVAL);
     }
     GuestMemory mem = new GuestMemory(memory);
     if (!mem.inBounds(ptr, 8)) {
-      return fault();
+      return ctx.counted(Errno.FAULT);
     }
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "clock_time_get").put("clock_id", id);
@@ -221,7 +220,7 @@ final class WasiRun implements AutoCloseable {
     long len = bufLen & 0xffffffffL;
     GuestMemory mem = new GuestMemory(memory);
     if (!mem.inBounds(ptr, len)) {
-      return fault();
+      return ctx.counted(Errno.FAULT);
     }
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "random_get").put("len", len);
@@ -234,12 +233,6 @@ final class WasiRun implements AutoCloseable {
             () -> HostAnswer.allow(ctx.random.bytes((int) len)),
             null);
     return written(mem, ptr, ans);
-  }
-
-  /** A call refused before it reached its grant: counted all the same, and the guest faults. */
-  private int fault() {
-    ctx.countCall();
-    return Errno.FAULT;
   }
 
   /** The guest gets the answer's status, and its payload at {@code ptr} when it was allowed. */
