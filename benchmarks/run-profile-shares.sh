@@ -28,13 +28,18 @@ trap cleanup EXIT
 mkdir -p "$work/run"
 address="$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$root/examples/hello.wasm")"
 ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
-if [[ "${MODE:-nopool}" == pool ]]; then
-  # A pool names a module the store holds: a first daemon puts it there.
-  echo '{}' >"$work/cfg.json"
-  java -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
+# Starts a daemon (JVM options: the arguments) on $work's state and config; sets pid and waits
+# (up to a minute) for it to serve.
+serve() {
+  java "$@" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
     --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+}
+if [[ "${MODE:-nopool}" == pool ]]; then
+  # A pool names a module the store holds: a first daemon puts it there.
+  echo '{}' >"$work/cfg.json"
+  serve
   "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
   kill "$pid"
   wait "$pid" 2>/dev/null || true
@@ -43,10 +48,7 @@ if [[ "${MODE:-nopool}" == pool ]]; then
 else
   echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
 fi
-java -XX:+PreserveFramePointer -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
-  --state "$work/state" --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+serve -XX:+PreserveFramePointer
 grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
 "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
 "${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
@@ -78,33 +80,35 @@ if cur:
     samples.append(cur)
 
 # First match wins: a thread's name first, then what its stack is doing.
+BY_THREAD = [
+    (("GC", "G1"), "GC"),
+    ("sandboxd-store", "store: background verifier"),
+    ("warmpool", "warm pool refill"),
+    ("unit-", "guest execution (GuestTask, on unit or call threads)"),
+    ("multiThreadIo", "gRPC/Netty: event loop"),
+]
+BY_STACK = [
+    # A call thread that runs its unit itself.
+    (r"Executor\$GuestTask\.call", "guest execution (GuestTask, on unit or call threads)"),
+    (r"Envelope\.sign|SigningKey\.sign", "signing"),
+    (r"Envelope\.verify|PublicKey\.verify", "verifying signatures"),
+    (r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger",
+     "store: commit (SQLite, WAL, fsync)"),
+    (r"Executor\.execute\(|chicory", "executor on the call thread (bind, meter, storage root)"),
+    (r"CanonicalJson|jackson", "canonical JSON, record building"),
+    (r"Admission|UnitCompiler", "admission"),
+]
+
 def kind(comm, stack):
     s = " | ".join(stack)
     if comm.startswith(("C1", "C2")) or "CompileBroker" in s:
         return "JIT compiler"
-    if comm.startswith(("GC", "G1")):
-        return "GC"
-    if comm.startswith("sandboxd-store"):
-        return "store: background verifier"
-    if comm.startswith("warmpool"):
-        return "warm pool refill"
-    if comm.startswith("unit-") or re.search(r"Executor\$GuestTask\.call", s):
-        # On a unit thread, or on a call thread that runs its unit itself.
-        return "guest execution (GuestTask, on unit or call threads)"
-    if comm.startswith("multiThreadIo"):
-        return "gRPC/Netty: event loop"
-    if re.search(r"Envelope\.sign|SigningKey\.sign", s):
-        return "signing"
-    if re.search(r"Envelope\.verify|PublicKey\.verify", s):
-        return "verifying signatures"
-    if re.search(r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger", s):
-        return "store: commit (SQLite, WAL, fsync)"
-    if re.search(r"Executor\.execute\(|chicory", s):
-        return "executor on the call thread (bind, meter, storage root)"
-    if re.search(r"CanonicalJson|jackson", s):
-        return "canonical JSON, record building"
-    if re.search(r"Admission|UnitCompiler", s):
-        return "admission"
+    for prefix, name in BY_THREAD:
+        if comm.startswith(prefix):
+            return name
+    for pattern, name in BY_STACK:
+        if re.search(pattern, s):
+            return name
     if comm.startswith("sandboxd-call"):
         # Every handler stack has gRPC at its root: it is gRPC's own work only when no daemon
         # frame (past the transport glue) stands between gRPC and the leaf.

@@ -11,6 +11,11 @@ import org.junit.jupiter.api.Test;
 
 /** The metrics endpoint's configuration: off by default, loopback only, named faults. */
 class MetricsConfigTest {
+  /** The address a config with {@code "listen": listen} serves metrics on. */
+  private static InetSocketAddress listening(String listen) {
+    return parse("{\"metrics\":{\"listen\":\"" + listen + "\"}}").metrics().listen().orElseThrow();
+  }
+
   @Test
   void offUnlessConfigured() {
     assertEquals(Optional.empty(), DaemonConfig.defaults().metrics().listen());
@@ -20,25 +25,12 @@ class MetricsConfigTest {
 
   @Test
   void loopbackAddressesAreTaken() {
-    InetSocketAddress a =
-        parse("{\"metrics\":{\"listen\":\"127.0.0.1:9464\"}}").metrics().listen().orElseThrow();
+    InetSocketAddress a = listening("127.0.0.1:9464");
     assertEquals("127.0.0.1", a.getAddress().getHostAddress());
     assertEquals(9464, a.getPort());
     assertTrue(parse("{\"metrics\":{\"listen\":\"127.8.9.10:0\"}}").metrics().listen().isPresent());
-    assertTrue(
-        parse("{\"metrics\":{\"listen\":\"[::1]:9464\"}}")
-            .metrics()
-            .listen()
-            .orElseThrow()
-            .getAddress()
-            .isLoopbackAddress());
-    assertTrue(
-        parse("{\"metrics\":{\"listen\":\"localhost:9464\"}}")
-            .metrics()
-            .listen()
-            .orElseThrow()
-            .getAddress()
-            .isLoopbackAddress());
+    assertTrue(listening("[::1]:9464").getAddress().isLoopbackAddress());
+    assertTrue(listening("localhost:9464").getAddress().isLoopbackAddress());
   }
 
   @Test

@@ -36,23 +36,17 @@ final class KvCalls {
             SandboxImports::refusal,
             "kv_get",
             request,
-            () -> {
-              Decision d = ctx.enforcer.mayKv(KvDirection.READ, key);
-              if (!d.allowed()) {
-                return SandboxImports.refusal(d);
-              }
-              if (ctx.kv.store().isEmpty()) {
-                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
-              }
-              try {
-                Optional<byte[]> v = ctx.kv.store().get().get(key);
-                return v.isPresent()
-                    ? HostAnswer.allow(v.get())
-                    : HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
-              } catch (SQLException e) {
-                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
-              }
-            },
+            () ->
+                live(
+                    ctx,
+                    KvDirection.READ,
+                    key,
+                    store -> {
+                      Optional<byte[]> v = store.get(key);
+                      return v.isPresent()
+                          ? HostAnswer.allow(v.get())
+                          : HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
+                    }),
             new FlowSource.KvRead(Bytes.of(key)));
     return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
@@ -65,14 +59,12 @@ final class KvCalls {
       RunContext ctx, GuestMemory mem, long keyPtr, long keyLen, long valPtr, long valLen) {
     if ((keyLen & 0xffffffffL) > KvStore.MAX_KEY_BYTES
         || (valLen & 0xffffffffL) > KvStore.MAX_VALUE_BYTES) {
-      ctx.countCall();
-      return AbiStatus.INVALID;
+      return ctx.counted(AbiStatus.INVALID);
     }
     byte[] key = mem.readChecked(keyPtr, keyLen);
     byte[] value = mem.readChecked(valPtr, valLen);
     if (key == null || value == null) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+      return ctx.counted(AbiStatus.FAULT);
     }
     ObjectNode request =
         CanonicalJson.mapper()
@@ -83,24 +75,41 @@ final class KvCalls {
     return ctx.journaled(
             "kv_put",
             request,
-            () -> {
-              Decision d = ctx.enforcer.mayKv(KvDirection.WRITE, key);
-              if (!d.allowed()) {
-                return SandboxImports.refusal(d);
-              }
-              if (ctx.kv.store().isEmpty()) {
-                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
-              }
-              try {
-                KvStore.Put put =
-                    ctx.kv.store().get().put(key, value, ctx.kv.owner(), ctx.kv.quotaBytes());
-                return put == KvStore.Put.STORED
-                    ? HostAnswer.allow(new byte[0])
-                    : HostAnswer.refused("Allow", AbiStatus.QUOTA);
-              } catch (SQLException e) {
-                return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
-              }
-            })
+            () ->
+                live(
+                    ctx,
+                    KvDirection.WRITE,
+                    key,
+                    store ->
+                        store.put(key, value, ctx.kv.owner(), ctx.kv.quotaBytes())
+                                == KvStore.Put.STORED
+                            ? HostAnswer.allow(new byte[0])
+                            : HostAnswer.refused("Allow", AbiStatus.QUOTA)))
         .status();
+  }
+
+  /** One operation on the node's kv store, which may fail reading or writing the database. */
+  private interface StoreCall {
+    HostAnswer on(KvStore store) throws SQLException;
+  }
+
+  /**
+   * What the live kv store answers: the grant decides first, then {@code call} runs against the
+   * store; no store, or a failing one, is UNAVAILABLE.
+   */
+  private static HostAnswer live(
+      RunContext ctx, KvDirection direction, byte[] key, StoreCall call) {
+    Decision d = ctx.enforcer.mayKv(direction, key);
+    if (!d.allowed()) {
+      return SandboxImports.refusal(d);
+    }
+    if (ctx.kv.store().isEmpty()) {
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+    }
+    try {
+      return call.on(ctx.kv.store().get());
+    } catch (SQLException e) {
+      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+    }
   }
 }

@@ -250,6 +250,12 @@ final class RunContext {
     hostCalls++;
   }
 
+  /** A call refused before its grant was asked: counted all the same, answered {@code status}. */
+  int counted(int status) {
+    countCall();
+    return status;
+  }
+
   long hostCalls() {
     return hostCalls;
   }

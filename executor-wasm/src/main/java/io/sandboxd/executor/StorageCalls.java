@@ -15,6 +15,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * `storage_read`, `storage_write`, `storage_delete`: files beneath the unit's storage root, each
@@ -69,20 +70,15 @@ final class StorageCalls {
             SandboxImports::refusal,
             "storage_read",
             request,
-            () -> {
-              Decision d = ctx.enforcer.mayPath(PathMode.READ, p);
-              if (!d.allowed()) {
-                return SandboxImports.refusal(d);
-              }
-              Optional<Path> file = ctx.storage.resolve(p);
-              if (file.isEmpty()) {
-                return HostAnswer.refused("Denied", AbiStatus.DENIED);
-              }
-              if (!ctx.storage.admit(0)) {
-                return HostAnswer.refused("Allow", AbiStatus.RATE);
-              }
-              return readFile(ctx, file.get(), offset);
-            },
+            () ->
+                live(
+                    ctx,
+                    PathMode.READ,
+                    p,
+                    file ->
+                        ctx.storage.admit(0)
+                            ? readFile(ctx, file, offset)
+                            : HostAnswer.refused("Allow", AbiStatus.RATE)),
             new FlowSource.StorageRead(p));
     return SandboxImports.deliver(mem, a, outPtr, cap, lenOut);
   }
@@ -139,12 +135,10 @@ final class StorageCalls {
     StoragePath p = path(mem, pathPtr, pathLen);
     byte[] data = mem.readChecked(dataPtr, dataLen);
     if (data == null) {
-      ctx.countCall();
-      return AbiStatus.FAULT;
+      return ctx.counted(AbiStatus.FAULT);
     }
     if (offset < 0) {
-      ctx.countCall();
-      return AbiStatus.INVALID;
+      return ctx.counted(AbiStatus.INVALID);
     }
     ObjectNode request =
         CanonicalJson.mapper()
@@ -153,11 +147,20 @@ final class StorageCalls {
             .put("offset", offset)
             .put("len", data.length)
             .put("data", io.sandboxd.attest.Blake3.hex(data));
-    return ctx.journaled("storage_write", request, () -> writeLive(ctx, p, offset, data)).status();
+    return ctx.journaled(
+            "storage_write",
+            request,
+            () -> live(ctx, PathMode.WRITE, p, file -> writeFile(ctx, file, offset, data)))
+        .status();
   }
 
-  private static HostAnswer writeLive(RunContext ctx, StoragePath p, long offset, byte[] data) {
-    Decision d = ctx.enforcer.mayPath(PathMode.WRITE, p);
+  /**
+   * What the live storage answers: the grant decides {@code mode} on {@code p}, then {@code call}
+   * acts on the host file the path names; a path the storage root cannot hold is DENIED.
+   */
+  private static HostAnswer live(
+      RunContext ctx, PathMode mode, StoragePath p, Function<Path, HostAnswer> call) {
+    Decision d = ctx.enforcer.mayPath(mode, p);
     if (!d.allowed()) {
       return SandboxImports.refusal(d);
     }
@@ -165,31 +168,35 @@ final class StorageCalls {
     if (file.isEmpty()) {
       return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
-    if (StorageRoot.multiplyLinked(file.get())) {
+    return call.apply(file.get());
+  }
+
+  private static HostAnswer writeFile(RunContext ctx, Path file, long offset, byte[] data) {
+    if (StorageRoot.multiplyLinked(file)) {
       return HostAnswer.refused("Denied", AbiStatus.DENIED);
     }
     if (!ctx.storage.admit(0)) {
       return HostAnswer.refused("Allow", AbiStatus.RATE);
     }
     StorageLedger ledger = ctx.storage.ledger();
-    long before = StorageRoot.size(file.get());
-    boolean exists = Files.exists(file.get(), LinkOption.NOFOLLOW_LINKS);
+    long before = StorageRoot.size(file);
+    boolean exists = Files.exists(file, LinkOption.NOFOLLOW_LINKS);
     // Holes count: a write at 2^40 would otherwise make a 1 TiB sparse file.
     long end = offset > Long.MAX_VALUE - data.length ? Long.MAX_VALUE : offset + data.length;
-    long entries = exists ? 0 : StorageLedger.ENTRY_BYTES * missingEntries(ctx, file.get());
+    long entries = exists ? 0 : StorageLedger.ENTRY_BYTES * missingEntries(ctx, file);
     long growth = Math.max(0, end - before) + entries;
     if (!ledger.reserve(growth)) {
       return HostAnswer.refused("Allow", AbiStatus.QUOTA);
     }
     boolean written = false;
     try {
-      Path parent = file.get().getParent();
+      Path parent = file.getParent();
       if (parent != null) {
         Files.createDirectories(parent);
       }
       try (FileChannel ch =
           FileChannel.open(
-              file.get(),
+              file,
               StandardOpenOption.CREATE,
               StandardOpenOption.WRITE,
               LinkOption.NOFOLLOW_LINKS)) {
@@ -206,7 +213,7 @@ final class StorageCalls {
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     } finally {
       // Settled to what the disk shows (the names made count only when the write went through).
-      ledger.settle(StorageRoot.size(file.get()) - before + (written ? entries : 0) - growth);
+      ledger.settle(StorageRoot.size(file) - before + (written ? entries : 0) - growth);
     }
   }
 
@@ -227,21 +234,17 @@ final class StorageCalls {
   static int delete(RunContext ctx, GuestMemory mem, long pathPtr, long pathLen) {
     StoragePath p = path(mem, pathPtr, pathLen);
     ObjectNode request = CanonicalJson.mapper().createObjectNode().put("path", p.text());
-    return ctx.journaled("storage_delete", request, () -> deleteLive(ctx, p)).status();
+    return ctx.journaled(
+            "storage_delete",
+            request,
+            () -> live(ctx, PathMode.DELETE, p, file -> deleteFile(ctx, file)))
+        .status();
   }
 
-  private static HostAnswer deleteLive(RunContext ctx, StoragePath p) {
-    Decision d = ctx.enforcer.mayPath(PathMode.DELETE, p);
-    if (!d.allowed()) {
-      return SandboxImports.refusal(d);
-    }
-    Optional<Path> file = ctx.storage.resolve(p);
-    if (file.isEmpty()) {
-      return HostAnswer.refused("Denied", AbiStatus.DENIED);
-    }
-    long cost = StorageRoot.cost(file.get());
+  private static HostAnswer deleteFile(RunContext ctx, Path file) {
+    long cost = StorageRoot.cost(file);
     try {
-      if (!Files.deleteIfExists(file.get())) {
+      if (!Files.deleteIfExists(file)) {
         return HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
       }
       ctx.storage.ledger().settle(-cost);

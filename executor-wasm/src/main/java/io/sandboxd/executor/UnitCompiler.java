@@ -125,22 +125,15 @@ public final class UnitCompiler {
             shares.computeIfPresent(caller, (k, v) -> v.leave() ? null : v);
           }
         };
-    try {
-      if (!share.permits.tryAcquire(budgetMs, TimeUnit.MILLISECONDS)) {
-        leave.run();
-        throw new ExecutorBusyException(
-            "node busy: this caller's "
-                + limits.maxConcurrentPerCaller()
-                + " compilation(s) stayed in progress for "
-                + budgetMs
-                + " ms",
-            null);
-      }
-    } catch (InterruptedException e) {
-      leave.run();
-      Thread.currentThread().interrupt();
-      throw new ExecutorBusyException("interrupted while waiting to compile", e);
-    }
+    acquire(
+        share.permits,
+        budgetMs,
+        leave,
+        "node busy: this caller's "
+            + limits.maxConcurrentPerCaller()
+            + " compilation(s) stayed in progress for "
+            + budgetMs
+            + " ms");
     // The caller's place is held until its compilation really ends (abandoned or not), as the
     // node's slot is: a caller cannot start more by giving up on those it started.
     return compileWithin(
@@ -152,6 +145,23 @@ public final class UnitCompiler {
           share.permits.release();
           leave.run();
         });
+  }
+
+  /**
+   * Takes one of {@code slots} within {@code waitMs}; when none frees up in time (or the wait is
+   * interrupted) runs {@code giveUp} and refuses as busy, with {@code busy} on a timeout.
+   */
+  private static void acquire(Semaphore slots, long waitMs, Runnable giveUp, String busy) {
+    try {
+      if (!slots.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
+        giveUp.run();
+        throw new ExecutorBusyException(busy, null);
+      }
+    } catch (InterruptedException e) {
+      giveUp.run();
+      Thread.currentThread().interrupt();
+      throw new ExecutorBusyException("interrupted while waiting to compile", e);
+    }
   }
 
   /** One caller's compile slots, and how many of its calls hold or wait for them. */
@@ -181,22 +191,15 @@ public final class UnitCompiler {
       String address, byte[] wasm, long budgetMs, long startNanos, Runnable ended) {
     long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     long leftMs = Math.max(1, budgetMs - waited);
-    try {
-      if (!permits.tryAcquire(leftMs, TimeUnit.MILLISECONDS)) {
-        ended.run();
-        throw new ExecutorBusyException(
-            "node busy: "
-                + limits.maxConcurrent()
-                + " compilations stayed in progress for "
-                + budgetMs
-                + " ms",
-            null);
-      }
-    } catch (InterruptedException e) {
-      ended.run();
-      Thread.currentThread().interrupt();
-      throw new ExecutorBusyException("interrupted while waiting to compile", e);
-    }
+    acquire(
+        permits,
+        leftMs,
+        ended,
+        "node busy: "
+            + limits.maxConcurrent()
+            + " compilations stayed in progress for "
+            + budgetMs
+            + " ms");
     AtomicLong cpu = new AtomicLong();
     Future<CompiledUnit> job;
     try {

@@ -15,8 +15,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -199,14 +197,12 @@ final class WasiRun implements AutoCloseable {
     int id = clockId;
     long ptr = resultPtr;
     if (id != CLOCK_REALTIME && id != CLOCK_MONOTONIC) {
-      ctx.countCall();
       // CPU-time clocks would measure the host, not the guest's business.
-      return id == 2 || id == 3 ? Errno.NOTSUP : Errno.INVAL;
+      return ctx.counted(id == 2 || id == 3 ? Errno.NOTSUP : Errno.INVAL);
     }
     GuestMemory mem = new GuestMemory(memory);
     if (!mem.inBounds(ptr, 8)) {
-      ctx.countCall();
-      return Errno.FAULT;
+      return ctx.counted(Errno.FAULT);
     }
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "clock_time_get").put("clock_id", id);
@@ -216,10 +212,7 @@ final class WasiRun implements AutoCloseable {
             request,
             Errno.SUCCESS,
             () -> id == CLOCK_REALTIME ? ctx.clock.wallNanos() : System.nanoTime());
-    if (ans.status() == Errno.SUCCESS) {
-      mem.write(ptr, ans.payload());
-    }
-    return ans.status();
+    return written(mem, ptr, ans);
   }
 
   int randomGet(Memory memory, int buf, int bufLen) {
@@ -227,8 +220,7 @@ final class WasiRun implements AutoCloseable {
     long len = bufLen & 0xffffffffL;
     GuestMemory mem = new GuestMemory(memory);
     if (!mem.inBounds(ptr, len)) {
-      ctx.countCall();
-      return Errno.FAULT;
+      return ctx.counted(Errno.FAULT);
     }
     ObjectNode request =
         CanonicalJson.mapper().createObjectNode().put("wasi", "random_get").put("len", len);
@@ -240,6 +232,11 @@ final class WasiRun implements AutoCloseable {
             request,
             () -> HostAnswer.allow(ctx.random.bytes((int) len)),
             null);
+    return written(mem, ptr, ans);
+  }
+
+  /** The guest gets the answer's status, and its payload at {@code ptr} when it was allowed. */
+  private static int written(GuestMemory mem, long ptr, HostAnswer ans) {
     if (ans.status() == Errno.SUCCESS) {
       mem.write(ptr, ans.payload());
     }
@@ -825,16 +822,7 @@ final class WasiRun implements AutoCloseable {
     if (!mem.inBounds(ptr, len)) {
       return null;
     }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(mem.read(ptr, len)))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
+    return SandboxImports.utf8(mem.read(ptr, len));
   }
 
   private static int stringErrno(GuestMemory mem, long ptr, long len) {

@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
+import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.enforcer.SecretBindings;
 import io.sandboxd.enforcer.SecretTarget;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -250,10 +252,7 @@ class AbiTest {
         "/",
         ex -> {
           auth.set(ex.getRequestHeaders().getFirst("Authorization"));
-          byte[] body = "pong".getBytes(StandardCharsets.UTF_8);
-          ex.sendResponseHeaders(200, body.length);
-          ex.getResponseBody().write(body);
-          ex.close();
+          ok(ex, "pong");
         });
     server.start();
     try {
@@ -359,10 +358,7 @@ class AbiTest {
         "/v1/chat/completions",
         ex -> {
           seen.set(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
-          byte[] body = "{\"choices\":[{\"text\":\"hi\"}]}".getBytes(StandardCharsets.UTF_8);
-          ex.sendResponseHeaders(200, body.length);
-          ex.getResponseBody().write(body);
-          ex.close();
+          ok(ex, "{\"choices\":[{\"text\":\"hi\"}]}");
         });
     server.start();
     java.net.URI endpoint =
@@ -476,18 +472,18 @@ class AbiTest {
 
   @Test
   void aMemoryBombStopsAtTheGrant() {
-    String wat =
-        """
-        (module
-          (memory 1)
-          (func (export "run") (result i32)
-            (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
-            (memory.size)))
-        """;
-    ExecutionResult r = run(wat, grants(NO_STORAGE, NO_KV, NO_NET, LOG), null);
+    ExecutionResult r = run(ExecutorTest.MEMORY_BOMB, grants(NO_STORAGE, NO_KV, NO_NET, LOG), null);
     // The grant allows 1 MiB = 16 pages: growth stops there, inside the guest.
     assertEquals(16, returned(r));
     assertEquals(16 * 65536, r.memoryPeakBytes());
     assertEquals(List.of(), r.journal());
+  }
+
+  /** Answers {@code ex} 200 with {@code body} (UTF-8) and ends the exchange. */
+  private static void ok(HttpExchange ex, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    ex.sendResponseHeaders(200, bytes.length);
+    ex.getResponseBody().write(bytes);
+    ex.close();
   }
 }

@@ -39,6 +39,16 @@ class ExecutorTest {
           (i32.const 0)))
       """;
 
+  // Grows memory a page at a time until growth fails, then returns the pages it has.
+  static final String MEMORY_BOMB =
+      """
+      (module
+        (memory 1)
+        (func (export "run") (result i32)
+          (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+          (memory.size)))
+      """;
+
   static final String SPIN =
       """
       (module
@@ -207,17 +217,9 @@ class ExecutorTest {
 
   @Test
   void theNodeCapsMemoryBelowAGenerousGrant() {
-    String bomb =
-        """
-        (module
-          (memory 1)
-          (func (export "run") (result i32)
-            (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
-            (memory.size)))
-        """;
     HostServices capped = HostServices.none().withMaxUnitMemory(4 * 65536);
     try (Executor strict = newExecutor(1, 60_000, capped)) {
-      CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(bomb));
+      CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(MEMORY_BOMB));
       Grants g = grants(LOG_ONLY, 5_000, 1 << 30, 1_000_000_000);
       ExecutionResult r = from(() -> strict.execute(new UnitRequest("r", unit, "run", g)));
       assertEquals(new Outcome.Failed("entry returned 4"), r.outcome());

@@ -86,30 +86,17 @@ class JournalEntryTest {
 
   @Test
   void malformedEntriesAreRefusedNamingTheField() {
-    String extra = STORED.replace("\"seq\":7", "\"seq\":7,\"zz\":1");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JournalEntry.parse(extra))
-            .getMessage()
-            .contains("$.zz"));
-    String noCall = STORED.replace("\"call\":\"clock_now\",", "");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JournalEntry.parse(noCall))
-            .getMessage()
-            .contains("$.call"));
-    String badSeq = STORED.replace("\"seq\":7", "\"seq\":\"7\"");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JournalEntry.parse(badSeq))
-            .getMessage()
-            .contains("$.seq"));
-    String badSchema = STORED.replace("journal-entry/1", "journal-entry/2");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JournalEntry.parse(badSchema))
-            .getMessage()
-            .contains("$.schema"));
-    String badTaint = STORED.replace("[\"net:x:1\"]", "[1]");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JournalEntry.parse(badTaint))
-            .getMessage()
-            .contains("$.taint_after[0]"));
+    assertRefused(STORED.replace("\"seq\":7", "\"seq\":7,\"zz\":1"), "$.zz");
+    assertRefused(STORED.replace("\"call\":\"clock_now\",", ""), "$.call");
+    assertRefused(STORED.replace("\"seq\":7", "\"seq\":\"7\""), "$.seq");
+    assertRefused(STORED.replace("journal-entry/1", "journal-entry/2"), "$.schema");
+    assertRefused(STORED.replace("[\"net:x:1\"]", "[1]"), "$.taint_after[0]");
+  }
+
+  /** Parsing {@code json} is refused with a message naming {@code field}. */
+  private static void assertRefused(String json, String field) {
+    String message =
+        assertThrows(AttestException.class, () -> JournalEntry.parse(json)).getMessage();
+    assertTrue(message.contains(field), message);
   }
 }

@@ -29,6 +29,24 @@ class ModuleStoreTest {
     return WasmWriter.runModule(0, WasmWriter.returning(value));
   }
 
+  /** The file the store keeps the module at {@code address} in. */
+  private Path stored(String address) {
+    return dir.resolve("modules").resolve(address);
+  }
+
+  /** {@code wasm} with one byte of its code changed: same size, another address. */
+  private static byte[] damaged(byte[] wasm) {
+    byte[] changed = wasm.clone();
+    changed[changed.length - 2] ^= 1;
+    return changed;
+  }
+
+  /** Dates {@code file} a minute back: old enough that the store trusts it once hashed. */
+  private static void aMinuteOld(Path file) throws java.io.IOException {
+    Files.setLastModifiedTime(
+        file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
+  }
+
   @Test
   void aPutModuleIsHeldByItsAddressPrivatelyAndSurvivesReopening() throws Exception {
     ModuleStore store = open(1 << 20, 10);
@@ -39,7 +57,7 @@ class ModuleStoreTest {
     assertFalse(p.alreadyHeld());
     assertTrue(store.put(wasm).alreadyHeld());
     assertTrue(store.compiler().factories().contains(p.address()), "validated by compiling");
-    Path file = dir.resolve("modules").resolve(p.address());
+    Path file = stored(p.address());
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
     assertEquals(
         "rwx------",
@@ -86,14 +104,13 @@ class ModuleStoreTest {
     ModuleStore store = open(1 << 20, 10);
     byte[] wasm = module(4);
     String address = store.put(wasm).address();
-    Path file = dir.resolve("modules").resolve(address);
+    Path file = stored(address);
     // Just written: within a clock tick of a check, so hashed on every read.
     store.get(address);
     store.get(address);
     assertEquals(2, store.hashes());
     // Old enough to trust once hashed.
-    Files.setLastModifiedTime(
-        file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
+    aMinuteOld(file);
     assertArrayEquals(wasm, store.get(address));
     long reads = store.fileReads();
     byte[] first = store.get(address);
@@ -103,16 +120,14 @@ class ModuleStoreTest {
     assertEquals(3, store.hashes());
     assertEquals(reads, store.fileReads(), "a kept, unchanged module is not read from its file");
     // Written in place (same size, same inode): its mtime moves on, and the read hashes again.
-    byte[] changed = wasm.clone();
-    changed[changed.length - 2] ^= 1;
+    byte[] changed = damaged(wasm);
     Files.write(file, changed);
     assertThrows(ModuleStoreException.Damaged.class, () -> store.get(address));
     assertEquals(reads + 1, store.fileReads());
     // Replaced by a rename, even with an old mtime: another inode, so hashed again.
     Path other = dir.resolve("other");
     Files.write(other, changed);
-    Files.setLastModifiedTime(
-        other, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
+    aMinuteOld(other);
     Files.move(other, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     assertThrows(ModuleStoreException.Damaged.class, () -> store.get(address));
   }
@@ -122,9 +137,8 @@ class ModuleStoreTest {
     ModuleStore store = open(1 << 20, 10);
     byte[] wasm = module(3);
     String address = store.put(wasm).address();
-    Path file = dir.resolve("modules").resolve(address);
-    byte[] changed = wasm.clone();
-    changed[changed.length - 2] ^= 1;
+    Path file = stored(address);
+    byte[] changed = damaged(wasm);
     Files.write(file, changed);
     ModuleStoreException.Damaged d =
         assertThrows(ModuleStoreException.Damaged.class, () -> store.get(address));

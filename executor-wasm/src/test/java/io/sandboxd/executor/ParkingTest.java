@@ -29,6 +29,21 @@ class ParkingTest {
     EXECUTOR.close();
   }
 
+  /** {@code req} with its park asked for before it starts: it parks at its first boundary. */
+  private static UnitRequest parkingAtOnce(UnitRequest req) {
+    ParkSignal signal = new ParkSignal();
+    signal.request();
+    return req.withPark(signal);
+  }
+
+  /** The snapshot {@code unit}'s {@code step} entry parks in when asked to park at once. */
+  private static InstanceSnapshot firstStepParked(CompiledUnit unit) {
+    return EXECUTOR
+        .execute(parkingAtOnce(new UnitRequest("r", unit, "step", grants())))
+        .parked()
+        .orElseThrow();
+  }
+
   /** Runs {@code entry} of {@code unit} parking {@code parks} times, then to its end. */
   private static String runParked(CompiledUnit unit, String entry, int parks, int n) {
     StringBuilder log = new StringBuilder();
@@ -40,9 +55,7 @@ class ParkingTest {
       }
       boolean park = segment < parks;
       if (park) {
-        ParkSignal signal = new ParkSignal();
-        signal.request();
-        req = req.withPark(signal);
+        req = parkingAtOnce(req);
       }
       ExecutionResult r = EXECUTOR.execute(req);
       assertEquals(new Outcome.Completed(), r.outcome(), "segment " + segment);
@@ -120,10 +133,8 @@ class ParkingTest {
               entry.equals("step")
                   ? DurableUnits.counterStep(6, 100)
                   : DurableUnits.counterRun(6, 100));
-      ParkSignal signal = new ParkSignal();
-      signal.request();
       ExecutionResult live =
-          EXECUTOR.execute(new UnitRequest("r", unit, entry, grants()).withPark(signal));
+          EXECUTOR.execute(parkingAtOnce(new UnitRequest("r", unit, entry, grants())));
       InstanceSnapshot parked = live.parked().orElseThrow();
       // The replay is not asked to park: the journal's PARK answer parks it at the same boundary.
       ReplaySource source = new ReplaySource(live.journal(), live.journalBlobs());
@@ -139,13 +150,7 @@ class ParkingTest {
   void aSnapshotOfAnotherModuleIsRefused() {
     CompiledUnit a = COMPILER.compile(DurableUnits.counterStep(5, 10));
     CompiledUnit b = COMPILER.compile(DurableUnits.counterStep(6, 10));
-    ParkSignal signal = new ParkSignal();
-    signal.request();
-    InstanceSnapshot snap =
-        EXECUTOR
-            .execute(new UnitRequest("r", a, "step", grants()).withPark(signal))
-            .parked()
-            .orElseThrow();
+    InstanceSnapshot snap = firstStepParked(a);
     SnapshotException.Mismatch e =
         assertThrows(
             SnapshotException.Mismatch.class,
@@ -159,10 +164,8 @@ class ParkingTest {
         COMPILER.compile(
             com.dylibso.chicory.wabt.Wat2Wasm.parse(
                 "(module (memory 1) (func (export \"run\") (result i32) (i32.const 1)))"));
-    ParkSignal signal = new ParkSignal();
-    signal.request();
     ExecutionResult r =
-        EXECUTOR.execute(new UnitRequest("r", unit, "run", grants()).withPark(signal));
+        EXECUTOR.execute(parkingAtOnce(new UnitRequest("r", unit, "run", grants())));
     assertTrue(r.parked().isEmpty());
     assertEquals(new Outcome.Failed("entry returned 1"), r.outcome());
   }
@@ -170,13 +173,7 @@ class ParkingTest {
   @Test
   void aSnapshotTooLargeForTheGrantIsAMemoryBreach() {
     CompiledUnit unit = COMPILER.compile(DurableUnits.counterStep(5, 10));
-    ParkSignal signal = new ParkSignal();
-    signal.request();
-    InstanceSnapshot snap =
-        EXECUTOR
-            .execute(new UnitRequest("r", unit, "step", grants()).withPark(signal))
-            .parked()
-            .orElseThrow();
+    InstanceSnapshot snap = firstStepParked(unit);
     assertEquals(4, snap.memoryPages().getAsInt(), "the first step grew memory to 4 pages");
     String tight =
         new String(grants().canonicalBytes(), StandardCharsets.UTF_8)

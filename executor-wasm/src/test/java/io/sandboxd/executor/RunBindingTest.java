@@ -187,7 +187,8 @@ class RunBindingTest {
     assertEquals(String.join(", ", abi), SandboxImports.names());
   }
 
-  private static boolean causes(Throwable t, Class<?> type) {
+  /** Whether {@code t} or one of its causes is a {@code type}. */
+  static boolean causes(Throwable t, Class<?> type) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (type.isInstance(c)) {
         return true;

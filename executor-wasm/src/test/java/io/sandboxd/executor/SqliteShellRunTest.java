@@ -1,5 +1,6 @@
 package io.sandboxd.executor;
 
+import static io.sandboxd.executor.WasiGuestTest.out;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -114,12 +115,5 @@ class SqliteShellRunTest {
     ExecutionResult escape = run(".open /../outside.db\ncreate table t(x);\n", DB_GRANT);
     assertTrue(out(escape).contains("unable to open database"), out(escape));
     assertFalse(Files.exists(root.resolveSibling("outside.db")), "created outside the root");
-  }
-
-  /** What the guest wrote: stdout then stderr (WASI output is captured apart from the log). */
-  static String out(ExecutionResult r) {
-    ExecutionResult.Stdio io = r.stdio().orElseThrow();
-    return new String(io.stdout().bytes(), java.nio.charset.StandardCharsets.UTF_8)
-        + new String(io.stderr().bytes(), java.nio.charset.StandardCharsets.UTF_8);
   }
 }

@@ -106,7 +106,7 @@ class WasiBindingTest {
             "{\"logging\":true,\"clock\":true,\"random\":false,\"inference\":false}", 1);
     binding.bind(ctx);
     RuntimeException e = assertThrows(RuntimeException.class, () -> RunBindingTest.run(instance));
-    assertTrue(hasCause(e, RunBinding.UnboundException.class), e.toString());
+    assertTrue(RunBindingTest.causes(e, RunBinding.UnboundException.class), e.toString());
     assertEquals("", ctx.log());
   }
 
@@ -139,14 +139,5 @@ class WasiBindingTest {
     assertEquals(chicory, served);
     assertTrue(
         brokered.containsAll(Set.of("path_open", "fd_write", "clock_time_get", "proc_exit")));
-  }
-
-  private static boolean hasCause(Throwable t, Class<?> type) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (type.isInstance(c)) {
-        return true;
-      }
-    }
-    return false;
   }
 }

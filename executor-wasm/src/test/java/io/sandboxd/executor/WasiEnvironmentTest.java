@@ -1,5 +1,7 @@
 package io.sandboxd.executor;
 
+import static io.sandboxd.executor.WasiGuestTest.assertLineIn;
+import static io.sandboxd.executor.WasiGuestTest.out;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -64,12 +66,12 @@ class WasiEnvironmentTest {
       String log = out(r);
       assertEquals(new Outcome.Completed(), r.outcome(), log);
       assertTrue(log.startsWith("env APP_MODE=test run\nenv LANG=C.UTF-8\nbind read:"), log);
-      assertTrue(log.contains("bind read: bound from the host\n"), log);
-      assertTrue(log.contains("bind write: errno=" + WasiGuestTest.EACCES + "\n"), log);
-      assertTrue(log.contains("volume count=" + n + "\n"), log);
-      assertTrue(log.contains("tmpfs marker before=no\ntmpfs marker after=yes\n"), log);
-      assertTrue(log.contains("rename across mounts: errno=" + Errno.XDEV + "\n"), log);
-      assertTrue(log.contains("list /vol: count.txt\n"), log);
+      assertLineIn(log, "bind read: bound from the host");
+      assertLineIn(log, "bind write: errno=" + WasiGuestTest.EACCES);
+      assertLineIn(log, "volume count=" + n);
+      assertLineIn(log, "tmpfs marker before=no\ntmpfs marker after=yes");
+      assertLineIn(log, "rename across mounts: errno=" + Errno.XDEV);
+      assertLineIn(log, "list /vol: count.txt");
       assertTrue(log.endsWith("done\n"), log);
 
       // Replay from the journal, in the same environment, touching none of the directories.
@@ -91,12 +93,5 @@ class WasiEnvironmentTest {
     try (var s = Files.list(state.resolve("tmpfs"))) {
       assertEquals(0, s.count(), "every tmpfs is gone");
     }
-  }
-
-  /** What the guest wrote: stdout then stderr (WASI output is captured apart from the log). */
-  static String out(ExecutionResult r) {
-    ExecutionResult.Stdio io = r.stdio().orElseThrow();
-    return new String(io.stdout().bytes(), java.nio.charset.StandardCharsets.UTF_8)
-        + new String(io.stderr().bytes(), java.nio.charset.StandardCharsets.UTF_8);
   }
 }

@@ -100,16 +100,16 @@ class WasiGuestTest {
     assertTrue(
         log.contains("argc=1 argv0=" + files.address() + " greeting=hello from the request\n"),
         log);
-    assertTrue(log.contains("read back: written by a wasi guest\n"), log);
+    assertLineIn(log, "read back: written by a wasi guest");
     // The listing shows what some glob covers, sorted; hidden.txt is covered by none.
     assertTrue(
         log.contains(
             "notes: escape\nnotes: hello.txt\nnotes: outdir\nnotes: seed.txt\nnotes: sub\n"),
         log);
-    assertTrue(log.contains("root: notes\nroot: ro.txt\n"), log);
+    assertLineIn(log, "root: notes\nroot: ro.txt");
     assertFalse(log.contains("hidden.txt"), log);
     // Without host.clock even file times read as the normalized constant.
-    assertTrue(log.contains("size=24 mtime=" + Executor.CLOCK_CONSTANT_MS / 1000 + "\n"), log);
+    assertLineIn(log, "size=24 mtime=" + Executor.CLOCK_CONSTANT_MS / 1000);
     assertTrue(log.endsWith("done\n"), "stderr is captured too: " + log);
   }
 
@@ -122,25 +122,25 @@ class WasiGuestTest {
     String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
 
-    assertTrue(log.contains("dotdot: errno=" + ENOTCAPABLE + "\n"), log);
+    assertLineIn(log, "dotdot: errno=" + ENOTCAPABLE);
     // The guest's "/" is its storage root: /etc/passwd names root/etc/passwd, which no glob grants.
-    assertTrue(log.contains("absolute: errno=" + EACCES + "\n"), log);
+    assertLineIn(log, "absolute: errno=" + EACCES);
     // Granted by notes/**, but the link leads out of the root: refused whatever the globs say.
-    assertTrue(log.contains("symlink: errno=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("symlink-dir: errno=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("write-read-only: errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("append-read-only: errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("read-ungranted: errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("raw-dotdot: wasi=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("raw-absolute: wasi=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("raw-inner-dotdot: wasi=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("raw-symlink: wasi=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("unlink-read-only: -1 errno=" + EACCES + "\n"), log);
+    assertLineIn(log, "symlink: errno=" + ENOTCAPABLE);
+    assertLineIn(log, "symlink-dir: errno=" + ENOTCAPABLE);
+    assertLineIn(log, "write-read-only: errno=" + EACCES);
+    assertLineIn(log, "append-read-only: errno=" + EACCES);
+    assertLineIn(log, "read-ungranted: errno=" + EACCES);
+    assertLineIn(log, "raw-dotdot: wasi=" + ENOTCAPABLE);
+    assertLineIn(log, "raw-absolute: wasi=" + ENOTCAPABLE);
+    assertLineIn(log, "raw-inner-dotdot: wasi=" + ENOTCAPABLE);
+    assertLineIn(log, "raw-symlink: wasi=" + ENOTCAPABLE);
+    assertLineIn(log, "unlink-read-only: -1 errno=" + EACCES);
     // Deleting the planted link itself is inside the grant, and removes only the link.
-    assertTrue(log.contains("unlink-escape-link: 0 errno=0\n"), log);
-    assertTrue(log.contains("rename-out: -1 errno=" + EACCES + "\n"), log);
+    assertLineIn(log, "unlink-escape-link: 0 errno=0");
+    assertLineIn(log, "rename-out: -1 errno=" + EACCES);
     // Symlinks are never made: a link is a path no grant decided.
-    assertTrue(log.contains("symlink-make: -1 errno=" + EPERM + "\n"), log);
+    assertLineIn(log, "symlink-make: -1 errno=" + EPERM);
     assertTrue(log.contains("granted: OPENED read=10 [read-only\n]"), log);
 
     assertFalse(log.contains("TOP SECRET"), log);
@@ -160,9 +160,9 @@ class WasiGuestTest {
     ExecutionResult r = run(clockRandom, grants(NO_STORAGE, LOG_ONLY), null, Map.of());
     String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
-    assertTrue(log.contains("realtime=0.000000000\nmonotonic=0.000000000\n"), log);
-    assertTrue(log.contains("getentropy=-1 errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("random_get=" + EACCES + "\n"), log);
+    assertLineIn(log, "realtime=0.000000000\nmonotonic=0.000000000");
+    assertLineIn(log, "getentropy=-1 errno=" + EACCES);
+    assertLineIn(log, "random_get=" + EACCES);
     // Refusals by the grant follow from the grants, which a replay has: none is journaled.
     assertEquals(List.of(), r.journal());
   }
@@ -174,8 +174,8 @@ class WasiGuestTest {
     assertEquals(new Outcome.Completed(), r.outcome(), log);
     long seconds = Long.parseLong(log.substring("realtime=".length(), log.indexOf('.')));
     assertTrue(seconds > 1_700_000_000L, log);
-    assertTrue(log.contains("getentropy=0 errno=0\n"), log);
-    assertTrue(log.contains("random_get=0\n"), log);
+    assertLineIn(log, "getentropy=0 errno=0");
+    assertLineIn(log, "random_get=0");
     assertEquals(4, r.journal().size());
     for (JournalEntry e : r.journal()) {
       assertEquals("Allow", e.decision());
@@ -199,8 +199,8 @@ class WasiGuestTest {
     String log = out(r);
     assertEquals(new Outcome.Completed(), r.outcome(), log);
     // No preopen: libc finds no directory to resolve against, the raw call has no descriptor 3.
-    assertTrue(log.contains("granted: errno=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("raw-dotdot: wasi=8\n"), log);
+    assertLineIn(log, "granted: errno=" + ENOTCAPABLE);
+    assertLineIn(log, "raw-dotdot: wasi=8");
   }
 
   static final String NO_STORAGE = "{\"read\":[],\"write\":[],\"delete\":[]}";
@@ -230,5 +230,10 @@ class WasiGuestTest {
     ExecutionResult r = run(ok, grants(NO_STORAGE, LOG_ONLY), null, Map.of());
     assertEquals(new Outcome.Completed(), r.outcome());
     assertNotEquals(0, r.hostCalls());
+  }
+
+  /** The guest's output holds {@code line}, ended by a newline. */
+  static void assertLineIn(String log, String line) {
+    assertTrue(log.contains(line + "\n"), log);
   }
 }

@@ -32,71 +32,70 @@ public final class MeterDiscovery {
   /** Probes every source; never throws for a missing source, it is recorded as a probe instead. */
   public static DiscoveredMeters discover(
       MeteringConfig config, NodeCpuTime node, LongSupplier clock) {
-    List<Meter> meters = new ArrayList<>();
-    List<MeterProbe> probes = new ArrayList<>();
-    Set<DeviceClass> measured = EnumSet.noneOf(DeviceClass.class);
+    Probing p = new Probing();
+    p.open(
+        RaplPowercapMeter.SOURCE,
+        DeviceClass.Cpu,
+        () -> RaplPowercapMeter.open(config.powercapRoot(), SysfsReader.files(), clock));
 
-    try {
-      RaplPowercapMeter rapl =
-          RaplPowercapMeter.open(config.powercapRoot(), SysfsReader.files(), clock);
-      meters.add(rapl);
-      measured.add(DeviceClass.Cpu);
-      probes.add(new MeterProbe(rapl.source(), MeterProbe.Status.Found, describe(rapl)));
-    } catch (MeterUnavailableException e) {
-      probes.add(
-          new MeterProbe(RaplPowercapMeter.SOURCE, MeterProbe.Status.Unavailable, e.getMessage()));
-    }
-
-    if (measured.contains(DeviceClass.Cpu)) {
-      probes.add(
-          new MeterProbe(
-              RaplMsrMeter.SOURCE, MeterProbe.Status.Skipped, "powercap RAPL is readable"));
+    if (p.measured.contains(DeviceClass.Cpu)) {
+      p.skipped(RaplMsrMeter.SOURCE, "powercap RAPL is readable");
     } else {
-      try {
-        RaplMsrMeter msr = openMsr(config, clock);
-        meters.add(msr);
-        measured.add(DeviceClass.Cpu);
-        probes.add(new MeterProbe(msr.source(), MeterProbe.Status.Found, describe(msr)));
-      } catch (MeterUnavailableException e) {
-        probes.add(
-            new MeterProbe(RaplMsrMeter.SOURCE, MeterProbe.Status.Unavailable, e.getMessage()));
-      }
+      p.open(RaplMsrMeter.SOURCE, DeviceClass.Cpu, () -> openMsr(config, clock));
     }
 
     if (config.nvmlLibrary().isBlank()) {
-      probes.add(
-          new MeterProbe(NvmlMeter.SOURCE, MeterProbe.Status.Skipped, "disabled by configuration"));
+      p.skipped(NvmlMeter.SOURCE, "disabled by configuration");
     } else {
-      try {
-        NvmlMeter nvml = NvmlMeter.open(config.nvmlLibrary(), clock);
-        meters.add(nvml);
-        measured.add(DeviceClass.Gpu);
-        probes.add(new MeterProbe(nvml.source(), MeterProbe.Status.Found, describe(nvml)));
-      } catch (MeterUnavailableException e) {
-        probes.add(new MeterProbe(NvmlMeter.SOURCE, MeterProbe.Status.Unavailable, e.getMessage()));
-      }
+      p.open(NvmlMeter.SOURCE, DeviceClass.Gpu, () -> NvmlMeter.open(config.nvmlLibrary(), clock));
     }
 
     Set<DeviceClass> estimated = EnumSet.noneOf(DeviceClass.class);
     for (DeviceClass c : config.estimator().milliwatts().keySet()) {
-      if (!measured.contains(c)) {
+      if (!p.measured.contains(c)) {
         estimated.add(c);
       }
     }
     if (estimated.isEmpty()) {
-      probes.add(
-          new MeterProbe(
-              Estimator.SOURCE, MeterProbe.Status.Skipped, "every modelled class is measured"));
+      p.skipped(Estimator.SOURCE, "every modelled class is measured");
     } else {
+      p.open(
+          Estimator.SOURCE, null, () -> new Estimator(config.estimator(), estimated, node, clock));
+    }
+    return new DiscoveredMeters(p.meters, p.probes, node);
+  }
+
+  /** Opens one source's meter, which may be unavailable on this node. */
+  private interface Opener {
+    Meter open() throws MeterUnavailableException;
+  }
+
+  /** The meters found so far, a probe for every source tried, and the classes they measure. */
+  private static final class Probing {
+    final List<Meter> meters = new ArrayList<>();
+    final List<MeterProbe> probes = new ArrayList<>();
+    final Set<DeviceClass> measured = EnumSet.noneOf(DeviceClass.class);
+
+    /**
+     * Keeps the meter {@code opener} opens, counting {@code measures} (null: none, the estimator)
+     * as measured; a source that is unavailable is recorded with the reason.
+     */
+    void open(String source, DeviceClass measures, Opener opener) {
       try {
-        Estimator estimator = new Estimator(config.estimator(), estimated, node, clock);
-        meters.add(estimator);
-        probes.add(new MeterProbe(Estimator.SOURCE, MeterProbe.Status.Found, describe(estimator)));
+        Meter meter = opener.open();
+        meters.add(meter);
+        if (measures != null) {
+          measured.add(measures);
+        }
+        probes.add(new MeterProbe(source, MeterProbe.Status.Found, describe(meter)));
       } catch (MeterUnavailableException e) {
-        probes.add(new MeterProbe(Estimator.SOURCE, MeterProbe.Status.Unavailable, e.getMessage()));
+        probes.add(new MeterProbe(source, MeterProbe.Status.Unavailable, e.getMessage()));
       }
     }
-    return new DiscoveredMeters(meters, probes, node);
+
+    void skipped(String source, String why) {
+      probes.add(new MeterProbe(source, MeterProbe.Status.Skipped, why));
+    }
   }
 
   /** Opens the MSR meter on the first CPU of each package, with the vendor from cpuinfo. */

@@ -46,27 +46,18 @@ final class MsrFile implements AutoCloseable {
     try {
       n = PosixLibrary.C.pread(fd, buffer, 8, msr);
     } catch (LastErrorException e) {
-      throw new MeterException(
-          "pread of MSR 0x"
-              + Long.toHexString(msr)
-              + " on "
-              + path
-              + " failed: errno "
-              + e.getErrorCode(),
-          e);
+      throw new MeterException(preadOf(msr) + " failed: errno " + e.getErrorCode(), e);
     }
     if (n != 8) {
-      throw new MeterException(
-          "pread of MSR 0x"
-              + Long.toHexString(msr)
-              + " on "
-              + path
-              + " returned "
-              + n
-              + " bytes, not 8");
+      throw new MeterException(preadOf(msr) + " returned " + n + " bytes, not 8");
     }
     // x86 is little-endian, and so is the msr device's layout; JNA reads in native order
     return buffer.getLong(0);
+  }
+
+  /** Which read failed, for its message: the register and the device file. */
+  private String preadOf(long msr) {
+    return "pread of MSR 0x" + Long.toHexString(msr) + " on " + path;
   }
 
   @Override

@@ -92,30 +92,22 @@ public final class NvmlMeter extends CounterMeter<NvmlMeter.Device> {
       IntByReference power = new IntByReference();
       if (nvml.nvmlDeviceGetTotalEnergyConsumption(handle, energy) == NvmlLibrary.NVML_SUCCESS) {
         MeterDomain domain =
-            new MeterDomain(
-                id,
-                DeviceClass.Gpu,
-                DomainRole.Device,
-                Provenance.HwShunt,
-                COUNTER_RESOLUTION_UJ,
-                COUNTER_MIN_WINDOW_NS,
-                SOURCE);
+            gpu(id, Provenance.HwShunt, COUNTER_RESOLUTION_UJ, COUNTER_MIN_WINDOW_NS);
         devices.add(new Device(domain, handle, true, energy.getValue(), clock.getAsLong()));
       } else if (nvml.nvmlDeviceGetPowerUsage(handle, power) == NvmlLibrary.NVML_SUCCESS) {
-        MeterDomain domain =
-            new MeterDomain(
-                id,
-                DeviceClass.Gpu,
-                DomainRole.Device,
-                Provenance.ModelBased,
-                1,
-                POWER_MIN_WINDOW_NS,
-                SOURCE);
+        MeterDomain domain = gpu(id, Provenance.ModelBased, 1, POWER_MIN_WINDOW_NS);
         devices.add(
             new Device(domain, handle, false, unsigned(power.getValue()), clock.getAsLong()));
       }
     }
     return devices;
+  }
+
+  /** One GPU's domain, measured the way {@code provenance} names. */
+  private static MeterDomain gpu(
+      String id, Provenance provenance, long resolutionUj, long minWindowNs) {
+    return new MeterDomain(
+        id, DeviceClass.Gpu, DomainRole.Device, provenance, resolutionUj, minWindowNs, SOURCE);
   }
 
   private static String cString(byte[] bytes) {

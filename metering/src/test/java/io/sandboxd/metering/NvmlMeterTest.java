@@ -85,32 +85,30 @@ class NvmlMeterTest {
 
   @Test
   void missingLibraryMeansNoGpuMeter() {
-    MeterUnavailableException e =
-        assertThrows(
-            MeterUnavailableException.class,
-            () -> NvmlMeter.open("libnvidia-ml-absent.so.1", System::nanoTime));
-    assertTrue(e.getMessage().startsWith("no GPU meter"), e.getMessage());
+    String why = refusal("libnvidia-ml-absent.so.1");
+    assertTrue(why.startsWith("no GPU meter"), why);
   }
 
   @Test
   void failedInitMeansNoGpuMeterWithNvmlsReason() {
     NvmlStub.Control stub = NvmlStub.reset(1);
     stub.stub_set_init_result(9);
-    MeterUnavailableException e =
-        assertThrows(
-            MeterUnavailableException.class,
-            () -> NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, System::nanoTime));
-    assertTrue(e.getMessage().contains("Driver Not Loaded"), e.getMessage());
+    String why = refusal(NvmlMeter.DEFAULT_LIBRARY);
+    assertTrue(why.contains("Driver Not Loaded"), why);
   }
 
   @Test
   void noDeviceMeansNoGpuMeterAndNvmlIsShutDown() {
     NvmlStub.Control stub = NvmlStub.reset(0);
-    MeterUnavailableException e =
-        assertThrows(
-            MeterUnavailableException.class,
-            () -> NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, System::nanoTime));
-    assertTrue(e.getMessage().contains("no meterable device"), e.getMessage());
+    String why = refusal(NvmlMeter.DEFAULT_LIBRARY);
+    assertTrue(why.contains("no meterable device"), why);
     assertEquals(1, stub.stub_shutdown_calls());
+  }
+
+  /** Why the meter over {@code library} cannot be opened. */
+  private static String refusal(String library) {
+    return assertThrows(
+            MeterUnavailableException.class, () -> NvmlMeter.open(library, System::nanoTime))
+        .getMessage();
   }
 }

@@ -27,10 +27,14 @@ class SharedCpuTimeTest {
 
   private final SharedCpuTime shared = new SharedCpuTime(source, clock::get, 1_000_000L);
 
+  /** What the source answers next, in order: a busy time, or an IOException to throw. */
+  private void give(Object... next) {
+    readings.addAll(java.util.List.of(next));
+  }
+
   @Test
   void readsWithinTheWindowShareOneReadOfTheSource() throws Exception {
-    readings.add(100L);
-    readings.add(250L);
+    give(100L, 250L);
     assertEquals(100L, shared.busyNs());
     clock.addAndGet(999_999L);
     assertEquals(100L, shared.busyNs());
@@ -42,8 +46,7 @@ class SharedCpuTimeTest {
 
   @Test
   void aFailedReadIsNotKeptAndTheNextCallReadsAgain() throws Exception {
-    readings.add(new IOException("/proc/stat: gone"));
-    readings.add(300L);
+    give(new IOException("/proc/stat: gone"), 300L);
     assertThrows(IOException.class, shared::busyNs);
     assertEquals(300L, shared.busyNs());
     assertEquals(2, reads);
@@ -51,8 +54,7 @@ class SharedCpuTimeTest {
 
   @Test
   void aSourceThatStepsBackNeverLowersWhatWasHandedOut() throws Exception {
-    readings.add(500L);
-    readings.add(400L);
+    give(500L, 400L);
     assertEquals(500L, shared.busyNs());
     clock.addAndGet(2_000_000L);
     assertEquals(500L, shared.busyNs());
@@ -60,8 +62,7 @@ class SharedCpuTimeTest {
 
   @Test
   void aClockThatStepsBackReadsTheSourceAgain() throws Exception {
-    readings.add(10L);
-    readings.add(20L);
+    give(10L, 20L);
     assertEquals(10L, shared.busyNs());
     clock.addAndGet(-1L);
     assertEquals(20L, shared.busyNs());
@@ -70,8 +71,7 @@ class SharedCpuTimeTest {
   @Test
   void aZeroWindowReadsEveryTime() throws Exception {
     SharedCpuTime every = new SharedCpuTime(source, clock::get, 0);
-    readings.add(1L);
-    readings.add(2L);
+    give(1L, 2L);
     assertEquals(1L, every.busyNs());
     assertEquals(2L, every.busyNs());
     assertEquals(2, reads);
