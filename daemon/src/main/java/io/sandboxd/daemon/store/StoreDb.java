@@ -125,6 +125,22 @@ final class StoreDb {
     }
   }
 
+  /**
+   * Runs the write {@code work} on {@code db} under {@code lock} and commits it (fsynced before it
+   * returns); a failed statement rolls it back and becomes a store error naming {@code what}.
+   */
+  static <T> T write(Object lock, Connection db, String what, Work<T> work) {
+    synchronized (lock) {
+      try {
+        T out = work.apply(db);
+        db.commit();
+        return out;
+      } catch (SQLException e) {
+        throw rolledBack(db, what, e);
+      }
+    }
+  }
+
   /** Rolls back the open transaction; a failure to do so is added to {@code cause}. */
   void rollback(Exception cause) {
     try {
