@@ -384,32 +384,28 @@ public final class DurableRunTable {
 
   /** The run's segments in seq order, each with the log of its step. */
   public List<Segment> segments(String runId) {
-    synchronized (owner) {
-      try {
-        List<Segment> out =
-            StoreDb.all(
-                db,
-                "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq",
-                rs -> new Segment(envelope(rs.getString(1)), rs.getString(2)),
-                runId);
-        db.commit();
-        return out;
-      } catch (SQLException | AttestException e) {
-        throw new StoreException("durable run " + runId + ": cannot read: " + e.getMessage(), e);
-      }
-    }
+    return rows(
+        runId,
+        "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq",
+        rs -> new Segment(envelope(rs.getString(1)), rs.getString(2)));
   }
 
   /** The run's receipts and attestations, in the order they were stored. */
   public List<Envelope> records(String runId) {
+    return rows(
+        runId,
+        "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid",
+        rs -> envelope(rs.getString(1)));
+  }
+
+  /**
+   * The rows of run {@code runId} that {@code sql} selects, each read by {@code row}; a failed
+   * query or an envelope that does not parse becomes a store error naming the run.
+   */
+  private <T> List<T> rows(String runId, String sql, StoreDb.Row<T> row) {
     synchronized (owner) {
       try {
-        List<Envelope> out =
-            StoreDb.all(
-                db,
-                "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid",
-                rs -> envelope(rs.getString(1)),
-                runId);
+        List<T> out = StoreDb.all(db, sql, row, runId);
         db.commit();
         return out;
       } catch (SQLException | AttestException e) {
