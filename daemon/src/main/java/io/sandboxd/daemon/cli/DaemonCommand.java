@@ -2,6 +2,7 @@ package io.sandboxd.daemon.cli;
 
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Mixin;
 
@@ -20,8 +21,21 @@ abstract class DaemonCommand implements Callable<Integer> {
     return Sandboxctl.UNUSABLE;
   }
 
+  /**
+   * Why the command's arguments are unusable, found before the daemon is asked; empty when they are
+   * usable.
+   */
+  Optional<String> unusable() {
+    return Optional.empty();
+  }
+
   @Override
   public Integer call() throws Exception {
+    Optional<String> why = unusable();
+    if (why.isPresent()) {
+      System.err.println("sandboxctl " + daemon.command() + ": " + why.get());
+      return Sandboxctl.UNUSABLE;
+    }
     return daemon.call(daemon.command(), this::ask, this::exitOf);
   }
 }

@@ -58,12 +58,10 @@ final class FleetCommand extends CommandGroup {
     long until;
 
     @Override
-    public Integer call() throws Exception {
-      if (since < 0 || until < 0) {
-        System.err.println("sandboxctl fleet aggregate: --since/--until must not be negative");
-        return Sandboxctl.UNUSABLE;
-      }
-      return super.call();
+    Optional<String> unusable() {
+      return since < 0 || until < 0
+          ? Optional.of("--since/--until must not be negative")
+          : Optional.empty();
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.sandboxd.daemon.rpc.GetLogCheckpointRequest;
 import io.sandboxd.daemon.rpc.LogCheckpointReply;
 import io.sandboxd.daemon.rpc.ProveConsistencyRequest;
 import io.sandboxd.daemon.rpc.ProveInclusionRequest;
+import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -67,12 +68,10 @@ final class LogCommand extends CommandGroup {
     long newSize;
 
     @Override
-    public Integer call() throws Exception {
-      if (oldSize < 0 || newSize < 0) {
-        System.err.println("sandboxctl log consistency: sizes must not be negative");
-        return Sandboxctl.UNUSABLE;
-      }
-      return super.call();
+    Optional<String> unusable() {
+      return oldSize < 0 || newSize < 0
+          ? Optional.of("sizes must not be negative")
+          : Optional.empty();
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.sandboxd.daemon.rpc.ListPoolsReply;
 import io.sandboxd.daemon.rpc.ListPoolsRequest;
 import io.sandboxd.daemon.rpc.PoolEvictions;
 import io.sandboxd.daemon.rpc.PoolInfo;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -32,12 +33,8 @@ final class PoolsCommand extends DaemonCommand {
   int evictions;
 
   @Override
-  public Integer call() throws Exception {
-    if (evictions < 0) {
-      System.err.println("sandboxctl pools: --evictions: must not be negative");
-      return Sandboxctl.UNUSABLE;
-    }
-    return super.call();
+  Optional<String> unusable() {
+    return evictions < 0 ? Optional.of("--evictions: must not be negative") : Optional.empty();
   }
 
   @Override

@@ -51,6 +51,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
@@ -207,7 +208,10 @@ public final class DurableRuns {
           module,
           List.of(),
           List.of());
-      launch(runId, a, offer, 0, null, Optional.empty(), List.of(), Consumed.NONE);
+      launch(
+          runId,
+          a,
+          park -> step(runId, a, offer, 0, null, Optional.empty(), List.of(), Consumed.NONE, park));
       return runId;
     } catch (RuntimeException e) {
       a.slot().close();
@@ -215,15 +219,12 @@ public final class DurableRuns {
     }
   }
 
-  private void launch(
-      String runId,
-      Admission.Admitted a,
-      Optional<OfferedEnvironments.Offer> offer,
-      long seq,
-      String prev,
-      Optional<InstanceSnapshot> resume,
-      List<String> carriedTaint,
-      Consumed before) {
+  /**
+   * Runs {@code segment} (the run's next execute segment, told its park signal) on a thread of its
+   * own holding the admission's slot: a failure is stored as the run's outcome, and the run's
+   * signals are dropped when the thread ends.
+   */
+  private void launch(String runId, Admission.Admitted a, Consumer<ParkSignal> segment) {
     ParkSignal park = new ParkSignal();
     running.put(runId, park);
     Thread t =
@@ -231,7 +232,7 @@ public final class DurableRuns {
             () -> {
               threadSignal.set(park);
               try (SubmitterPolicy.Slot slot = a.slot()) {
-                step(runId, a, offer, seq, prev, resume, carriedTaint, before, park);
+                segment.accept(park);
               } catch (RuntimeException | Error e) {
                 LOG.log(Level.WARNING, "durable run " + runId + " failed", e);
                 try {
@@ -881,12 +882,17 @@ public final class DurableRuns {
       launch(
           runId,
           a,
-          offer,
-          suspend.seq() + 2,
-          resumeEnv.address(),
-          Optional.of(snapshot),
-          ref.taint(),
-          before);
+          park ->
+              step(
+                  runId,
+                  a,
+                  offer,
+                  suspend.seq() + 2,
+                  resumeEnv.address(),
+                  Optional.of(snapshot),
+                  ref.taint(),
+                  before,
+                  park));
       LOG.info(() -> "durable run " + runId + " resumed (idle " + idleUj + " uJ)");
       return resumeEnv;
     } catch (RuntimeException e) {

@@ -109,32 +109,26 @@ final class DurableAudit {
       }
     }
     // Stored behind the node's back: segments and runs the signed head does not cover.
-    try (Statement st = db.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT s.run_id, s.seq FROM durable_segments s WHERE NOT EXISTS (SELECT 1 FROM"
-                    + " durable_ledger l WHERE l.run_id = s.run_id AND l.seq = s.seq)"
-                    + " ORDER BY s.run_id, s.seq")) {
-      while (rs.next()) {
-        put(
-            byRun,
-            rs.getString(1),
-            "durable_segments",
-            "segment seq " + rs.getLong(2) + " is not in the signed store head");
-      }
+    for (Map.Entry<String, Long> s :
+        StoreDb.all(
+            db,
+            "SELECT s.run_id, s.seq FROM durable_segments s WHERE NOT EXISTS (SELECT 1 FROM"
+                + " durable_ledger l WHERE l.run_id = s.run_id AND l.seq = s.seq)"
+                + " ORDER BY s.run_id, s.seq",
+            rs -> Map.entry(rs.getString(1), rs.getLong(2)))) {
+      put(
+          byRun,
+          s.getKey(),
+          "durable_segments",
+          "segment seq " + s.getValue() + " is not in the signed store head");
     }
-    try (Statement st = db.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT r.run_id FROM durable_runs r WHERE NOT EXISTS (SELECT 1 FROM"
-                    + " durable_ledger l WHERE l.run_id = r.run_id) ORDER BY r.run_id")) {
-      while (rs.next()) {
-        put(
-            byRun,
-            rs.getString(1),
-            "durable_runs",
-            "the durable run is not in the signed store head");
-      }
+    for (String runId :
+        StoreDb.all(
+            db,
+            "SELECT r.run_id FROM durable_runs r WHERE NOT EXISTS (SELECT 1 FROM"
+                + " durable_ledger l WHERE l.run_id = r.run_id) ORDER BY r.run_id",
+            rs -> rs.getString(1))) {
+      put(byRun, runId, "durable_runs", "the durable run is not in the signed store head");
     }
     receiptDamage(db, byRun);
     List<StoreDamage> out = new ArrayList<>(store);
@@ -201,19 +195,17 @@ final class DurableAudit {
   }
 
   private static Optional<StoreHead> head(Connection db) throws SQLException {
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
-      if (!rs.next()) {
-        return Optional.empty();
-      }
-      try {
-        // Its signature is checked with the rest of the head (StoreAudit); unreadable: reported
-        // there.
-        return Optional.of(
-            StoreHead.fromCore(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))).core()));
-      } catch (AttestException e) {
-        return Optional.empty();
-      }
+    Optional<String> text = StoreLedger.headText(db);
+    if (text.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      // Its signature is checked with the rest of the head (StoreAudit); unreadable: reported
+      // there.
+      return Optional.of(
+          StoreHead.fromCore(Envelope.fromJson(CanonicalJson.parse(text.get())).core()));
+    } catch (AttestException e) {
+      return Optional.empty();
     }
   }
 

@@ -55,14 +55,14 @@ public final class DurableBlobs {
 
   /** Records the blobs of a run stored before they were recorded (a store from before 15). */
   public void record(String runId, Map<String, Long> sizes) {
-    synchronized (owner) {
-      try {
-        replace(db, runId, sizes);
-        db.commit();
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "run " + runId + ": cannot record its snapshot blobs", e);
-      }
-    }
+    StoreDb.write(
+        owner,
+        db,
+        "run " + runId + ": cannot record its snapshot blobs",
+        c -> {
+          replace(c, runId, sizes);
+          return null;
+        });
   }
 
   /** Whether any blob is recorded for {@code runId}. */
@@ -112,20 +112,22 @@ public final class DurableBlobs {
 
   /** Deletes {@code rows} (after the snapshot store deleted the blobs only they named). */
   public void forget(List<Map.Entry<String, String>> rows) {
-    synchronized (owner) {
-      try (PreparedStatement st =
-          db.prepareStatement("DELETE FROM durable_blobs WHERE run_id = ? AND address = ?")) {
-        for (Map.Entry<String, String> r : rows) {
-          st.setString(1, r.getKey());
-          st.setString(2, r.getValue());
-          st.addBatch();
-        }
-        st.executeBatch();
-        db.commit();
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "durable blobs: cannot forget stale rows", e);
-      }
-    }
+    StoreDb.write(
+        owner,
+        db,
+        "durable blobs: cannot forget stale rows",
+        c -> {
+          try (PreparedStatement st =
+              c.prepareStatement("DELETE FROM durable_blobs WHERE run_id = ? AND address = ?")) {
+            for (Map.Entry<String, String> r : rows) {
+              st.setString(1, r.getKey());
+              st.setString(2, r.getValue());
+              st.addBatch();
+            }
+            st.executeBatch();
+          }
+          return null;
+        });
   }
 
   /** Bytes of the distinct blobs that live durable runs refer to (each shared blob once). */

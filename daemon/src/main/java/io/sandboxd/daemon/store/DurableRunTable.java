@@ -116,44 +116,36 @@ public final class DurableRunTable {
       List<Segment> segments,
       List<Envelope> records,
       java.util.Map<String, Long> snapshotBlobs) {
-    synchronized (owner) {
-      NodeLog.Mark before = owner.logMark();
-      StoreLedger.Mark ledgerBefore = owner.ledgerMark();
-      try {
-        if (held(run.runId())) {
-          db.commit();
-          return false;
-        }
-        StoreDb.update(
-            db,
-            "INSERT INTO durable_runs (run_id, state, created_ms, updated_ms, unit, module,"
-                + " grants, grants_id, entry, env, outcome, exported, imported)"
-                + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            run.runId(),
-            run.state().name(),
-            run.createdMs(),
-            run.updatedMs(),
-            run.unit(),
-            module,
-            run.grantsJson(),
-            run.grantsId(),
-            run.entry(),
-            run.env(),
-            run.outcomeJson(),
-            run.exported() ? 1 : 0,
-            run.imported() ? 1 : 0);
-        insertSegments(run.runId(), segments, records);
-        if (snapshotBlobs != null) {
-          DurableBlobs.replace(db, run.runId(), snapshotBlobs);
-        }
-        db.commit();
-        return true;
-      } catch (SQLException | RuntimeException e) {
-        owner.logReset(before);
-        owner.ledgerReset(ledgerBefore);
-        throw StoreDb.rolledBack(db, "run " + run.runId() + ": cannot store", e);
-      }
-    }
+    return appending(
+        run.runId(),
+        snapshotBlobs,
+        "run " + run.runId() + ": cannot store",
+        c -> {
+          if (held(run.runId())) {
+            c.commit();
+            return false;
+          }
+          StoreDb.update(
+              c,
+              "INSERT INTO durable_runs (run_id, state, created_ms, updated_ms, unit, module,"
+                  + " grants, grants_id, entry, env, outcome, exported, imported)"
+                  + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+              run.runId(),
+              run.state().name(),
+              run.createdMs(),
+              run.updatedMs(),
+              run.unit(),
+              module,
+              run.grantsJson(),
+              run.grantsId(),
+              run.entry(),
+              run.env(),
+              run.outcomeJson(),
+              run.exported() ? 1 : 0,
+              run.imported() ? 1 : 0);
+          insertSegments(run.runId(), segments, records);
+          return true;
+        });
   }
 
   /**
@@ -170,43 +162,66 @@ public final class DurableRunTable {
    * on (a park), recorded in the same transaction.
    */
   public boolean apply(Change c, java.util.Map<String, Long> snapshotBlobs) {
+    return appending(
+        c.runId(),
+        snapshotBlobs,
+        "run " + c.runId() + ": cannot append",
+        tx -> {
+          if (c.resumedSuspend().isPresent()) {
+            if (StoreDb.update(
+                    tx,
+                    "INSERT OR IGNORE INTO durable_resumed (suspend, run_id, resumed_ms)"
+                        + " VALUES (?,?,?)",
+                    c.resumedSuspend().get(),
+                    c.runId(),
+                    System.currentTimeMillis())
+                == 0) {
+              tx.rollback();
+              return false;
+            }
+          }
+          insertSegments(c.runId(), c.segments(), c.records());
+          if (StoreDb.update(
+                  tx,
+                  "UPDATE durable_runs SET state = ?, outcome = ?, updated_ms = ? WHERE run_id = ?",
+                  c.state().name(),
+                  c.outcomeJson(),
+                  System.currentTimeMillis(),
+                  c.runId())
+              != 1) {
+            throw new SQLException("no durable run " + c.runId());
+          }
+          return true;
+        });
+  }
+
+  /**
+   * Runs {@code work}, which appends a run's segments to the node log and ledger, in one
+   * transaction, then records {@code snapshotBlobs} (when not null) and commits; false when the
+   * work changed nothing (it ended its transaction). A failure rolls the rows back, resets the log
+   * and ledger kept beside them, and becomes a store error naming {@code what}.
+   */
+  private boolean appending(
+      String runId,
+      java.util.Map<String, Long> snapshotBlobs,
+      String what,
+      StoreDb.Work<Boolean> work) {
     synchronized (owner) {
       NodeLog.Mark before = owner.logMark();
       StoreLedger.Mark ledgerBefore = owner.ledgerMark();
       try {
-        if (c.resumedSuspend().isPresent()) {
-          if (StoreDb.update(
-                  db,
-                  "INSERT OR IGNORE INTO durable_resumed (suspend, run_id, resumed_ms)"
-                      + " VALUES (?,?,?)",
-                  c.resumedSuspend().get(),
-                  c.runId(),
-                  System.currentTimeMillis())
-              == 0) {
-            db.rollback();
-            return false;
-          }
-        }
-        insertSegments(c.runId(), c.segments(), c.records());
-        if (StoreDb.update(
-                db,
-                "UPDATE durable_runs SET state = ?, outcome = ?, updated_ms = ? WHERE run_id = ?",
-                c.state().name(),
-                c.outcomeJson(),
-                System.currentTimeMillis(),
-                c.runId())
-            != 1) {
-          throw new SQLException("no durable run " + c.runId());
+        if (!work.apply(db)) {
+          return false;
         }
         if (snapshotBlobs != null) {
-          DurableBlobs.replace(db, c.runId(), snapshotBlobs);
+          DurableBlobs.replace(db, runId, snapshotBlobs);
         }
         db.commit();
         return true;
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
         owner.ledgerReset(ledgerBefore);
-        throw StoreDb.rolledBack(db, "run " + c.runId() + ": cannot append", e);
+        throw StoreDb.rolledBack(db, what, e);
       }
     }
   }
@@ -231,22 +246,18 @@ public final class DurableRunTable {
    * when it is not parked here (running, settled, or exported already).
    */
   public boolean markExported(String runId) {
-    synchronized (owner) {
-      try {
-        boolean done =
+    return StoreDb.write(
+        owner,
+        db,
+        "run " + runId + ": cannot mark exported",
+        c ->
             StoreDb.update(
-                    db,
+                    c,
                     "UPDATE durable_runs SET state = 'moved', exported = 1, updated_ms = ?"
                         + " WHERE run_id = ? AND state = 'parked' AND exported = 0",
                     System.currentTimeMillis(),
                     runId)
-                == 1;
-        db.commit();
-        return done;
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "run " + runId + ": cannot mark exported", e);
-      }
-    }
+                == 1);
   }
 
   /**
@@ -255,11 +266,13 @@ public final class DurableRunTable {
    * not in {@code from}.
    */
   public boolean transition(String runId, State from, State to) {
-    synchronized (owner) {
-      try {
-        boolean done =
+    return StoreDb.write(
+        owner,
+        db,
+        "run " + runId + ": cannot move from " + from + " to " + to,
+        c ->
             StoreDb.update(
-                    db,
+                    c,
                     "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
                         + " WHERE run_id = ? AND state = ? AND exported = 0",
                     to.name(),
@@ -267,53 +280,43 @@ public final class DurableRunTable {
                     System.currentTimeMillis(),
                     runId,
                     from.name())
-                == 1;
-        db.commit();
-        return done;
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(
-            db, "run " + runId + ": cannot move from " + from + " to " + to, e);
-      }
-    }
+                == 1);
   }
 
   /** Replaces the grants in force of a run (an accepted amendment, WIRE.md §2.11); fsynced. */
   public void setGrants(String runId, String grantsJson, String grantsId) {
-    synchronized (owner) {
-      try {
-        StoreDb.update(
-            db,
-            "UPDATE durable_runs SET grants = ?, grants_id = ?, updated_ms = ? WHERE run_id = ?",
-            grantsJson,
-            grantsId,
-            System.currentTimeMillis(),
-            runId);
-        db.commit();
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "run " + runId + ": cannot store amended grants", e);
-      }
-    }
+    StoreDb.write(
+        owner,
+        db,
+        "run " + runId + ": cannot store amended grants",
+        c ->
+            StoreDb.update(
+                c,
+                "UPDATE durable_runs SET grants = ?, grants_id = ?, updated_ms = ? WHERE run_id = ?",
+                grantsJson,
+                grantsId,
+                System.currentTimeMillis(),
+                runId));
   }
 
   /** Sets the state of runs left {@code running} by a daemon that stopped; returns their ids. */
   public List<String> settleInterrupted(String outcomeJson) {
-    synchronized (owner) {
-      try {
-        List<String> ids =
-            StoreDb.all(
-                db,
-                "SELECT run_id FROM durable_runs WHERE state = 'running'",
-                rs -> rs.getString(1));
-        StoreDb.update(
-            db,
-            "UPDATE durable_runs SET state = 'failed', outcome = ? WHERE state = 'running'",
-            outcomeJson);
-        db.commit();
-        return ids;
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "durable runs: cannot settle interrupted runs", e);
-      }
-    }
+    return StoreDb.write(
+        owner,
+        db,
+        "durable runs: cannot settle interrupted runs",
+        c -> {
+          List<String> ids =
+              StoreDb.all(
+                  c,
+                  "SELECT run_id FROM durable_runs WHERE state = 'running'",
+                  rs -> rs.getString(1));
+          StoreDb.update(
+              c,
+              "UPDATE durable_runs SET state = 'failed', outcome = ? WHERE state = 'running'",
+              outcomeJson);
+          return ids;
+        });
   }
 
   public Optional<Run> run(String runId) {
@@ -381,32 +384,28 @@ public final class DurableRunTable {
 
   /** The run's segments in seq order, each with the log of its step. */
   public List<Segment> segments(String runId) {
-    synchronized (owner) {
-      try {
-        List<Segment> out =
-            StoreDb.all(
-                db,
-                "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq",
-                rs -> new Segment(envelope(rs.getString(1)), rs.getString(2)),
-                runId);
-        db.commit();
-        return out;
-      } catch (SQLException | AttestException e) {
-        throw new StoreException("durable run " + runId + ": cannot read: " + e.getMessage(), e);
-      }
-    }
+    return rows(
+        runId,
+        "SELECT envelope, log FROM durable_segments WHERE run_id = ? ORDER BY seq",
+        rs -> new Segment(envelope(rs.getString(1)), rs.getString(2)));
   }
 
   /** The run's receipts and attestations, in the order they were stored. */
   public List<Envelope> records(String runId) {
+    return rows(
+        runId,
+        "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid",
+        rs -> envelope(rs.getString(1)));
+  }
+
+  /**
+   * The rows of run {@code runId} that {@code sql} selects, each read by {@code row}; a failed
+   * query or an envelope that does not parse becomes a store error naming the run.
+   */
+  private <T> List<T> rows(String runId, String sql, StoreDb.Row<T> row) {
     synchronized (owner) {
       try {
-        List<Envelope> out =
-            StoreDb.all(
-                db,
-                "SELECT envelope FROM durable_records WHERE run_id = ? ORDER BY rowid",
-                rs -> envelope(rs.getString(1)),
-                runId);
+        List<T> out = StoreDb.all(db, sql, row, runId);
         db.commit();
         return out;
       } catch (SQLException | AttestException e) {

@@ -35,27 +35,25 @@ public final class ExportHandoffTable {
    * changed) when the run is not parked and unexported.
    */
   public boolean begin(String runId, Handoff h) {
-    synchronized (owner) {
-      try {
-        if (!move(runId, "parked", "exporting", 0)) {
-          db.rollback();
-          return false;
-        }
-        StoreDb.update(
-            db,
-            "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
-                + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)",
-            runId,
-            h.digest(),
-            h.size(),
-            h.destination(),
-            h.startedMs());
-        db.commit();
-        return true;
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "run " + runId + ": cannot mark exporting", e);
-      }
-    }
+    return StoreDb.change(
+        owner,
+        db,
+        "run " + runId + ": cannot mark exporting",
+        c -> {
+          if (!move(runId, "parked", "exporting", 0)) {
+            return false;
+          }
+          StoreDb.update(
+              c,
+              "INSERT OR REPLACE INTO export_handoffs (run_id, digest, size, destination,"
+                  + " started_ms, confirmed_ms) VALUES (?,?,?,?,?,NULL)",
+              runId,
+              h.digest(),
+              h.size(),
+              h.destination(),
+              h.startedMs());
+          return true;
+        });
   }
 
   /** The run's export, pending or confirmed, if one is recorded. */
@@ -87,26 +85,20 @@ public final class ExportHandoffTable {
    * false (nothing changed) when the run is not exporting or the digest is another.
    */
   public boolean confirm(String runId, String digest, long nowMs) {
-    synchronized (owner) {
-      try {
-        int n =
+    return StoreDb.change(
+        owner,
+        db,
+        "run " + runId + ": cannot confirm its export",
+        c ->
             StoreDb.update(
-                db,
-                "UPDATE export_handoffs SET confirmed_ms = ? WHERE run_id = ? AND digest = ?"
-                    + " AND confirmed_ms IS NULL",
-                nowMs,
-                runId,
-                digest);
-        if (n != 1 || !move(runId, "exporting", "moved", 1)) {
-          db.rollback();
-          return false;
-        }
-        db.commit();
-        return true;
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "run " + runId + ": cannot confirm its export", e);
-      }
-    }
+                        c,
+                        "UPDATE export_handoffs SET confirmed_ms = ? WHERE run_id = ? AND digest = ?"
+                            + " AND confirmed_ms IS NULL",
+                        nowMs,
+                        runId,
+                        digest)
+                    == 1
+                && move(runId, "exporting", "moved", 1));
   }
 
   /**
@@ -114,19 +106,17 @@ public final class ExportHandoffTable {
    * not exporting.
    */
   public boolean takeBack(String runId) {
-    synchronized (owner) {
-      try {
-        if (!move(runId, "exporting", "parked", 0)) {
-          db.rollback();
-          return false;
-        }
-        StoreDb.update(db, "DELETE FROM export_handoffs WHERE run_id = ?", runId);
-        db.commit();
-        return true;
-      } catch (SQLException e) {
-        throw StoreDb.rolledBack(db, "run " + runId + ": cannot take its export back", e);
-      }
-    }
+    return StoreDb.change(
+        owner,
+        db,
+        "run " + runId + ": cannot take its export back",
+        c -> {
+          if (!move(runId, "exporting", "parked", 0)) {
+            return false;
+          }
+          StoreDb.update(c, "DELETE FROM export_handoffs WHERE run_id = ?", runId);
+          return true;
+        });
   }
 
   private boolean move(String runId, String from, String to, int exported) throws SQLException {

@@ -202,15 +202,11 @@ final class NodeLog {
   record Stored(long treeSize, long signedMs, String note) {}
 
   Optional<Stored> latest() throws SQLException {
-    try (Statement st = db.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT tree_size, signed_ms, note FROM node_log_checkpoints"
-                    + " ORDER BY tree_size DESC LIMIT 1")) {
-      return rs.next()
-          ? Optional.of(new Stored(rs.getLong(1), rs.getLong(2), rs.getString(3)))
-          : Optional.empty();
-    }
+    return StoreDb.first(
+        db,
+        "SELECT tree_size, signed_ms, note FROM node_log_checkpoints"
+            + " ORDER BY tree_size DESC LIMIT 1",
+        rs -> new Stored(rs.getLong(1), rs.getLong(2), rs.getString(3)));
   }
 
   /** A leaf: its index, address and kind. */

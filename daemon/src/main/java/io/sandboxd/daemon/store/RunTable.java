@@ -208,21 +208,16 @@ final class RunTable {
   Optional<RunIo.Stored> io(String runId) {
     return store.transact(
         "run " + runId + ": cannot read its io",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT args, stdin, stdin_bytes, stdout, stdout_bytes, stdout_written,"
-                      + " stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
-                      + " exit_status, exited FROM run_io WHERE run_id = ?")) {
-            st.setString(1, runId);
-            try (ResultSet rs = st.executeQuery()) {
-              if (!rs.next()) {
-                return Optional.empty();
-              }
-              List<String> args = new ArrayList<>();
-              CanonicalJson.parse(rs.getString(1)).forEach(n -> args.add(n.textValue()));
-              return Optional.of(
-                  new RunIo.Stored(
+        db ->
+            StoreDb.first(
+                db,
+                "SELECT args, stdin, stdin_bytes, stdout, stdout_bytes, stdout_written,"
+                    + " stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
+                    + " exit_status, exited FROM run_io WHERE run_id = ?",
+                rs -> {
+                  List<String> args = new ArrayList<>();
+                  CanonicalJson.parse(rs.getString(1)).forEach(n -> args.add(n.textValue()));
+                  return new RunIo.Stored(
                       args,
                       Optional.ofNullable(rs.getString(2)),
                       rs.getLong(3),
@@ -231,10 +226,9 @@ final class RunTable {
                       new RunIo.Stream(
                           rs.getString(8), rs.getLong(9), rs.getLong(10), rs.getInt(11) != 0),
                       rs.getInt(12),
-                      rs.getInt(13) != 0));
-            }
-          }
-        });
+                      rs.getInt(13) != 0);
+                },
+                runId));
   }
 
   Optional<byte[]> ioBlob(String runId, String address) {
@@ -261,26 +255,19 @@ final class RunTable {
 
   private static Optional<byte[]> bytesAt(Connection db, String sql, String key)
       throws SQLException {
-    try (PreparedStatement st = db.prepareStatement(sql)) {
-      st.setString(1, key);
-      try (ResultSet rs = st.executeQuery()) {
-        return rs.next() ? Optional.of(rs.getBytes(1)) : Optional.empty();
-      }
-    }
+    return StoreDb.first(db, sql, rs -> rs.getBytes(1), key);
   }
 
   OptionalLong submitter(String runId) {
     return store.transact(
         "run store: query failed",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("SELECT uid FROM runs WHERE run_id = ? AND uid IS NOT NULL")) {
-            st.setString(1, runId);
-            try (ResultSet rs = st.executeQuery()) {
-              return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
-            }
-          }
-        });
+        db ->
+            StoreDb.first(
+                    db,
+                    "SELECT uid FROM runs WHERE run_id = ? AND uid IS NOT NULL",
+                    rs -> OptionalLong.of(rs.getLong(1)),
+                    runId)
+                .orElse(OptionalLong.empty()));
   }
 
   /**
@@ -341,16 +328,10 @@ final class RunTable {
 
   /** Throws {@link TamperedRunException} unless the run's row checks against its signed record. */
   private void requireIntact(Connection db, String runId) throws SQLException {
-    String ledgerEnvelope = null;
-    try (PreparedStatement st =
-        db.prepareStatement("SELECT envelope FROM ledger WHERE run_id = ?")) {
-      st.setString(1, runId);
-      try (ResultSet rs = st.executeQuery()) {
-        if (rs.next()) {
-          ledgerEnvelope = rs.getString(1);
-        }
-      }
-    }
+    String ledgerEnvelope =
+        StoreDb.first(
+                db, "SELECT envelope FROM ledger WHERE run_id = ?", rs -> rs.getString(1), runId)
+            .orElse(null);
     for (StoreAudit.RunRow row : StoreAudit.rows(db, runId)) {
       Optional<String> why = damage(row, ledgerEnvelope);
       if (why.isPresent()) {
@@ -363,18 +344,13 @@ final class RunTable {
     return store.transact(
         "run " + runId + ": cannot read records",
         db -> {
-          List<Envelope> out = new ArrayList<>();
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq")) {
-            st.setString(1, runId);
-            st.setString(2, kind.stored());
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                out.add(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))));
-              }
-            }
-          }
+          List<Envelope> out =
+              StoreDb.all(
+                  db,
+                  "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq",
+                  rs -> Envelope.fromJson(CanonicalJson.parse(rs.getString(1))),
+                  runId,
+                  kind.stored());
           for (Envelope e : out) {
             if (e.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
               throw new TamperedRunException(runId, kind + " " + e.address() + ": " + inv.reason());
@@ -431,19 +407,12 @@ final class RunTable {
   List<String> journal(String runId) {
     return store.transact(
         "run " + runId + ": cannot read journal",
-        db -> {
-          try (PreparedStatement st =
-              db.prepareStatement("SELECT entry FROM journal WHERE run_id = ? ORDER BY seq")) {
-            st.setString(1, runId);
-            List<String> out = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-              while (rs.next()) {
-                out.add(rs.getString(1));
-              }
-            }
-            return out;
-          }
-        });
+        db ->
+            StoreDb.all(
+                db,
+                "SELECT entry FROM journal WHERE run_id = ? ORDER BY seq",
+                rs -> rs.getString(1),
+                runId));
   }
 
   /** How many stored runs end in each outcome kind. */

@@ -374,13 +374,7 @@ final class StoreAudit {
   private static Optional<StoreDamage> headDamage(
       Connection db, PublicKey signer, long ledgerSize, String chain, boolean dense)
       throws SQLException {
-    String headText = null;
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
-      if (rs.next()) {
-        headText = rs.getString(1);
-      }
-    }
+    String headText = StoreLedger.headText(db).orElse(null);
     long runRows;
     try (Statement st = db.createStatement();
         ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM runs")) {

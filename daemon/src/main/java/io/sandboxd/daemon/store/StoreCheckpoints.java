@@ -7,8 +7,6 @@ import io.sandboxd.attest.StoreCheckpoint;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.Verification;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -95,13 +93,9 @@ final class StoreCheckpoints {
 
   /** How many ledger records lie at or after {@code position}: the runs a check from it reads. */
   private static long runsFrom(java.sql.Connection db, long position) throws java.sql.SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement("SELECT COUNT(*) FROM ledger WHERE position >= ?")) {
-      st.setLong(1, position);
-      try (ResultSet rs = st.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : 0;
-      }
-    }
+    return StoreDb.first(
+            db, "SELECT COUNT(*) FROM ledger WHERE position >= ?", rs -> rs.getLong(1), position)
+        .orElse(0L);
   }
 
   /**
@@ -111,13 +105,11 @@ final class StoreCheckpoints {
     Optional<String> text =
         store.transact(
             "run store: cannot read its checkpoint",
-            db -> {
-              try (Statement st = db.createStatement();
-                  ResultSet rs =
-                      st.executeQuery("SELECT envelope FROM store_checkpoint WHERE id = 1")) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-              }
-            });
+            db ->
+                StoreDb.first(
+                    db,
+                    "SELECT envelope FROM store_checkpoint WHERE id = 1",
+                    rs -> rs.getString(1)));
     if (text.isEmpty()) {
       return Optional.empty();
     }
@@ -191,11 +183,9 @@ final class StoreCheckpoints {
   }
 
   private static Optional<Envelope> head(java.sql.Connection db) throws java.sql.SQLException {
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
-      return rs.next()
-          ? Optional.of(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))))
-          : Optional.empty();
-    }
+    Optional<String> text = StoreLedger.headText(db);
+    return text.isPresent()
+        ? Optional.of(Envelope.fromJson(CanonicalJson.parse(text.get())))
+        : Optional.empty();
   }
 }

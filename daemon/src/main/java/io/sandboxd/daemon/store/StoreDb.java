@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The store's one SQLite connection and the monitor that every table holds while it uses it: one
@@ -114,13 +115,48 @@ final class StoreDb {
    * query becomes a store error naming {@code what}.
    */
   static <T> T read(Object lock, Connection db, String what, Work<T> work) {
+    return committed(lock, db, work, e -> new StoreException(what + ": " + e.getMessage(), e));
+  }
+
+  /**
+   * Runs the write {@code work} on {@code db} under {@code lock} and commits it (fsynced before it
+   * returns); a failed statement rolls it back and becomes a store error naming {@code what}.
+   */
+  static <T> T write(Object lock, Connection db, String what, Work<T> work) {
+    return committed(lock, db, work, e -> rolledBack(db, what, e));
+  }
+
+  /**
+   * As {@link #write}, for a change that may find nothing to change: committed when {@code work}
+   * returns true, rolled back when it returns false.
+   */
+  static boolean change(Object lock, Connection db, String what, Work<Boolean> work) {
+    synchronized (lock) {
+      try {
+        if (!work.apply(db)) {
+          db.rollback();
+          return false;
+        }
+        db.commit();
+        return true;
+      } catch (SQLException e) {
+        throw rolledBack(db, what, e);
+      }
+    }
+  }
+
+  /**
+   * Runs {@code work} under {@code lock} and commits; a failed statement throws {@code failed}'s.
+   */
+  private static <T> T committed(
+      Object lock, Connection db, Work<T> work, Function<SQLException, StoreException> failed) {
     synchronized (lock) {
       try {
         T out = work.apply(db);
         db.commit();
         return out;
       } catch (SQLException e) {
-        throw new StoreException(what + ": " + e.getMessage(), e);
+        throw failed.apply(e);
       }
     }
   }

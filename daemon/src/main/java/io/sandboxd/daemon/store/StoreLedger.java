@@ -55,19 +55,22 @@ final class StoreLedger {
    * start-up; a store without a head is an empty one or damage start-up reports).
    */
   static StoreLedger open(Connection db) throws SQLException {
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
-      if (rs.next()) {
-        try {
-          StoreHead head = StoreHead.fromCore(CanonicalJson.parse(rs.getString(1)).get("core"));
-          return new StoreLedger(
-              db, head.runs(), head.chain(), head.durableSegments(), head.durableChain());
-        } catch (AttestException e) {
-          // Damage start-up reports; appends continue from what the ledger rows say.
-        }
+    Optional<String> text = headText(db);
+    if (text.isPresent()) {
+      try {
+        StoreHead head = StoreHead.fromCore(CanonicalJson.parse(text.get()).get("core"));
+        return new StoreLedger(
+            db, head.runs(), head.chain(), head.durableSegments(), head.durableChain());
+      } catch (AttestException e) {
+        // Damage start-up reports; appends continue from what the ledger rows say.
       }
     }
     return rebuilt(db);
+  }
+
+  /** The signed store head's envelope as stored (not parsed or verified); empty when none. */
+  static Optional<String> headText(Connection db) throws SQLException {
+    return StoreDb.first(db, "SELECT envelope FROM store_head WHERE id = 1", rs -> rs.getString(1));
   }
 
   /** Length and chain recomputed from the ledger rows (no head, or an unreadable one). */

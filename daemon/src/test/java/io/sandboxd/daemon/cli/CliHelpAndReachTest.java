@@ -141,6 +141,36 @@ class CliHelpAndReachTest {
   }
 
   @Test
+  void negativeNumbersAreRefusedBeforeTheDaemonIsAsked() {
+    String socket = tmp.resolve("none.sock").toString();
+    // The line each prints, then its argv: refused before any connection, so no "no daemon at".
+    for (String[] c :
+        new String[][] {
+          {"sandboxctl pools: --evictions: must not be negative", "pools", "--evictions=-1"},
+          {
+            "sandboxctl log consistency: sizes must not be negative",
+            "log",
+            "consistency",
+            "1",
+            "-2"
+          },
+          {
+            "sandboxctl fleet aggregate: --since/--until must not be negative",
+            "fleet",
+            "aggregate",
+            "--until=-1"
+          }
+        }) {
+      List<String> argv = new ArrayList<>(List.of(c).subList(1, c.length));
+      argv.addAll(List.of("--socket", socket));
+      Console.Result r = Console.run(argv.toArray(String[]::new));
+      assertEquals(Sandboxctl.UNUSABLE, r.exit(), argv + ": " + r.stderr());
+      assertEquals(c[0] + System.lineSeparator(), r.stderr(), argv.toString());
+      assertEquals("", r.out(), argv.toString());
+    }
+  }
+
+  @Test
   void aStaleSocketSaysNoDaemon() throws IOException {
     Path sock = tmp.resolve("stale.sock");
     try (ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
