@@ -181,13 +181,16 @@ final class StoreDb {
     }
   }
 
-  /** The first row {@code sql} selects with {@code params} bound, read by {@code row}. */
+  /**
+   * The first row {@code sql} selects with {@code params} bound, read by {@code row}; a row read as
+   * null (a NULL column only a hand-altered schema holds) reads as no row, not as a crash.
+   */
   static <T> Optional<T> first(Connection db, String sql, Row<T> row, Object... params)
       throws SQLException {
     try (PreparedStatement st = db.prepareStatement(sql)) {
       bind(st, params);
       try (ResultSet rs = st.executeQuery()) {
-        return rs.next() ? Optional.of(row.read(rs)) : Optional.empty();
+        return rs.next() ? Optional.ofNullable(row.read(rs)) : Optional.empty();
       }
     }
   }
