@@ -34,10 +34,11 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Runs units on Chicory, each on a platform thread (virtual threads cannot be preempted) with a
- * unit's stack: the caller's own thread when it is one made by {@link #unitCapableThread} and a
- * place is free, otherwise one of the executor's unit threads. Budgets are hard: a watchdog samples
- * the guest thread's CPU time and energy and interrupts it within a millisecond of a CPU breach;
- * memory is capped at the smallest of the module's, the grant's and the node's limits.
+ * unit's stack: the caller's own thread when it is one made by {@link #unitCapableThread} (once one
+ * of the {@code maxConcurrent} places is its), otherwise one of the executor's unit threads.
+ * Budgets are hard: a watchdog samples the guest thread's CPU time and energy and interrupts it
+ * within a millisecond of a CPU breach; memory is capped at the smallest of the module's, the
+ * grant's and the node's limits.
  */
 public final class Executor implements AutoCloseable {
   /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
@@ -66,6 +67,9 @@ public final class Executor implements AutoCloseable {
   private final ScheduledThreadPoolExecutor watchdog;
   private final Set<GuestTask> onCallers = ConcurrentHashMap.newKeySet();
   private final AtomicLong ranOnCallers = new AtomicLong();
+  // Callers' threads waiting for a place, at most maxWaiting (the unit threads' queue bound).
+  private final AtomicInteger waitingHere = new AtomicInteger();
+  private final int maxWaiting;
   private volatile boolean closed;
   private final EnergyModel energyModel;
   private final long maxWallNanos;
@@ -79,7 +83,9 @@ public final class Executor implements AutoCloseable {
    * refill) backs off then rather than compete with runs for the cores.
    */
   public boolean saturated() {
-    return running.availablePermits() == 0 || !guests.getQueue().isEmpty();
+    return running.availablePermits() == 0
+        || running.hasQueuedThreads()
+        || !guests.getQueue().isEmpty();
   }
 
   /** How many units ran on their callers' threads rather than on a unit thread. */
@@ -88,9 +94,10 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
-   * A thread with a unit's stack: a unit this executor is asked to run from it runs on it (when a
-   * place is free), without the hand-off to a unit thread and back. For threads that serve runs,
-   * such as the daemon's call threads. The thread is a daemon thread, not started.
+   * A thread with a unit's stack: a unit this executor is asked to run from it runs on it (once it
+   * has a place, waiting in turn for one), without the hand-off to a unit thread and back. For
+   * threads that serve runs, such as the daemon's call threads. The thread is a daemon thread, not
+   * started.
    */
   public static Thread unitCapableThread(Runnable body, String name) {
     Thread t = new UnitCapableThread(body, name);
@@ -126,6 +133,7 @@ public final class Executor implements AutoCloseable {
             r -> unitCapableThread(r, "unit-" + n.incrementAndGet()));
     this.guests.allowCoreThreadTimeOut(true);
     this.running = new Semaphore(maxConcurrent, true);
+    this.maxWaiting = Math.max(16, maxConcurrent * 64);
     this.watchdog =
         new ScheduledThreadPoolExecutor(
             1,
@@ -261,8 +269,21 @@ public final class Executor implements AutoCloseable {
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
     Watch watch = new Watch(task, compute, meter);
     Outcome.Breach breach;
-    if (placeHere()) {
-      breach = runHere(task, watch);
+    if (Thread.currentThread() instanceof UnitCapableThread && !closed) {
+      Place place = takePlace();
+      if (place == Place.FULL) {
+        meter.end();
+        storage.ifPresent(StorageRoot::close);
+        mounts.forEach(m -> m.root().close());
+        throw new ExecutorBusyException(
+            "node busy: " + maxWaiting + " units already wait for a place", null);
+      }
+      if (place == Place.TAKEN) {
+        breach = runHere(task, watch);
+      } else {
+        task.failure = "interrupted before the unit started";
+        breach = null;
+      }
     } else {
       Future<?> future;
       try {
@@ -353,21 +374,38 @@ public final class Executor implements AutoCloseable {
     return Math.min(compute.memoryBytes(), nodeCapBytes);
   }
 
+  /** What a caller's thread got when it asked for a place to run its unit. */
+  private enum Place {
+    TAKEN,
+    // As many callers as a unit thread's queue holds already wait: refused as busy, like it.
+    FULL,
+    INTERRUPTED
+  }
+
   /**
-   * Whether the unit may run on the calling thread: it has a unit's stack, is not interrupted, and
-   * a place is free now (a caller never waits for one here: it queues for a unit thread instead).
+   * A place for the calling thread's unit, waiting for one in turn (a fair semaphore: behind units
+   * queued for unit threads and callers that came first) when none is free. Waiting here rather
+   * than queueing for a unit thread keeps a busy node to one hand-off a run: the place itself.
    */
-  private boolean placeHere() {
-    Thread me = Thread.currentThread();
-    if (!(me instanceof UnitCapableThread) || closed || me.isInterrupted()) {
-      return false;
-    }
+  private Place takePlace() {
     try {
-      // With a timeout of zero, unlike tryAcquire(), a fair semaphore does not barge past waiters.
-      return running.tryAcquire(0, TimeUnit.NANOSECONDS);
+      if (running.tryAcquire(0, TimeUnit.NANOSECONDS)) {
+        return Place.TAKEN;
+      }
+      int waiting = waitingHere.incrementAndGet();
+      try {
+        if (waiting > maxWaiting) {
+          return Place.FULL;
+        }
+        running.acquire();
+        return Place.TAKEN;
+      } finally {
+        waitingHere.decrementAndGet();
+      }
     } catch (InterruptedException e) {
-      me.interrupt();
-      return false;
+      // The caller's own interrupt: it stays set for the caller, and the unit never starts.
+      Thread.currentThread().interrupt();
+      return Place.INTERRUPTED;
     }
   }
 

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.enforcer.Grants;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -145,7 +147,8 @@ class ExecutorOnCallersThreadTest extends ExecutorTest {
   }
 
   @Test
-  void whenEveryPlaceIsTakenACallerQueuesForAUnitThread() throws InterruptedException {
+  void whenEveryPlaceIsTakenACallerWaitsForOneAndThenRunsItsUnitItself()
+      throws InterruptedException {
     try (Executor one = new Executor(1, EnergyModel.estimate(10_000), 60_000)) {
       AtomicReference<ExecutionResult> spun = new AtomicReference<>();
       Grants brief = grants(LOG_ONLY, 300, 1 << 20, 9_000_000_000_000_000L);
@@ -158,9 +161,83 @@ class ExecutorOnCallersThreadTest extends ExecutorTest {
       spinner.join();
       assertEquals(new Outcome.Completed(), r.outcome());
       assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), spun.get().outcome());
-      // The spinner ran inline; hello, finding no place, went to a unit thread once one was free.
-      assertEquals(1, one.ranOnCallersThreads());
+      // Hello waited for the spinner's place, then ran on its own caller's thread too.
+      assertEquals(2, one.ranOnCallersThreads());
       assertFalse(one.saturated());
+    }
+  }
+
+  @Test
+  void pastTheQueuesBoundWaitingCallersAreRefusedAsBusy() throws InterruptedException {
+    // One place, so 64 callers may wait for it (the unit threads' queue bound): the 65th is busy.
+    Executor one = new Executor(1, EnergyModel.estimate(10_000), 600_000);
+    Thread spinner = runningInline(one, SPIN, LONG, new AtomicReference<>());
+    CompiledUnit hello = COMPILER.compile(Wat2Wasm.parse(HELLO));
+    Grants g = grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000);
+    List<Thread> waiters = new ArrayList<>();
+    List<ExecutionResult> waited = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < 64; i++) {
+      Thread t =
+          Executor.unitCapableThread(
+              () -> waited.add(one.execute(new UnitRequest("w", hello, "run", g))), "waiter");
+      t.start();
+      waiters.add(t);
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (waiters.stream().anyMatch(t -> t.getState() != Thread.State.WAITING)) {
+      assertTrue(System.nanoTime() < deadline, "the waiters never waited");
+      Thread.sleep(1);
+    }
+    ExecutorBusyException busy =
+        assertThrows(
+            ExecutorBusyException.class,
+            () ->
+                onCallersThread(
+                    () -> one.execute(new UnitRequest("late", hello, "run", g)), false));
+    assertEquals("node busy: 64 units already wait for a place", busy.getMessage());
+    // Closing stops the spinner; the waiters then get the place one by one and start nothing.
+    one.close();
+    spinner.join();
+    for (Thread t : waiters) {
+      t.join(TimeUnit.SECONDS.toMillis(30));
+      assertFalse(t.isAlive());
+    }
+    assertEquals(64, waited.size());
+    for (ExecutionResult r : waited) {
+      assertEquals(new Outcome.Failed("the daemon shut down before the unit started"), r.outcome());
+    }
+  }
+
+  @Test
+  void aCallerInterruptedWhileItWaitsForAPlaceStartsNothingAndStaysInterrupted()
+      throws InterruptedException {
+    try (Executor one = new Executor(1, EnergyModel.estimate(10_000), 600_000)) {
+      Thread spinner = runningInline(one, SPIN, LONG, new AtomicReference<>());
+      CompiledUnit hello = COMPILER.compile(Wat2Wasm.parse(HELLO));
+      Grants g = grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000);
+      AtomicReference<ExecutionResult> result = new AtomicReference<>();
+      AtomicBoolean stillInterrupted = new AtomicBoolean();
+      Thread waiter =
+          Executor.unitCapableThread(
+              () -> {
+                result.set(one.execute(new UnitRequest("w", hello, "run", g)));
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+              },
+              "waiter");
+      waiter.start();
+      while (waiter.getState() != Thread.State.WAITING) {
+        Thread.sleep(1);
+      }
+      waiter.interrupt();
+      waiter.join(TimeUnit.SECONDS.toMillis(30));
+      assertEquals(
+          new Outcome.Failed("interrupted before the unit started"), result.get().outcome());
+      assertTrue(stillInterrupted.get());
+      assertEquals(0, result.get().hostCalls());
+      // Only the spinner ever ran.
+      assertEquals(1, one.ranOnCallersThreads());
+      one.close();
+      spinner.join();
     }
   }
 
