@@ -84,12 +84,10 @@ BY_THREAD = [
     (("GC", "G1"), "GC"),
     ("sandboxd-store", "store: background verifier"),
     ("warmpool", "warm pool refill"),
-    ("unit-", "guest execution (GuestTask, on unit or call threads)"),
+    ("unit-", "guest execution (unit threads)"),
     ("multiThreadIo", "gRPC/Netty: event loop"),
 ]
 BY_STACK = [
-    # A call thread that runs its unit itself.
-    (r"Executor\$GuestTask\.call", "guest execution (GuestTask, on unit or call threads)"),
     (r"Envelope\.sign|SigningKey\.sign", "signing"),
     (r"Envelope\.verify|PublicKey\.verify", "verifying signatures"),
     (r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger",

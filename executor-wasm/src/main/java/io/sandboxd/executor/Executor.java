@@ -19,24 +19,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Runs units on Chicory, each on a platform thread (virtual threads cannot be preempted) with a
- * unit's stack: the caller's own thread when it is one made by {@link #unitCapableThread} (once one
- * of the {@code maxConcurrent} places is its), otherwise one of the executor's unit threads.
- * Budgets are hard: a watchdog samples the guest thread's CPU time and energy and interrupts it
+ * Runs units on Chicory, each on its own platform thread (virtual threads cannot be preempted),
+ * with hard budgets: a watchdog samples the guest thread's CPU time and energy and interrupts it
  * within a millisecond of a CPU breach; memory is capped at the smallest of the module's, the
  * grant's and the node's limits.
  */
@@ -58,19 +50,6 @@ public final class Executor implements AutoCloseable {
   private static final long MAX_TICK_NANOS = 20_000_000;
 
   private final ThreadPoolExecutor guests;
-  // The places for running units, at most maxConcurrent, taken by unit threads and by callers'
-  // threads alike. Fair, so that a unit queued for a unit thread is not overtaken for ever by
-  // callers running theirs inline.
-  private final Semaphore running;
-  // Checks the budgets of units running on their callers' threads (a unit thread's caller watches
-  // its own unit).
-  private final ScheduledThreadPoolExecutor watchdog;
-  private final Set<GuestTask> onCallers = ConcurrentHashMap.newKeySet();
-  private final AtomicLong ranOnCallers = new AtomicLong();
-  // Callers' threads waiting for a place, at most maxWaiting (the unit threads' queue bound).
-  private final AtomicInteger waitingHere = new AtomicInteger();
-  private final int maxWaiting;
-  private volatile boolean closed;
   private final EnergyModel energyModel;
   private final long maxWallNanos;
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -83,33 +62,7 @@ public final class Executor implements AutoCloseable {
    * refill) backs off then rather than compete with runs for the cores.
    */
   public boolean saturated() {
-    return running.availablePermits() == 0
-        || running.hasQueuedThreads()
-        || !guests.getQueue().isEmpty();
-  }
-
-  /** How many units ran on their callers' threads rather than on a unit thread. */
-  public long ranOnCallersThreads() {
-    return ranOnCallers.get();
-  }
-
-  /**
-   * A thread with a unit's stack: a unit this executor is asked to run from it runs on it (once it
-   * has a place, waiting in turn for one), without the hand-off to a unit thread and back. For
-   * threads that serve runs, such as the daemon's call threads. The thread is a daemon thread, not
-   * started.
-   */
-  public static Thread unitCapableThread(Runnable body, String name) {
-    Thread t = new UnitCapableThread(body, name);
-    t.setDaemon(true);
-    return t;
-  }
-
-  /** A platform thread with the stack a unit is promised (deep guest recursion must not differ). */
-  private static final class UnitCapableThread extends Thread {
-    UnitCapableThread(Runnable body, String name) {
-      super(null, body, name, GUEST_STACK_BYTES);
-    }
+    return guests.getActiveCount() >= guests.getMaximumPoolSize() || !guests.getQueue().isEmpty();
   }
 
   public Executor(int maxConcurrent, EnergyModel energyModel, long maxWallMillis) {
@@ -130,21 +83,12 @@ public final class Executor implements AutoCloseable {
             TimeUnit.SECONDS,
             // Bounded: past this many waiting units a submission is refused, not queued forever.
             new LinkedBlockingQueue<>(Math.max(16, maxConcurrent * 64)),
-            r -> unitCapableThread(r, "unit-" + n.incrementAndGet()));
-    this.guests.allowCoreThreadTimeOut(true);
-    this.running = new Semaphore(maxConcurrent, true);
-    this.maxWaiting = Math.max(16, maxConcurrent * 64);
-    this.watchdog =
-        new ScheduledThreadPoolExecutor(
-            1,
             r -> {
-              Thread t = new Thread(r, "budget-watch");
+              Thread t = new Thread(null, r, "unit-" + n.incrementAndGet(), GUEST_STACK_BYTES);
               t.setDaemon(true);
               return t;
             });
-    // Most units end before their first tick: their cancelled ticks must not pile up.
-    this.watchdog.setRemoveOnCancelPolicy(true);
-    this.watchdog.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    this.guests.allowCoreThreadTimeOut(true);
     this.energyModel = energyModel;
     this.maxWallNanos = TimeUnit.MILLISECONDS.toNanos(maxWallMillis);
     if (!threads.isThreadCpuTimeSupported()) {
@@ -267,36 +211,17 @@ public final class Executor implements AutoCloseable {
     long t0 = System.nanoTime();
     GuestTask task = new GuestTask(req, ctx, shape(req.unit(), compute), warm);
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
-    Watch watch = new Watch(task, compute, meter);
-    Outcome.Breach breach;
-    if (Thread.currentThread() instanceof UnitCapableThread && !closed) {
-      Place place = takePlace();
-      if (place == Place.FULL) {
-        meter.end();
-        storage.ifPresent(StorageRoot::close);
-        mounts.forEach(m -> m.root().close());
-        throw new ExecutorBusyException(
-            "node busy: " + maxWaiting + " units already wait for a place", null);
-      }
-      if (place == Place.TAKEN) {
-        breach = runHere(task, watch);
-      } else {
-        task.failure = "interrupted before the unit started";
-        breach = null;
-      }
-    } else {
-      Future<?> future;
-      try {
-        future = guests.submit(() -> runOnUnitThread(task));
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        meter.end();
-        storage.ifPresent(StorageRoot::close);
-        mounts.forEach(m -> m.root().close());
-        throw new ExecutorBusyException(
-            "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
-      }
-      breach = watch(task, future, watch);
+    Future<Integer> future;
+    try {
+      future = guests.submit(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      meter.end();
+      storage.ifPresent(StorageRoot::close);
+      mounts.forEach(m -> m.root().close());
+      throw new ExecutorBusyException(
+          "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
     }
+    Outcome.Breach breach = watch(task, future, compute, meter);
     storage.ifPresent(StorageRoot::close);
     mounts.forEach(m -> m.root().close());
 
@@ -374,149 +299,37 @@ public final class Executor implements AutoCloseable {
     return Math.min(compute.memoryBytes(), nodeCapBytes);
   }
 
-  /** What a caller's thread got when it asked for a place to run its unit. */
-  private enum Place {
-    TAKEN,
-    // As many callers as a unit thread's queue holds already wait: refused as busy, like it.
-    FULL,
-    INTERRUPTED
-  }
-
   /**
-   * A place for the calling thread's unit, waiting for one in turn (a fair semaphore: behind units
-   * queued for unit threads and callers that came first) when none is free. Waiting here rather
-   * than queueing for a unit thread keeps a busy node to one hand-off a run: the place itself.
+   * Waits for the guest, checking its budgets. A single guest thread's CPU time cannot grow faster
+   * than the wall clock, so with R ns of CPU budget left no breach is possible for R ns: the
+   * watchdog sleeps that long (at least 1 ms, at most {@link #MAX_TICK_NANOS}) and still catches a
+   * CPU breach within a millisecond, without waking a thousand times a second for a long budget.
+   * Energy is checked on the same ticks; meters themselves only update once per window.
    */
-  private Place takePlace() {
-    try {
-      if (running.tryAcquire(0, TimeUnit.NANOSECONDS)) {
-        return Place.TAKEN;
-      }
-      int waiting = waitingHere.incrementAndGet();
-      try {
-        if (waiting > maxWaiting) {
-          return Place.FULL;
-        }
-        running.acquire();
-        return Place.TAKEN;
-      } finally {
-        waitingHere.decrementAndGet();
-      }
-    } catch (InterruptedException e) {
-      // The caller's own interrupt: it stays set for the caller, and the unit never starts.
-      Thread.currentThread().interrupt();
-      return Place.INTERRUPTED;
-    }
-  }
-
-  /** Runs the unit on this thread (holding a place), the watchdog thread checking its budgets. */
-  private Outcome.Breach runHere(GuestTask task, Watch watch) {
-    onCallers.add(task);
-    ranOnCallers.incrementAndGet();
-    try {
-      if (closed) {
-        // close() may have swept the running units before this one was added.
-        task.failure = "the daemon shut down before the unit started";
-        return null;
-      }
-      watch.schedule(watchdog);
-      task.call();
-    } finally {
-      watch.finish();
-      onCallers.remove(task);
-      running.release();
-    }
-    if (task.stopped) {
-      // The watchdog's interrupt, delivered while the guest ran: not the caller's to keep. An
-      // interrupt of the caller's own stays set (the guest reads the flag without clearing it).
-      Thread.interrupted();
-    }
-    return watch.breach();
-  }
-
-  /** A unit thread's side of a queued unit: it waits for a place, then runs the unit. */
-  private void runOnUnitThread(GuestTask task) {
-    try {
-      running.acquire();
-    } catch (InterruptedException e) {
-      // The executor closed while the unit waited for a place.
-      task.failure = "the daemon shut down before the unit started";
-      task.done.countDown();
-      return;
-    }
-    try {
-      task.call();
-    } finally {
-      // The place is free before the caller sees the result: its next unit may take it.
-      running.release();
-      // The pool reuses this thread: never hand a set interrupt flag to the next unit.
-      Thread.interrupted();
-      task.done.countDown();
-    }
-  }
-
-  /** Waits for a unit queued for a unit thread, checking its budgets on {@code watch}'s ticks. */
-  private static Outcome.Breach watch(GuestTask task, Future<?> future, Watch watch) {
-    long tick = watch.firstTick();
+  private Outcome.Breach watch(
+      GuestTask task, Future<Integer> future, ComputeGrant compute, EnergyModel.Session meter) {
+    long cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
+    long deadline = System.nanoTime() + maxWallNanos;
+    Outcome.Breach breach = null;
+    long tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos, MAX_TICK_NANOS));
     while (true) {
       try {
         if (task.done.await(tick, TimeUnit.NANOSECONDS)) {
-          return watch.breach();
+          return breach;
         }
       } catch (InterruptedException e) {
         task.stop();
         Thread.currentThread().interrupt();
-        return watch.breach();
+        return breach;
       }
+      tick = MIN_TICK_NANOS;
       if (future.isCancelled()) {
         // The executor closed before the guest started.
         task.failure = "the daemon shut down before the unit started";
-        return watch.breach();
+        return breach;
       }
-      tick = Math.max(MIN_TICK_NANOS, watch.check());
-    }
-  }
-
-  /**
-   * The budget checks of one run. A single guest thread's CPU time cannot grow faster than the wall
-   * clock, so with R ns of CPU budget left no breach is possible for R ns: the next check comes
-   * that much later (at least 1 ms, at most {@link #MAX_TICK_NANOS}) and still catches a CPU breach
-   * within a millisecond, without waking a thousand times a second for a long budget. Energy is
-   * checked on the same ticks; meters themselves only update once per window.
-   */
-  private final class Watch {
-    private final GuestTask task;
-    private final ComputeGrant compute;
-    private final EnergyModel.Session meter;
-    private final long cpuBudgetNanos;
-    private final long deadline;
-    private Outcome.Breach breach;
-    // For a unit on its caller's thread: the pending tick, and whether the run has ended.
-    private ScheduledFuture<?> pending;
-    private boolean finished;
-
-    Watch(GuestTask task, ComputeGrant compute, EnergyModel.Session meter) {
-      this.task = task;
-      this.compute = compute;
-      this.meter = meter;
-      this.cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
-      this.deadline = System.nanoTime() + maxWallNanos;
-    }
-
-    long firstTick() {
-      return Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos, MAX_TICK_NANOS));
-    }
-
-    /**
-     * One check: stops the guest on a breach or past the wall-clock limit, and returns the ns until
-     * the next check, or 0 when none is needed (the guest was stopped).
-     */
-    synchronized long check() {
-      if (breach != null || task.wallLimitHit) {
-        return 0;
-      }
-      if (task.thread() == null) {
-        return MIN_TICK_NANOS;
+      if (task.thread() == null || breach != null || task.wallLimitHit) {
+        continue;
       }
       long cpu = task.cpuSoFar();
       if (cpu > cpuBudgetNanos) {
@@ -528,38 +341,8 @@ public final class Executor implements AutoCloseable {
       }
       if (breach != null || task.wallLimitHit) {
         task.stop();
-        return 0;
-      }
-      return Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos - cpu, MAX_TICK_NANOS));
-    }
-
-    synchronized Outcome.Breach breach() {
-      return breach;
-    }
-
-    /** Checks on {@code timer}'s thread from the first tick on, until {@link #finish}. */
-    synchronized void schedule(ScheduledThreadPoolExecutor timer) {
-      pending = timer.schedule(() -> tick(timer), firstTick(), TimeUnit.NANOSECONDS);
-    }
-
-    private synchronized void tick(ScheduledThreadPoolExecutor timer) {
-      if (finished) {
-        return;
-      }
-      long next = check();
-      if (next > 0) {
-        try {
-          pending = timer.schedule(() -> tick(timer), next, TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-          // The executor is closing: close() stops this unit itself.
-        }
-      }
-    }
-
-    synchronized void finish() {
-      finished = true;
-      if (pending != null) {
-        pending.cancel(false);
+      } else {
+        tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos - cpu, MAX_TICK_NANOS));
       }
     }
   }
@@ -613,26 +396,21 @@ public final class Executor implements AutoCloseable {
 
   @Override
   public void close() {
-    closed = true;
     for (Runnable never : guests.shutdownNow()) {
       if (never instanceof Future<?> f) {
         f.cancel(false);
       }
     }
-    watchdog.shutdownNow();
-    // Units on their callers' threads have no unit thread to interrupt: stop them here.
-    onCallers.forEach(GuestTask::stop);
   }
 
-  /** The guest side of one execution, run on a unit thread or its caller's. */
-  private final class GuestTask {
+  /** The guest side of one execution, run on a pool thread. */
+  private final class GuestTask implements java.util.concurrent.Callable<Integer> {
     private final UnitRequest req;
     private final RunContext ctx;
     private final InstanceShape shape;
     private final PreparedInstance warm;
     private final AtomicReference<Thread> thread = new AtomicReference<>();
-    // Counted down once a unit thread has run the task (its caller waits on it).
-    final CountDownLatch done = new CountDownLatch(1);
+    final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile long cpuNanos;
     volatile long cpuStart;
     private volatile long memoryPeakBytes;
@@ -646,8 +424,6 @@ public final class Executor implements AutoCloseable {
     volatile Optional<ExecutionResult.Stdio> stdio = Optional.empty();
     // The instance, when the run parked at a boundary; captured by the caller after the task.
     volatile Instance parked;
-    // Whether stop() interrupted the guest's thread (read by that thread once the guest ended).
-    volatile boolean stopped;
 
     GuestTask(UnitRequest req, RunContext ctx, InstanceShape shape, PreparedInstance warm) {
       this.req = req;
@@ -679,14 +455,10 @@ public final class Executor implements AutoCloseable {
       return memoryPeakBytes;
     }
 
-    /**
-     * Interrupts the guest; under the task's lock so that a thread the guest left (a reused unit
-     * thread, a caller's thread back in its own code) is never hit.
-     */
+    /** Interrupts the guest; under the task's lock so a reused pool thread is never hit. */
     synchronized void stop() {
       Thread t = thread.get();
       if (t != null) {
-        stopped = true;
         t.interrupt();
       }
     }
@@ -699,8 +471,8 @@ public final class Executor implements AutoCloseable {
       thread.set(null);
     }
 
-    /** Runs the guest on this thread; its thread's interrupt flag is for the caller to clear. */
-    int call() {
+    @Override
+    public Integer call() {
       Thread me = Thread.currentThread();
       long cpu0 = threads.getCurrentThreadCpuTime();
       cpuStart = cpu0;
@@ -810,6 +582,9 @@ public final class Executor implements AutoCloseable {
         }
         cpuNanos = threads.getCurrentThreadCpuTime() - cpu0;
         detach();
+        done.countDown();
+        // The pool reuses this thread: never hand a set interrupt flag to the next unit.
+        Thread.interrupted();
       }
     }
   }

@@ -17,7 +17,6 @@ import io.sandboxd.enforcer.Grants;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -102,27 +101,9 @@ class ExecutorTest {
         .formatted(ptr, len);
   }
 
-  /** The executor this class's runs go to. */
-  Executor executor() {
-    return EXECUTOR;
-  }
-
-  /** A new executor, for a test that needs other limits than {@link #executor()}'s. */
-  Executor newExecutor(int maxConcurrent, long maxWallMillis, HostServices services) {
-    return new Executor(maxConcurrent, EnergyModel.estimate(10_000), maxWallMillis, services);
-  }
-
-  /**
-   * Calls {@code body}, which executes units, from the thread this class runs them from: here the
-   * test's own thread, which is not unit-capable, so every unit goes to a unit thread.
-   */
-  <T> T from(Supplier<T> body) {
-    return body.get();
-  }
-
   ExecutionResult run(String wat, Grants g) {
     CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(wat));
-    return from(() -> executor().execute(new UnitRequest("r1", unit, "run", g)));
+    return EXECUTOR.execute(new UnitRequest("r1", unit, "run", g));
   }
 
   @Test
@@ -167,24 +148,21 @@ class ExecutorTest {
     Grants g = grants(LOG_ONLY, 200, 1 << 20, 9_000_000_000_000_000L);
     // 150 of 200 ms already spent: the segment is stopped after about 50 ms, not 200.
     ExecutionResult rest =
-        from(() -> executor().execute(new UnitRequest("r1", spin, "run", g), new Consumed(150, 0)));
+        EXECUTOR.execute(new UnitRequest("r1", spin, "run", g), new Consumed(150, 0));
     assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), rest.outcome());
     assertTrue(rest.cpuTimeNanos() >= 50_000_000L, "ran on what was left: " + rest.cpuTimeNanos());
     assertTrue(
         rest.cpuTimeNanos() < 190_000_000L, "not on the whole grant: " + rest.cpuTimeNanos());
     // Nothing left: terminated at once, whatever the number of segments before.
     ExecutionResult none =
-        from(() -> executor().execute(new UnitRequest("r2", spin, "run", g), new Consumed(200, 0)));
+        EXECUTOR.execute(new UnitRequest("r2", spin, "run", g), new Consumed(200, 0));
     assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), none.outcome());
     assertTrue(
         none.cpuTimeNanos() < 100_000_000L, "stopped on its first tick: " + none.cpuTimeNanos());
     // The energy budget is the run's too.
     Grants e = grants(LOG_ONLY, 60_000, 1 << 20, 1_000_000);
     ExecutionResult spent =
-        from(
-            () ->
-                executor()
-                    .execute(new UnitRequest("r3", spin, "run", e), new Consumed(0, 1_000_000)));
+        EXECUTOR.execute(new UnitRequest("r3", spin, "run", e), new Consumed(0, 1_000_000));
     assertEquals(new Outcome.Terminated(Outcome.Breach.EnergyBudget), spent.outcome());
   }
 
@@ -218,10 +196,11 @@ class ExecutorTest {
   @Test
   void theNodeCapsMemoryBelowAGenerousGrant() {
     HostServices capped = HostServices.none().withMaxUnitMemory(4 * 65536);
-    try (Executor strict = newExecutor(1, 60_000, capped)) {
+    try (Executor strict = new Executor(1, EnergyModel.estimate(10_000), 60_000, capped)) {
       CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(MEMORY_BOMB));
-      Grants g = grants(LOG_ONLY, 5_000, 1 << 30, 1_000_000_000);
-      ExecutionResult r = from(() -> strict.execute(new UnitRequest("r", unit, "run", g)));
+      ExecutionResult r =
+          strict.execute(
+              new UnitRequest("r", unit, "run", grants(LOG_ONLY, 5_000, 1 << 30, 1_000_000_000)));
       assertEquals(new Outcome.Failed("entry returned 4"), r.outcome());
       assertEquals(4 * 65536, r.memoryPeakBytes());
     }
@@ -270,8 +249,9 @@ class ExecutorTest {
     assertEquals(UnitException.Part.ENTRY, entry.part());
     assertTrue(entry.getMessage().contains("\"main\""), entry.getMessage());
     // A request that skipped admission fails its run; it never escapes the executor.
-    Grants g = grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000);
-    ExecutionResult skipped = from(() -> executor().execute(new UnitRequest("r", unit, "main", g)));
+    ExecutionResult skipped =
+        EXECUTOR.execute(
+            new UnitRequest("r", unit, "main", grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000)));
     assertTrue(skipped.outcome() instanceof Outcome.Failed, skipped.outcome().toString());
   }
 
@@ -299,7 +279,7 @@ class ExecutorTest {
   @Test
   void aDeepButBoundedRecursionCompletesAndAnEndlessOneExhaustsTheStack() {
     Grants g = grants(LOG_ONLY, 60_000, 1 << 20, 9_000_000_000_000_000L);
-    // Deeper than a default-sized thread stack holds: every thread a unit runs on has a unit's.
+    // Deeper than a default-sized thread stack holds: a unit thread has a unit's stack.
     assertEquals(new Outcome.Completed(), run(recursing(DEEP), g).outcome());
     // Chicory turns the thread's stack overflow into a trap of its own.
     assertEquals(new Outcome.Failed("trap: call stack exhausted"), run(recursing(-1), g).outcome());
@@ -333,10 +313,10 @@ class ExecutorTest {
 
   @Test
   void theDaemonsWallClockLimitEndsAUnitThatIsWithinItsBudgets() {
-    try (Executor brief = newExecutor(1, 100, HostServices.none())) {
+    try (Executor brief = new Executor(1, EnergyModel.estimate(10_000), 100)) {
       CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(SPIN));
       Grants g = grants(LOG_ONLY, 600_000, 1 << 20, 9_000_000_000_000_000L);
-      ExecutionResult r = from(() -> brief.execute(new UnitRequest("r", unit, "run", g)));
+      ExecutionResult r = brief.execute(new UnitRequest("r", unit, "run", g));
       assertEquals(new Outcome.Failed("wall-clock limit of the daemon exceeded"), r.outcome());
     }
   }

@@ -186,10 +186,8 @@ public final class FairCalls implements ServerCallExecutorSupplier, AutoCloseabl
       // Idle threads already woken take the work first; a thread that starts a task wakes the
       // next, so a burst of calls does not start a thread per call up to the bound.
       workers++;
-      // A unit's stack: a run this thread serves executes on it, with no hand-off to a unit thread.
-      Thread t =
-          io.sandboxd.executor.Executor.unitCapableThread(
-              this::work, "sandboxd-call-" + names.incrementAndGet());
+      Thread t = new Thread(this::work, "sandboxd-call-" + names.incrementAndGet());
+      t.setDaemon(true);
       t.start();
     }
   }
