@@ -41,7 +41,12 @@ public final class KvStore implements AutoCloseable {
   public static KvStore open(Path file) {
     try {
       Files.createDirectories(file.toAbsolutePath().getParent());
-      Connection db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+      // No generated keys: the driver would run SELECT last_insert_rowid() after every INSERT.
+      org.sqlite.SQLiteConfig config = new org.sqlite.SQLiteConfig();
+      config.setGetGeneratedKeys(false);
+      Connection db =
+          DriverManager.getConnection(
+              "jdbc:sqlite:" + file.toAbsolutePath(), config.toProperties());
       try (Statement st = db.createStatement()) {
         st.execute("PRAGMA journal_mode=WAL");
         st.execute("PRAGMA synchronous=FULL");

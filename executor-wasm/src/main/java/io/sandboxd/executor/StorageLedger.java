@@ -8,10 +8,11 @@ import java.util.Map;
 
 /**
  * The bytes one module's storage holds, against the node's per-module quota: shared by every run of
- * the module that is live at once, measured from the disk when the first of them starts (so bytes
- * changed between runs, e.g. by an exec'd child, are counted again). A growth is reserved before
- * the write and settled to what the disk then shows, so concurrent runs cannot overshoot together.
- * Each entry costs {@link #ENTRY_BYTES} plus its apparent size, so holes count and so do names.
+ * the module that is live at once, measured from the disk when the first of them first grows the
+ * storage (so bytes changed between runs, e.g. by an exec'd child, are counted again, and a run
+ * that never writes never walks the module's files). A growth is reserved before the write and
+ * settled to what the disk then shows, so concurrent runs cannot overshoot together. Each entry
+ * costs {@link #ENTRY_BYTES} plus its apparent size, so holes count and so do names.
  */
 final class StorageLedger {
   /** What a name costs whatever it holds: bounds the number of entries as well as the bytes. */
@@ -22,10 +23,14 @@ final class StorageLedger {
 
   private static final Map<Path, StorageLedger> LIVE = new HashMap<>();
 
+  /** {@link #used} before the disk was measured. */
+  private static final long UNMEASURED = -1;
+
   private final Path root;
   private final long quota;
   private long used;
   private int holders;
+  private int measurements;
 
   private StorageLedger(Path root, long quota, long used) {
     this.root = root;
@@ -37,11 +42,9 @@ final class StorageLedger {
     synchronized (LIVE) {
       StorageLedger l = LIVE.get(realRoot);
       if (l == null || l.quota != quota) {
-        try {
-          l = new StorageLedger(realRoot, quota, StorageRoot.usage(realRoot));
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
+        // Measured on the first growth, not here: most runs never write, and a walk of the module's
+        // files on every start cost each run a directory read per entry (and grew with the store).
+        l = new StorageLedger(realRoot, quota, UNMEASURED);
         if (LIVE.get(realRoot) == null) {
           LIVE.put(realRoot, l);
         }
@@ -67,27 +70,59 @@ final class StorageLedger {
     return quota;
   }
 
+  /**
+   * The bytes held, measuring the disk first if no run has grown the storage yet.
+   *
+   * @throws UncheckedIOException when the module's files cannot be walked
+   */
   synchronized long used() {
+    if (!measured()) {
+      throw new UncheckedIOException(
+          new IOException("storage " + root + ": cannot measure what it holds"));
+    }
     return used;
   }
 
+  /** How often the disk was walked for this ledger (tests: a run that never writes walks none). */
+  synchronized int measurements() {
+    return measurements;
+  }
+
+  /** Measures the disk unless done; false when it cannot be walked (measured again next time). */
+  private boolean measured() {
+    if (used != UNMEASURED) {
+      return true;
+    }
+    try {
+      used = StorageRoot.usage(root);
+    } catch (IOException e) {
+      return false;
+    }
+    measurements++;
+    return true;
+  }
+
   /**
-   * Reserves {@code bytes} (0 or more); false, reserving nothing, when the quota would be passed.
+   * Reserves {@code bytes} (0 or more); false, reserving nothing, when the quota would be passed,
+   * or when what the storage holds cannot be measured (a quota that cannot be checked is not met).
    */
   synchronized boolean reserve(long bytes) {
     if (this == NONE || bytes <= 0) {
       return true;
     }
-    if (bytes > quota - used) {
+    if (!measured() || bytes > quota - used) {
       return false;
     }
     used += bytes;
     return true;
   }
 
-  /** Corrects the count by {@code delta} once the disk shows what an operation really did. */
+  /**
+   * Corrects the count by {@code delta} once the disk shows what an operation really did. Before
+   * the first measurement there is no count to correct: the walk, when it comes, sees the disk.
+   */
   synchronized void settle(long delta) {
-    if (this != NONE) {
+    if (this != NONE && used != UNMEASURED) {
       used = Math.max(0, used + delta);
     }
   }

@@ -34,11 +34,7 @@ public final class StorageRoot implements AutoCloseable {
   /** A live root whose bytes count against {@code quotaBytes}; close it when the run ends. */
   public static StorageRoot open(Path root, long quotaBytes) throws IOException {
     Path real = real(root);
-    try {
-      return new StorageRoot(real, StorageLedger.acquire(real, quotaBytes));
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
-    }
+    return new StorageRoot(real, StorageLedger.acquire(real, quotaBytes));
   }
 
   /**

@@ -59,15 +59,13 @@ public final class RecordSealer {
       long idleUj,
       io.sandboxd.executor.Consumed before,
       long nowMs) {
-    Envelope receipt = receipt(runId, a, r, idleUj);
-    RunSegment.Budget budget = budget(a, before, receipt);
+    Receipt unsigned = receiptOf(runId, a, r, idleUj);
+    Envelope receipt = Envelope.sign(unsigned.toCore(), node.key());
+    // From the receipt as built: reading it back from its signed core gave the same two numbers.
+    RunSegment.Budget budget =
+        budget(a.grants(), before.plus(unsigned.cpuTimeMs(), unsigned.totalUj()));
     return new Step(
         receipt, execute(runId, seq, prev, a.grantsId(), receipt.address(), budget, nowMs), budget);
-  }
-
-  /** The signed receipt of one execute step of {@code runId} ({@code idleUj}: idle it carries). */
-  private Envelope receipt(String runId, Admission.Admitted a, ExecutionResult r, long idleUj) {
-    return Envelope.sign(receiptOf(runId, a, r, idleUj).toCore(), node.key());
   }
 
   /** The receipt of one execute step of {@code runId}, unsigned. */
@@ -166,16 +164,6 @@ public final class RecordSealer {
             Provenance.Estimator,
             nowMs,
             budget));
-  }
-
-  /**
-   * The budget after a segment that consumed {@code receipt}'s CPU ms and µJ, on top of what the
-   * run had consumed {@code before}, under {@code a}'s grant.
-   */
-  private static RunSegment.Budget budget(
-      Admission.Admitted a, io.sandboxd.executor.Consumed before, Envelope receipt) {
-    io.sandboxd.attest.Receipt r = io.sandboxd.attest.Receipt.fromCore(receipt.core());
-    return budget(a.grants(), before.plus(r.cpuTimeMs(), r.totalUj()));
   }
 
   /**

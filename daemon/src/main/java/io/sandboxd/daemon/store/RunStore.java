@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -82,7 +81,7 @@ public final class RunStore implements AutoCloseable {
             file,
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
       }
-      Connection db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+      Connection db = StoreDb.connect(file, false);
       try (Statement st = db.createStatement()) {
         st.execute("PRAGMA journal_mode=WAL");
         st.execute("PRAGMA synchronous=FULL");
@@ -345,11 +344,7 @@ public final class RunStore implements AutoCloseable {
 
   /** A second, read-only connection to the store, for checks that must not hold up appends. */
   Connection openReader() throws SQLException {
-    org.sqlite.SQLiteConfig c = new org.sqlite.SQLiteConfig();
-    c.setReadOnly(true);
-    c.setBusyTimeout(5000);
-    Connection reader =
-        DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), c.toProperties());
+    Connection reader = StoreDb.connect(file, true);
     reader.setAutoCommit(false);
     return reader;
   }

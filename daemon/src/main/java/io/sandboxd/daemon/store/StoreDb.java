@@ -1,6 +1,8 @@
 package io.sandboxd.daemon.store;
 
+import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import org.sqlite.SQLiteConfig;
 
 /**
  * The store's one SQLite connection and the monitor that every table holds while it uses it: one
@@ -35,6 +38,22 @@ final class StoreDb {
   // The hot path's statements, prepared once: parsing the same INSERT for every run cost more than
   // executing it. Guarded by lock.
   private final Map<String, PreparedStatement> prepared = new HashMap<>();
+
+  /**
+   * A connection to the store file {@code file}, read-only or not. The driver's generated keys are
+   * off: with them on, every INSERT matched its SQL against a pattern and then prepared and ran
+   * {@code SELECT last_insert_rowid()}, a second statement for each of a run's dozen inserts, whose
+   * result no code here reads.
+   */
+  static Connection connect(Path file, boolean readOnly) throws SQLException {
+    SQLiteConfig c = new SQLiteConfig();
+    c.setGetGeneratedKeys(false);
+    if (readOnly) {
+      c.setReadOnly(true);
+      c.setBusyTimeout(5000);
+    }
+    return DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), c.toProperties());
+  }
 
   /** {@code lock} is the monitor every user of {@code db} synchronizes on (the store itself). */
   StoreDb(Connection db, Object lock) {

@@ -2,7 +2,6 @@ package io.sandboxd.daemon.store;
 
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -49,7 +48,7 @@ final class WalCheckpointer implements AutoCloseable {
 
   /** Starts checkpointing {@code file} (a store in WAL mode) on its own connection and thread. */
   static WalCheckpointer start(Path file) throws SQLException {
-    Connection db = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+    Connection db = StoreDb.connect(file, false);
     try (Statement st = db.createStatement()) {
       // A checkpoint fsyncs the log before it copies and the file after, as the store's own did.
       st.execute("PRAGMA synchronous=FULL");
