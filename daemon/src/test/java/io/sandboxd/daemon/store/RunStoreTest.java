@@ -65,6 +65,25 @@ class RunStoreTest {
   }
 
   @Test
+  void storeConnectionsAskForNoGeneratedKeys() throws Exception {
+    // With them on, the driver ran SELECT last_insert_rowid() after every INSERT of every run.
+    Path file = tmp.resolve("runs.db");
+    try (RunStore store = RunStore.open(file, key)) {
+      store.append(simple("r1", 1));
+    }
+    for (boolean readOnly : new boolean[] {false, true}) {
+      try (Connection c = StoreDb.connect(file, readOnly)) {
+        org.sqlite.SQLiteConnection sqlite = c.unwrap(org.sqlite.SQLiteConnection.class);
+        assertEquals(
+            false,
+            sqlite.getConnectionConfig().isGetGeneratedKeys(),
+            "read-only " + readOnly + ": generated keys on");
+        assertEquals(readOnly, c.isReadOnly(), "read-only " + readOnly);
+      }
+    }
+  }
+
+  @Test
   void appendedRunsReadBackTheSameAfterReopen() throws Exception {
     RunRecord a = simple("run-a", 1_000);
     RunRecord b = simple("run-b", 2_000);
