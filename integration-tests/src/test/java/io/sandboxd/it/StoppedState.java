@@ -51,7 +51,10 @@ final class StoppedState {
 
   /** The run store of the stopped daemon state {@code state}, opened directly. */
   static Connection store(Path state) throws SQLException {
-    return DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    Connection c = DriverManager.getConnection("jdbc:sqlite:" + state.resolve("runs.db"));
+    // Signed records are stored encoded: record_text/record_bytes read and write them as text.
+    io.sandboxd.daemon.store.StoreEncoding.addSqlFunctions(c);
+    return c;
   }
 
   /** Runs each of {@code statements} on {@code state}'s run store; each must change a row. */

@@ -126,7 +126,8 @@ class StoreTamperTest {
     Path changed =
         tampered(
             "receipt",
-            "UPDATE records SET envelope = replace(envelope, '\"tier\":\"S2\"', '\"tier\":\"S3\"')"
+            "UPDATE records SET envelope = record_bytes(replace(record_text(envelope),"
+                + " '\"tier\":\"S2\"', '\"tier\":\"S3\"'))"
                 + " WHERE kind = 'receipt' AND run_id = '"
                 + hello1.getRunId()
                 + "'");

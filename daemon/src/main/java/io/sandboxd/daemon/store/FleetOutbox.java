@@ -65,8 +65,23 @@ public final class FleetOutbox {
                 "SELECT r.address, r.envelope FROM records r LEFT JOIN fleet_proofs p"
                     + " ON p.address = r.address WHERE p.address IS NULL ORDER BY r.rowid"
                     + " LIMIT ?",
-                FleetOutbox::unshipped,
+                FleetOutbox::unshippedRecord,
                 limit));
+  }
+
+  /**
+   * A single-step run's record as its text. Bytes that do not decode go out as they are, which the
+   * aggregator refuses like any damaged record, so one damaged row cannot stall shipping.
+   */
+  private static Unshipped unshippedRecord(ResultSet rs) throws SQLException {
+    byte[] stored = rs.getBytes(2);
+    String text;
+    try {
+      text = StoreEncoding.decode(stored);
+    } catch (StoreEncodingException e) {
+      text = new String(stored, java.nio.charset.StandardCharsets.ISO_8859_1);
+    }
+    return new Unshipped(rs.getString(1), text);
   }
 
   private static Unshipped unshipped(ResultSet rs) throws SQLException {

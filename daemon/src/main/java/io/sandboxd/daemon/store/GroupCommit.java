@@ -1,6 +1,5 @@
 package io.sandboxd.daemon.store;
 
-import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -23,12 +22,14 @@ final class GroupCommit {
   /** One caller's run waiting for the commit of the batch that takes it. */
   private static final class Pending {
     final RunRecord record;
+    final RunTable.Encoded encoded;
     // Both guarded by the store's lock: set by the committing thread before it releases it.
     boolean done;
     StoreException failure;
 
-    Pending(RunRecord record) {
+    Pending(RunRecord record, RunTable.Encoded encoded) {
       this.record = record;
+      this.encoded = encoded;
     }
   }
 
@@ -82,13 +83,9 @@ final class GroupCommit {
 
   /** Stores {@code r}; returns once it is durable. @throws StoreException when it was not */
   void append(RunRecord r) {
-    // The records' lines are written before the lock is taken, not while every other caller
-    // waits on it (an envelope keeps its line once written).
-    r.receipt().toJsonLine();
-    r.attestation().toJsonLine();
-    r.segment().toJsonLine();
-    r.claim().ifPresent(Envelope::toJsonLine);
-    Pending mine = new Pending(r);
+    // The records are encoded for the store before the lock is taken, not while every other
+    // caller waits on it.
+    Pending mine = new Pending(r, RunTable.Encoded.of(r));
     pending.add(mine);
     synchronized (store.lock()) {
       // Whoever holds the lock commits everything queued, so by the time a waiting caller gets
@@ -111,7 +108,7 @@ final class GroupCommit {
       Marks before = marks();
       try {
         for (RunRecord r : records) {
-          runs.write(r);
+          runs.write(r, RunTable.Encoded.of(r));
         }
         ledger.signHead(key);
         log.checkpointIfDue();
@@ -143,7 +140,7 @@ final class GroupCommit {
     try {
       if (batch.size() == 1) {
         // One run alone needs no savepoint: if it fails, the whole transaction is its own.
-        runs.write(batch.get(0).record);
+        runs.write(batch.get(0).record, batch.get(0).encoded);
         stored = 1;
       } else {
         writeEach(db, batch);
@@ -191,7 +188,7 @@ final class GroupCommit {
       Savepoint sp = db.setSavepoint();
       Marks before = marks();
       try {
-        runs.write(p.record);
+        runs.write(p.record, p.encoded);
         db.releaseSavepoint(sp);
       } catch (SQLException | RuntimeException e) {
         // Undo this run only; the rest of the batch goes on.

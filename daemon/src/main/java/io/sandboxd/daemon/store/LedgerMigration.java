@@ -100,7 +100,7 @@ final class LedgerMigration {
           String text = rs.getString(1);
           RecordKind kind =
               RecordKind.ofStored(text).orElseThrow(() -> refusal(unknownKind(row.runId(), text)));
-          byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(envelope(row, rs.getString(2)));
+          byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(envelope(row, rs.getBytes(2)));
         }
       }
     }
@@ -138,9 +138,9 @@ final class LedgerMigration {
         runId, "records", "a record of kind \"" + kind + "\", which sandboxd never writes");
   }
 
-  private static Envelope envelope(StoreAudit.RunRow row, String text) {
+  private static Envelope envelope(StoreAudit.RunRow row, byte[] stored) {
     try {
-      return Envelope.fromJson(CanonicalJson.parse(text));
+      return Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(stored)));
     } catch (AttestException e) {
       throw refusal(
           new StoreDamage(row.runId(), "records", "unreadable envelope: " + e.getMessage()));

@@ -72,7 +72,13 @@ record LedgerReceipts(StoreDb store, PublicKey signer) {
             List<RunStore.FleetLeaf> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
               while (rs.next()) {
-                Envelope env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
+                Envelope env;
+                try {
+                  env =
+                      Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(rs.getBytes(3))));
+                } catch (StoreEncodingException e) {
+                  throw new TamperedRunException(rs.getString(2), "receipt: " + e.getMessage());
+                }
                 if (env.verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
                   throw new TamperedRunException(
                       rs.getString(2), "receipt " + env.address() + ": " + inv.reason());

@@ -297,8 +297,10 @@ final class NodeLog {
                     + " JOIN pool_records c ON c.run_id = l.run_id AND c.kind = 'claim'"
                     + " UNION ALL SELECT l.position, 2, 0, 0, 'stored-run',"
                     + " json_extract(l.envelope, '$.address') FROM ledger l"
-                    // A chained store record (no signature of its own) is no leaf.
-                    + " WHERE json_extract(l.envelope, '$.address') IS NOT NULL"
+                    // A chained store record (no signature of its own) is no leaf; nor is a row
+                    // that migration 2 wrote in this code's encoding (a chained core, as a blob).
+                    + " WHERE typeof(l.envelope) = 'text'"
+                    + " AND json_extract(l.envelope, '$.address') IS NOT NULL"
                     + " UNION ALL SELECT 9e18, e.created_ms, 0, 0, 'eviction', e.address"
                     + " FROM pool_records e WHERE e.kind = 'evict'"
                     + " UNION ALL SELECT 9.1e18, 0, 0, 0, 'store-checkpoint',"

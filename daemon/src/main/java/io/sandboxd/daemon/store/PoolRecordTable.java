@@ -28,12 +28,14 @@ final class PoolRecordTable {
   static final String CLAIM = "claim";
   static final String EVICT = "evict";
 
-  static void insertClaim(StoreDb db, String runId, Envelope claim) throws SQLException {
+  /** Inserts {@code claim}, whose stored form ({@link StoreEncoding}) is {@code stored}. */
+  static void insertClaim(StoreDb db, String runId, Envelope claim, byte[] stored)
+      throws SQLException {
     WarmpoolClaim c = WarmpoolClaim.fromCore(claim.core());
     if (!c.runId().equals(runId)) {
       throw new StoreException("run " + runId + ": its warm-pool claim names run " + c.runId());
     }
-    insert(db, CLAIM, runId, c.claimedMs(), claim);
+    insert(db, CLAIM, runId, c.claimedMs(), claim, stored);
   }
 
   /**
@@ -51,10 +53,11 @@ final class PoolRecordTable {
 
   static void insertEviction(StoreDb db, Envelope evict) throws SQLException {
     WarmpoolEvict e = WarmpoolEvict.fromCore(evict.core());
-    insert(db, EVICT, null, e.evictedMs(), evict);
+    insert(db, EVICT, null, e.evictedMs(), evict, StoreEncoding.encode(evict.toJsonLine()));
   }
 
-  private static void insert(StoreDb db, String kind, String runId, long ms, Envelope env)
+  private static void insert(
+      StoreDb db, String kind, String runId, long ms, Envelope env, byte[] stored)
       throws SQLException {
     PreparedStatement st =
         db.prepared(
@@ -64,7 +67,7 @@ final class PoolRecordTable {
     st.setString(2, kind);
     st.setString(3, runId);
     st.setLong(4, ms);
-    st.setString(5, env.toJsonLine());
+    st.setBytes(5, stored);
     st.executeUpdate();
   }
 
@@ -91,6 +94,6 @@ final class PoolRecordTable {
   }
 
   private static Envelope envelope(ResultSet rs) throws SQLException {
-    return Envelope.fromJson(CanonicalJson.parse(rs.getString(1)));
+    return Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(rs.getBytes(1))));
   }
 }

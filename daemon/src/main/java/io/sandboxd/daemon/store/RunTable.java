@@ -45,8 +45,28 @@ final class RunTable {
     this.ledger = ledger;
   }
 
-  /** Writes one run's rows and ledger record into the open transaction (lock held). */
-  void write(RunRecord r) throws SQLException {
+  /** A run's signed records in their stored form ({@link StoreEncoding}), made off the lock. */
+  record Encoded(
+      byte[] segment,
+      byte[] receipt,
+      byte[] attestation,
+      Optional<byte[]> claim,
+      String grantsAddress) {
+    static Encoded of(RunRecord r) {
+      return new Encoded(
+          StoreEncoding.encode(r.segment().toJsonLine()),
+          StoreEncoding.encode(r.receipt().toJsonLine()),
+          StoreEncoding.encode(r.attestation().toJsonLine()),
+          r.claim().map(c -> StoreEncoding.encode(c.toJsonLine())),
+          StoredRun.textAddress(r.grantsJson()));
+    }
+  }
+
+  /**
+   * Writes one run's rows and ledger record into the open transaction (lock held); {@code e} is its
+   * records encoded.
+   */
+  void write(RunRecord r, Encoded e) throws SQLException {
     PreparedStatement run =
         store.prepared(
             "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry,"
@@ -57,7 +77,7 @@ final class RunTable {
     run.setString(4, r.grantsId());
     run.setString(5, r.outcomeJson());
     run.setString(6, r.log());
-    run.setString(7, r.grantsJson());
+    run.setString(7, GrantsTexts.store(store, r.grantsId(), r.grantsJson(), e.grantsAddress()));
     run.setString(8, r.entry());
     if (r.submitterUid().isPresent()) {
       run.setLong(9, r.submitterUid().getAsLong());
@@ -66,9 +86,9 @@ final class RunTable {
     }
     run.executeUpdate();
     long seq = r.segment().core().get("seq").longValue();
-    insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment());
-    insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt());
-    insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation());
+    insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
+    insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt(), e.receipt());
+    insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation(), e.attestation());
     log.append(NodeLog.SEGMENT, r.segment().address());
     log.append(NodeLog.RECEIPT, r.receipt().address());
     log.append(NodeLog.ATTESTATION, r.attestation().address());
@@ -86,29 +106,29 @@ final class RunTable {
     if (!r.blobs().isEmpty()) {
       PreparedStatement b =
           store.prepared("INSERT OR IGNORE INTO blobs (address, bytes) VALUES (?,?)");
-      for (Map.Entry<String, byte[]> e : r.blobs().entrySet()) {
-        b.setString(1, e.getKey());
-        b.setBytes(2, e.getValue());
+      for (Map.Entry<String, byte[]> blob : r.blobs().entrySet()) {
+        b.setString(1, blob.getKey());
+        b.setBytes(2, blob.getValue());
         b.addBatch();
       }
       b.executeBatch();
     }
     insertModule(r.unit(), r.module());
     if (r.claim().isPresent()) {
-      PoolRecordTable.insertClaim(store, r.runId(), r.claim().get());
+      PoolRecordTable.insertClaim(store, r.runId(), r.claim().get(), e.claim().orElseThrow());
       log.append(NodeLog.CLAIM, r.claim().get().address());
     }
     if (r.io() != null) {
       insertIo(r.runId(), r.io());
     }
-    appendToLedger(r);
+    appendToLedger(r, e.grantsAddress());
   }
 
   /**
    * Chains the run's store record into the ledger, in the append's transaction (the batch's head is
    * signed before it commits): a run is stored with it or not at all.
    */
-  private void appendToLedger(RunRecord r) throws SQLException {
+  private void appendToLedger(RunRecord r, String grantsAddress) throws SQLException {
     StoredRun stored =
         new StoredRun(
             ledger.size(),
@@ -118,7 +138,7 @@ final class RunTable {
             r.grantsId(),
             Attestation.outcomeOf(r.attestation().core()),
             r.entry(),
-            StoredRun.textAddress(r.grantsJson()),
+            grantsAddress,
             StoredRun.textAddress(r.log()),
             StoredRun.textBytes(r.log()),
             r.segment().address(),
@@ -190,7 +210,7 @@ final class RunTable {
     b.executeBatch();
   }
 
-  private void insertRecord(String runId, RecordKind kind, long seq, Envelope env)
+  private void insertRecord(String runId, RecordKind kind, long seq, Envelope env, byte[] stored)
       throws SQLException {
     PreparedStatement st =
         store.prepared(
@@ -199,7 +219,7 @@ final class RunTable {
     st.setString(2, runId);
     st.setString(3, kind.stored());
     st.setLong(4, seq);
-    st.setString(5, env.toJsonLine());
+    st.setBytes(5, stored);
     st.executeUpdate();
   }
 
@@ -294,7 +314,7 @@ final class RunTable {
             try (ResultSet rs = st.executeQuery()) {
               while (rs.next()) {
                 StoreAudit.RunRow row = StoreAudit.row(rs, 1);
-                Optional<String> why = damage(row, rs.getString(12));
+                Optional<String> why = damage(row, rs.getBytes(12));
                 out.add(
                     why.isPresent()
                         ? RunSummary.tampered(row.runId(), why.get())
@@ -318,7 +338,7 @@ final class RunTable {
   /**
    * Why a row must not be shown: damage found at start-up, or a column its record does not sign.
    */
-  private Optional<String> damage(StoreAudit.RunRow row, String ledgerEnvelope) {
+  private Optional<String> damage(StoreAudit.RunRow row, byte[] ledgerEnvelope) {
     String known = damaged.get(row.runId());
     if (known != null) {
       return Optional.of(known);
@@ -328,9 +348,9 @@ final class RunTable {
 
   /** Throws {@link TamperedRunException} unless the run's row checks against its signed record. */
   private void requireIntact(Connection db, String runId) throws SQLException {
-    String ledgerEnvelope =
+    byte[] ledgerEnvelope =
         StoreDb.first(
-                db, "SELECT envelope FROM ledger WHERE run_id = ?", rs -> rs.getString(1), runId)
+                db, "SELECT envelope FROM ledger WHERE run_id = ?", rs -> rs.getBytes(1), runId)
             .orElse(null);
     for (StoreAudit.RunRow row : StoreAudit.rows(db, runId)) {
       Optional<String> why = damage(row, ledgerEnvelope);
@@ -348,7 +368,7 @@ final class RunTable {
               StoreDb.all(
                   db,
                   "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq",
-                  rs -> Envelope.fromJson(CanonicalJson.parse(rs.getString(1))),
+                  rs -> storedEnvelope(runId, kind, rs.getBytes(1)),
                   runId,
                   kind.stored());
           for (Envelope e : out) {
@@ -361,6 +381,15 @@ final class RunTable {
         });
   }
 
+  /** A record's envelope from its stored bytes; bytes that do not decode are damage. */
+  private static Envelope storedEnvelope(String runId, RecordKind kind, byte[] stored) {
+    try {
+      return Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(stored)));
+    } catch (StoreEncodingException e) {
+      throw new TamperedRunException(runId, kind + ": " + e.getMessage());
+    }
+  }
+
   Optional<RunStore.Submission> submission(String runId) {
     return store.transact(
         "run " + runId + ": cannot read submission",
@@ -369,8 +398,10 @@ final class RunTable {
           String grants;
           String entry;
           String unit;
+          String grantsId;
           try (PreparedStatement st =
-              db.prepareStatement("SELECT grants, entry, unit FROM runs WHERE run_id = ?")) {
+              db.prepareStatement(
+                  "SELECT grants, entry, unit, grants_id FROM runs WHERE run_id = ?")) {
             st.setString(1, runId);
             try (ResultSet rs = st.executeQuery()) {
               if (!rs.next()) {
@@ -379,8 +410,10 @@ final class RunTable {
               grants = rs.getString(1);
               entry = rs.getString(2);
               unit = rs.getString(3);
+              grantsId = rs.getString(4);
             }
           }
+          grants = GrantsTexts.require(db, runId, grantsId, grants);
           byte[] module =
               bytesAt(db, "SELECT bytes FROM modules WHERE address = ?", unit).orElse(new byte[0]);
           List<String> journal = new ArrayList<>();

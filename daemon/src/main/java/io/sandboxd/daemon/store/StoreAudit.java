@@ -55,7 +55,7 @@ final class StoreAudit {
    * record itself is authenticated by the chain under the signed head, which start-up, the
    * background verifier and {@code sandboxctl store verify} check.
    */
-  static Optional<StoreDamage> checkRow(RunRow row, String ledgerEnvelope, PublicKey signer) {
+  static Optional<StoreDamage> checkRow(RunRow row, byte[] ledgerEnvelope, PublicKey signer) {
     String id = row.runId();
     if (ledgerEnvelope == null) {
       return damage(id, "ledger", "the run is not in the node's signed ledger");
@@ -103,7 +103,18 @@ final class StoreAudit {
       return damage(
           id, "log", "the log does not hash to the signed log address " + s.log() + "; not shown");
     }
-    if (!StoredRun.textAddress(row.grants()).equals(s.grants())) {
+    if (GrantsTexts.REFERENCE.equals(row.grants())) {
+      // The text itself (kept once for all its runs) is checked against grants_id with the db.
+      if (!row.grantsId().equals(s.grants())) {
+        return damage(
+            id,
+            "grants",
+            "the row refers to the grants text of "
+                + row.grantsId()
+                + ", not to the signed "
+                + s.grants());
+      }
+    } else if (!StoredRun.textAddress(row.grants()).equals(s.grants())) {
       return damage(id, "grants", "the grants do not hash to the signed address " + s.grants());
     }
     if (!row.entry().equals(s.entry())) {
@@ -202,7 +213,7 @@ final class StoreAudit {
             return new Slice(runs, read - 1, new Start(expect, chain), true);
           }
           expect++;
-          String text = rs.getString(3);
+          byte[] text = rs.getBytes(3);
           chain = StoreHead.extend(chain, StoreLedger.addressOfRow(text));
           pending.add(
               new LedgerRun(
@@ -218,7 +229,7 @@ final class StoreAudit {
   }
 
   /** A run as the ledger read gives it: position, id, ledger text, and its row (null: deleted). */
-  record LedgerRun(long position, String runId, String text, RunRow row) {}
+  record LedgerRun(long position, String runId, byte[] text, RunRow row) {}
 
   /** Checks {@code pending} (then empties it), adding their damage to {@code runs} in order. */
   private static void check(
@@ -254,7 +265,7 @@ final class StoreAudit {
   static Optional<StoreDamage> checkRun(Connection db, PublicKey signer, LedgerRun run)
       throws SQLException {
     String runId = run.runId();
-    String text = run.text();
+    byte[] text = run.text();
     StoredRun signed = null;
     try {
       StoreLedger.Row entry = StoreLedger.read(text);
@@ -273,6 +284,12 @@ final class StoreAudit {
     Optional<StoreDamage> d = checkRow(row, text, signer);
     if (d.isEmpty() && signed != null && signed.position() != run.position()) {
       d = damage(runId, "ledger", "its store record names position " + signed.position());
+    }
+    if (d.isEmpty()) {
+      Optional<String> grants = GrantsTexts.damage(db, row);
+      if (grants.isPresent()) {
+        d = damage(runId, "grants", grants.get());
+      }
     }
     if (d.isEmpty()) {
       d = recordsDamage(db, row, signed, signer);
@@ -453,7 +470,7 @@ final class StoreAudit {
           RecordKind kind = stored.get();
           Envelope env;
           try {
-            env = Envelope.fromJson(CanonicalJson.parse(rs.getString(3)));
+            env = Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(rs.getBytes(3))));
           } catch (AttestException e) {
             return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
           }

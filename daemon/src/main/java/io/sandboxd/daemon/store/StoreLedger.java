@@ -80,7 +80,7 @@ final class StoreLedger {
     try (Statement st = db.createStatement();
         ResultSet rs = st.executeQuery("SELECT envelope FROM ledger ORDER BY position")) {
       while (rs.next()) {
-        c = StoreHead.extend(c, addressOfRow(rs.getString(1)));
+        c = StoreHead.extend(c, addressOfRow(rs.getBytes(1)));
         n++;
       }
     }
@@ -173,7 +173,7 @@ final class StoreLedger {
     }
     insertRun.setLong(1, stored.position());
     insertRun.setString(2, stored.runId());
-    insertRun.setString(3, text);
+    insertRun.setBytes(3, StoreEncoding.encode(text));
     insertRun.executeUpdate();
     size++;
     chain = StoreHead.extend(chain, address);
@@ -216,11 +216,16 @@ final class StoreLedger {
   }
 
   /** The address a row's text contributes to the chain (its raw hash when it is unreadable). */
-  static String addressOfRow(String text) {
+  static String addressOfRow(byte[] stored) {
     try {
-      return read(text).address();
+      return read(stored).address();
     } catch (AttestException e) {
-      return io.sandboxd.attest.Blake3.hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return io.sandboxd.attest.Blake3.hex(stored);
     }
+  }
+
+  /** A ledger row as stored (encoded or text), decoded then read as {@link #read(String)}. */
+  static Row read(byte[] stored) {
+    return read(StoreEncoding.decode(stored));
   }
 }

@@ -154,7 +154,17 @@ final class StoreSchema {
                     st.execute(ddl);
                   }
                 }
-              }));
+              }),
+          // Besides the table, the version says that rows may now be encoded, so that an older
+          // sandboxd, which would read them as damaged text, refuses the store instead.
+          StoreMigration.ddl(
+              17,
+              "compact rows: signed records, ledger rows and warm-pool records kept in the store's"
+                  + " encoding (StoreEncoding: hex fields as bytes, the core deflated with a fixed"
+                  + " dictionary), decoding to the same text; each grants text kept once in"
+                  + " grants_texts, a run referring to it by its grants_id; rows written before stay"
+                  + " as they are",
+              GrantsTexts.DDL));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

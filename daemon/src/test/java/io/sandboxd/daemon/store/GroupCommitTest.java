@@ -245,7 +245,14 @@ class GroupCommitTest {
 
   private RunRecord misrecorded(String runId, long createdMs, byte[] module) {
     return TestRuns.record(
-        key, runId, createdMs, List.of(), java.util.Map.of(), module, "\"Trapped\"");
+        key,
+        runId,
+        createdMs,
+        List.of(),
+        java.util.Map.of(),
+        module,
+        "\"Trapped\"",
+        TestRuns.grantsOf(runId));
   }
 
   @Test

@@ -44,7 +44,9 @@ class RunStoreTest {
   }
 
   private Connection raw() throws Exception {
-    return DriverManager.getConnection("jdbc:sqlite:" + tmp.resolve("runs.db"));
+    Connection c = DriverManager.getConnection("jdbc:sqlite:" + tmp.resolve("runs.db"));
+    StoreEncoding.addSqlFunctions(c);
+    return c;
   }
 
   private long countWhere(String sql, String arg) throws Exception {
@@ -218,7 +220,8 @@ class RunStoreTest {
       store.append(simple("run-bad", 2_000));
     }
     sql(
-        "UPDATE records SET envelope = replace(envelope, '\"at_ms\":2000', '\"at_ms\":2001')"
+        "UPDATE records SET envelope = record_bytes(replace(record_text(envelope),"
+            + " '\"at_ms\":2000', '\"at_ms\":2001'))"
             + " WHERE run_id = 'run-bad' AND kind = 'segment'");
     try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
       List<StoreDamage> bad = store.verifyAll();

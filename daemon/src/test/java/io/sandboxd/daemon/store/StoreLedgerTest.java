@@ -56,7 +56,7 @@ class StoreLedgerTest {
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT envelope FROM ledger ORDER BY position")) {
       while (rs.next()) {
-        out.add(rs.getString(1));
+        out.add(StoreEncoding.decode(rs.getBytes(1)));
       }
     }
     return out;

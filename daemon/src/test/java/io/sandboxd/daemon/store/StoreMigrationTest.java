@@ -169,7 +169,7 @@ class StoreMigrationTest {
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT run_id, envelope FROM ledger ORDER BY position")) {
       while (rs.next()) {
-        StoredRun s = StoreLedger.read(rs.getString(2)).stored();
+        StoredRun s = StoreLedger.read(rs.getBytes(2)).stored();
         assertEquals(rs.getString(1), s.runId());
         out.add(s.runId());
       }

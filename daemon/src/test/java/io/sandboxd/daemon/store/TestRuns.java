@@ -31,13 +31,13 @@ final class TestRuns {
       List<String> journal,
       Map<String, byte[]> blobs,
       byte[] module) {
-    return record(key, runId, createdMs, journal, blobs, module, "\"Completed\"");
+    return record(key, runId, createdMs, journal, blobs, module, "\"Completed\"", grantsOf(runId));
   }
 
   /**
-   * As {@link #record}, with the outcome the run row claims: one that differs from the
-   * attestation's makes the append fail after the run's rows are written, so the rollback is what
-   * is tested.
+   * As {@link #record}, under the canonical grants text {@code grantsJson}, with the outcome the
+   * run row claims: one that differs from the attestation's makes the append fail after the run's
+   * rows are written, so the rollback is what is tested.
    */
   static RunRecord record(
       SigningKey key,
@@ -46,9 +46,11 @@ final class TestRuns {
       List<String> journal,
       Map<String, byte[]> blobs,
       byte[] module,
-      String outcomeJson) {
+      String outcomeJson,
+      String grantsJson) {
     String unit = Blake3.hex(module);
-    String grantsId = Blake3.hex(("grants of " + runId).getBytes(StandardCharsets.UTF_8));
+    // grants_id names the grants text, as admission makes it: the store keeps the text once.
+    String grantsId = Blake3.hex(grantsJson.getBytes(StandardCharsets.UTF_8));
     Receipt receiptRecord =
         new Receipt(
             runId,
@@ -94,8 +96,13 @@ final class TestRuns {
         .signed(receipt, attestation, segment)
         .journal(journal, blobs)
         .log("log of " + runId + "\n")
-        .submission(module, "{\"compute\":{}}", "run")
+        .submission(module, grantsJson, "run")
         .build();
+  }
+
+  /** The canonical grants text run {@code runId} is stored under (one per run). */
+  static String grantsOf(String runId) {
+    return "{\"compute\":{},\"run\":\"" + runId + "\"}";
   }
 
   /** A run with a two-entry journal, one blob and its own module. */
