@@ -41,6 +41,11 @@ class StoreUpgradeTest {
     Path target = StoppedState.copy(pristine, dir.resolve(name));
     exec(
         target,
+        // Rows as version 1 kept them: records as text, each run's grants text in its row.
+        "UPDATE records SET envelope = record_text(envelope)",
+        "UPDATE runs SET grants = (SELECT g.text FROM grants_texts g"
+            + " WHERE g.address = runs.grants_id) WHERE grants = '@'",
+        "DROP TABLE grants_texts",
         "DROP TABLE ledger",
         "DROP TABLE store_head",
         "DROP TABLE store_checkpoint",
