@@ -171,9 +171,8 @@ public final class StoreEncoding {
       throw new IllegalArgumentException(
           "a stored record's text cannot start with U+000" + (int) text.charAt(0));
     }
-    // A lone surrogate (which canonical JSON refuses anyway) has no UTF-8 spelling: it reads back
-    // as
-    // '?', exactly as from the TEXT row sqlite-jdbc wrote before.
+    // A lone surrogate (canonical JSON refuses them) has no UTF-8 spelling: it reads back as '?',
+    // as it did from the TEXT rows sqlite-jdbc wrote before.
     if (isSignedLayout(text)) {
       byte[] core = text.substring(HEAD, text.length() - TAIL).getBytes(StandardCharsets.UTF_8);
       if (core.length <= MAX_ENCODED_TEXT) {
