@@ -65,15 +65,11 @@ final class GrantsTexts {
   static String require(Connection db, String runId, String grantsId, String stored)
       throws SQLException {
     Optional<String> text = text(db, grantsId, stored);
-    if (text.isEmpty()) {
-      throw new TamperedRunException(
-          runId, "grants: its grants text " + grantsId + " is missing from grants_texts");
+    Optional<String> why = problem(grantsId, stored, text);
+    if (why.isPresent()) {
+      throw new TamperedRunException(runId, "grants: " + why.get());
     }
-    if (REFERENCE.equals(stored) && !StoredRun.textAddress(text.get()).equals(grantsId)) {
-      throw new TamperedRunException(
-          runId, "grants: grants_texts holds a text for " + grantsId + " that does not hash to it");
-    }
-    return text.get();
+    return text.orElseThrow();
   }
 
   /**
@@ -84,13 +80,15 @@ final class GrantsTexts {
     if (!REFERENCE.equals(row.grants())) {
       return Optional.empty();
     }
-    Optional<String> text = text(db, row.grantsId(), row.grants());
+    return problem(row.grantsId(), row.grants(), text(db, row.grantsId(), row.grants()));
+  }
+
+  private static Optional<String> problem(String grantsId, String stored, Optional<String> text) {
     if (text.isEmpty()) {
-      return Optional.of("its grants text " + row.grantsId() + " is missing from grants_texts");
+      return Optional.of("its grants text " + grantsId + " is missing from grants_texts");
     }
-    if (!StoredRun.textAddress(text.get()).equals(row.grantsId())) {
-      return Optional.of(
-          "grants_texts holds a text for " + row.grantsId() + " that does not hash to it");
+    if (REFERENCE.equals(stored) && !StoredRun.textAddress(text.get()).equals(grantsId)) {
+      return Optional.of("grants_texts holds a text for " + grantsId + " that does not hash to it");
     }
     return Optional.empty();
   }

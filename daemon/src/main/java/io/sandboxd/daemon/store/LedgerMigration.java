@@ -2,7 +2,6 @@ package io.sandboxd.daemon.store;
 
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.Attestation;
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoredRun;
@@ -140,7 +139,7 @@ final class LedgerMigration {
 
   private static Envelope envelope(StoreAudit.RunRow row, byte[] stored) {
     try {
-      return Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(stored)));
+      return StoreEncoding.envelope(stored);
     } catch (AttestException e) {
       throw refusal(
           new StoreDamage(row.runId(), "records", "unreadable envelope: " + e.getMessage()));

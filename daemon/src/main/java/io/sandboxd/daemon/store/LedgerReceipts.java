@@ -1,6 +1,5 @@
 package io.sandboxd.daemon.store;
 
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.FleetAggregate;
 import io.sandboxd.attest.PublicKey;
@@ -74,8 +73,7 @@ record LedgerReceipts(StoreDb store, PublicKey signer) {
               while (rs.next()) {
                 Envelope env;
                 try {
-                  env =
-                      Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(rs.getBytes(3))));
+                  env = StoreEncoding.envelope(rs.getBytes(3));
                 } catch (StoreEncodingException e) {
                   throw new TamperedRunException(rs.getString(2), "receipt: " + e.getMessage());
                 }

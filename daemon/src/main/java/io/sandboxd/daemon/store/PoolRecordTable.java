@@ -1,6 +1,5 @@
 package io.sandboxd.daemon.store;
 
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.WarmpoolClaim;
 import io.sandboxd.attest.WarmpoolEvict;
@@ -94,6 +93,6 @@ final class PoolRecordTable {
   }
 
   private static Envelope envelope(ResultSet rs) throws SQLException {
-    return Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(rs.getBytes(1))));
+    return StoreEncoding.envelope(rs.getBytes(1));
   }
 }

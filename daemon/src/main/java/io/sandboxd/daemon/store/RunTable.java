@@ -384,7 +384,7 @@ final class RunTable {
   /** A record's envelope from its stored bytes; bytes that do not decode are damage. */
   private static Envelope storedEnvelope(String runId, RecordKind kind, byte[] stored) {
     try {
-      return Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(stored)));
+      return StoreEncoding.envelope(stored);
     } catch (StoreEncodingException e) {
       throw new TamperedRunException(runId, kind + ": " + e.getMessage());
     }

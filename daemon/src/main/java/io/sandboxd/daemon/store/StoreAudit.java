@@ -470,7 +470,7 @@ final class StoreAudit {
           RecordKind kind = stored.get();
           Envelope env;
           try {
-            env = Envelope.fromJson(CanonicalJson.parse(StoreEncoding.decode(rs.getBytes(3))));
+            env = StoreEncoding.envelope(rs.getBytes(3));
           } catch (AttestException e) {
             return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
           }

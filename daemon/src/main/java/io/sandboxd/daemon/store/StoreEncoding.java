@@ -1,6 +1,8 @@
 package io.sandboxd.daemon.store;
 
 import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
+import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Hex;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -251,6 +253,16 @@ public final class StoreEncoding {
         .append(Hex.encode(Arrays.copyOfRange(stored, keyAt + 32, header)))
         .append(END)
         .toString();
+  }
+
+  /**
+   * The envelope a stored signed record holds, read as {@link Envelope#fromJson} reads it.
+   *
+   * @throws io.sandboxd.attest.AttestException when it does not decode ({@link
+   *     StoreEncodingException}) or is not an envelope
+   */
+  static Envelope envelope(byte[] stored) {
+    return Envelope.fromJson(CanonicalJson.parse(decode(stored)));
   }
 
   /**
