@@ -44,7 +44,11 @@ final class NodeLog {
   /** The same key in SQL, over the columns {@code level} and {@code idx} of the old table. */
   static final String SUBTREE_KEY_SQL = "((((idx + 1) << level) - 1) << 6) | level";
 
-  static final List<String> DDL =
+  /**
+   * The log's tables as migration 10 made them, frozen: a leaf's address as 64 hex characters and
+   * indexed whole. Migration 18 ({@link #COMPACT_DDL}) changes how new leaves are kept.
+   */
+  static final List<String> V10_DDL =
       List.of(
           "CREATE TABLE IF NOT EXISTS node_log (idx INTEGER PRIMARY KEY, address TEXT NOT NULL,"
               + " kind TEXT NOT NULL)",
@@ -52,6 +56,22 @@ final class NodeLog {
           SUBTREES_DDL,
           "CREATE TABLE IF NOT EXISTS node_log_checkpoints (tree_size INTEGER PRIMARY KEY,"
               + " signed_ms INTEGER NOT NULL, note TEXT NOT NULL)");
+
+  /**
+   * Migration 18: a leaf appended from now on keeps its address as its 32 bytes (a BLOB), and
+   * leaves are found by an index of their first 8 bytes, {@link #PREFIX}, instead of the whole
+   * address as hex. Every append wrote about 80 bytes into a hash-ordered b-tree, three or four
+   * times a run, the store's largest per-run write; the prefix index keeps about 17 bytes an entry.
+   * Leaves stored before stay hex TEXT (not rewritten; the index covers them by their first 8 hex
+   * characters), so a lookup asks for both forms ({@link #find}).
+   */
+  static final List<String> COMPACT_DDL =
+      List.of(
+          "DROP INDEX IF EXISTS node_log_by_address",
+          "CREATE INDEX IF NOT EXISTS node_log_by_prefix ON node_log (substr(address, 1, 8))");
+
+  /** The indexed expression: a blob's first 8 bytes, or an older hex row's first 8 characters. */
+  private static final String PREFIX = "substr(address, 1, 8)";
 
   /** Leaf kinds: what sort of signed record a leaf's address names. */
   static final String SEGMENT = "segment";
@@ -82,6 +102,14 @@ final class NodeLog {
   private PreparedStatement insertNode;
   private PreparedStatement selectNode;
   private PreparedStatement selectLeaf;
+
+  /**
+   * The lowest level whose perfect subtree hashes are kept in {@code node_log_subtrees}. Since
+   * migration 18, levels 1 to 3 (seven of every eight subtrees) are not: one is recomputed from its
+   * 2 to 8 leaves when a proof or the frontier needs it. Rows kept before at those levels are left
+   * as they are and not read.
+   */
+  static final int FIRST_KEPT_LEVEL = 4;
 
   NodeLog(Connection db, Policy policy) throws SQLException {
     this.db = db;
@@ -155,12 +183,12 @@ final class NodeLog {
     }
     long idx = frontier.size();
     insertLeaf.setLong(1, idx);
-    insertLeaf.setString(2, address);
+    insertLeaf.setBytes(2, raw);
     insertLeaf.setString(3, kind);
     insertLeaf.executeUpdate();
     for (LogTree.Node n : frontier.append(HASH.leaf(raw))) {
-      if (n.level() == 0) {
-        continue; // a leaf hash is HASH(0x00 ‖ address): read back from node_log, not kept twice
+      if (n.level() < FIRST_KEPT_LEVEL) {
+        continue; // recomputed from at most 8 leaves when read (a leaf's from its address)
       }
       insertNode.setLong(1, subtreeKey(n.level(), n.index()));
       insertNode.setBytes(2, n.hash());
@@ -212,12 +240,21 @@ final class NodeLog {
   /** A leaf: its index, address and kind. */
   record Leaf(long index, String address, String kind) {}
 
-  /** The first leaf holding {@code address}, if any. */
+  /**
+   * The first leaf holding {@code address} (64 hex), if any: kept as bytes (appended since
+   * migration 18) or as hex (before it), each found through the prefix index.
+   */
   Optional<Leaf> find(String address) throws SQLException {
+    byte[] raw = Hex.decode(address, 32, "log leaf address");
     return StoreDb.first(
         db,
-        "SELECT idx, kind FROM node_log WHERE address = ? ORDER BY idx LIMIT 1",
+        "SELECT idx, kind FROM node_log WHERE "
+            + PREFIX
+            + " IN (?, ?) AND address IN (?, ?) ORDER BY idx LIMIT 1",
         rs -> new Leaf(rs.getLong(1), address, rs.getString(2)),
+        java.util.Arrays.copyOf(raw, 8),
+        address.substring(0, 8),
+        raw,
         address);
   }
 
@@ -230,17 +267,8 @@ final class NodeLog {
   LogTree.Nodes nodes() {
     return (level, index) -> {
       try {
-        if (level == 0) {
-          if (selectLeaf == null) {
-            selectLeaf = db.prepareStatement("SELECT address FROM node_log WHERE idx = ?");
-          }
-          selectLeaf.setLong(1, index);
-          try (ResultSet rs = selectLeaf.executeQuery()) {
-            if (!rs.next()) {
-              throw new StoreException("node log: leaf " + index + " is missing from the store");
-            }
-            return HASH.leaf(Hex.decode(rs.getString(1), 32, "node_log.address"));
-          }
+        if (level < FIRST_KEPT_LEVEL) {
+          return fromLeaves(level, index);
         }
         if (selectNode == null) {
           selectNode = db.prepareStatement("SELECT hash FROM node_log_subtrees WHERE pos = ?");
@@ -257,6 +285,49 @@ final class NodeLog {
         throw new StoreException("node log: cannot read a subtree hash: " + e.getMessage(), e);
       }
     };
+  }
+
+  /** The hash of subtree {@code level}/{@code index}, from its 2^level leaves. */
+  private byte[] fromLeaves(int level, long index) throws SQLException {
+    if (selectLeaf == null) {
+      selectLeaf =
+          db.prepareStatement(
+              "SELECT idx, address FROM node_log WHERE idx >= ? AND idx < ? ORDER BY idx");
+    }
+    long first = index << level;
+    long end = first + (1L << level);
+    selectLeaf.setLong(1, first);
+    selectLeaf.setLong(2, end);
+    byte[][] hashes = new byte[1 << level][];
+    long next = first;
+    try (ResultSet rs = selectLeaf.executeQuery()) {
+      while (rs.next() && rs.getLong(1) == next) {
+        hashes[(int) (next - first)] = HASH.leaf(leafAddress(rs, next, 2));
+        next++;
+      }
+    }
+    if (next < end) {
+      throw new StoreException("node log: leaf " + next + " is missing from the store");
+    }
+    for (int width = hashes.length; width > 1; width /= 2) {
+      for (int i = 0; i < width / 2; i++) {
+        hashes[i] = HASH.node(hashes[2 * i], hashes[2 * i + 1]);
+      }
+    }
+    return hashes[0];
+  }
+
+  /** A stored leaf's 32 address bytes: a BLOB since migration 18, 64 hex characters before. */
+  private static byte[] leafAddress(ResultSet rs, long index, int column) throws SQLException {
+    Object stored = rs.getObject(column);
+    if (stored instanceof byte[] raw) {
+      if (raw.length != 32) {
+        throw new StoreException(
+            "node log: leaf " + index + " keeps " + raw.length + " address bytes, not 32");
+      }
+      return raw;
+    }
+    return Hex.decode(String.valueOf(stored), 32, "node_log.address of leaf " + index);
   }
 
   /**

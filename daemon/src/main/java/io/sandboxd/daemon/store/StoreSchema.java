@@ -102,7 +102,7 @@ final class StoreSchema {
                 // The log's tables as this code keeps them (IF NOT EXISTS): a store logged before
                 // migration 16 has node_log_nodes instead, which 16 re-keys.
                 try (Statement st = db.createStatement()) {
-                  for (String s : NodeLog.DDL) {
+                  for (String s : NodeLog.V10_DDL) {
                     st.execute(s);
                   }
                 }
@@ -164,7 +164,15 @@ final class StoreSchema {
                   + " dictionary), decoding to the same text; each grants text kept once in"
                   + " grants_texts, a run referring to it by its grants_id; rows written before stay"
                   + " as they are",
-              GrantsTexts.DDL));
+              GrantsTexts.DDL),
+          StoreMigration.ddl(
+              18,
+              "a compact node log: a leaf appended from now on keeps its address as 32 bytes, and"
+                  + " leaves are found by an index of their first 8 bytes instead of the whole"
+                  + " address in hex (the largest b-tree a run wrote into at random); leaves stored"
+                  + " before stay hex and are found by the same index; subtree hashes of levels 1"
+                  + " to 3 are no longer kept (recomputed from their 2 to 8 leaves when read)",
+              NodeLog.COMPACT_DDL));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

@@ -48,7 +48,10 @@ class NodeLogTest {
     List<String> out = new ArrayList<>();
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
         Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT address FROM node_log ORDER BY idx")) {
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT CASE typeof(address) WHEN 'blob' THEN lower(hex(address)) ELSE address END"
+                    + " FROM node_log ORDER BY idx")) {
       while (rs.next()) {
         out.add(rs.getString(1));
       }
@@ -236,6 +239,160 @@ class NodeLogTest {
     }
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db())) {
       assertTrue(!StoreSchema.hasTable(c, "node_log_nodes"), "old table dropped");
+    }
+  }
+
+  /** The results of {@code sql} over the store's file, each row's columns joined by '|'. */
+  private List<String> rows(String sql) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      int n = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        StringBuilder row = new StringBuilder();
+        for (int i = 1; i <= n; i++) {
+          row.append(i > 1 ? "|" : "").append(rs.getString(i));
+        }
+        out.add(row.toString());
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void leavesKeepTheirAddressAsBytesFoundThroughThePrefixIndex() throws Exception {
+    try (RunStore s = open()) {
+      for (int i = 0; i < 3; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      for (String a : leaves()) {
+        checkInclusion(s, a);
+      }
+    }
+    assertEquals(
+        List.of("blob|32"), rows("SELECT DISTINCT typeof(address), length(address) FROM node_log"));
+    assertEquals(
+        List.of("node_log_by_prefix"),
+        rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"));
+    // A lookup by address probes the prefix index, never a scan of every leaf.
+    String plan =
+        String.join(
+            "\n",
+            rows(
+                "EXPLAIN QUERY PLAN SELECT idx, kind FROM node_log WHERE substr(address, 1, 8)"
+                    + " IN (x'0102030405060708', '01020304') AND address IN (x'01', '01')"
+                    + " ORDER BY idx LIMIT 1"));
+    assertTrue(plan.contains("USING INDEX node_log_by_prefix"), plan);
+  }
+
+  @Test
+  void subtreesBelowLevel4AreRecomputedFromLeavesAtEverySize() throws Exception {
+    List<String> all = new ArrayList<>();
+    try (RunStore s = open()) {
+      for (int i = 0; i < 43; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      all = leaves();
+      assertEquals(129, all.size());
+    }
+    // Seven of every eight subtrees are not kept: only levels 4 and up have rows.
+    assertEquals(
+        List.of("4|8", "5|4", "6|2", "7|1"),
+        rows("SELECT pos & 63, count(*) FROM node_log_subtrees GROUP BY 1 ORDER BY 1"));
+    List<byte[]> raw = all.stream().map(a -> Hex.decode(a, 32, "a")).toList();
+    // Reopened at 129 = 128 + 1 leaves, then grown to sizes whose frontier has every low level.
+    try (RunStore s = open()) {
+      for (String a : all) {
+        checkInclusion(s, a);
+      }
+      for (int i = 43; i < 48; i++) {
+        RunRecord r = TestRuns.simple(key, "run-" + i, i);
+        s.append(r);
+        all.addAll(addresses(r));
+      }
+      raw = all.stream().map(a -> Hex.decode(a, 32, "a")).toList();
+      LogCheckpoint cp =
+          LogCheckpoint.verify(s.logCheckpoint().note(), key.publicKey(), Optional.empty());
+      assertEquals(MerkleTree.blake3(raw).head(), cp.head());
+      for (long m : new long[] {1, 3, 7, 15, 16, 17, 31, 100, 129, 143}) {
+        for (long n : new long[] {m, 143, 144}) {
+          if (n < m) {
+            continue;
+          }
+          RunStore.LogConsistency c = s.logConsistency(m, n);
+          LogCheckpoint o = LogCheckpoint.verify(c.oldNote(), key.publicKey(), Optional.empty());
+          LogCheckpoint w = LogCheckpoint.verify(c.newNote(), key.publicKey(), Optional.empty());
+          assertEquals(MerkleTree.blake3(raw.subList(0, (int) m)).head(), o.head(), "size " + m);
+          assertTrue(V.verifyConsistency(c.proof(), o.head(), w.head()).isValid(), m + "->" + n);
+        }
+      }
+    }
+  }
+
+  @Test
+  void hexLeavesFromBeforeMigration18StillProveBesideNewByteLeaves() throws Exception {
+    List<String> before;
+    try (RunStore s = open()) {
+      for (int i = 0; i < 5; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      before = leaves();
+    }
+    // Back to version 17: every leaf as 64 hex characters, indexed whole.
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+        Statement st = c.createStatement()) {
+      st.execute("DROP INDEX node_log_by_prefix");
+      st.execute("UPDATE node_log SET address = lower(hex(address))");
+      st.execute(NodeLog.V10_DDL.get(1));
+      st.execute("PRAGMA user_version = 17");
+    }
+    String manifest = Blake3.hex(new byte[] {42});
+    try (RunStore s = open()) {
+      assertEquals(before, leaves());
+      for (String a : before) {
+        checkInclusion(s, a);
+      }
+      // An address logged before as hex is found, so it is not logged twice.
+      s.appendToLog(NodeLog.MANIFEST, List.of(before.get(2), manifest));
+      s.appendToLog(NodeLog.MANIFEST, List.of(manifest));
+      RunRecord later = TestRuns.simple(key, "run-later", 9);
+      s.append(later);
+      List<String> after = leaves();
+      assertEquals(before.size() + 4, after.size(), "one manifest leaf, then three of the run");
+      assertEquals(before, after.subList(0, before.size()));
+      for (String a : after) {
+        checkInclusion(s, a);
+      }
+      LogCheckpoint cp =
+          LogCheckpoint.verify(s.logCheckpoint().note(), key.publicKey(), Optional.empty());
+      List<byte[]> raw = after.stream().map(a -> Hex.decode(a, 32, "a")).toList();
+      assertEquals(MerkleTree.blake3(raw).head(), cp.head(), "one tree over both forms");
+    }
+    assertEquals(
+        List.of("text|" + before.size(), "blob|4"),
+        rows("SELECT typeof(address), count(*) FROM node_log GROUP BY 1 ORDER BY min(idx)"));
+    assertEquals(
+        List.of("node_log_by_prefix"),
+        rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"));
+  }
+
+  @Test
+  void aDamagedLeafAddressIsAStoreErrorNamingTheLeaf() throws Exception {
+    try (RunStore s = open()) {
+      for (int i = 0; i < 2; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      String second = leaves().get(1);
+      for (String damage : List.of("x'0102'", "'not hex at all'")) {
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
+            Statement st = c.createStatement()) {
+          st.execute("UPDATE node_log SET address = " + damage + " WHERE idx = 0");
+        }
+        // Leaf 1's proof starts from its sibling, leaf 0.
+        StoreException e = assertThrows(StoreException.class, () -> s.proveInLog(second));
+        assertTrue(e.getMessage().contains("leaf 0"), e.getMessage());
+      }
     }
   }
 
