@@ -305,6 +305,9 @@ public final class StoreVerifier implements AutoCloseable {
         if (slice.end()) {
           StoreAudit.Result r = StoreAudit.wholeStore(reader, store.signer(), from, at, runDamage);
           reader.rollback();
+          // The last slice is paced too: a pass of one slice (every pass over the runs since the
+          // checkpoint, at a modest load) would otherwise never be held to the share at all.
+          paceOrStop(pace);
           return r;
         }
         reader.rollback();
@@ -315,19 +318,25 @@ public final class StoreVerifier implements AutoCloseable {
           sealNewRuns(sealEvery, false);
           sealedAt = System.nanoTime();
         }
-        if (pace != null) {
-          try {
-            pace.pace();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PassStopped();
-          }
-        }
+        paceOrStop(pace);
       }
     } finally {
       if (pace != null) {
         pace.close();
       }
+    }
+  }
+
+  /** Sleeps off a throttled pass's CPU debt ({@code pace} null: unthrottled, no sleep). */
+  private static void paceOrStop(CpuShare.Session pace) {
+    if (pace == null) {
+      return;
+    }
+    try {
+      pace.pace();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PassStopped();
     }
   }
 

@@ -223,6 +223,28 @@ class StoreCheckpointTest {
   }
 
   @Test
+  void aBackgroundPassOfOneSliceIsHeldToItsShareOfACore() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      // Fewer runs than a slice: the whole pass is its last slice.
+      fill(store, 0, (int) StoreVerifier.SLICE_RUNS / 2);
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 20)) {
+        v.start();
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
+          assertTrue(System.nanoTime() < deadline, v.state().toString());
+          Thread.sleep(10);
+        }
+        CpuShare.Use use = v.backgroundUse();
+        assertTrue(use.cpuNanos() > 0, use.toString());
+        // Sleeping guarantees at least the time asked for; a pause under 5 ms may be skipped.
+        assertTrue(
+            use.cpuNanos() * 100 / 20 <= use.wallNanos() + 5_000_000L,
+            use + ": " + use.percentOfOneCore() + "% of a core");
+      }
+    }
+  }
+
+  @Test
   void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 12);
