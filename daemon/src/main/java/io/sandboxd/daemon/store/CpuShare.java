@@ -3,6 +3,7 @@ package io.sandboxd.daemon.store;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Holds background work to a share of one core: between units of work, the worker sleeps until its
@@ -12,6 +13,9 @@ import java.util.concurrent.TimeUnit;
 public final class CpuShare {
   /** Sleeps shorter than this are put off until the debt is larger (fewer, longer pauses). */
   private static final long MIN_SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+  /** How often a pacing sleep looks whether to give way (an on-demand check waits no longer). */
+  private static final long GIVE_WAY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -51,15 +55,30 @@ public final class CpuShare {
 
     /** Sleeps as long as the CPU used so far exceeds the share of the wall time. */
     public void pace() throws InterruptedException {
+      pace(() -> false);
+    }
+
+    /**
+     * As {@link #pace()}, but looks at {@code giveWay} every {@link #GIVE_WAY_NANOS} of the sleep
+     * and ends it early once it holds; returns false then (the work should stop), else true.
+     */
+    public boolean pace(BooleanSupplier giveWay) throws InterruptedException {
       if (percent >= 100) {
-        return;
+        return !giveWay.getAsBoolean();
       }
       long cpu = THREADS.getCurrentThreadCpuTime() - cpu0;
-      long wall = System.nanoTime() - wall0;
-      long due = cpu * 100 / percent - wall;
-      if (due >= MIN_SLEEP_NANOS) {
-        TimeUnit.NANOSECONDS.sleep(due);
+      long due = cpu * 100 / percent - (System.nanoTime() - wall0);
+      if (due < MIN_SLEEP_NANOS) {
+        return !giveWay.getAsBoolean();
       }
+      long until = System.nanoTime() + due;
+      for (long left = due; left > 0; left = until - System.nanoTime()) {
+        if (giveWay.getAsBoolean()) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.sleep(Math.min(left, GIVE_WAY_NANOS));
+      }
+      return !giveWay.getAsBoolean();
     }
 
     @Override

@@ -60,6 +60,10 @@ public final class StoreVerifier implements AutoCloseable {
   private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
   private final Object passLock = new Object();
   private volatile boolean closed;
+  // On-demand checks waiting for the pass lock: a throttled background pass gives way to them (it
+  // would otherwise keep an operator waiting for as long as its CPU share stretches it).
+  private final java.util.concurrent.atomic.AtomicInteger demanded =
+      new java.util.concurrent.atomic.AtomicInteger();
   private Thread thread;
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
@@ -106,13 +110,21 @@ public final class StoreVerifier implements AutoCloseable {
   }
 
   /**
-   * The full check, now, in the caller's thread (one pass at a time: a caller waits for a pass in
-   * progress, then runs its own); returns its state.
+   * The full check, now, in the caller's thread, at full speed; returns its state. One pass runs at
+   * a time: a throttled background pass in progress gives way at once (the check covers everything
+   * it would have), another on-demand pass is waited for.
    */
   public State verifyNow() {
+    demanded.incrementAndGet();
     synchronized (passLock) {
+      demanded.decrementAndGet();
       return fullPass(true);
     }
+  }
+
+  /** Whether a throttled pass should end now: the daemon is closing or a check is demanded. */
+  private boolean giveWay() {
+    return closed || demanded.get() > 0;
   }
 
   private void loop() {
@@ -188,7 +200,8 @@ public final class StoreVerifier implements AutoCloseable {
         LOG.severe(msg.append("\ndamaged runs are listed as Tampered").toString());
       }
     } catch (PassStopped e) {
-      done = new State(Phase.PENDING, 0, 0, List.of(), started, 0, "stopped");
+      String why = closed ? "stopped" : "gave way to an on-demand check";
+      done = new State(Phase.PENDING, 0, 0, List.of(), started, 0, why);
     } catch (SQLException | RuntimeException e) {
       done =
           new State(
@@ -233,7 +246,12 @@ public final class StoreVerifier implements AutoCloseable {
       return;
     }
     try (Connection reader = store.openReader()) {
-      StoreAudit.Result r = pass(reader, from, throttled, pos -> {});
+      StoreAudit.Result r;
+      try {
+        r = pass(reader, from, throttled, pos -> {});
+      } catch (PassStopped e) {
+        return; // closing, or an on-demand check takes over: it covers these runs too
+      }
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());
       } else {
@@ -296,7 +314,7 @@ public final class StoreVerifier implements AutoCloseable {
                 SLICE_RUNS,
                 pos -> {
                   progress.accept(pos);
-                  if (closed) {
+                  if (closed || (throttled && giveWay())) {
                     throw new PassStopped();
                   }
                 });
@@ -327,13 +345,18 @@ public final class StoreVerifier implements AutoCloseable {
     }
   }
 
-  /** Sleeps off a throttled pass's CPU debt ({@code pace} null: unthrottled, no sleep). */
-  private static void paceOrStop(CpuShare.Session pace) {
+  /**
+   * Sleeps off a throttled pass's CPU debt ({@code pace} null: unthrottled, no sleep), ending the
+   * pass instead when it must give way.
+   */
+  private void paceOrStop(CpuShare.Session pace) {
     if (pace == null) {
       return;
     }
     try {
-      pace.pace();
+      if (!pace.pace(this::giveWay)) {
+        throw new PassStopped();
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new PassStopped();

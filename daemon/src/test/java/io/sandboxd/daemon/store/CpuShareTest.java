@@ -1,5 +1,6 @@
 package io.sandboxd.daemon.store;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -39,6 +40,23 @@ class CpuShareTest {
     CpuShare.Use use = share.use();
     assertTrue(use.percentOfOneCore() <= 10.5, use.toString());
     assertTrue(use.cpuNanos() >= 20_000_000L, use.toString());
+  }
+
+  @Test
+  void aPaceGivesWayWhenAskedAndSaysSo() throws Exception {
+    CpuShare share = new CpuShare(1);
+    try (CpuShare.Session s = share.begin()) {
+      burn(20_000_000L);
+      // At 1% this debt is a sleep of about two seconds; it ends at the first look instead.
+      assertFalse(s.pace(() -> true));
+      int[] looks = {0};
+      assertFalse(s.pace(() -> ++looks[0] > 2));
+      assertTrue(looks[0] >= 3, "looked " + looks[0] + " times");
+    }
+    try (CpuShare.Session s = new CpuShare(100).begin()) {
+      assertTrue(s.pace(() -> false));
+      assertFalse(s.pace(() -> true));
+    }
   }
 
   @Test

@@ -245,6 +245,38 @@ class StoreCheckpointTest {
   }
 
   @Test
+  void anOnDemandCheckTakesOverFromAThrottledBackgroundPass() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 600);
+      List<StoreVerifier.State> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+      // At 1% of a core the background pass over 600 runs would take a minute or more.
+      try (StoreVerifier v = new StoreVerifier(store, heard::add, 10, 20, 1)) {
+        v.start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (v.state().phase() != StoreVerifier.Phase.RUNNING) {
+          assertTrue(System.nanoTime() < deadline, v.state().toString());
+          Thread.sleep(5);
+        }
+        StoreVerifier.State s = v.verifyNow();
+        assertEquals(StoreVerifier.Phase.VERIFIED, s.phase(), s.toString());
+        assertEquals(600, s.totalRuns());
+        assertEquals(600, store.checkpoint().orElseThrow().runs());
+        // The background pass ended unfinished, before the on-demand one, and said why.
+        assertEquals(2, heard.size(), heard.toString());
+        assertEquals(StoreVerifier.Phase.PENDING, heard.get(0).phase());
+        assertEquals("gave way to an on-demand check", heard.get(0).failure());
+        assertEquals(s, heard.get(1));
+        // The background thread goes on: runs appended later are still sealed.
+        fill(store, 600, 12);
+        while (store.checkpoint().orElseThrow().runs() != 612) {
+          assertTrue(System.nanoTime() < deadline, "not sealed: " + v.state());
+          Thread.sleep(10);
+        }
+      }
+    }
+  }
+
+  @Test
   void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 12);
