@@ -47,12 +47,12 @@ public final class Envelope {
     CanonicalJson.requireIntegersOnly(core);
     String text = CanonicalJson.canonicalString(core);
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    byte[] address = Blake3.hash(bytes);
+    byte[] signature = key.sign(bytes);
+    // Made here, so valid: checking it again later (the store's seal, a read) needs no Ed25519.
+    VerifiedSignatures.remember(key.publicKey().raw(), address, signature);
     return new Envelope(
-        core.deepCopy(),
-        Blake3.hex(bytes),
-        Hex.encode(key.sign(bytes)),
-        key.publicKey().hex(),
-        text);
+        core.deepCopy(), Hex.encode(address), Hex.encode(signature), key.publicKey().hex(), text);
   }
 
   /** The signed core (the envelope's own tree: read it, do not change it). */
@@ -193,7 +193,8 @@ public final class Envelope {
     } catch (AttestException e) {
       return new Verification.Invalid("core: " + e.getMessage());
     }
-    String recomputed = Blake3.hex(bytes);
+    byte[] hash = Blake3.hash(bytes);
+    String recomputed = Hex.encode(hash);
     if (!recomputed.equals(address)) {
       return new Verification.Invalid(
           "address mismatch: envelope says " + address + ", core hashes to " + recomputed);
@@ -201,12 +202,16 @@ public final class Envelope {
     PublicKey signer;
     byte[] sig;
     try {
-      signer = PublicKey.ofHex(publicKey, "public_key");
+      // The expected signer's key is already decoded (a point decompression saved per check).
+      signer =
+          expectedSigner.isPresent() && expectedSigner.get().hex().equals(publicKey)
+              ? expectedSigner.get()
+              : PublicKey.ofHex(publicKey, "public_key");
       sig = Hex.decode(signature, 64, "signature");
     } catch (AttestException e) {
       return new Verification.Invalid(e.getMessage());
     }
-    if (!signer.verify(bytes, sig)) {
+    if (!VerifiedSignatures.verify(signer, hash, bytes, sig)) {
       return new Verification.Invalid("signature does not verify under public_key " + publicKey);
     }
     if (expectedSigner.isPresent() && !expectedSigner.get().equals(signer)) {

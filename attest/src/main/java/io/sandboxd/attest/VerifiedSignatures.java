@@ -1,0 +1,109 @@
+package io.sandboxd.attest;
+
+import java.security.SecureRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The envelope signatures this process made or has already found valid, so that checking one again
+ * (the store's background seal of runs it stored a moment ago, a run read back, an export) costs a
+ * keyed hash instead of an Ed25519 verification (about 76% of a stored run's check).
+ *
+ * <p>An entry is a fingerprint of (public key, address, signature): a keyed BLAKE3 under a key
+ * drawn at random per process, cut to 128 bits, so nobody outside the process can compute one, let
+ * alone find an invalid triple that shares one with a valid triple. Ed25519 verification is a pure
+ * function of the key, the message and the signature, and {@link Envelope#verify} looks here only
+ * after it has checked that the core hashes to the address, so a hit means the same key, message
+ * and signature that were valid before. The table is a fixed array ({@value #SLOTS} slots, 4 MiB):
+ * a new entry overwrites whatever shares its slot, so what it holds never grows and an old entry
+ * falls out as new ones come; a miss only costs the full verification.
+ */
+final class VerifiedSignatures {
+  private VerifiedSignatures() {}
+
+  static final int SLOTS = 1 << 18;
+  private static final int STRIPES = 64;
+
+  private static final byte[] KEY = new byte[32];
+
+  static {
+    new SecureRandom().nextBytes(KEY);
+  }
+
+  // Two longs a slot (the 128-bit fingerprint); zero is "empty" (a fingerprint of zero is never
+  // stored: 2^-128). Written and read under the slot's stripe lock, so no slot is seen half
+  // written.
+  private static final long[] TABLE = new long[2 * SLOTS];
+  private static final Object[] LOCKS = new Object[STRIPES];
+
+  static {
+    for (int i = 0; i < STRIPES; i++) {
+      LOCKS[i] = new Object();
+    }
+  }
+
+  private static final AtomicLong VERIFICATIONS = new AtomicLong();
+
+  /** The fingerprint of a triple: 16 bytes of keyed BLAKE3 over the raw key, address, signature. */
+  private static long[] fingerprint(byte[] publicKey, byte[] address, byte[] signature) {
+    byte[] in = new byte[publicKey.length + address.length + signature.length];
+    System.arraycopy(publicKey, 0, in, 0, publicKey.length);
+    System.arraycopy(address, 0, in, publicKey.length, address.length);
+    System.arraycopy(signature, 0, in, publicKey.length + address.length, signature.length);
+    byte[] h = Blake3.keyedHash(KEY, in, 16);
+    return new long[] {longAt(h, 0), longAt(h, 8)};
+  }
+
+  private static long longAt(byte[] b, int at) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (b[at + i] & 0xffL);
+    }
+    return v;
+  }
+
+  private static int slot(long[] f) {
+    return (int) (f[0] >>> 46); // the top 18 bits: SLOTS slots
+  }
+
+  /** Remembers a triple known valid (signed here, or verified). */
+  static void remember(byte[] publicKey, byte[] address, byte[] signature) {
+    long[] f = fingerprint(publicKey, address, signature);
+    int s = slot(f);
+    synchronized (LOCKS[s % STRIPES]) {
+      TABLE[2 * s] = f[0];
+      TABLE[2 * s + 1] = f[1];
+    }
+  }
+
+  /** Whether the triple is one remembered as valid. */
+  static boolean known(byte[] publicKey, byte[] address, byte[] signature) {
+    long[] f = fingerprint(publicKey, address, signature);
+    int s = slot(f);
+    synchronized (LOCKS[s % STRIPES]) {
+      return TABLE[2 * s] == f[0] && TABLE[2 * s + 1] == f[1] && (f[0] | f[1]) != 0;
+    }
+  }
+
+  /**
+   * Verifies {@code signature} over {@code message} (whose BLAKE3 the caller has checked to be
+   * {@code address}) under {@code key}: remembered triples without Ed25519, others in full, each
+   * valid one remembered.
+   */
+  static boolean verify(PublicKey key, byte[] address, byte[] message, byte[] signature) {
+    byte[] raw = key.raw();
+    if (known(raw, address, signature)) {
+      return true;
+    }
+    VERIFICATIONS.incrementAndGet();
+    if (!key.verify(message, signature)) {
+      return false;
+    }
+    remember(raw, address, signature);
+    return true;
+  }
+
+  /** Ed25519 verifications made (memo misses) since the process started: for tests. */
+  static long verifications() {
+    return VERIFICATIONS.get();
+  }
+}
