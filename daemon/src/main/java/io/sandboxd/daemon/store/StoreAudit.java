@@ -173,7 +173,78 @@ final class StoreAudit {
       long limit,
       java.util.function.LongConsumer progress)
       throws SQLException {
-    return slice(db, signer, from, limit, progress, null);
+    return slice(db, signer, from, Long.MAX_VALUE, limit, progress, null);
+  }
+
+  /** As above, only the runs before ledger position {@code end}. */
+  static Slice slice(
+      Connection db,
+      PublicKey signer,
+      Start from,
+      long end,
+      long limit,
+      java.util.function.LongConsumer progress)
+      throws SQLException {
+    return slice(db, signer, from, end, limit, progress, null);
+  }
+
+  /**
+   * The signed store head a read transaction sees: the end of a bounded audit, which checks the
+   * runs before {@code head.runs()} and then this head against them, while later runs keep coming.
+   * Empty when there is no head or it does not read (then only a whole audit can say why).
+   */
+  static Optional<Bound> bound(Connection db) throws SQLException {
+    Optional<String> text = StoreLedger.headText(db);
+    if (text.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      Envelope env = Envelope.fromJson(CanonicalJson.parse(text.get()));
+      return Optional.of(new Bound(StoreHead.fromCore(env.core()).runs(), env));
+    } catch (AttestException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** Where a bounded audit ends: the ledger's length a signed head covered, and that head. */
+  record Bound(long runs, Envelope head) {}
+
+  /**
+   * Completes a bounded audit that checked the runs from {@code from} to {@code reached}: {@code
+   * bound}'s head must verify under the node key and sign exactly the chain recomputed over the
+   * ledger up to its run count. What the head says of the whole store at that time (the run rows'
+   * count) is left to the whole audit (start-up and the full pass check it against the head then).
+   */
+  static Result bounded(
+      PublicKey signer, Start from, Start reached, Bound bound, List<StoreDamage> runDamage) {
+    List<StoreDamage> out = new ArrayList<>();
+    String store = StoreDamage.STORE;
+    StoreHead head = StoreHead.fromCore(bound.head().core());
+    if (bound.head().verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
+      out.add(
+          new StoreDamage(
+              store, "store_head", "the signed store head does not verify: " + inv.reason()));
+    } else if (reached.position() != bound.runs()) {
+      out.add(
+          new StoreDamage(
+              store,
+              "ledger",
+              "ledger positions are not dense from 0 up to the signed head's "
+                  + bound.runs()
+                  + " runs: reordered or deleted"));
+    } else if (!head.chain().equals(reached.chain())) {
+      out.add(
+          new StoreDamage(
+              store,
+              "ledger",
+              "the hash chain over the ledger is "
+                  + reached.chain()
+                  + ", the signed head says "
+                  + head.chain()
+                  + ": a run was replaced, deleted or reordered"));
+    }
+    out.addAll(runDamage);
+    return new Result(out, reached.position() - from.position(), bound.runs(), reached.chain());
   }
 
   /**
@@ -185,6 +256,7 @@ final class StoreAudit {
       Connection db,
       PublicKey signer,
       Start from,
+      long end,
       long limit,
       java.util.function.LongConsumer progress,
       ParallelRunCheck parallel)
@@ -200,9 +272,10 @@ final class StoreAudit {
             "SELECT l.position, l.run_id, l.envelope, "
                 + ROW_COLUMNS
                 + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
-                + " WHERE l.position >= ? ORDER BY l.position LIMIT ?")) {
+                + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position LIMIT ?")) {
       st.setLong(1, from.position());
-      st.setLong(2, limit);
+      st.setLong(2, end);
+      st.setLong(3, limit);
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
           read++;
@@ -325,7 +398,7 @@ final class StoreAudit {
       java.util.function.LongConsumer progress,
       ParallelRunCheck parallel)
       throws SQLException {
-    Slice runs = slice(db, signer, from, Long.MAX_VALUE, progress, parallel);
+    Slice runs = slice(db, signer, from, Long.MAX_VALUE, Long.MAX_VALUE, progress, parallel);
     return wholeStore(db, signer, from, runs.next(), runs.damage());
   }
 

@@ -3,6 +3,7 @@ package io.sandboxd.daemon.store;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -169,7 +170,8 @@ public final class StoreVerifier implements AutoCloseable {
                   state.set(new State(Phase.RUNNING, checked[0], 0, List.of(), started, 0, ""));
                 }
               },
-              !sealAlways);
+              !sealAlways,
+              null);
       long finished = System.currentTimeMillis();
       store.remember(r.damage(), true);
       if (r.clean()) {
@@ -246,9 +248,13 @@ public final class StoreVerifier implements AutoCloseable {
       return;
     }
     try (Connection reader = store.openReader()) {
+      // Up to the head signed when the pass begins, not the ledger's end as it grows: runs keep
+      // coming while a throttled pass runs, and one that chased the end would never seal any.
+      Optional<StoreAudit.Bound> bound = StoreAudit.bound(reader);
+      reader.rollback();
       StoreAudit.Result r;
       try {
-        r = pass(reader, from, throttled, pos -> {});
+        r = pass(reader, from, throttled, pos -> {}, false, bound.orElse(null));
       } catch (PassStopped e) {
         return; // closing, or an on-demand check takes over: it covers these runs too
       }
@@ -285,20 +291,22 @@ public final class StoreVerifier implements AutoCloseable {
       boolean throttled,
       java.util.function.LongConsumer progress)
       throws SQLException {
-    return pass(reader, from, throttled, progress, false);
+    return pass(reader, from, throttled, progress, false, null);
   }
 
   /**
    * As above; with {@code sealMeanwhile} (the background full pass) the runs appended since the
    * checkpoint are checked and sealed between slices, every poll interval, while this pass has
-   * found no damage.
+   * found no damage. With a {@code bound} (null: none) it checks the runs before the bound's head
+   * and that head ({@link StoreAudit#bounded}) instead of the whole store as it is at the end.
    */
   private StoreAudit.Result pass(
       Connection reader,
       StoreAudit.Start from,
       boolean throttled,
       java.util.function.LongConsumer progress,
-      boolean sealMeanwhile)
+      boolean sealMeanwhile,
+      StoreAudit.Bound bound)
       throws SQLException {
     List<StoreDamage> runDamage = new java.util.ArrayList<>();
     StoreAudit.Start at = from;
@@ -311,6 +319,7 @@ public final class StoreVerifier implements AutoCloseable {
                 reader,
                 store.signer(),
                 at,
+                bound == null ? Long.MAX_VALUE : bound.runs(),
                 SLICE_RUNS,
                 pos -> {
                   progress.accept(pos);
@@ -321,7 +330,10 @@ public final class StoreVerifier implements AutoCloseable {
         runDamage.addAll(slice.damage());
         at = slice.next();
         if (slice.end()) {
-          StoreAudit.Result r = StoreAudit.wholeStore(reader, store.signer(), from, at, runDamage);
+          StoreAudit.Result r =
+              bound == null
+                  ? StoreAudit.wholeStore(reader, store.signer(), from, at, runDamage)
+                  : StoreAudit.bounded(store.signer(), from, at, bound, runDamage);
           reader.rollback();
           // The last slice is paced too: a pass of one slice (every pass over the runs since the
           // checkpoint, at a modest load) would otherwise never be held to the share at all.

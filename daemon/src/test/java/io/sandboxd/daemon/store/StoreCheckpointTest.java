@@ -277,6 +277,81 @@ class StoreCheckpointTest {
   }
 
   @Test
+  void newRunsAreSealedWhileMoreKeepComingFasterThanTheVerifierChecks() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      // At 1% of a core the verifier checks far fewer runs a second than are appended here: a
+      // pass that chased the ledger's end would not end, nor seal, before the appends stop.
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 1)) {
+        v.start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
+          assertTrue(System.nanoTime() < deadline, v.state().toString());
+          Thread.sleep(5);
+        }
+        // More than a slice at once, so that the first pass over new runs takes several slices.
+        int appended = 5 * (int) StoreVerifier.SLICE_RUNS;
+        fill(store, 0, appended);
+        long sealed = 0;
+        while (sealed == 0) {
+          assertTrue(System.nanoTime() < deadline, "nothing sealed after " + appended + " runs");
+          fill(store, appended, 20);
+          appended += 20;
+          sealed = store.checkpoint().map(StoreCheckpoint::runs).orElse(0L);
+        }
+        // Sealed at a head the store had signed, while runs were still being appended after it.
+        assertTrue(sealed < appended, sealed + " sealed of " + appended);
+        assertTrue(sealed >= 5 * StoreVerifier.SLICE_RUNS, "sealed at " + sealed);
+      }
+    }
+  }
+
+  @Test
+  void aBoundedAuditChecksTheHeadItStartedFromAgainstTheRunsBeforeIt() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 30);
+      StoreAudit.Bound bound;
+      try (Connection reader = store.openReader()) {
+        bound = StoreAudit.bound(reader).orElseThrow();
+        reader.rollback();
+        assertEquals(30, bound.runs());
+        fill(store, 30, 5); // after the bound: not this audit's
+        StoreAudit.Start start = StoreAudit.Start.GENESIS;
+        StoreAudit.Slice s =
+            StoreAudit.slice(reader, key.publicKey(), start, bound.runs(), 64, p -> {});
+        assertTrue(s.end());
+        assertEquals(30, s.next().position());
+        StoreAudit.Result r =
+            StoreAudit.bounded(key.publicKey(), start, s.next(), bound, s.damage());
+        assertEquals(List.of(), r.damage());
+        assertEquals(30, r.ledgerSize());
+        // Stopped short of the bound (a position missing) or off the head's chain: damage.
+        StoreAudit.Result shortOf =
+            StoreAudit.bounded(
+                key.publicKey(),
+                start,
+                new StoreAudit.Start(29, s.next().chain()),
+                bound,
+                List.of());
+        assertTrue(shortOf.damage().get(0).reason().contains("not dense"), shortOf.toString());
+        StoreAudit.Result offChain =
+            StoreAudit.bounded(
+                key.publicKey(),
+                start,
+                new StoreAudit.Start(30, StoreHead.EMPTY_CHAIN),
+                bound,
+                List.of());
+        assertTrue(offChain.damage().get(0).reason().contains("hash chain"), offChain.toString());
+        // A head signed by another key does not vouch for anything.
+        StoreAudit.Result otherKey =
+            StoreAudit.bounded(
+                SigningKey.generate().publicKey(), start, s.next(), bound, List.of());
+        assertTrue(
+            otherKey.damage().get(0).reason().contains("does not verify"), otherKey.toString());
+      }
+    }
+  }
+
+  @Test
   void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 12);
