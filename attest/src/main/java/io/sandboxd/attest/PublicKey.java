@@ -27,8 +27,24 @@ public final class PublicKey {
   }
 
   public static PublicKey ofHex(String hex, String field) {
-    return ofRaw(Hex.decode(hex, 32, field));
+    PublicKey known = DECODED.get(hex);
+    if (known != null) {
+      return known;
+    }
+    PublicKey key = ofRaw(Hex.decode(hex, 32, field));
+    if (DECODED.size() >= DECODED_KEYS) {
+      DECODED.clear(); // many keys at once (a hostile stream of them): no worse than no cache
+    }
+    DECODED.put(hex, key);
+    return key;
   }
+
+  // Keys decoded from hex lately: a node checks the same few keys (its own above all) over and
+  // over, and decoding one (a point decompression) cost about a quarter of the store's check of a
+  // run. A key is immutable, so one instance serves every caller. Only valid keys are kept.
+  private static final int DECODED_KEYS = 64;
+  private static final java.util.concurrent.ConcurrentHashMap<String, PublicKey> DECODED =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   public byte[] raw() {
     return raw.clone();

@@ -243,4 +243,22 @@ class SigningTest {
     }
     return r;
   }
+
+  @Test
+  void keysDecodedFromHexAreSharedAndStillCheckedPastTheCacheBound() {
+    String hex = SeededKeys.counting(3).publicKey().hex();
+    assertTrue(PublicKey.ofHex(hex, "k") == PublicKey.ofHex(hex, "k"), "one decoded instance");
+    // More distinct keys than are kept: each still decodes to itself.
+    for (int i = 0; i < 200; i++) {
+      PublicKey k = SeededKeys.counting(100 + i).publicKey();
+      assertEquals(k, PublicKey.ofHex(k.hex(), "k"));
+    }
+    assertEquals(SeededKeys.counting(3).publicKey(), PublicKey.ofHex(hex, "k"));
+    // Bad hex and a point off the curve are refused every time, never kept.
+    for (int round = 0; round < 2; round++) {
+      assertThrows(AttestException.class, () -> PublicKey.ofHex("zz", "k"));
+      assertThrows(
+          AttestException.class, () -> PublicKey.ofHex("02" + "00".repeat(30) + "80", "k"));
+    }
+  }
 }
