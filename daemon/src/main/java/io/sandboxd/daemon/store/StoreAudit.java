@@ -165,29 +165,6 @@ final class StoreAudit {
    */
   record Slice(List<StoreDamage> damage, long checked, Start next, boolean end) {}
 
-  /** The damage in at most {@code limit} runs from {@code from}; see {@link Slice}. */
-  static Slice slice(
-      Connection db,
-      PublicKey signer,
-      Start from,
-      long limit,
-      java.util.function.LongConsumer progress)
-      throws SQLException {
-    return slice(db, signer, from, Long.MAX_VALUE, limit, progress, null);
-  }
-
-  /** As above, only the runs before ledger position {@code end}. */
-  static Slice slice(
-      Connection db,
-      PublicKey signer,
-      Start from,
-      long end,
-      long limit,
-      java.util.function.LongConsumer progress)
-      throws SQLException {
-    return slice(db, signer, from, end, limit, progress, null);
-  }
-
   /**
    * The signed store head a read transaction sees: the end of a bounded audit, which checks the
    * runs before {@code head.runs()} and then this head against them, while later runs keep coming.
@@ -248,9 +225,10 @@ final class StoreAudit {
   }
 
   /**
-   * As above; {@code parallel}, when set, checks the runs' records (the costly part: signatures,
-   * evidence, journals) on its own threads and connections, while this thread reads the ledger in
-   * order and extends the chain. The damage comes back in ledger order either way.
+   * The damage in at most {@code limit} runs from {@code from}, before ledger position {@code end};
+   * see {@link Slice}. {@code parallel}, when set, checks the runs' records (the costly part:
+   * signatures, evidence, journals) on its own threads and connections, while this thread reads the
+   * ledger in order and extends the chain. The damage comes back in ledger order either way.
    */
   static Slice slice(
       Connection db,

@@ -326,7 +326,8 @@ public final class StoreVerifier implements AutoCloseable {
                   if (closed || (throttled && giveWay())) {
                     throw new PassStopped();
                   }
-                });
+                },
+                null);
         runDamage.addAll(slice.damage());
         at = slice.next();
         if (slice.end()) {

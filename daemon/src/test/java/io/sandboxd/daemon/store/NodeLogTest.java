@@ -45,26 +45,32 @@ class NodeLogTest {
   }
 
   private List<String> leaves() throws Exception {
-    List<String> out = new ArrayList<>();
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT CASE typeof(address) WHEN 'blob' THEN lower(hex(address)) ELSE address END"
-                    + " FROM node_log ORDER BY idx")) {
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-    }
-    return out;
+    return rows(
+        "SELECT CASE typeof(address) WHEN 'blob' THEN lower(hex(address)) ELSE address END"
+            + " FROM node_log ORDER BY idx");
   }
 
   private long storedCheckpoints() throws Exception {
+    return Long.parseLong(rows("SELECT COUNT(*) FROM node_log_checkpoints").get(0));
+  }
+
+  /** The leaves after storing {@code n} runs in a fresh store (then closed). */
+  private List<String> storedRuns(int n) throws Exception {
+    try (RunStore s = open()) {
+      for (int i = 0; i < n; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+      }
+      return leaves();
+    }
+  }
+
+  /** Runs {@code statements} on the store's file behind its back, in order. */
+  private void execute(String... statements) throws Exception {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM node_log_checkpoints")) {
-      rs.next();
-      return rs.getLong(1);
+        Statement st = c.createStatement()) {
+      for (String sql : statements) {
+        st.execute(sql);
+      }
     }
   }
 
@@ -165,22 +171,14 @@ class NodeLogTest {
 
   @Test
   void anUpgradedStoreLogsTheRecordsItAlreadyHolds() throws Exception {
-    List<String> before;
-    try (RunStore s = open()) {
-      for (int i = 0; i < 4; i++) {
-        s.append(TestRuns.simple(key, "run-" + i, i));
-      }
-      before = leaves();
-    }
+    List<String> before = storedRuns(4);
     // Back to the schema before the log: drop its tables and step the version back.
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
-        Statement st = c.createStatement()) {
-      for (String t : List.of("node_log", "node_log_subtrees", "node_log_checkpoints")) {
-        st.execute("DROP TABLE " + t);
-      }
-      // 9: the version before migration 10 added the log (later migrations run again, idempotent).
-      st.execute("PRAGMA user_version = 9");
-    }
+    // 9: the version before migration 10 added the log (later migrations run again, idempotent).
+    execute(
+        "DROP TABLE node_log",
+        "DROP TABLE node_log_subtrees",
+        "DROP TABLE node_log_checkpoints",
+        "PRAGMA user_version = 9");
     try (RunStore s = open()) {
       assertEquals(before, leaves());
       checkInclusion(s, before.get(before.size() - 1));
@@ -207,25 +205,15 @@ class NodeLogTest {
 
   @Test
   void subtreeHashesKeptByLevelBeforeMigration16AreReKeyedAndStillProve() throws Exception {
-    List<String> before;
-    try (RunStore s = open()) {
-      for (int i = 0; i < 7; i++) {
-        s.append(TestRuns.simple(key, "run-" + i, i));
-      }
-      before = leaves();
-    }
+    List<String> before = storedRuns(7);
     // Back to the version-15 shape: the same hashes in node_log_nodes, keyed (level, idx).
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
-        Statement st = c.createStatement()) {
-      st.execute(
-          "CREATE TABLE node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
-              + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID");
-      st.execute(
-          "INSERT INTO node_log_nodes (level, idx, hash) SELECT pos & 63,"
-              + " (((pos >> 6) + 1) >> (pos & 63)) - 1, hash FROM node_log_subtrees");
-      st.execute("DROP TABLE node_log_subtrees");
-      st.execute("PRAGMA user_version = 15");
-    }
+    execute(
+        "CREATE TABLE node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
+            + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
+        "INSERT INTO node_log_nodes (level, idx, hash) SELECT pos & 63,"
+            + " (((pos >> 6) + 1) >> (pos & 63)) - 1, hash FROM node_log_subtrees",
+        "DROP TABLE node_log_subtrees",
+        "PRAGMA user_version = 15");
     try (RunStore s = open()) {
       assertEquals(before, leaves());
       for (String address : before) {
@@ -332,21 +320,13 @@ class NodeLogTest {
 
   @Test
   void hexLeavesFromBeforeMigration18StillProveBesideNewByteLeaves() throws Exception {
-    List<String> before;
-    try (RunStore s = open()) {
-      for (int i = 0; i < 5; i++) {
-        s.append(TestRuns.simple(key, "run-" + i, i));
-      }
-      before = leaves();
-    }
+    List<String> before = storedRuns(5);
     // Back to version 17: every leaf as 64 hex characters, indexed whole.
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
-        Statement st = c.createStatement()) {
-      st.execute("DROP INDEX node_log_by_prefix");
-      st.execute("UPDATE node_log SET address = lower(hex(address))");
-      st.execute(NodeLog.V10_DDL.get(1));
-      st.execute("PRAGMA user_version = 17");
-    }
+    execute(
+        "DROP INDEX node_log_by_prefix",
+        "UPDATE node_log SET address = lower(hex(address))",
+        NodeLog.V10_DDL.get(1),
+        "PRAGMA user_version = 17");
     String manifest = Blake3.hex(new byte[] {42});
     try (RunStore s = open()) {
       assertEquals(before, leaves());
@@ -385,10 +365,7 @@ class NodeLogTest {
       }
       String second = leaves().get(1);
       for (String damage : List.of("x'0102'", "'not hex at all'")) {
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
-            Statement st = c.createStatement()) {
-          st.execute("UPDATE node_log SET address = " + damage + " WHERE idx = 0");
-        }
+        execute("UPDATE node_log SET address = " + damage + " WHERE idx = 0");
         // Leaf 1's proof starts from its sibling, leaf 0.
         StoreException e = assertThrows(StoreException.class, () -> s.proveInLog(second));
         assertTrue(e.getMessage().contains("leaf 0"), e.getMessage());

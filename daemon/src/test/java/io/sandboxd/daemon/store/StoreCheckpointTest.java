@@ -222,6 +222,15 @@ class StoreCheckpointTest {
     }
   }
 
+  /** Waits until {@code v} is in {@code phase}, failing past {@code deadline} (nanoTime). */
+  private static void await(StoreVerifier v, StoreVerifier.Phase phase, long deadline)
+      throws InterruptedException {
+    while (v.state().phase() != phase) {
+      assertTrue(System.nanoTime() < deadline, v.state().toString());
+      Thread.sleep(5);
+    }
+  }
+
   @Test
   void aBackgroundPassOfOneSliceIsHeldToItsShareOfACore() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
@@ -230,10 +239,7 @@ class StoreCheckpointTest {
       try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 20)) {
         v.start();
         long deadline = System.nanoTime() + 120_000_000_000L;
-        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
-          assertTrue(System.nanoTime() < deadline, v.state().toString());
-          Thread.sleep(10);
-        }
+        await(v, StoreVerifier.Phase.VERIFIED, deadline);
         CpuShare.Use use = v.backgroundUse();
         assertTrue(use.cpuNanos() > 0, use.toString());
         // Sleeping guarantees at least the time asked for; a pause under 5 ms may be skipped.
@@ -253,10 +259,7 @@ class StoreCheckpointTest {
       try (StoreVerifier v = new StoreVerifier(store, heard::add, 10, 20, 1)) {
         v.start();
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (v.state().phase() != StoreVerifier.Phase.RUNNING) {
-          assertTrue(System.nanoTime() < deadline, v.state().toString());
-          Thread.sleep(5);
-        }
+        await(v, StoreVerifier.Phase.RUNNING, deadline);
         StoreVerifier.State s = v.verifyNow();
         assertEquals(StoreVerifier.Phase.VERIFIED, s.phase(), s.toString());
         assertEquals(600, s.totalRuns());
@@ -284,10 +287,7 @@ class StoreCheckpointTest {
       try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 1)) {
         v.start();
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
-          assertTrue(System.nanoTime() < deadline, v.state().toString());
-          Thread.sleep(5);
-        }
+        await(v, StoreVerifier.Phase.VERIFIED, deadline);
         // More than a slice at once, so that the first pass over new runs takes several slices.
         int appended = 5 * (int) StoreVerifier.SLICE_RUNS;
         fill(store, 0, appended);
@@ -317,7 +317,7 @@ class StoreCheckpointTest {
         fill(store, 30, 5); // after the bound: not this audit's
         StoreAudit.Start start = StoreAudit.Start.GENESIS;
         StoreAudit.Slice s =
-            StoreAudit.slice(reader, key.publicKey(), start, bound.runs(), 64, p -> {});
+            StoreAudit.slice(reader, key.publicKey(), start, bound.runs(), 64, p -> {}, null);
         assertTrue(s.end());
         assertEquals(30, s.next().position());
         StoreAudit.Result r =
@@ -358,10 +358,7 @@ class StoreCheckpointTest {
       try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20)) {
         v.start();
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (v.state().phase() != StoreVerifier.Phase.VERIFIED) {
-          assertTrue(System.nanoTime() < deadline, v.state().toString());
-          Thread.sleep(10);
-        }
+        await(v, StoreVerifier.Phase.VERIFIED, deadline);
         assertEquals(12, store.checkpoint().orElseThrow().runs());
         fill(store, 12, 9); // fewer than 10 new runs: left for later
         Thread.sleep(200);
