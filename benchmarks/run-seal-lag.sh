@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Issue 22: does the background verifier keep up with a steady load? For each JAR: a fresh daemon
+# (--dev defaults) serves `sandboxctl bench` of examples/hello.wasm by address with CLIENTS clients
+# for SECONDS, then stops; prints the runs stored, the runs its sealed checkpoint covers (what the
+# next start-up need not check again) and the ms from a restart's spawn to serving (the daemon's
+# own store-check line beside it). Run it on a quiet machine, alternating the jars.
+#
+#   benchmarks/run-seal-lag.sh CLIENTS SECONDS JAR [JAR...]
+#   benchmarks/run-seal-lag.sh 1 90 /tmp/base.jar daemon/target/sandboxd.jar
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+(($# >= 3)) || { echo "usage: $0 CLIENTS SECONDS JAR [JAR...]" >&2; exit 2; }
+clients="$1"
+seconds="$2"
+shift 2
+module="$root/examples/hello.wasm"
+grants="$root/examples/hello.grants.json"
+pid=
+work=
+cleanup() {
+  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
+  if [[ -n "$work" ]]; then rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# Starts the daemon of jar $1 on $work's state, logging to $work/$2; sets pid; waits to serve.
+serve() {
+  java -cp "$1" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
+    --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/$2" 2>&1 &
+  pid=$!
+  for _ in $(seq 1200); do
+    grep -q "sandboxd serving on" "$work/$2" && return 0
+    kill -0 "$pid" 2>/dev/null || { tail -20 "$work/$2" >&2; exit 1; }
+    sleep 0.05
+  done
+  echo "run-seal-lag: the daemon did not serve" >&2
+  exit 1
+}
+
+stop() {
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  pid=
+}
+
+for jar in "$@"; do
+  work="$(mktemp -d)"
+  mkdir -p "$work/state" "$work/run"
+  echo '{}' >"$work/cfg.json"
+  ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
+  address="$("${ctl[@]}" address --raw "$module")"
+  serve "$jar" log1
+  "${ctl[@]}" modules put "$module" --socket "$work/run/s.sock" >/dev/null
+  bench="$("${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$clients" \
+    --duration "$seconds" --warmup 0 --socket "$work/run/s.sock" --json)"
+  stop
+  counts="$(python3 - "$work/state/runs.db" <<'PY'
+import re, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+runs = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+row = c.execute("SELECT envelope FROM store_checkpoint").fetchone()
+text = row[0] if row and isinstance(row[0], str) else (row[0].decode("latin-1") if row else "")
+m = re.search(r'"runs":(\d+)', text)
+print(runs, int(m.group(1)) if m else 0)
+PY
+)"
+  read -r runs sealed <<<"$counts"
+  t0="$(date +%s%N)"
+  serve "$jar" log2
+  t1="$(date +%s%N)"
+  stop
+  check="$(grep -o 'after the sealed checkpoint at [0-9]* verify[^;]*([0-9]* ms)' "$work/log2" | head -1 || true)"
+  units="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["units_per_s"])' <<<"$bench")"
+  echo "$(basename "$jar"): clients=$clients load=${seconds}s units/s=$units runs=$runs" \
+    "sealed=$sealed unsealed=$((runs - sealed)) restart_to_serving_ms=$(((t1 - t0) / 1000000))" \
+    "check: $check"
+  rm -rf "$work"
+  work=
+done
