@@ -191,9 +191,16 @@ final class StoreAudit {
    * bound}'s head must verify under the node key and sign exactly the chain recomputed over the
    * ledger up to its run count. What the head says of the whole store at that time (the run rows'
    * count) is left to the whole audit (start-up and the full pass check it against the head then).
+   * Durable runs are checked whole, as in every audit, in the caller's read transaction.
    */
   static Result bounded(
-      PublicKey signer, Start from, Start reached, Bound bound, List<StoreDamage> runDamage) {
+      Connection db,
+      PublicKey signer,
+      Start from,
+      Start reached,
+      Bound bound,
+      List<StoreDamage> runDamage)
+      throws SQLException {
     List<StoreDamage> out = new ArrayList<>();
     String store = StoreDamage.STORE;
     StoreHead head = StoreHead.fromCore(bound.head().core());
@@ -221,6 +228,7 @@ final class StoreAudit {
                   + ": a run was replaced, deleted or reordered"));
     }
     out.addAll(runDamage);
+    out.addAll(DurableAudit.damage(db));
     return new Result(out, reached.position() - from.position(), bound.runs(), reached.chain());
   }
 

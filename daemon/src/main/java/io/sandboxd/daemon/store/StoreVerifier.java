@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.logging.Level;
@@ -63,8 +64,7 @@ public final class StoreVerifier implements AutoCloseable {
   private volatile boolean closed;
   // On-demand checks waiting for the pass lock: a throttled background pass gives way to them (it
   // would otherwise keep an operator waiting for as long as its CPU share stretches it).
-  private final java.util.concurrent.atomic.AtomicInteger demanded =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger demanded = new AtomicInteger();
   private Thread thread;
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
@@ -323,7 +323,7 @@ public final class StoreVerifier implements AutoCloseable {
                 SLICE_RUNS,
                 pos -> {
                   progress.accept(pos);
-                  if (closed || (throttled && giveWay())) {
+                  if (throttled ? giveWay() : closed) {
                     throw new PassStopped();
                   }
                 },
@@ -334,11 +334,19 @@ public final class StoreVerifier implements AutoCloseable {
           StoreAudit.Result r =
               bound == null
                   ? StoreAudit.wholeStore(reader, store.signer(), from, at, runDamage)
-                  : StoreAudit.bounded(store.signer(), from, at, bound, runDamage);
+                  : StoreAudit.bounded(reader, store.signer(), from, at, bound, runDamage);
           reader.rollback();
           // The last slice is paced too: a pass of one slice (every pass over the runs since the
-          // checkpoint, at a modest load) would otherwise never be held to the share at all.
-          paceOrStop(pace);
+          // checkpoint, at a modest load) would otherwise never be held to the share at all. A
+          // check demanded meanwhile cuts the sleep short but keeps the result: the pass is done.
+          if (pace != null) {
+            try {
+              pace.pace(this::giveWay);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new PassStopped();
+            }
+          }
           return r;
         }
         reader.rollback();

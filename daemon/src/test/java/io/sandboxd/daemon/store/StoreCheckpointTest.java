@@ -321,12 +321,13 @@ class StoreCheckpointTest {
         assertTrue(s.end());
         assertEquals(30, s.next().position());
         StoreAudit.Result r =
-            StoreAudit.bounded(key.publicKey(), start, s.next(), bound, s.damage());
+            StoreAudit.bounded(reader, key.publicKey(), start, s.next(), bound, s.damage());
         assertEquals(List.of(), r.damage());
         assertEquals(30, r.ledgerSize());
         // Stopped short of the bound (a position missing) or off the head's chain: damage.
         StoreAudit.Result shortOf =
             StoreAudit.bounded(
+                reader,
                 key.publicKey(),
                 start,
                 new StoreAudit.Start(29, s.next().chain()),
@@ -335,6 +336,7 @@ class StoreCheckpointTest {
         assertTrue(shortOf.damage().get(0).reason().contains("not dense"), shortOf.toString());
         StoreAudit.Result offChain =
             StoreAudit.bounded(
+                reader,
                 key.publicKey(),
                 start,
                 new StoreAudit.Start(30, StoreHead.EMPTY_CHAIN),
@@ -344,7 +346,7 @@ class StoreCheckpointTest {
         // A head signed by another key does not vouch for anything.
         StoreAudit.Result otherKey =
             StoreAudit.bounded(
-                SigningKey.generate().publicKey(), start, s.next(), bound, List.of());
+                reader, SigningKey.generate().publicKey(), start, s.next(), bound, List.of());
         assertTrue(
             otherKey.damage().get(0).reason().contains("does not verify"), otherKey.toString());
       }
