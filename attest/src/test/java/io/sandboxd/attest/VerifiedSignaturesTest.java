@@ -9,6 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 /** Signatures made or verified once are checked again without Ed25519, with the same verdicts. */
@@ -167,5 +170,31 @@ class VerifiedSignaturesTest {
       }
     }
     assertTrue(kept < 200, kept + " of the 1000 oldest still there");
+  }
+
+  @Test
+  void aSignatureMadeOnOneThreadIsKnownOnAnother() throws Exception {
+    // Each thread fingerprints with its own keyed digest: they must agree with each other, and a
+    // digest must start afresh after every fingerprint (else the second lookup on a thread misses).
+    ExecutorService signers = Executors.newFixedThreadPool(4);
+    List<Future<Envelope>> made = new ArrayList<>();
+    for (int i = 0; i < 32; i++) {
+      int seed = 1000 + i;
+      made.add(signers.submit(() -> Envelope.sign(core(new Random(seed)), KEYS.get(seed % 3))));
+    }
+    List<Envelope> envelopes = new ArrayList<>();
+    for (Future<Envelope> f : made) {
+      envelopes.add(f.get());
+    }
+    signers.shutdown();
+    long before = VerifiedSignatures.verifications();
+    for (int round = 0; round < 2; round++) {
+      for (Envelope e : envelopes) {
+        assertTrue(e.verify(Optional.empty()).isValid());
+      }
+    }
+    // 32 entries in 2^18 slots: at most a rare overwrite costs a full verification, not 64 of them.
+    long misses = VerifiedSignatures.verifications() - before;
+    assertTrue(misses <= 2, misses + " of 64 checks needed Ed25519");
   }
 }
