@@ -15,14 +15,26 @@ import org.bouncycastle.crypto.params.Blake3Parameters;
  * alone find an invalid triple that shares one with a valid triple. Ed25519 verification is a pure
  * function of the key, the message and the signature, and {@link Envelope#verify} looks here only
  * after it has checked that the core hashes to the address, so a hit means the same key, message
- * and signature that were valid before. The table is a fixed array ({@value #SLOTS} slots, 4 MiB):
- * a new entry overwrites whatever shares its slot, so what it holds never grows and an old entry
- * falls out as new ones come; a miss only costs the full verification.
+ * and signature that were valid before. The table is a fixed array ({@value #SLOTS} slots, 4 MiB)
+ * in buckets of {@value #WAYS}: a new entry goes first in its bucket and the bucket's oldest falls
+ * out, so what it holds never grows and the oldest entries go as new ones come; a miss only costs
+ * the full verification.
  */
 final class VerifiedSignatures {
   private VerifiedSignatures() {}
 
   static final int SLOTS = 1 << 18;
+
+  /**
+   * Entries a bucket. One slot an entry (direct-mapped) made two entries that share a slot evict
+   * each other on every pass: about a third of a warm store's signatures were verified again in
+   * full with the table half full. In buckets of eight, an entry falls out only when eight newer
+   * ones came to its bucket.
+   */
+  static final int WAYS = 8;
+
+  private static final int BUCKETS = SLOTS / WAYS;
+  private static final int BUCKET_BITS = Integer.numberOfTrailingZeros(BUCKETS);
   private static final int STRIPES = 64;
 
   private static final byte[] KEY = new byte[32];
@@ -31,9 +43,9 @@ final class VerifiedSignatures {
     new SecureRandom().nextBytes(KEY);
   }
 
-  // Two longs a slot (the 128-bit fingerprint); zero is "empty" (a fingerprint of zero is never
-  // stored: 2^-128). Written and read under the slot's stripe lock, so no slot is seen half
-  // written.
+  // Two longs a slot (the 128-bit fingerprint), WAYS slots a bucket, newest first; zero is "empty"
+  // (a fingerprint of zero is never stored: 2^-128). Written and read under the bucket's stripe
+  // lock, so no slot is seen half written.
   private static final long[] TABLE = new long[2 * SLOTS];
   private static final Object[] LOCKS = new Object[STRIPES];
 
@@ -74,27 +86,43 @@ final class VerifiedSignatures {
     return v;
   }
 
-  private static int slot(long[] f) {
-    return (int) (f[0] >>> 46); // the top 18 bits: SLOTS slots
+  private static int bucket(long[] f) {
+    return (int) (f[0] >>> (64 - BUCKET_BITS));
   }
 
   /** Remembers a triple known valid (signed here, or verified). */
   static void remember(byte[] publicKey, byte[] address, byte[] signature) {
     long[] f = fingerprint(publicKey, address, signature);
-    int s = slot(f);
-    synchronized (LOCKS[s % STRIPES]) {
-      TABLE[2 * s] = f[0];
-      TABLE[2 * s + 1] = f[1];
+    int b = bucket(f);
+    int first = 2 * WAYS * b;
+    synchronized (LOCKS[b % STRIPES]) {
+      if (indexOf(first, f) >= 0) {
+        return;
+      }
+      // The bucket's oldest entry (its last) makes room; the new one goes first.
+      System.arraycopy(TABLE, first, TABLE, first + 2, 2 * (WAYS - 1));
+      TABLE[first] = f[0];
+      TABLE[first + 1] = f[1];
     }
   }
 
   /** Whether the triple is one remembered as valid. */
   static boolean known(byte[] publicKey, byte[] address, byte[] signature) {
     long[] f = fingerprint(publicKey, address, signature);
-    int s = slot(f);
-    synchronized (LOCKS[s % STRIPES]) {
-      return TABLE[2 * s] == f[0] && TABLE[2 * s + 1] == f[1] && (f[0] | f[1]) != 0;
+    int b = bucket(f);
+    synchronized (LOCKS[b % STRIPES]) {
+      return (f[0] | f[1]) != 0 && indexOf(2 * WAYS * b, f) >= 0;
     }
+  }
+
+  /** The slot of {@code f} in the bucket starting at {@code first}, or -1; under its lock. */
+  private static int indexOf(int first, long[] f) {
+    for (int i = first; i < first + 2 * WAYS; i += 2) {
+      if (TABLE[i] == f[0] && TABLE[i + 1] == f[1]) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /**
