@@ -85,6 +85,23 @@ public final class JsonReader {
     return path + "." + key;
   }
 
+  // The path of a value is built only for an error: records are read on every store check, and
+  // building "path.key" for each field read was a tenth of a stored run's check.
+
+  private String textAt(JsonNode v, String key) {
+    return v.isTextual() ? v.textValue() : text(v, pathOf(key), fault);
+  }
+
+  private long integerAt(JsonNode v, String key, long min, long max) {
+    if (v.isIntegralNumber() && v.canConvertToLong()) {
+      long n = v.longValue();
+      if (n >= min && n <= max && (min < 0 || n <= MAX_U64)) {
+        return n;
+      }
+    }
+    return integer(v, pathOf(key), min, max, fault); // throws, or the same value
+  }
+
   /** The error this reader's document kind throws for {@code problem} at {@code path}. */
   public RuntimeException fault(String path, String problem) {
     return fault.at(path, problem);
@@ -111,18 +128,18 @@ public final class JsonReader {
 
   /** A required string. */
   public String string(String key) {
-    return text(required(key), pathOf(key), fault);
+    return textAt(required(key), key);
   }
 
   /** A required key holding a string or {@code null}. */
   public String nullableString(String key) {
     JsonNode v = required(key);
-    return v.isNull() ? null : text(v, pathOf(key), fault);
+    return v.isNull() ? null : textAt(v, key);
   }
 
   /** An optional string. */
   public Optional<String> optionalString(String key) {
-    return optional(key).map(v -> text(v, pathOf(key), fault));
+    return optional(key).map(v -> textAt(v, key));
   }
 
   /** An optional string, {@code dflt} when absent. */
@@ -133,15 +150,17 @@ public final class JsonReader {
   /** A required string of 64 lowercase hex digits (a BLAKE3-256 address). */
   public String hex32(String key) {
     String s = string(key);
-    Hex.decode(s, 32, pathOf(key));
+    if (!Hex.isHex(s, 32)) {
+      Hex.decode(s, 32, pathOf(key)); // throws, naming what is wrong
+    }
     return s;
   }
 
   /** A required key holding 64 hex digits or {@code null}. */
   public String nullableHex32(String key) {
     String s = nullableString(key);
-    if (s != null) {
-      Hex.decode(s, 32, pathOf(key));
+    if (s != null && !Hex.isHex(s, 32)) {
+      Hex.decode(s, 32, pathOf(key)); // throws, naming what is wrong
     }
     return s;
   }
@@ -159,13 +178,13 @@ public final class JsonReader {
 
   /** A required integer in [0, 2^53-1]. */
   public long u64(String key) {
-    return integer(required(key), pathOf(key), 0, MAX_U64, fault);
+    return integerAt(required(key), key, 0, MAX_U64);
   }
 
   /** A required key holding an integer in [0, 2^53-1] or {@code null}. */
   public Long nullableU64(String key) {
     JsonNode v = required(key);
-    return v.isNull() ? null : integer(v, pathOf(key), 0, MAX_U64, fault);
+    return v.isNull() ? null : integerAt(v, key, 0, MAX_U64);
   }
 
   /** An optional integer in [0, 2^53-1], {@code dflt} when absent. */
@@ -185,7 +204,7 @@ public final class JsonReader {
 
   /** An optional integer in [min, max]. */
   public Optional<Long> optionalInteger(String key, long min, long max) {
-    return optional(key).map(v -> integer(v, pathOf(key), min, max, fault));
+    return optional(key).map(v -> integerAt(v, key, min, max));
   }
 
   // --- booleans ---

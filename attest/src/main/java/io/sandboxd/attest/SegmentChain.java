@@ -45,6 +45,14 @@ public final class SegmentChain {
    * (an altered envelope fails on its own, not as a fork). The same segment twice is no fork.
    */
   public static Optional<Fork> fork(List<Envelope> segments) {
+    return fork(segments, false);
+  }
+
+  /**
+   * {@link #fork(List)}, where {@code verified} says every envelope was already verified under its
+   * own key (an evidence bundle verifies each of its items first): then none is verified again.
+   */
+  static Optional<Fork> fork(List<Envelope> segments, boolean verified) {
     Map<String, String> seen = new HashMap<>();
     for (Envelope e : segments) {
       var run = e.core().get("run_id");
@@ -53,7 +61,7 @@ public final class SegmentChain {
           || !run.isTextual()
           || seq == null
           || !seq.isIntegralNumber()
-          || !e.verify(Optional.empty()).isValid()) {
+          || (!verified && !e.verify(Optional.empty()).isValid())) {
         continue;
       }
       String key = seq.asLong() + " " + run.textValue();
@@ -74,6 +82,20 @@ public final class SegmentChain {
     if (fork.isPresent()) {
       return new Verdict.Invalid(fork.get().seq(), fork.get().reason());
     }
+    return links(segments, expectedSigner, false);
+  }
+
+  /**
+   * {@link #verify}'s checks of order and links, for segments an evidence bundle has already
+   * verified one by one (each under its own key) and found no fork among: each envelope was
+   * canonicalized, hashed and fingerprinted three more times a run in the store's check.
+   */
+  static Verdict verifyVerified(List<Envelope> segments) {
+    return links(segments, Optional.empty(), true);
+  }
+
+  private static Verdict links(
+      List<Envelope> segments, Optional<PublicKey> expectedSigner, boolean verified) {
     if (segments.isEmpty()) {
       return new Verdict.Invalid(0, "empty chain: no segments");
     }
@@ -82,8 +104,7 @@ public final class SegmentChain {
     byte[] previousSnapshot = null;
     for (int i = 0; i < segments.size(); i++) {
       Envelope env = segments.get(i);
-      Verification v = env.verify(expectedSigner);
-      if (v instanceof Verification.Invalid inv) {
+      if (!verified && env.verify(expectedSigner) instanceof Verification.Invalid inv) {
         return new Verdict.Invalid(i, inv.reason());
       }
       RunSegment seg;

@@ -56,24 +56,32 @@ final class StoreAudit {
    * background verifier and {@code sandboxctl store verify} check.
    */
   static Optional<StoreDamage> checkRow(RunRow row, byte[] ledgerEnvelope, PublicKey signer) {
-    String id = row.runId();
+    LedgerEntry e = ledgerEntry(row.runId(), ledgerEnvelope, signer);
+    return e.damage().isPresent() ? e.damage() : rowDamage(row, e.stored());
+  }
+
+  /** A run's store record read (once) from its ledger text, or why it cannot be trusted. */
+  private record LedgerEntry(StoredRun stored, Optional<StoreDamage> damage) {}
+
+  private static LedgerEntry ledgerEntry(String id, byte[] ledgerEnvelope, PublicKey signer) {
     if (ledgerEnvelope == null) {
-      return damage(id, "ledger", "the run is not in the node's signed ledger");
+      return new LedgerEntry(
+          null, damage(id, "ledger", "the run is not in the node's signed ledger"));
     }
-    StoredRun s;
     try {
       StoreLedger.Row entry = StoreLedger.read(ledgerEnvelope);
       // A chained core is authenticated by the signed head over the chain (checked by the audit);
       // a row from before per-batch heads carries its own signature.
       if (entry.signed().isPresent()
           && entry.signed().get().verify(Optional.of(signer)) instanceof Verification.Invalid inv) {
-        return damage(id, "ledger", "its signed store record does not verify: " + inv.reason());
+        return new LedgerEntry(
+            null, damage(id, "ledger", "its signed store record does not verify: " + inv.reason()));
       }
-      s = entry.stored();
+      return new LedgerEntry(entry.stored(), Optional.empty());
     } catch (AttestException e) {
-      return damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage());
+      return new LedgerEntry(
+          null, damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage()));
     }
-    return rowDamage(row, s);
   }
 
   /** The first column of {@code row} that does not match the store record {@code s}. */
@@ -324,24 +332,19 @@ final class StoreAudit {
   static Optional<StoreDamage> checkRun(Connection db, PublicKey signer, LedgerRun run)
       throws SQLException {
     String runId = run.runId();
-    byte[] text = run.text();
-    StoredRun signed = null;
-    try {
-      StoreLedger.Row entry = StoreLedger.read(text);
-      if (entry.signed().isEmpty() || entry.signed().get().verify(Optional.of(signer)).isValid()) {
-        signed = entry.stored();
-      }
-    } catch (AttestException e) {
-      // Reported below (checkRow reads the same text).
-    }
     if (run.row() == null) {
       return Optional.of(
           new StoreDamage(
               runId, "runs", "the run is in the signed ledger but its row was deleted"));
     }
     RunRow row = run.row();
-    Optional<StoreDamage> d = checkRow(row, text, signer);
-    if (d.isEmpty() && signed != null && signed.position() != run.position()) {
+    LedgerEntry entry = ledgerEntry(runId, run.text(), signer);
+    if (entry.damage().isPresent()) {
+      return entry.damage();
+    }
+    StoredRun signed = entry.stored();
+    Optional<StoreDamage> d = rowDamage(row, signed);
+    if (d.isEmpty() && signed.position() != run.position()) {
       d = damage(runId, "ledger", "its store record names position " + signed.position());
     }
     if (d.isEmpty()) {
