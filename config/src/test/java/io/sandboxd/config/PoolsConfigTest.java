@@ -25,9 +25,12 @@ class PoolsConfigTest {
                 + "\",\"min_idle\":4,\"max_idle\":32,\"ttl_ms\":300000}],"
                 + "\"pool_limits\":{\"max_idle_bytes\":1048576,\"idle_estimate_mw\":5000,"
                 + "\"refill_interval_ms\":50,\"adaptive\":{\"submits\":3,\"window_ms\":1000,"
-                + "\"min_idle\":0,\"max_idle\":2,\"ttl_ms\":900}}}");
+                + "\"min_idle\":0,\"max_idle\":2,\"ttl_ms\":900,\"min_warmup_us\":250}}}");
     assertEquals(List.of(new Pools.Module(A, 4, 32, 300_000)), p.configured());
-    assertEquals(new Pools.Adaptive(3, 1000, 0, 2, 900), p.adaptive());
+    assertEquals(new Pools.Adaptive(3, 1000, 0, 2, 900, 250), p.adaptive());
+    assertEquals(
+        Pools.MIN_WARMUP_US,
+        parse("{\"pool_limits\":{\"adaptive\":{\"submits\":3}}}").adaptive().minWarmupUs());
     assertEquals(1_048_576, p.maxIdleBytes());
     assertEquals(5000, p.idleEstimateMw());
     assertEquals(50, p.tickMs());
@@ -51,6 +54,12 @@ class PoolsConfigTest {
     assertTrue(
         refusal("{\"pool_limits\":{\"adaptive\":{\"submits\":-1}}}")
             .contains("$.pool_limits.adaptive.submits"));
+    assertTrue(
+        refusal("{\"pool_limits\":{\"adaptive\":{\"min_warmup_us\":-1}}}")
+            .contains("$.pool_limits.adaptive.min_warmup_us"));
+    assertTrue(
+        refusal("{\"pool_limits\":{\"adaptive\":{\"min_warmup_us\":60000001}}}")
+            .contains("$.pool_limits.adaptive.min_warmup_us"));
     assertTrue(
         refusal("{\"pool_limits\":{\"max_idle_bytes\":1.5}}")
             .contains("$.pool_limits.max_idle_bytes"));

@@ -62,7 +62,7 @@ class PoolEscapeTest {
     Path cfg =
         config(
             "{\"pool_limits\":{\"adaptive\":{\"submits\":1,\"window_ms\":60000,\"min_idle\":1,"
-                + "\"max_idle\":2,\"ttl_ms\":60000},\"refill_interval_ms\":50}}");
+                + "\"max_idle\":2,\"min_warmup_us\":0,\"ttl_ms\":60000},\"refill_interval_ms\":50}}");
     Path socket = dir.resolve("d.sock");
     try (DaemonProcess d =
             DaemonProcess.start(dir.resolve("state"), socket, "--config", cfg.toString());
@@ -147,7 +147,7 @@ class PoolEscapeTest {
     Path adaptive =
         config(
             "{\"pool_limits\":{\"adaptive\":{\"submits\":1,\"window_ms\":600000,\"min_idle\":2,"
-                + "\"max_idle\":2,\"ttl_ms\":600000},\"max_idle_bytes\":200000,"
+                + "\"max_idle\":2,\"min_warmup_us\":0,\"ttl_ms\":600000},\"max_idle_bytes\":200000,"
                 + "\"refill_interval_ms\":20}}");
     try (DaemonProcess d = DaemonProcess.start(state, socket, "--config", adaptive.toString());
         DaemonClient c = new DaemonClient(socket)) {

@@ -118,7 +118,7 @@ class WarmPoolTest {
     Path cfg =
         config(
             "{\"pool_limits\":{\"adaptive\":{\"submits\":1,\"window_ms\":60000,\"min_idle\":1,"
-                + "\"max_idle\":1,\"ttl_ms\":5000},\"max_idle_bytes\":65536,"
+                + "\"max_idle\":1,\"min_warmup_us\":0,\"ttl_ms\":5000},\"max_idle_bytes\":65536,"
                 + "\"idle_estimate_mw\":5000000000,\"refill_interval_ms\":50}}");
     Path state = dir.resolve("state");
     Path socket = dir.resolve("d.sock");

@@ -34,6 +34,9 @@ final class Pool {
   // Preparations failed in a row, and when the next may be tried (backoff).
   int failures;
   long retryAtMs;
+  // An adaptive pool's warm-ups so far and the least CPU one took (ns): what its instances save.
+  int warmups;
+  long fastestWarmupNanos = Long.MAX_VALUE;
   // Heap bytes the last instance made actually held (0 before the first): the estimate after it.
   long madeBytes;
   final Map<WarmpoolEvict.Reason, Long> evictions = new EnumMap<>(WarmpoolEvict.Reason.class);

@@ -35,10 +35,18 @@ public record PoolPolicy(
   /**
    * A module submitted more than {@code submits} times within {@code windowMs} gets a pool of
    * {@code minIdle}..{@code maxIdle}; once it has seen no claim for a window it shrinks to none.
-   * {@code submits == 0} turns adaptive pools off.
+   * {@code submits == 0} turns adaptive pools off. A module whose instances take less than {@code
+   * minWarmupUs} of CPU to make stops getting them after its first few: a warm claim signs and
+   * stores a record, which costs more than such an instantiation saves (0: no floor).
    */
-  public record Adaptive(int submits, long windowMs, int minIdle, int maxIdle, long ttlMs) {
-    public static final Adaptive OFF = new Adaptive(0, 60_000, 0, 0, 60_000);
+  public record Adaptive(
+      int submits, long windowMs, int minIdle, int maxIdle, long ttlMs, long minWarmupUs) {
+    public static final Adaptive OFF = new Adaptive(0, 60_000, 0, 0, 60_000, 0);
+
+    /** Without a warm-up floor: every module with the demand gets its pool. */
+    public Adaptive(int submits, long windowMs, int minIdle, int maxIdle, long ttlMs) {
+      this(submits, windowMs, minIdle, maxIdle, ttlMs, 0);
+    }
   }
 
   /** No pools at all. */

@@ -440,7 +440,8 @@ public final class WarmPools implements AutoCloseable {
     } catch (RuntimeException | OutOfMemoryError e) {
       failure = e.toString();
     }
-    long warmupUj = cpuUj(threads.getCurrentThreadCpuTime() - cpu0);
+    long warmupNanos = threads.getCurrentThreadCpuTime() - cpu0;
+    long warmupUj = cpuUj(warmupNanos);
     List<WarmpoolEvict> evicted = new ArrayList<>();
     synchronized (this) {
       p.inFlight--;
@@ -451,6 +452,7 @@ public final class WarmPools implements AutoCloseable {
       }
       p.failures = 0;
       p.madeBytes = made.footprintBytes();
+      weigh(p, warmupNanos);
       Pool.Idle idle =
           new Pool.Idle(made, newInstanceId(), now, warmupUj, made.footprintBytes(), nodeBytes());
       if (closed || pools.get(p.key) != p || !p.shape.equals(shape)) {
@@ -463,6 +465,33 @@ public final class WarmPools implements AutoCloseable {
       }
     }
     publish(evicted);
+  }
+
+  /** Warm-ups an adaptive pool makes before it is weighed against what a claim costs. */
+  static final int WEIGHED_AFTER = 4;
+
+  /**
+   * Counts a warm-up of adaptive pool {@code p}; after {@link #WEIGHED_AFTER} of them, a pool whose
+   * fastest took less than the policy's floor makes no more (its idle ones are still claimed): a
+   * warm claim signs and stores a record, more work than instantiating such a module on the run's
+   * own thread (hello: about 20 µs, against a signature of about 30 µs). The fastest, not the
+   * first: the first instantiations of a module in a fresh JVM are the slow ones. Under the lock.
+   */
+  private void weigh(Pool p, long warmupNanos) {
+    long floorUs = policy.adaptive().minWarmupUs();
+    if (p.configured || floorUs <= 0 || p.notPoolable != null) {
+      return;
+    }
+    p.fastestWarmupNanos = Math.min(p.fastestWarmupNanos, warmupNanos);
+    if (++p.warmups >= WEIGHED_AFTER && p.fastestWarmupNanos < floorUs * 1_000) {
+      p.notPoolable =
+          "an instance takes "
+              + p.fastestWarmupNanos / 1_000
+              + " µs of CPU to make, under pool_limits.adaptive.min_warmup_us "
+              + floorUs
+              + ": a warm claim would cost more than it saves";
+      LOG.info(() -> "adaptive pool " + p.key.id() + " makes no more instances: " + p.notPoolable);
+    }
   }
 
   /**

@@ -298,6 +298,54 @@ class WarmPoolsTest {
     assertFalse(f.evicted.isEmpty());
   }
 
+  /** Warm claims out of {@code n} submissions of UNIT, a refill pass after each. */
+  private static int warmClaims(Fixture f, int n) {
+    PoolKey key = PoolKey.s2(UNIT.address());
+    int warm = 0;
+    for (int i = 0; i < n; i++) {
+      if (f.pools.claim(key, UNIT, SHAPE, "r" + i).warm()) {
+        warm++;
+      }
+      f.pools.tick();
+    }
+    return warm;
+  }
+
+  @Test
+  void anAdaptivePoolWhoseInstancesCostLessThanTheFloorStopsMakingThem() {
+    // A floor of a minute of CPU: every instance is cheaper. The pool makes WEIGHED_AFTER, its
+    // runs claim those, then they instantiate their own; the pool says why.
+    Fixture cheap =
+        new Fixture(
+            policy(
+                List.of(), new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, 60_000_000), 1L << 30),
+            1);
+    assertEquals(WarmPools.WEIGHED_AFTER, warmClaims(cheap, 16));
+    PoolStats stats = cheap.pools.stats().get(0);
+    assertEquals(0, stats.idle());
+    assertTrue(stats.notPoolable().contains("min_warmup_us 60000000"), stats.notPoolable());
+    // No floor: every run after the one that made the pool claims warm.
+    Fixture unweighed =
+        new Fixture(
+            policy(List.of(), new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, 0), 1L << 30), 1);
+    assertEquals(14, warmClaims(unweighed, 16)); // the pool is made by the second, cold
+    assertEquals("", unweighed.pools.stats().get(0).notPoolable());
+  }
+
+  @Test
+  void aConfiguredPoolIsNeverWeighed() {
+    Fixture f =
+        new Fixture(
+            policy(
+                List.of(new PoolPolicy.Configured(UNIT.address(), 2, 2, 600_000)),
+                new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, 60_000_000),
+                1L << 30),
+            1);
+    f.configured(UNIT, 2, 2, 600_000);
+    f.pools.tick();
+    assertEquals(16, warmClaims(f, 16));
+  }
+
   @Test
   void configuringAModuleTheNodeDoesNotHoldWarnsAndLeavesItOut() {
     Fixture f =

@@ -51,7 +51,8 @@ public final class PoolWiring {
                 p.adaptive().windowMs(),
                 p.adaptive().minIdle(),
                 p.adaptive().maxIdle(),
-                p.adaptive().ttlMs()),
+                p.adaptive().ttlMs(),
+                p.adaptive().minWarmupUs()),
             p.maxIdleBytes(),
             nodeMemoryBytes(),
             p.tickMs());
