@@ -84,6 +84,40 @@ final class WrapperRule {
       Set<String> flags,
       String longPrefix,
       boolean numericFlags) {
+    Options o =
+        leadingOptions(
+            args,
+            (a, at) -> {
+              int width = width(a, withArg);
+              if (width > 0) {
+                return width;
+              }
+              boolean known =
+                  flags.contains(a)
+                      || (longPrefix != null && a.startsWith("--") && a.contains("="))
+                      || (numericFlags
+                          && a.length() > 1
+                          && a.substring(1).chars().allMatch(Character::isDigit));
+              return known ? 1 : 0;
+            });
+    return o.unknown() != null
+        ? new Opaque("unknown option " + o.unknown())
+        : runFrom(args, o.operands());
+  }
+
+  /** The words one leading option {@code a} (at index {@code at}) uses up; 0 when unknown. */
+  private interface OptionWords {
+    int of(String a, int at);
+  }
+
+  /** Where the leading options end: the first operand's index, or the first unknown option. */
+  private record Options(int operands, String unknown) {}
+
+  /**
+   * Reads the leading options of {@code args}: "--" ends them and is used up, the first word that
+   * is not an option (a lone "-" is not) ends them and is kept; an unknown option stops the read.
+   */
+  private static Options leadingOptions(List<String> args, OptionWords words) {
     int i = 0;
     while (i < args.size()) {
       String a = args.get(i);
@@ -94,23 +128,24 @@ final class WrapperRule {
       if (!a.startsWith("-") || a.equals("-")) {
         break;
       }
-      if (withArg.contains(a)) {
-        i += 2;
-      } else if (a.length() > 2 && withArg.contains(a.substring(0, 2))) {
-        i++;
-      } else if (flags.contains(a)) {
-        i++;
-      } else if (longPrefix != null && a.startsWith("--") && a.contains("=")) {
-        i++;
-      } else if (numericFlags
-          && a.length() > 1
-          && a.substring(1).chars().allMatch(Character::isDigit)) {
-        i++;
-      } else {
-        return new Opaque("unknown option " + a);
+      int n = words.of(a, i);
+      if (n == 0) {
+        return new Options(i, a);
       }
+      i += n;
     }
-    return runFrom(args, i);
+    return new Options(i, null);
+  }
+
+  /**
+   * 2 for an option in {@code withArg} (its value is the next word), 1 for one with its value
+   * attached ("-n5"), 0 for any other.
+   */
+  private static int width(String a, Set<String> withArg) {
+    if (withArg.contains(a)) {
+      return 2;
+    }
+    return a.length() > 2 && withArg.contains(a.substring(0, 2)) ? 1 : 0;
   }
 
   private static Next env(List<String> args) {
@@ -170,30 +205,27 @@ final class WrapperRule {
   }
 
   private static Next timeout(List<String> args) {
-    int i = 0;
-    while (i < args.size() && args.get(i).startsWith("-") && !args.get(i).equals("-")) {
-      String a = args.get(i);
-      if (a.equals("--")) {
-        i++;
-        break;
-      }
-      if (a.equals("-s") || a.equals("-k")) {
-        i += 2;
-      } else if (a.startsWith("-s")
-          || a.startsWith("-k")
-          || a.startsWith("--signal=")
-          || a.startsWith("--kill-after=")
-          || a.equals("--preserve-status")
-          || a.equals("--foreground")
-          || a.equals("-v")
-          || a.equals("--verbose")) {
-        i++;
-      } else {
-        return new Opaque("unknown timeout option " + a);
-      }
+    Options o =
+        leadingOptions(
+            args,
+            (a, at) -> {
+              int width = width(a, Set.of("-s", "-k"));
+              if (width > 0) {
+                return width;
+              }
+              boolean known =
+                  a.startsWith("--signal=")
+                      || a.startsWith("--kill-after=")
+                      || a.equals("--preserve-status")
+                      || a.equals("--foreground")
+                      || a.equals("-v")
+                      || a.equals("--verbose");
+              return known ? 1 : 0;
+            });
+    if (o.unknown() != null) {
+      return new Opaque("unknown timeout option " + o.unknown());
     }
-    i++; // the duration
-    return runFrom(args, i);
+    return runFrom(args, o.operands() + 1); // after the duration
   }
 
   private static Next xargs(List<String> args) {
@@ -212,43 +244,41 @@ final class WrapperRule {
             "--exit",
             "--open-tty",
             "-o");
-    String replace = null;
-    int i = 0;
-    while (i < args.size()) {
-      String a = args.get(i);
-      if (a.equals("--")) {
-        i++;
-        break;
-      }
-      if (!a.startsWith("-") || a.equals("-")) {
-        break;
-      }
-      if (a.equals("-I")) {
-        replace = i + 1 < args.size() ? args.get(i + 1) : null;
-        i += 2;
-      } else if (a.startsWith("-I") || a.startsWith("--replace")) {
-        replace =
-            a.startsWith("-I")
-                ? a.substring(2)
-                : a.contains("=") ? a.substring(a.indexOf('=') + 1) : "{}";
-        i++;
-      } else if (a.equals("-i")) {
-        replace = "{}";
-        i++;
-      } else if (withArg.contains(a)) {
-        i += 2;
-      } else if (a.length() > 2 && withArg.contains(a.substring(0, 2))) {
-        i++;
-      } else if (flags.contains(a) || (a.startsWith("--") && a.contains("="))) {
-        i++;
-      } else {
-        return new Opaque("unknown xargs option " + a);
-      }
+    // xargs substitutes its input for the last replace string given (-I, -i or --replace)
+    String[] replace = {null};
+    Options o =
+        leadingOptions(
+            args,
+            (a, at) -> {
+              if (a.equals("-I")) {
+                replace[0] = at + 1 < args.size() ? args.get(at + 1) : null;
+                return 2;
+              }
+              if (a.startsWith("-I") || a.startsWith("--replace")) {
+                replace[0] =
+                    a.startsWith("-I")
+                        ? a.substring(2)
+                        : a.contains("=") ? a.substring(a.indexOf('=') + 1) : "{}";
+                return 1;
+              }
+              if (a.equals("-i")) {
+                replace[0] = "{}";
+                return 1;
+              }
+              int width = width(a, withArg);
+              if (width > 0) {
+                return width;
+              }
+              return flags.contains(a) || (a.startsWith("--") && a.contains("=")) ? 1 : 0;
+            });
+    if (o.unknown() != null) {
+      return new Opaque("unknown xargs option " + o.unknown());
     }
+    int i = o.operands();
     if (i >= args.size()) {
       return new Run(List.of("echo")); // xargs runs echo by default
     }
-    if (replace != null && !replace.isEmpty() && args.get(i).contains(replace)) {
+    if (replace[0] != null && !replace[0].isEmpty() && args.get(i).contains(replace[0])) {
       return new Opaque("xargs builds the program name from its input");
     }
     return run(args.subList(i, args.size()));
