@@ -3,36 +3,17 @@ package io.sandboxd.daemon.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sandboxd.attest.SigningKey;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Start-up checks the runs after the sealed checkpoint on several threads (issue 22): every run
  * exactly once, and on a damaged store the same damage in the same order as on one thread, so that
  * start-up refuses it with the same words.
  */
-class ParallelStartupCheckTest {
-  @TempDir Path tmp;
-
-  private final SigningKey key = SigningKey.generate();
-
-  private Path file() {
-    return tmp.resolve("runs.db");
-  }
-
-  private void fill(RunStore store, int from, int n) {
-    TestRuns.fill(store, key, from, n);
-  }
-
-  private void sql(String statement) throws Exception {
-    TestRuns.change(file(), statement);
-  }
-
+class ParallelStartupCheckTest extends StoreFileFixture {
   @Test
   void everyRunAfterTheCheckpointIsCheckedOnceInLedgerOrderOnSeveralThreads() throws Exception {
     int sealed = 30;

@@ -9,7 +9,6 @@ import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoreCheckpoint;
 import io.sandboxd.attest.StoreHead;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -17,30 +16,13 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Start-up verification from a sealed checkpoint: it checks only the runs after it (whatever the
  * store holds), still catches what the head signs store-wide, and leaves damage to older runs to
  * the full check, which still finds it.
  */
-class StoreCheckpointTest {
-  @TempDir Path tmp;
-
-  private final SigningKey key = SigningKey.generate();
-
-  private Path file() {
-    return tmp.resolve("runs.db");
-  }
-
-  private void fill(RunStore store, int from, int n) {
-    TestRuns.fill(store, key, from, n);
-  }
-
-  private void sql(String statement) throws Exception {
-    TestRuns.change(file(), statement);
-  }
-
+class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void startUpChecksOnlyTheRunsAfterTheCheckpointAndSealsThem() {
     try (RunStore store = RunStore.open(file(), key)) {

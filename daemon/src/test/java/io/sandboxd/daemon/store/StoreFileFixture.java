@@ -1,0 +1,24 @@
+package io.sandboxd.daemon.store;
+
+import io.sandboxd.attest.SigningKey;
+import java.nio.file.Path;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A store file in the test's temporary folder, one signing key, and runs and edits made to it. */
+abstract class StoreFileFixture {
+  @TempDir Path tmp;
+
+  final SigningKey key = SigningKey.generate();
+
+  Path file() {
+    return tmp.resolve("runs.db");
+  }
+
+  void fill(RunStore store, int from, int n) {
+    TestRuns.fill(store, key, from, n);
+  }
+
+  void sql(String statement) throws Exception {
+    TestRuns.change(file(), statement);
+  }
+}
