@@ -117,16 +117,14 @@ class EnvironmentTest {
   }
 
   static SubmitReply submit(String env) {
-    return client
-        .stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(guest))
-                .setGrantsJson(GRANTS)
-                .setEntry("_start")
-                .setEnv(env)
-                .build());
+    return Submissions.submit(
+        client,
+        SubmitRequest.newBuilder()
+            .setModule(ByteString.copyFrom(guest))
+            .setGrantsJson(GRANTS)
+            .setEntry("_start")
+            .setEnv(env)
+            .build());
   }
 
   @Test

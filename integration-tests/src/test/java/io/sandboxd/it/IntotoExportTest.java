@@ -143,15 +143,13 @@ class IntotoExportTest {
   }
 
   static SubmitReply run(String... argv) {
-    return client
-        .stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(WasiProgramTest.GRANTS)
-                .addAllArgs(List.of(argv))
-                .build());
+    return Submissions.submit(
+        client,
+        SubmitRequest.newBuilder()
+            .setModule(ByteString.copyFrom(module))
+            .setGrantsJson(WasiProgramTest.GRANTS)
+            .addAllArgs(List.of(argv))
+            .build());
   }
 
   static Path export(String runId, String... extra) throws Exception {

@@ -24,7 +24,6 @@ import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -71,15 +70,13 @@ class ModulesByAddressTest {
   }
 
   static SubmitReply submitByAddress(String address) {
-    return client
-        .stub()
-        .withDeadlineAfter(120, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModuleAddress(address)
-                .setGrantsJson(helloGrants)
-                .setEntry("run")
-                .build());
+    return Submissions.submit(
+        client,
+        SubmitRequest.newBuilder()
+            .setModuleAddress(address)
+            .setGrantsJson(helloGrants)
+            .setEntry("run")
+            .build());
   }
 
   static ListModulesReply list() {
@@ -176,17 +173,13 @@ class ModulesByAddressTest {
     }
 
     StatusRuntimeException both =
-        assertThrows(
-            StatusRuntimeException.class,
-            () ->
-                client
-                    .stub()
-                    .submit(
-                        SubmitRequest.newBuilder()
-                            .setModule(ByteString.copyFrom(hello))
-                            .setModuleAddress(Blake3.hex(hello))
-                            .setGrantsJson(helloGrants)
-                            .build()));
+        Submissions.refused(
+            client,
+            SubmitRequest.newBuilder()
+                .setModule(ByteString.copyFrom(hello))
+                .setModuleAddress(Blake3.hex(hello))
+                .setGrantsJson(helloGrants)
+                .build());
     assertEquals(Status.Code.INVALID_ARGUMENT, both.getStatus().getCode());
     assertTrue(both.getStatus().getDescription().contains("exactly one"), both.toString());
 

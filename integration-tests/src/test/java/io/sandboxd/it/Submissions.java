@@ -1,6 +1,9 @@
 package io.sandboxd.it;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import com.google.protobuf.ByteString;
+import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
@@ -30,9 +33,19 @@ final class Submissions {
                 .build());
   }
 
+  /** Submits {@code request}, waiting up to two minutes. */
+  static SubmitReply submit(DaemonClient c, SubmitRequest request) {
+    return c.stub().withDeadlineAfter(120, TimeUnit.SECONDS).submit(request);
+  }
+
   /** Submits {@code module}'s `run` under {@code grants}, waiting up to two minutes. */
   static SubmitReply submit(DaemonClient c, byte[] module, String grants) {
     return submit(c, module, grants, "run", 120);
+  }
+
+  /** Submits {@code request}, which the daemon must refuse: the refusal it answers with. */
+  static StatusRuntimeException refused(DaemonClient c, SubmitRequest request) {
+    return assertThrows(StatusRuntimeException.class, () -> c.stub().submit(request));
   }
 
   /** Submits {@code module}'s {@code entry} under {@code grants} detached: the new run's id. */
