@@ -311,23 +311,26 @@ class WarmPoolsTest {
     return warm;
   }
 
+  /**
+   * Pools of 2 idle (the operator's {@code configured}, adaptive ones weighed on {@code floorUs}).
+   */
+  private static Fixture twoIdle(List<PoolPolicy.Configured> configured, long floorUs) {
+    return new Fixture(
+        policy(configured, new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, floorUs), 1L << 30),
+        1);
+  }
+
   @Test
   void anAdaptivePoolWhoseInstancesCostLessThanTheFloorStopsMakingThem() {
     // A floor of a minute of CPU: every instance is cheaper. The pool makes WEIGHED_AFTER, its
     // runs claim those, then they instantiate their own; the pool says why.
-    Fixture cheap =
-        new Fixture(
-            policy(
-                List.of(), new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, 60_000_000), 1L << 30),
-            1);
+    Fixture cheap = twoIdle(List.of(), 60_000_000);
     assertEquals(WarmPools.WEIGHED_AFTER, warmClaims(cheap, 16));
     PoolStats stats = cheap.pools.stats().get(0);
     assertEquals(0, stats.idle());
     assertTrue(stats.notPoolable().contains("min_warmup_us 60000000"), stats.notPoolable());
     // No floor: every run after the one that made the pool claims warm.
-    Fixture unweighed =
-        new Fixture(
-            policy(List.of(), new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, 0), 1L << 30), 1);
+    Fixture unweighed = twoIdle(List.of(), 0);
     assertEquals(14, warmClaims(unweighed, 16)); // the pool is made by the second, cold
     assertEquals("", unweighed.pools.stats().get(0).notPoolable());
   }
@@ -335,12 +338,7 @@ class WarmPoolsTest {
   @Test
   void aConfiguredPoolIsNeverWeighed() {
     Fixture f =
-        new Fixture(
-            policy(
-                List.of(new PoolPolicy.Configured(UNIT.address(), 2, 2, 600_000)),
-                new PoolPolicy.Adaptive(1, 60_000, 2, 2, 600_000, 60_000_000),
-                1L << 30),
-            1);
+        twoIdle(List.of(new PoolPolicy.Configured(UNIT.address(), 2, 2, 600_000)), 60_000_000);
     f.configured(UNIT, 2, 2, 600_000);
     f.pools.tick();
     assertEquals(16, warmClaims(f, 16));
