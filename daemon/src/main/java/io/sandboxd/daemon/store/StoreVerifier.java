@@ -133,12 +133,16 @@ public final class StoreVerifier implements AutoCloseable {
       synchronized (passLock) {
         fullPass(false);
       }
+      // A pass that sealed may have left another sealEvery runs behind it (they came while it ran
+      // at its share): the next starts at once. The share holds across passes, each paced to it;
+      // sleeping a poll between them held the verifier to about half its cap under steady load.
+      boolean sealed = false;
       while (!closed) {
-        TimeUnit.MILLISECONDS.sleep(pollMs);
+        if (!sealed) {
+          TimeUnit.MILLISECONDS.sleep(pollMs);
+        }
         synchronized (passLock) {
-          if (!closed) {
-            sealNewRuns(sealEvery, true);
-          }
+          sealed = !closed && sealNewRuns(sealEvery, true);
         }
       }
     } catch (InterruptedException e) {
@@ -227,12 +231,12 @@ public final class StoreVerifier implements AutoCloseable {
    * Checks and seals the runs appended since the checkpoint, once there are {@code atLeast} of them
    * (at least one). The same check start-up makes, so it need not wait for the full pass: at a
    * background share of a core a full pass over a big store takes hours, and every run appended
-   * meanwhile would be left for the next start-up to check.
+   * meanwhile would be left for the next start-up to check. Returns whether it sealed.
    */
-  private void sealNewRuns(long atLeast, boolean throttled) {
+  private boolean sealNewRuns(long atLeast, boolean throttled) {
     State s = state.get();
     if (s.phase() == Phase.DAMAGED || s.phase() == Phase.FAILED) {
-      return; // damage stays reported until a clean full pass (`sandboxctl store verify`)
+      return false; // damage stays reported until a clean full pass (`sandboxctl store verify`)
     }
     StoreAudit.Start from;
     try {
@@ -242,10 +246,10 @@ public final class StoreVerifier implements AutoCloseable {
               .map(cp -> new StoreAudit.Start(cp.runs(), cp.chain()))
               .orElse(StoreAudit.Start.GENESIS);
     } catch (StoreException e) {
-      return;
+      return false;
     }
     if (store.headRuns() - from.position() < Math.max(1, atLeast)) {
-      return;
+      return false;
     }
     try (Connection reader = store.openReader()) {
       // Up to the head signed when the pass begins, not the ledger's end as it grows: runs keep
@@ -256,10 +260,11 @@ public final class StoreVerifier implements AutoCloseable {
       try {
         r = pass(reader, from, throttled, pos -> {}, false, bound.orElse(null));
       } catch (PassStopped e) {
-        return; // closing, or an on-demand check takes over: it covers these runs too
+        return false; // closing, or an on-demand check takes over: it covers these runs too
       }
       if (r.clean()) {
         store.seal(r.ledgerSize(), r.chain());
+        return true;
       } else {
         store.remember(r.damage(), false);
         State damaged =
@@ -278,6 +283,7 @@ public final class StoreVerifier implements AutoCloseable {
     } catch (SQLException e) {
       LOG.warning("run store: cannot check new runs: " + e.getMessage());
     }
+    return false;
   }
 
   /**

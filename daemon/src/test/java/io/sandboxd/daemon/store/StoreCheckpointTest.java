@@ -288,6 +288,37 @@ class StoreCheckpointTest extends StoreFileFixture {
   }
 
   @Test
+  void aPassThatSealedIsFollowedAtOnceByTheRunsThatCameMeanwhile() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      // A poll of 5 s and a tenth of a core: the first seal comes after a poll, from a paced pass
+      // while runs keep coming; those are sealed by the next pass at once, not a poll later (the
+      // poll between passes held the verifier to about half its share under a steady load).
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 1, 5_000, 10)) {
+        v.start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        int appended = 0;
+        long first = 0;
+        long firstAt = 0;
+        while (true) {
+          assertTrue(System.nanoTime() < deadline, "not sealed twice: " + v.state());
+          fill(store, appended, 5);
+          appended += 5;
+          long sealed = store.checkpoint().map(StoreCheckpoint::runs).orElse(0L);
+          if (first == 0 && sealed > 0) {
+            first = sealed;
+            firstAt = System.nanoTime();
+          } else if (first > 0 && sealed > first) {
+            long gapMs = (System.nanoTime() - firstAt) / 1_000_000;
+            assertTrue(gapMs < 2_500, "sealed again " + gapMs + " ms after the first (poll 5 s)");
+            return;
+          }
+          Thread.sleep(100);
+        }
+      }
+    }
+  }
+
+  @Test
   void aBoundedAuditChecksTheHeadItStartedFromAgainstTheRunsBeforeIt() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 30);
