@@ -191,8 +191,7 @@ class StoreCheckpointTest extends StoreFileFixture {
       fill(store, 0, 600);
       assertEquals(List.of(), store.verifyFromCheckpoint().damage());
       // At 1% of a core the full pass over 600 runs lasts many times what sealing 12 takes.
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 1)) {
-        v.start();
+      try (StoreVerifier v = started(store, 10, 20, 1)) {
         fill(store, 600, 12);
         long deadline = System.nanoTime() + 120_000_000_000L;
         while (store.checkpoint().orElseThrow().runs() != 612) {
@@ -218,8 +217,7 @@ class StoreCheckpointTest extends StoreFileFixture {
     try (RunStore store = RunStore.open(file(), key)) {
       // Fewer runs than a slice: the whole pass is its last slice.
       fill(store, 0, (int) StoreVerifier.SLICE_RUNS / 2);
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 20)) {
-        v.start();
+      try (StoreVerifier v = started(store, 10, 20, 20)) {
         long deadline = System.nanoTime() + 120_000_000_000L;
         await(v, StoreVerifier.Phase.VERIFIED, deadline);
         CpuShare.Use use = v.backgroundUse();
@@ -261,13 +259,26 @@ class StoreCheckpointTest extends StoreFileFixture {
     }
   }
 
+  /**
+   * A verifier of {@code store} (seal every, poll ms, CPU percent: as its constructor), started.
+   */
+  private static StoreVerifier started(RunStore store, long sealEvery, long pollMs, int percent) {
+    StoreVerifier v = new StoreVerifier(store, s -> {}, sealEvery, pollMs, percent);
+    v.start();
+    return v;
+  }
+
+  /** The runs the store's checkpoint seals (0 before the first). */
+  private static long sealedRuns(RunStore store) {
+    return store.checkpoint().map(StoreCheckpoint::runs).orElse(0L);
+  }
+
   @Test
   void newRunsAreSealedWhileMoreKeepComingFasterThanTheVerifierChecks() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       // At 1% of a core the verifier checks far fewer runs a second than are appended here: a
       // pass that chased the ledger's end would not end, nor seal, before the appends stop.
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20, 1)) {
-        v.start();
+      try (StoreVerifier v = started(store, 10, 20, 1)) {
         long deadline = System.nanoTime() + 60_000_000_000L;
         await(v, StoreVerifier.Phase.VERIFIED, deadline);
         // More than a slice at once, so that the first pass over new runs takes several slices.
@@ -278,7 +289,7 @@ class StoreCheckpointTest extends StoreFileFixture {
           assertTrue(System.nanoTime() < deadline, "nothing sealed after " + appended + " runs");
           fill(store, appended, 20);
           appended += 20;
-          sealed = store.checkpoint().map(StoreCheckpoint::runs).orElse(0L);
+          sealed = sealedRuns(store);
         }
         // Sealed at a head the store had signed, while runs were still being appended after it.
         assertTrue(sealed < appended, sealed + " sealed of " + appended);
@@ -293,8 +304,7 @@ class StoreCheckpointTest extends StoreFileFixture {
       // A poll of 5 s and a tenth of a core: the first seal comes after a poll, from a paced pass
       // while runs keep coming; those are sealed by the next pass at once, not a poll later (the
       // poll between passes held the verifier to about half its share under a steady load).
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 1, 5_000, 10)) {
-        v.start();
+      try (StoreVerifier v = started(store, 1, 5_000, 10)) {
         long deadline = System.nanoTime() + 60_000_000_000L;
         int appended = 0;
         long first = 0;
@@ -303,7 +313,7 @@ class StoreCheckpointTest extends StoreFileFixture {
           assertTrue(System.nanoTime() < deadline, "not sealed twice: " + v.state());
           fill(store, appended, 5);
           appended += 5;
-          long sealed = store.checkpoint().map(StoreCheckpoint::runs).orElse(0L);
+          long sealed = sealedRuns(store);
           if (first == 0 && sealed > 0) {
             first = sealed;
             firstAt = System.nanoTime();
@@ -370,8 +380,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   void runsAppendedWhileServingAreSealedAsTheyAccumulate() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 12);
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 10, 20)) {
-        v.start();
+      try (StoreVerifier v = started(store, 10, 20, 100)) {
         long deadline = System.nanoTime() + 60_000_000_000L;
         await(v, StoreVerifier.Phase.VERIFIED, deadline);
         assertEquals(12, store.checkpoint().orElseThrow().runs());
