@@ -10,61 +10,17 @@
 # guest execution, gRPC/Netty, signing, the store, the JIT, and the rest. Needs perf (Debian:
 # linux-perf) and permission to use it (root, or kernel.perf_event_paranoid <= 1). Run it on a
 # quiet machine. MODE=pool configures a pool of hello (min_idle 4, max_idle 32) instead of none;
-# KEEP=DIR keeps the perf samples (DIR/stacks.txt) for a closer look.
+# KEEP=DIR keeps the perf samples (DIR/stacks.txt) for a closer look; STACKS=DIR/stacks.txt prints
+# the shares of samples kept so, without a run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jar="${1:-$root/daemon/target/sandboxd.jar}"
 clients="${2:-1}"
 WARMUP="${WARMUP:-25}"
 SECONDS_SAMPLED="${SECONDS:-8}"
-command -v perf >/dev/null || { echo "run-profile-shares: perf is not installed" >&2; exit 1; }
-work="$(mktemp -d)"
-pid=
-cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$work/run"
-address="$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$root/examples/hello.wasm")"
-ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
-# Starts a daemon (JVM options: the arguments) on $work's state and config; sets pid and waits
-# (up to a minute) for it to serve.
-serve() {
-  java "$@" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
-    --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
-  pid=$!
-  for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
-}
-if [[ "${MODE:-nopool}" == pool ]]; then
-  # A pool names a module the store holds: a first daemon puts it there.
-  echo '{}' >"$work/cfg.json"
-  serve
-  "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
-    "$address" '"pool_limits":{"adaptive":{"submits":0}}' >"$work/cfg.json"
-else
-  echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
-fi
-serve -XX:+PreserveFramePointer
-grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
-"${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
-"${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
-  --duration $((WARMUP + SECONDS_SAMPLED + 2)) --warmup 0 --socket "$work/run/s.sock" --json \
-  >"$work/bench.json" &
-bench=$!
-sleep "$WARMUP"
-perf record -q -g -F 499 -p "$pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" >/dev/null 2>&1
-# Names for the JIT's code, written where perf looks for them (/tmp/perf-PID.map).
-jcmd "$pid" Compiler.perfmap >/dev/null
-wait "$bench"
-perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$work/stacks.txt"
-rm -f "/tmp/perf-$pid.map"
-if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/stacks.txt" "$KEEP/"; fi
-echo "bench during the window: $(cat "$work/bench.json")"
-python3 - "$work/stacks.txt" <<'PY'
+# Prints the shares of the perf samples in FILE (perf script -F comm,tid,ip,sym,dso).
+shares() {
+  python3 - "$1" <<'PY'
 import collections, re, sys
 samples, cur = [], None
 for line in open(sys.argv[1]):
@@ -115,8 +71,33 @@ def kind(comm, stack):
             return "handler: other daemon code (records, metrics, logging)"
         if re.search(r"io\.grpc|protobuf|io\.netty", s):
             return "gRPC/Netty: handler side (marshalling, framing)"
-        return "handler: native or unknown frames (mostly SQLite)"
+        return native(stack)
     return "other threads"
+
+# A handler sample whose stack stops in native code (zlib, SQLite and libc keep no frame pointers,
+# so perf cannot walk back to the Java caller): named by the library, or the system call, it is in.
+NATIVE = [
+    (r"libz\.so", "store: record encoding (zlib deflate)"),
+    (r"sqlite", "store: SQLite (native)"),
+]
+SYSCALLS = [
+    (r"__x64_sys_(fsync|fdatasync)\b", "store: fsync (kernel)"),
+    (r"__x64_sys_(pwrite64|pread64|fcntl|ftruncate|write|read|openat|close)\b",
+     "store: file writes, reads and locks (kernel)"),
+    (r"__x64_sys_futex\b", "handler: thread hand-offs (futex)"),
+    (r"__x64_sys_(statx|newfstatat|readlink)\b", "handler: file metadata (stat, readlink)"),
+]
+
+def native(stack):
+    leaf = stack[0] if stack else ""
+    for pattern, name in NATIVE:
+        if re.search(pattern, leaf):
+            return name
+    s = " | ".join(stack)
+    for pattern, name in SYSCALLS:
+        if re.search(pattern, s):
+            return name
+    return "handler: other native or unknown frames"
 
 glue = r"FairCalls|RequestDecoder|RpcAuthorization|SandboxdGrpc|Answer\.reply"
 
@@ -126,3 +107,56 @@ for k, n in counts.most_common():
     print(f"{100 * n / total:5.1f}%  {k}")
 print(f"({len(samples)} samples)")
 PY
+}
+if [[ -n "${STACKS:-}" ]]; then
+  shares "$STACKS"
+  exit 0
+fi
+command -v perf >/dev/null || { echo "run-profile-shares: perf is not installed" >&2; exit 1; }
+work="$(mktemp -d)"
+pid=
+cleanup() {
+  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/run"
+address="$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$root/examples/hello.wasm")"
+ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
+# Starts a daemon (JVM options: the arguments) on $work's state and config; sets pid and waits
+# (up to a minute) for it to serve.
+serve() {
+  java "$@" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
+    --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+}
+if [[ "${MODE:-nopool}" == pool ]]; then
+  # A pool names a module the store holds: a first daemon puts it there.
+  echo '{}' >"$work/cfg.json"
+  serve
+  "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
+    "$address" '"pool_limits":{"adaptive":{"submits":0}}' >"$work/cfg.json"
+else
+  echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
+fi
+serve -XX:+PreserveFramePointer
+grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
+"${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
+"${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
+  --duration $((WARMUP + SECONDS_SAMPLED + 2)) --warmup 0 --socket "$work/run/s.sock" --json \
+  >"$work/bench.json" &
+bench=$!
+sleep "$WARMUP"
+perf record -q -g -F 499 -p "$pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" >/dev/null 2>&1
+# Names for the JIT's code, written where perf looks for them (/tmp/perf-PID.map).
+jcmd "$pid" Compiler.perfmap >/dev/null
+wait "$bench"
+perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$work/stacks.txt"
+rm -f "/tmp/perf-$pid.map"
+if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/stacks.txt" "$KEEP/"; fi
+echo "bench during the window: $(cat "$work/bench.json")"
+shares "$work/stacks.txt"
