@@ -7,6 +7,8 @@ import java.sql.Savepoint;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 
 /**
@@ -23,9 +25,10 @@ final class GroupCommit {
   private static final class Pending {
     final RunRecord record;
     final RunTable.Encoded encoded;
-    // Both guarded by the store's lock: set by the committing thread before it releases it.
-    boolean done;
+    final Thread caller = Thread.currentThread();
+    // Written by the committing thread: failure first, then done (volatile), which publishes it.
     StoreException failure;
+    volatile boolean done;
 
     Pending(RunRecord record, RunTable.Encoded encoded) {
       this.record = record;
@@ -41,6 +44,8 @@ final class GroupCommit {
   // Hears each commit (the background checkpointer counts them).
   private final Runnable committed;
   private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
+  // Set while one caller commits for everyone queued (the leader); the others park.
+  private final AtomicBoolean leading = new AtomicBoolean();
   private volatile LongConsumer timer = nanos -> {};
   // Guarded by the store's lock.
   private int maxBatch = DEFAULT_MAX_BATCH;
@@ -87,12 +92,38 @@ final class GroupCommit {
     // caller waits on it.
     Pending mine = new Pending(r, RunTable.Encoded.of(r));
     pending.add(mine);
-    synchronized (store.lock()) {
-      // Whoever holds the lock commits everything queued, so by the time a waiting caller gets
-      // it, its run has usually been committed by the previous holder.
-      while (!mine.done) {
-        commitBatch();
+    // One caller at a time leads: it commits what is queued, its own run among it, and wakes each
+    // caller whose run that commit decided. The others park until then, off the store's monitor:
+    // when they all waited on it, each had to take it in turn only to find its run committed, a
+    // convoy of one hand-off per caller after every commit.
+    boolean interrupted = false;
+    while (!mine.done) {
+      if (leading.compareAndSet(false, true)) {
+        try {
+          synchronized (store.lock()) {
+            while (!mine.done) {
+              commitBatch();
+            }
+          }
+        } finally {
+          leading.set(false);
+          // Runs queued meanwhile: the first of their callers leads next (it may find a newer
+          // caller leading already, which commits its run too).
+          Pending next = pending.peek();
+          if (next != null) {
+            LockSupport.unpark(next.caller);
+          }
+        }
+      } else {
+        // A leader that finishes while this caller is between its check and its park unparks it
+        // first, so the park returns at once: no wake-up is lost. An interrupt cannot end the
+        // wait (the run is queued and will be decided), so it is kept for after it.
+        LockSupport.park(this);
+        interrupted |= Thread.interrupted();
       }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     if (mine.failure != null) {
       throw mine.failure;
@@ -135,6 +166,7 @@ final class GroupCommit {
     }
     Connection db = store.connection();
     int stored = 0;
+    boolean durable = false;
     long t0 = System.nanoTime();
     Marks before = marks();
     try {
@@ -156,6 +188,7 @@ final class GroupCommit {
       }
       log.checkpointIfDue();
       db.commit();
+      durable = true;
       committed.run();
       timer.accept(System.nanoTime() - t0);
       commits++;
@@ -177,7 +210,16 @@ final class GroupCommit {
       }
     } finally {
       for (Pending p : batch) {
+        if (!durable && p.failure == null) {
+          // An Error before the commit: the leader's caller sees it thrown, and no other caller
+          // may take its run for stored.
+          p.failure =
+              new StoreException("run " + p.record.runId() + ": not stored: the commit failed");
+        }
         p.done = true;
+        if (p.caller != Thread.currentThread()) {
+          LockSupport.unpark(p.caller);
+        }
       }
     }
   }

@@ -61,9 +61,9 @@ class GroupCommitTest {
 
   /**
    * Starts one thread per record appending it while the test holds the store's monitor, waits until
-   * every thread has queued its run and blocks, then lets them go: the first to get the store
-   * commits everything queued. Returns each thread's failure (null when stored) and asserts that
-   * every caller saw its own run committed the moment append returned.
+   * every thread has queued its run and blocks or parks, then lets them go: the one leading commits
+   * everything queued. Returns each thread's failure (null when stored) and asserts that every
+   * caller saw its own run committed the moment append returned.
    */
   private List<Throwable> appendTogether(RunStore store, List<RunRecord> records) throws Exception {
     List<Throwable> failures = new ArrayList<>();
@@ -93,7 +93,8 @@ class GroupCommitTest {
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       for (Thread t : threads) {
-        while (t.getState() != Thread.State.BLOCKED) {
+        // The leader blocks on the monitor; the others park until a commit decides their runs.
+        while (t.getState() != Thread.State.BLOCKED && t.getState() != Thread.State.WAITING) {
           assertTrue(System.nanoTime() < deadline, "appending threads never queued");
           Thread.sleep(1);
         }
@@ -311,6 +312,107 @@ class GroupCommitTest {
       assertEquals(threads * each, store.commitStats().runs());
       assertTrue(store.commitStats().commits() <= threads * each);
       assertEquals(List.of(), store.verifyAll(), "seed " + seed);
+    }
+  }
+
+  @Test
+  void queuesLongerThanABatchHandTheCommitOnWithoutALostWakeUp() throws Exception {
+    long seed = 20261203L;
+    Random random = new Random(seed);
+    int threads = 16;
+    int each = 25;
+    ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+    try (RunStore store = RunStore.open(db(), key)) {
+      // Batches of 2 behind 16 callers: most commits leave runs queued, whose first caller must
+      // be woken to lead the next one; a lost wake-up leaves callers parked and the count short.
+      store.maxBatch(2);
+      List<Thread> all = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        List<RunRecord> mine = new ArrayList<>();
+        for (int i = 0; i < each; i++) {
+          mine.add(TestRuns.simple(key, "run-" + t + "-" + i, random.nextInt(1_000_000)));
+        }
+        Thread th =
+            new Thread(
+                () -> {
+                  for (RunRecord r : mine) {
+                    try {
+                      store.append(r);
+                    } catch (Exception e) {
+                      problems.add(r.runId() + ": " + e);
+                    }
+                  }
+                });
+        th.start();
+        all.add(th);
+      }
+      for (Thread t : all) {
+        t.join(120_000);
+        assertTrue(!t.isAlive(), "a caller is still waiting for its commit (seed " + seed + ")");
+      }
+      assertEquals(List.of(), List.copyOf(problems), "seed " + seed);
+      assertEquals(threads * each, store.count());
+      RunStore.CommitStats stats = store.commitStats();
+      assertTrue(stats.commits() >= threads * each / 2, stats.toString());
+      assertEquals(List.of(), store.verifyAll());
+    }
+  }
+
+  @Test
+  void anInterruptedCallerWaitsForItsCommitWithoutSpinningAndKeepsTheInterrupt() throws Exception {
+    try (RunStore store = RunStore.open(db(), key)) {
+      RunRecord first = TestRuns.simple(key, "run-leader", 1);
+      RunRecord second = TestRuns.simple(key, "run-waiter", 2);
+      boolean[] interruptedAfter = new boolean[1];
+      Throwable[] failure = new Throwable[2];
+      Thread leader;
+      Thread waiter;
+      java.lang.management.ThreadMXBean cpu =
+          java.lang.management.ManagementFactory.getThreadMXBean();
+      long spent;
+      synchronized (store) {
+        leader = new Thread(() -> appendOrKeep(store, first, failure, 0));
+        leader.start();
+        awaitState(leader, Thread.State.BLOCKED);
+        waiter =
+            new Thread(
+                () -> {
+                  appendOrKeep(store, second, failure, 1);
+                  interruptedAfter[0] = Thread.currentThread().isInterrupted();
+                });
+        waiter.start();
+        awaitState(waiter, Thread.State.WAITING);
+        waiter.interrupt();
+        long before = cpu.getThreadCpuTime(waiter.getId());
+        Thread.sleep(300);
+        spent = cpu.getThreadCpuTime(waiter.getId()) - before;
+        assertTrue(waiter.isAlive(), "append returned before any commit");
+      }
+      // A waiter that spun on its interrupt would use about the whole 300 ms.
+      assertTrue(spent < TimeUnit.MILLISECONDS.toNanos(100), "waiter used " + spent + " ns");
+      leader.join(30_000);
+      waiter.join(30_000);
+      assertNull(failure[0]);
+      assertNull(failure[1]);
+      assertTrue(interruptedAfter[0], "the interrupt was lost");
+      assertTrue(committed("run-waiter"));
+      assertEquals(2, store.count());
+    }
+  }
+
+  private static void appendOrKeep(RunStore store, RunRecord r, Throwable[] failure, int i) {
+    try {
+      store.append(r);
+    } catch (Throwable e) {
+      failure[i] = e;
+    }
+  }
+
+  private static void awaitState(Thread t, Thread.State state) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (t.getState() != state) {
+      assertTrue(System.nanoTime() < deadline, t.getName() + " never became " + state);
+      Thread.sleep(1);
     }
   }
 }
