@@ -13,6 +13,8 @@ import java.util.Optional;
  * instead of a copy of the text (about 330 bytes a hello run).
  */
 final class GrantsTexts {
+  private static final String TEXT = "SELECT text FROM grants_texts WHERE address = ?";
+
   private GrantsTexts() {}
 
   /** Migration 17's table. */
@@ -52,8 +54,7 @@ final class GrantsTexts {
     if (!REFERENCE.equals(stored)) {
       return Optional.of(stored);
     }
-    return StoreDb.first(
-        db, "SELECT text FROM grants_texts WHERE address = ?", rs -> rs.getString(1), grantsId);
+    return StoreDb.first(db, TEXT, rs -> rs.getString(1), grantsId);
   }
 
   /**
@@ -76,11 +77,12 @@ final class GrantsTexts {
    * Why a row referring to its grants text is damaged: the text is missing or does not hash to the
    * run's grants_id (a row holding its own text is checked against its record by the caller).
    */
-  static Optional<String> damage(Connection db, StoreAudit.RunRow row) throws SQLException {
+  static Optional<String> damage(Statements q, StoreAudit.RunRow row) throws SQLException {
     if (!REFERENCE.equals(row.grants())) {
       return Optional.empty();
     }
-    return problem(row.grantsId(), row.grants(), text(db, row.grantsId(), row.grants()));
+    Optional<String> text = q.first(TEXT, rs -> rs.getString(1), row.grantsId());
+    return problem(row.grantsId(), row.grants(), text);
   }
 
   private static Optional<String> problem(String grantsId, String stored, Optional<String> text) {

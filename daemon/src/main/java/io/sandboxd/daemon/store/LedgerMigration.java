@@ -55,17 +55,19 @@ final class LedgerMigration {
     if (position != 0) {
       throw new StoreException("the ledger already holds " + position + " record(s)");
     }
-    for (StoreAudit.RunRow row : StoreAudit.rows(db, null)) {
-      StoredRun s = unsigned(db, row, position);
-      Optional<StoreDamage> d = StoreAudit.rowDamage(row, s);
-      if (d.isEmpty()) {
-        d = StoreAudit.recordsDamage(db, row, s, key.publicKey());
+    try (Statements q = new Statements(db)) {
+      for (StoreAudit.RunRow row : StoreAudit.rows(db, null)) {
+        StoredRun s = unsigned(db, row, position);
+        Optional<StoreDamage> d = StoreAudit.rowDamage(row, s);
+        if (d.isEmpty()) {
+          d = StoreAudit.recordsDamage(q, row, s, key.publicKey());
+        }
+        if (d.isPresent()) {
+          throw refusal(d.get());
+        }
+        ledger.append(s);
+        position++;
       }
-      if (d.isPresent()) {
-        throw refusal(d.get());
-      }
-      ledger.append(s);
-      position++;
     }
     if (position > 0) {
       ledger.signHead(key);

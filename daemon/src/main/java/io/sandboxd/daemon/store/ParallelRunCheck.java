@@ -33,6 +33,8 @@ final class ParallelRunCheck implements AutoCloseable {
 
   private final PublicKey signer;
   private final List<Connection> readers = new ArrayList<>();
+  // One per reader, kept across batches: each run's queries are prepared once per thread.
+  private final List<Statements> statements = new ArrayList<>();
   private final ExecutorService pool;
   private final Set<String> threadsUsed = ConcurrentHashMap.newKeySet();
 
@@ -47,6 +49,7 @@ final class ParallelRunCheck implements AutoCloseable {
     try {
       for (int i = 0; i < threads; i++) {
         readers.add(open.open());
+        statements.add(new Statements(readers.get(i)));
       }
     } catch (SQLException | RuntimeException e) {
       closeReaders();
@@ -69,7 +72,7 @@ final class ParallelRunCheck implements AutoCloseable {
     Optional<StoreDamage>[] found = new Optional[runs.size()];
     AtomicInteger next = new AtomicInteger();
     List<Future<Void>> workers = new ArrayList<>();
-    for (Connection reader : readers.subList(0, Math.min(readers.size(), runs.size()))) {
+    for (Statements reader : statements.subList(0, Math.min(statements.size(), runs.size()))) {
       workers.add(
           pool.submit(
               () -> {
@@ -119,6 +122,8 @@ final class ParallelRunCheck implements AutoCloseable {
   }
 
   private void closeReaders() {
+    statements.forEach(Statements::close);
+    statements.clear();
     for (Connection c : readers) {
       try {
         c.rollback();

@@ -261,12 +261,13 @@ final class StoreAudit {
     String chain = from.chain();
     long expect = from.position();
     long read = 0;
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT l.position, l.run_id, l.envelope, "
-                + ROW_COLUMNS
-                + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
-                + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position LIMIT ?")) {
+    try (Statements q = new Statements(db);
+        PreparedStatement st =
+            db.prepareStatement(
+                "SELECT l.position, l.run_id, l.envelope, "
+                    + ROW_COLUMNS
+                    + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
+                    + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position LIMIT ?")) {
       st.setLong(1, from.position());
       st.setLong(2, end);
       st.setLong(3, limit);
@@ -276,7 +277,7 @@ final class StoreAudit {
           long pos = rs.getLong(1);
           if (pos != expect) {
             // Not dense: the whole-store check names it; this slice stops here.
-            check(db, signer, parallel, pending, runs, progress);
+            check(q, signer, parallel, pending, runs, progress);
             return new Slice(runs, read - 1, new Start(expect, chain), true);
           }
           expect++;
@@ -286,12 +287,12 @@ final class StoreAudit {
               new LedgerRun(
                   pos, rs.getString(2), text, rs.getString(4) == null ? null : row(rs, 4)));
           if (pending.size() >= batch) {
-            check(db, signer, parallel, pending, runs, progress);
+            check(q, signer, parallel, pending, runs, progress);
           }
         }
       }
+      check(q, signer, parallel, pending, runs, progress);
     }
-    check(db, signer, parallel, pending, runs, progress);
     return new Slice(runs, read, new Start(expect, chain), read < limit);
   }
 
@@ -300,7 +301,7 @@ final class StoreAudit {
 
   /** Checks {@code pending} (then empties it), adding their damage to {@code runs} in order. */
   private static void check(
-      Connection db,
+      Statements q,
       PublicKey signer,
       ParallelRunCheck parallel,
       List<LedgerRun> pending,
@@ -314,7 +315,7 @@ final class StoreAudit {
     if (parallel == null) {
       found = new ArrayList<>(pending.size());
       for (LedgerRun run : pending) {
-        found.add(checkRun(db, signer, run));
+        found.add(checkRun(q, signer, run));
       }
     } else {
       found = parallel.check(pending);
@@ -329,7 +330,7 @@ final class StoreAudit {
   }
 
   /** One ledger row's run: its row, its signed records and its journal. */
-  static Optional<StoreDamage> checkRun(Connection db, PublicKey signer, LedgerRun run)
+  static Optional<StoreDamage> checkRun(Statements q, PublicKey signer, LedgerRun run)
       throws SQLException {
     String runId = run.runId();
     if (run.row() == null) {
@@ -348,13 +349,13 @@ final class StoreAudit {
       d = damage(runId, "ledger", "its store record names position " + signed.position());
     }
     if (d.isEmpty()) {
-      Optional<String> grants = GrantsTexts.damage(db, row);
+      Optional<String> grants = GrantsTexts.damage(q, row);
       if (grants.isPresent()) {
         d = damage(runId, "grants", grants.get());
       }
     }
     if (d.isEmpty()) {
-      d = recordsDamage(db, row, signed, signer);
+      d = recordsDamage(q, row, signed, signer);
     }
     return d;
   }
@@ -512,37 +513,35 @@ final class StoreAudit {
 
   /** The run's signed records, their links, and its journal against journal_root. */
   static Optional<StoreDamage> recordsDamage(
-      Connection db, RunRow row, StoredRun s, PublicKey signer) throws SQLException {
+      Statements q, RunRow row, StoredRun s, PublicKey signer) throws SQLException {
     String runId = row.runId();
     if (s == null) {
       return damage(runId, "ledger", "its signed store record does not verify");
     }
     List<Envelope> all = new ArrayList<>();
     Map<RecordKind, List<Envelope>> byKind = new EnumMap<>(RecordKind.class);
-    try (PreparedStatement st =
-        db.prepareStatement(
-            "SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq")) {
-      st.setString(1, runId);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          Optional<RecordKind> stored = RecordKind.ofStored(rs.getString(1));
-          if (stored.isEmpty()) {
-            return damage(runId, "records", "a record of unknown kind \"" + rs.getString(1) + "\"");
-          }
-          RecordKind kind = stored.get();
-          Envelope env;
-          try {
-            env = StoreEncoding.envelope(rs.getBytes(3));
-          } catch (AttestException e) {
-            return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
-          }
-          if (!env.address().equals(rs.getString(2))) {
-            return damage(
-                runId, kind.stored(), "the address column differs from the envelope's address");
-          }
-          all.add(env);
-          byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(env);
+    PreparedStatement st =
+        q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq");
+    st.setString(1, runId);
+    try (ResultSet rs = st.executeQuery()) {
+      while (rs.next()) {
+        Optional<RecordKind> stored = RecordKind.ofStored(rs.getString(1));
+        if (stored.isEmpty()) {
+          return damage(runId, "records", "a record of unknown kind \"" + rs.getString(1) + "\"");
         }
+        RecordKind kind = stored.get();
+        Envelope env;
+        try {
+          env = StoreEncoding.envelope(rs.getBytes(3));
+        } catch (AttestException e) {
+          return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
+        }
+        if (!env.address().equals(rs.getString(2))) {
+          return damage(
+              runId, kind.stored(), "the address column differs from the envelope's address");
+        }
+        all.add(env);
+        byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(env);
       }
     }
     EvidenceBundle.Verdict v = EvidenceBundle.verify(all, Set.of(signer));
@@ -566,7 +565,7 @@ final class StoreAudit {
       return damage(runId, "attestation", "unit or grants_id differ from the store record");
     }
     // A pruned run's journal is gone on purpose; its root stays attested.
-    return row.pruned() ? Optional.empty() : journalDamage(db, runId, a.journalRoot());
+    return row.pruned() ? Optional.empty() : journalDamage(q, runId, a.journalRoot());
   }
 
   /** Exactly one record of {@code kind}, with the address the store record signed. */
@@ -588,23 +587,21 @@ final class StoreAudit {
     return Optional.empty();
   }
 
-  private static Optional<StoreDamage> journalDamage(Connection db, String runId, String root)
+  private static Optional<StoreDamage> journalDamage(Statements q, String runId, String root)
       throws SQLException {
     List<byte[]> leaves = new ArrayList<>();
-    try (PreparedStatement st =
-        db.prepareStatement("SELECT seq, entry FROM journal WHERE run_id = ? ORDER BY seq")) {
-      st.setString(1, runId);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          if (rs.getLong(1) != leaves.size()) {
-            return damage(runId, "journal", "entry seq " + rs.getLong(1) + " is not dense");
-          }
-          try {
-            JsonNode entry = CanonicalJson.parse(rs.getString(2));
-            leaves.add(Blake3.hash(CanonicalJson.canonicalize(entry)));
-          } catch (AttestException e) {
-            return damage(runId, "journal", "entry " + leaves.size() + ": " + e.getMessage());
-          }
+    PreparedStatement st = q.of("SELECT seq, entry FROM journal WHERE run_id = ? ORDER BY seq");
+    st.setString(1, runId);
+    try (ResultSet rs = st.executeQuery()) {
+      while (rs.next()) {
+        if (rs.getLong(1) != leaves.size()) {
+          return damage(runId, "journal", "entry seq " + rs.getLong(1) + " is not dense");
+        }
+        try {
+          JsonNode entry = CanonicalJson.parse(rs.getString(2));
+          leaves.add(Blake3.hash(CanonicalJson.canonicalize(entry)));
+        } catch (AttestException e) {
+          return damage(runId, "journal", "entry " + leaves.size() + ": " + e.getMessage());
         }
       }
     }

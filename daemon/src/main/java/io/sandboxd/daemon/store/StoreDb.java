@@ -8,9 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import org.sqlite.SQLiteConfig;
@@ -37,7 +35,7 @@ final class StoreDb {
   private final Object lock;
   // The hot path's statements, prepared once: parsing the same INSERT for every run cost more than
   // executing it. Guarded by lock.
-  private final Map<String, PreparedStatement> prepared = new HashMap<>();
+  private final Statements prepared;
 
   /**
    * A connection to the store file {@code file}, read-only or not. The driver's generated keys are
@@ -59,6 +57,7 @@ final class StoreDb {
   StoreDb(Connection db, Object lock) {
     this.db = db;
     this.lock = lock;
+    this.prepared = new Statements(db);
   }
 
   /** The connection, for work that already holds {@link #lock()}. */
@@ -71,12 +70,7 @@ final class StoreDb {
    * caller holds {@link #lock()}, sets every parameter, and does not close it.
    */
   PreparedStatement prepared(String sql) throws SQLException {
-    PreparedStatement st = prepared.get(sql);
-    if (st == null) {
-      st = db.prepareStatement(sql);
-      prepared.put(sql, st);
-    }
-    return st;
+    return prepared.of(sql);
   }
 
   /** The monitor every user of the connection holds. */
@@ -231,7 +225,7 @@ final class StoreDb {
     return out;
   }
 
-  private static void bind(PreparedStatement st, Object... params) throws SQLException {
+  static void bind(PreparedStatement st, Object... params) throws SQLException {
     for (int i = 0; i < params.length; i++) {
       Object p = params[i];
       if (p == null) {
