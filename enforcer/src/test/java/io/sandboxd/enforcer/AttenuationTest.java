@@ -483,4 +483,64 @@ class AttenuationTest {
         g.display(),
         g.flow());
   }
+
+  /**
+   * A grant set that grants something in every part, more than {@link #NARROW} does. A new part of
+   * {@link Grants} must be given a value in both, and its check in {@link Attenuation#check}: the
+   * test below fails until all three exist.
+   */
+  static final String EVERY_PART =
+      "{\"browser\":{\"enabled\":true,\"headless\":false,\"origins\":[\"https://a.example\"]},"
+          + "\"compute\":{\"cpu_time_ms\":10,\"devices\":[\"Cpu\",\"Gpu\"],"
+          + "\"energy_budget_uj\":10,\"memory_bytes\":65536},"
+          + "\"display\":{\"enabled\":true,\"max_height\":768,\"max_width\":1024},"
+          + "\"flow\":{\"open\":[{\"origins\":[\"net:a.example:443\"],"
+          + "\"sink\":\"egress:b.example:443\"}],\"untrusted\":[\"net:a.example:443\"]},"
+          + "\"host\":{\"clock\":true,\"inference\":true,\"logging\":true,\"random\":true},"
+          + "\"kv\":{\"prefixes\":[[112,47]],\"read\":true,\"write\":true},"
+          + "\"network\":{\"credentials\":[],\"inbound\":true,\"outbound\":[\"a.example:443\"]},"
+          + "\"process\":{\"exec\":true,\"max_processes\":4,\"programs\":[\"ls\"]},"
+          + "\"storage\":{\"delete\":[\"d/**\"],\"max_iops\":10,\"max_read_bps\":10,"
+          + "\"read\":[\"r/**\"],\"write\":[\"w/**\"]}}";
+
+  /**
+   * Narrower than {@link #EVERY_PART} in every part: nothing granted, and one untrusted source
+   * whose flows stay closed (no flow part at all tracks no taint, which is wider than any).
+   */
+  static final String NARROW = "{\"flow\":{\"open\":[],\"untrusted\":[\"net:a.example:443\"]}}";
+
+  /**
+   * Every part of a grant set is attenuated: a child that takes one part from {@link #EVERY_PART}
+   * and the rest from {@link #NARROW} is refused under {@link #NARROW}, naming that part. A part
+   * that {@link Attenuation#check} forgot would pass any widening of itself (fail open), silently.
+   */
+  @Test
+  void everyPartOfAGrantSetIsAttenuated() throws Exception {
+    Grants narrow = Grants.parse(NARROW.getBytes(StandardCharsets.UTF_8));
+    Grants wide = Grants.parse(EVERY_PART.getBytes(StandardCharsets.UTF_8));
+    java.lang.reflect.RecordComponent[] parts = Grants.class.getRecordComponents();
+    Class<?>[] types = new Class<?>[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      types[i] = parts[i].getType();
+    }
+    java.lang.reflect.Constructor<Grants> make = Grants.class.getDeclaredConstructor(types);
+    for (int i = 0; i < parts.length; i++) {
+      String name = parts[i].getName();
+      Object[] args = new Object[parts.length];
+      for (int j = 0; j < parts.length; j++) {
+        args[j] = parts[j].getAccessor().invoke(i == j ? wide : narrow);
+      }
+      assertTrue(
+          !args[i].equals(parts[i].getAccessor().invoke(narrow)),
+          "EVERY_PART and NARROW are the same in " + name + ": give it a wider value");
+      Grants child = make.newInstance(args);
+      Attenuation.Wider w =
+          assertInstanceOf(
+              Attenuation.Wider.class,
+              Attenuation.check(child, narrow),
+              "a child wider in " + name + " only passes: is " + name + " attenuated?");
+      String json = name.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+      assertTrue(w.path().startsWith("$." + json), name + ": refused at " + w.path());
+    }
+  }
 }
