@@ -271,10 +271,41 @@ class GroupCommitTest {
 
   @Test
   void manyThreadsAppendingAtRandomLoseNothing() throws Exception {
-    long seed = 20261130L;
+    RunStore.CommitStats stats = sixteenCallersStoreAll(20261130L, 12, 0, true);
+    assertTrue(stats.commits() <= 16 * 12, stats.toString());
+  }
+
+  @Test
+  void queuesLongerThanABatchHandTheCommitOnWithoutALostWakeUp() throws Exception {
+    // Batches of 2 behind 16 callers: most commits leave runs queued, whose first caller must be
+    // woken to lead the next one; a lost wake-up leaves callers parked and the count short.
+    RunStore.CommitStats stats = sixteenCallersStoreAll(20261203L, 25, 2, false);
+    assertTrue(stats.commits() >= 16 * 25 / 2, stats.toString());
+  }
+
+  /**
+   * Sixteen threads append {@code each} seeded runs apiece (in batches of at most {@code maxBatch}
+   * runs when it is above 0); asserts that every run was stored and verifies, and returns the
+   * commit counts.
+   */
+  private RunStore.CommitStats sixteenCallersStoreAll(
+      long seed, int each, int maxBatch, boolean checkCommitted) throws Exception {
+    try (RunStore store = RunStore.open(db(), key)) {
+      if (maxBatch > 0) {
+        store.maxBatch(maxBatch);
+      }
+      List<String> problems = appendFromThreads(store, work(seed, 16, each), checkCommitted);
+      assertEquals(List.of(), problems, "seed " + seed);
+      assertEquals(16 * each, store.count(), "seed " + seed);
+      assertEquals(16 * each, store.commitStats().runs(), "seed " + seed);
+      assertEquals(List.of(), store.verifyAll(), "seed " + seed);
+      return store.commitStats();
+    }
+  }
+
+  /** {@code threads} lists of {@code each} runs, seeded. */
+  private List<List<RunRecord>> work(long seed, int threads, int each) {
     Random random = new Random(seed);
-    int threads = 16;
-    int each = 12;
     List<List<RunRecord>> work = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       List<RunRecord> mine = new ArrayList<>();
@@ -283,79 +314,43 @@ class GroupCommitTest {
       }
       work.add(mine);
     }
-    ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
-    try (RunStore store = RunStore.open(db(), key)) {
-      List<Thread> all = new ArrayList<>();
-      for (List<RunRecord> mine : work) {
-        Thread t =
-            new Thread(
-                () -> {
-                  for (RunRecord r : mine) {
-                    try {
-                      store.append(r);
-                      if (!committed(r.runId())) {
-                        problems.add(r.runId() + " returned before its commit");
-                      }
-                    } catch (Exception e) {
-                      problems.add(r.runId() + ": " + e);
-                    }
-                  }
-                });
-        t.start();
-        all.add(t);
-      }
-      for (Thread t : all) {
-        t.join(120_000);
-      }
-      assertEquals(List.of(), List.copyOf(problems), "seed " + seed);
-      assertEquals(threads * each, store.count(), "seed " + seed);
-      assertEquals(threads * each, store.commitStats().runs());
-      assertTrue(store.commitStats().commits() <= threads * each);
-      assertEquals(List.of(), store.verifyAll(), "seed " + seed);
-    }
+    return work;
   }
 
-  @Test
-  void queuesLongerThanABatchHandTheCommitOnWithoutALostWakeUp() throws Exception {
-    long seed = 20261203L;
-    Random random = new Random(seed);
-    int threads = 16;
-    int each = 25;
+  /**
+   * Appends each list of {@code work} in order from a thread of its own and waits for them all (2
+   * minutes each at most). Returns what went wrong: a failed append, a caller still waiting, and
+   * with {@code checkCommitted} a run not yet committed when its append returned.
+   */
+  private List<String> appendFromThreads(
+      RunStore store, List<List<RunRecord>> work, boolean checkCommitted) throws Exception {
     ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
-    try (RunStore store = RunStore.open(db(), key)) {
-      // Batches of 2 behind 16 callers: most commits leave runs queued, whose first caller must
-      // be woken to lead the next one; a lost wake-up leaves callers parked and the count short.
-      store.maxBatch(2);
-      List<Thread> all = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        List<RunRecord> mine = new ArrayList<>();
-        for (int i = 0; i < each; i++) {
-          mine.add(TestRuns.simple(key, "run-" + t + "-" + i, random.nextInt(1_000_000)));
-        }
-        Thread th =
-            new Thread(
-                () -> {
-                  for (RunRecord r : mine) {
-                    try {
-                      store.append(r);
-                    } catch (Exception e) {
-                      problems.add(r.runId() + ": " + e);
+    List<Thread> all = new ArrayList<>();
+    for (List<RunRecord> mine : work) {
+      Thread t =
+          new Thread(
+              () -> {
+                for (RunRecord r : mine) {
+                  try {
+                    store.append(r);
+                    if (checkCommitted && !committed(r.runId())) {
+                      problems.add(r.runId() + " returned before its commit");
                     }
+                  } catch (Exception e) {
+                    problems.add(r.runId() + ": " + e);
                   }
-                });
-        th.start();
-        all.add(th);
-      }
-      for (Thread t : all) {
-        t.join(120_000);
-        assertTrue(!t.isAlive(), "a caller is still waiting for its commit (seed " + seed + ")");
-      }
-      assertEquals(List.of(), List.copyOf(problems), "seed " + seed);
-      assertEquals(threads * each, store.count());
-      RunStore.CommitStats stats = store.commitStats();
-      assertTrue(stats.commits() >= threads * each / 2, stats.toString());
-      assertEquals(List.of(), store.verifyAll());
+                }
+              });
+      t.start();
+      all.add(t);
     }
+    for (Thread t : all) {
+      t.join(120_000);
+      if (t.isAlive()) {
+        problems.add(t.getName() + " still waits for its commit");
+      }
+    }
+    return List.copyOf(problems);
   }
 
   @Test
