@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiFunction;
 
 /**
  * One run driven by JSON query lines ({@code sandboxctl enforce}): each line is one query, answered
@@ -24,19 +25,44 @@ import java.util.Set;
  * the labels the flow grant gives it, and egress and exec are checked against it.
  */
 public final class QueryRunner {
-  private static final Map<String, Set<String>> FIELDS =
+  /** One query kind: the fields a query of it may carry, and how this runner answers it. */
+  private record Query(Set<String> fields, BiFunction<QueryRunner, JsonReader, Decision> answer) {
+    static Query of(BiFunction<QueryRunner, JsonReader, Decision> answer, String... fields) {
+      Set<String> all = new java.util.HashSet<>(Set.of(fields));
+      all.add("query");
+      return new Query(Set.copyOf(all), answer);
+    }
+  }
+
+  // Every query kind, each in one place: a new one is one entry here.
+  private static final Map<String, Query> QUERIES =
       Map.ofEntries(
-          Map.entry("may_dispatch", Set.of("query", "class")),
-          Map.entry("may_path", Set.of("query", "mode", "path")),
-          Map.entry("may_egress", Set.of("query", "endpoint")),
-          Map.entry("may_kv", Set.of("query", "dir", "key", "key_bytes")),
-          Map.entry("may_host", Set.of("query", "service")),
-          Map.entry("may_exec", Set.of("query", "program", "path", "argv", "running")),
-          Map.entry("may_navigate", Set.of("query", "origin")),
-          Map.entry("may_display", Set.of("query", "width", "height")),
-          Map.entry("may_vnc", Set.of("query")),
-          Map.entry("may_sustain_io", Set.of("query", "iops", "read_bps")),
-          Map.entry("may_inbound", Set.of("query")));
+          Map.entry(
+              "may_dispatch",
+              Query.of(
+                  (r, f) -> r.enforcer.mayDispatch(parse(f, "class", DeviceClass::fromJson)),
+                  "class")),
+          Map.entry("may_path", Query.of(QueryRunner::path, "mode", "path")),
+          Map.entry("may_egress", Query.of(QueryRunner::egress, "endpoint")),
+          Map.entry("may_kv", Query.of(QueryRunner::kv, "dir", "key", "key_bytes")),
+          Map.entry(
+              "may_host",
+              Query.of(
+                  (r, f) -> r.enforcer.mayHost(parse(f, "service", HostService::fromJson)),
+                  "service")),
+          Map.entry("may_exec", Query.of(QueryRunner::exec, "program", "path", "argv", "running")),
+          Map.entry(
+              "may_navigate",
+              Query.of((r, f) -> r.enforcer.mayNavigate(f.string("origin")), "origin")),
+          Map.entry("may_display", Query.of(QueryRunner::display, "width", "height")),
+          Map.entry("may_vnc", Query.of((r, f) -> r.enforcer.mayVnc())),
+          Map.entry(
+              "may_sustain_io",
+              Query.of(
+                  (r, f) -> r.enforcer.maySustainIo(required(f, "iops"), required(f, "read_bps")),
+                  "iops",
+                  "read_bps")),
+          Map.entry("may_inbound", Query.of((r, f) -> r.enforcer.mayInbound())));
 
   private final Enforcer enforcer;
   private final Optional<ProgramResolver> resolver;
@@ -112,40 +138,18 @@ public final class QueryRunner {
     }
     JsonNode kind = query.get("query");
     String name = JsonReader.text(kind, "$.query", GrantsException.FAULT);
-    Set<String> known = FIELDS.get(name);
-    if (known == null) {
+    Query q = QUERIES.get(name);
+    if (q == null) {
       throw new GrantsException("$.query", "unknown query \"" + name + "\"");
     }
-    JsonReader f = JsonReader.of(query, "$", known, GrantsException.FAULT);
-    switch (name) {
-      case "may_dispatch":
-        return enforcer.mayDispatch(parse(f, "class", DeviceClass::fromJson));
-      case "may_path":
-        return path(f);
-      case "may_egress":
-        return egress(f);
-      case "may_kv":
-        return kv(f);
-      case "may_host":
-        return enforcer.mayHost(parse(f, "service", HostService::fromJson));
-      case "may_exec":
-        return exec(f);
-      case "may_navigate":
-        return enforcer.mayNavigate(f.string("origin"));
-      case "may_display":
-        if (f.optional("width").isEmpty() && f.optional("height").isEmpty()) {
-          return enforcer.mayDisplay();
-        }
-        return enforcer.mayDisplay(required(f, "width"), required(f, "height"));
-      case "may_vnc":
-        return enforcer.mayVnc();
-      case "may_sustain_io":
-        return enforcer.maySustainIo(required(f, "iops"), required(f, "read_bps"));
-      case "may_inbound":
-        return enforcer.mayInbound();
-      default:
-        throw new GrantsException("$.query", "unknown query \"" + name + "\"");
+    return q.answer().apply(this, JsonReader.of(query, "$", q.fields(), GrantsException.FAULT));
+  }
+
+  private Decision display(JsonReader f) {
+    if (f.optional("width").isEmpty() && f.optional("height").isEmpty()) {
+      return enforcer.mayDisplay();
     }
+    return enforcer.mayDisplay(required(f, "width"), required(f, "height"));
   }
 
   private static <T> T parse(JsonReader f, String key, java.util.function.Function<String, T> p) {

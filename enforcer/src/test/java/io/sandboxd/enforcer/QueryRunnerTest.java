@@ -64,4 +64,31 @@ class QueryRunnerTest {
     assertTrue(runner().answer("[1]").startsWith("{\"error\":"));
     assertTrue(runner().answer("{\"query\":7}").contains("$.query"));
   }
+
+  @Test
+  void everyQueryKindIsAnsweredAndStrayFieldsAndKindsAreRefusedByName() {
+    List<String> each =
+        List.of(
+            "{\"query\":\"may_dispatch\",\"class\":\"Cpu\"}",
+            "{\"query\":\"may_path\",\"mode\":\"read\",\"path\":\"data/x\"}",
+            "{\"query\":\"may_egress\",\"endpoint\":\"api.example.com:443\"}",
+            "{\"query\":\"may_kv\",\"dir\":\"read\",\"key\":\"k\"}",
+            "{\"query\":\"may_host\",\"service\":\"clock\"}",
+            "{\"query\":\"may_exec\",\"program\":\"ls\"}",
+            "{\"query\":\"may_navigate\",\"origin\":\"https://a.example\"}",
+            "{\"query\":\"may_display\"}",
+            "{\"query\":\"may_display\",\"width\":10,\"height\":10}",
+            "{\"query\":\"may_vnc\"}",
+            "{\"query\":\"may_sustain_io\",\"iops\":1,\"read_bps\":1}",
+            "{\"query\":\"may_inbound\"}");
+    for (String q : each) {
+      String a = runner().answer(q);
+      assertTrue(a.startsWith("{\"decision\":"), q + " -> " + a);
+    }
+    assertEquals(
+        "{\"error\":\"$.query: unknown query \\\"may_fly\\\"\"}",
+        runner().answer("{\"query\":\"may_fly\"}"));
+    String stray = runner().answer("{\"query\":\"may_vnc\",\"class\":\"Cpu\"}");
+    assertTrue(stray.startsWith("{\"error\":") && stray.contains("class"), stray);
+  }
 }
