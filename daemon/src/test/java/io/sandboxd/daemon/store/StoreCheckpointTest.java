@@ -304,30 +304,50 @@ class StoreCheckpointTest extends StoreFileFixture {
       // A poll of 20 s and a tenth of a core: the first seal comes after a poll, from a paced pass
       // over its ~1,000 runs (half a second or more) while runs keep coming every 100 ms; those are
       // sealed by the next pass at once, not a poll later (the poll between passes held the
-      // verifier to about half its share under a steady load).
+      // verifier to about half its share under a steady load). The passes after it shorten until
+      // one finds nothing new, and the loop then rightly sleeps a poll: so the seals are watched
+      // every few ms from a thread of their own, not between appends, which could miss all but
+      // the last of that quick run of seals.
       try (StoreVerifier v = started(store, 1, 20_000, 10)) {
         long deadline = System.nanoTime() + 60_000_000_000L;
         // The start-up pass over the empty store first: one that saw the first runs would seal
         // them itself, and the loop's first seal would then come only after its poll.
         await(v, StoreVerifier.Phase.VERIFIED, deadline);
-        int appended = 0;
-        long first = 0;
-        long firstAt = 0;
-        while (true) {
-          assertTrue(System.nanoTime() < deadline, "not sealed twice: " + v.state());
-          fill(store, appended, 5);
-          appended += 5;
-          long sealed = sealedRuns(store);
-          if (first == 0 && sealed > 0) {
-            first = sealed;
-            firstAt = System.nanoTime();
-          } else if (first > 0 && sealed > first) {
-            long gapMs = (System.nanoTime() - firstAt) / 1_000_000;
-            assertTrue(gapMs < 10_000, "sealed again " + gapMs + " ms after the first (poll 20 s)");
-            return;
+        List<long[]> seals = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread watcher =
+            new Thread(
+                () -> {
+                  long last = 0;
+                  while (!Thread.currentThread().isInterrupted()) {
+                    long sealed = sealedRuns(store);
+                    if (sealed != last) {
+                      seals.add(new long[] {sealed, System.nanoTime()});
+                      last = sealed;
+                    }
+                    try {
+                      Thread.sleep(2);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                  }
+                });
+        watcher.start();
+        try {
+          int appended = 0;
+          while (seals.size() < 2) {
+            assertTrue(System.nanoTime() < deadline, "not sealed twice: " + v.state());
+            fill(store, appended, 5);
+            appended += 5;
+            Thread.sleep(100);
           }
-          Thread.sleep(100);
+        } finally {
+          watcher.interrupt();
+          watcher.join();
         }
+        long gapMs = (seals.get(1)[1] - seals.get(0)[1]) / 1_000_000;
+        assertTrue(
+            gapMs < 10_000,
+            "sealed at " + seals.get(1)[0] + " " + gapMs + " ms after " + seals.get(0)[0]);
       }
     }
   }
