@@ -21,11 +21,6 @@ final class Statements implements AutoCloseable {
     this.db = db;
   }
 
-  /** The connection the statements are prepared on. */
-  Connection connection() {
-    return db;
-  }
-
   /**
    * {@code sql}, prepared on the first call and the same statement after: the caller sets every
    * parameter, closes the result sets it opens, and never closes the statement.
