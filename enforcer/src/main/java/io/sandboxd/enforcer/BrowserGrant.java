@@ -1,7 +1,6 @@
 package io.sandboxd.enforcer;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.JsonReader;
@@ -29,8 +28,7 @@ public record BrowserGrant(boolean enabled, List<Origin> origins, boolean headle
   ObjectNode toJson() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
     o.put("enabled", enabled);
-    ArrayNode a = o.putArray("origins");
-    origins.forEach(x -> a.add(x.toString()));
+    Grants.putTexts(o, "origins", origins, Origin::toString);
     o.put("headless", headless);
     return o;
   }

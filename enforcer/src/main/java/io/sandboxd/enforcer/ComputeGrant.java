@@ -1,7 +1,6 @@
 package io.sandboxd.enforcer;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.DeviceClass;
@@ -50,8 +49,8 @@ public record ComputeGrant(
 
   ObjectNode toJson() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    ArrayNode d = o.putArray("devices");
-    devices.forEach(c -> d.add(c.jsonName())); // EnumSet iterates in declaration order
+    // EnumSet iterates in declaration order
+    Grants.putTexts(o, "devices", devices, DeviceClass::jsonName);
     o.put("energy_budget_uj", energyBudgetUj);
     o.put("cpu_time_ms", cpuTimeMs);
     o.put("memory_bytes", memoryBytes);

@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * Information-flow control (WIRE.md §3.3): which sources are untrusted, and which of their origin
@@ -56,14 +57,12 @@ public record FlowGrant(List<SourcePattern> untrusted, List<FlowOpening> open) {
 
   ObjectNode toJson() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    ArrayNode u = o.putArray("untrusted");
-    untrusted.forEach(s -> u.add(s.label()));
+    Grants.putTexts(o, "untrusted", untrusted, SourcePattern::label);
     ArrayNode op = o.putArray("open");
     for (FlowOpening x : open) {
       ObjectNode e = op.addObject();
       e.put("sink", x.sink().label());
-      ArrayNode origins = e.putArray("origins");
-      x.origins().forEach(origins::add);
+      Grants.putTexts(e, "origins", x.origins(), Function.identity());
     }
     return o;
   }

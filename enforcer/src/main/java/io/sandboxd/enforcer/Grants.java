@@ -1,15 +1,18 @@
 package io.sandboxd.enforcer;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.CanonicalJsonException;
 import io.sandboxd.attest.JsonReader;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The complete grant set of a unit (capabilities.md; WIRE.md §2.1): five mandatory parts and the
@@ -106,6 +109,16 @@ public record Grants(
     display.ifPresent(d -> o.set("display", d.toJson()));
     flow.ifPresent(x -> o.set("flow", x.toJson()));
     return o;
+  }
+
+  /**
+   * Writes a set-valued part as {@code field}: a JSON array of each item's text, in the order
+   * {@code items} keeps (the parts store their lists canonical already).
+   */
+  static <T> void putTexts(
+      ObjectNode o, String field, Collection<T> items, Function<? super T, String> text) {
+    ArrayNode a = o.putArray(field);
+    items.forEach(x -> a.add(text.apply(x)));
   }
 
   /** JCS bytes of {@link #canonicalTree()}. */

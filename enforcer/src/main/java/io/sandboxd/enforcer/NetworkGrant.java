@@ -53,8 +53,7 @@ public record NetworkGrant(
 
   ObjectNode toJson() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    ArrayNode out = o.putArray("outbound");
-    outbound.forEach(e -> out.add(e.toString()));
+    Grants.putTexts(o, "outbound", outbound, Endpoint::toString);
     o.put("inbound", inbound);
     // default-deny values are omitted (WIRE.md §2.0.6): no credentials, no key
     if (!credentials.isEmpty()) {

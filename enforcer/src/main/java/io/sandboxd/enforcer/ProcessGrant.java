@@ -1,7 +1,6 @@
 package io.sandboxd.enforcer;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.JsonReader;
@@ -32,8 +31,7 @@ public record ProcessGrant(boolean exec, List<ProgramRef> programs, long maxProc
   ObjectNode toJson() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
     o.put("exec", exec);
-    ArrayNode a = o.putArray("programs");
-    programs.forEach(p -> a.add(p.text()));
+    Grants.putTexts(o, "programs", programs, ProgramRef::text);
     o.put("max_processes", maxProcesses);
     return o;
   }

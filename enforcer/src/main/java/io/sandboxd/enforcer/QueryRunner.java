@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * One run driven by JSON query lines ({@code sandboxctl enforce}): each line is one query, answered
@@ -152,7 +153,7 @@ public final class QueryRunner {
     return enforcer.mayDisplay(required(f, "width"), required(f, "height"));
   }
 
-  private static <T> T parse(JsonReader f, String key, java.util.function.Function<String, T> p) {
+  private static <T> T parse(JsonReader f, String key, Function<String, T> p) {
     return GrantsException.parsed(f.pathOf(key), f.string(key), p);
   }
 
@@ -161,35 +162,47 @@ public final class QueryRunner {
         .orElseThrow(() -> new GrantsException(f.pathOf(key), "missing integer"));
   }
 
-  private Decision path(JsonReader f) {
-    PathMode mode = parse(f, "mode", PathMode::fromJson);
-    String text = f.string("path");
-    StoragePath p;
+  /**
+   * {@code decide} of the parsed {@code text}; a text that does not parse is DENIED with {@code
+   * refusal} and the parser's reason, not an error: the query was well formed, its value is not.
+   */
+  private static <T> Decision parsedOrDenied(
+      String text, Function<String, T> parse, String refusal, Function<T, Decision> decide) {
+    T value;
     try {
-      p = StoragePath.parse(text);
+      value = parse.apply(text);
     } catch (IllegalArgumentException e) {
-      return Decision.denied("path refused: " + e.getMessage());
+      return Decision.denied(refusal + e.getMessage());
     }
-    Decision d = enforcer.mayPath(mode, p);
-    if (d.allowed() && mode == PathMode.READ) {
-      taint.add(enforcer.taints(new FlowSource.StorageRead(p)));
+    return decide.apply(value);
+  }
+
+  /** {@code d}; when allowed, the read from {@code source} adds its flow labels to the run. */
+  private Decision read(Decision d, FlowSource source) {
+    if (d.allowed()) {
+      taint.add(enforcer.taints(source));
     }
     return d;
   }
 
+  private Decision path(JsonReader f) {
+    PathMode mode = parse(f, "mode", PathMode::fromJson);
+    return parsedOrDenied(
+        f.string("path"),
+        StoragePath::parse,
+        "path refused: ",
+        p -> {
+          Decision d = enforcer.mayPath(mode, p);
+          return mode == PathMode.READ ? read(d, new FlowSource.StorageRead(p)) : d;
+        });
+  }
+
   private Decision egress(JsonReader f) {
-    String text = f.string("endpoint");
-    Endpoint e;
-    try {
-      e = Endpoint.parse(text);
-    } catch (IllegalArgumentException ex) {
-      return Decision.denied("malformed endpoint: " + ex.getMessage());
-    }
-    Decision d = enforcer.mayEgress(e, taint);
-    if (d.allowed()) {
-      taint.add(enforcer.taints(new FlowSource.NetResponse(e)));
-    }
-    return d;
+    return parsedOrDenied(
+        f.string("endpoint"),
+        Endpoint::parse,
+        "malformed endpoint: ",
+        e -> read(enforcer.mayEgress(e, taint), new FlowSource.NetResponse(e)));
   }
 
   private Decision kv(JsonReader f) {
@@ -204,10 +217,7 @@ public final class QueryRunner {
       key = KvGrant.bytes(f.optional("key_bytes").get(), f.pathOf("key_bytes")).toArray();
     }
     Decision d = enforcer.mayKv(dir, key);
-    if (d.allowed() && dir == KvDirection.READ) {
-      taint.add(enforcer.taints(new FlowSource.KvRead(Bytes.of(key))));
-    }
-    return d;
+    return dir == KvDirection.READ ? read(d, new FlowSource.KvRead(Bytes.of(key))) : d;
   }
 
   private Decision exec(JsonReader f) {
@@ -228,11 +238,7 @@ public final class QueryRunner {
     } else {
       request = ExecRequest.named(f.string("program"));
     }
-    Decision d = enforcer.mayExec(request, running, taint);
-    if (d.allowed()) {
-      taint.add(enforcer.taints(new FlowSource.ExecOutput(request)));
-    }
-    return d;
+    return read(enforcer.mayExec(request, running, taint), new FlowSource.ExecOutput(request));
   }
 
   private ProgramResolver requireResolver(String path) {

@@ -24,12 +24,9 @@ public sealed interface SourcePattern extends Comparable<SourcePattern>
   /** Parses and normalizes; throws {@link IllegalArgumentException} saying why it is malformed. */
   static SourcePattern parse(String text) {
     int colon = text.indexOf(':');
-    if (colon < 0) {
-      throw new IllegalArgumentException(
-          "source pattern \"" + text + "\": expected storage:, kv:, exec: or net:");
-    }
+    // no colon: no kind, so the default branch refuses it
     String body = text.substring(colon + 1);
-    return switch (text.substring(0, colon)) {
+    return switch (colon < 0 ? "" : text.substring(0, colon)) {
       case "storage" -> new Storage(Glob.parse(body));
       case "kv" -> {
         if (body.length() % 2 != 0 || !Hex.isHex(body, body.length() / 2)) {

@@ -1,7 +1,6 @@
 package io.sandboxd.enforcer;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.JsonReader;
@@ -61,15 +60,11 @@ public record StorageGrant(
 
   ObjectNode toJson() {
     ObjectNode o = CanonicalJson.mapper().createObjectNode();
-    putGlobs(o.putArray("read"), read);
-    putGlobs(o.putArray("write"), write);
-    putGlobs(o.putArray("delete"), delete);
+    Grants.putTexts(o, "read", read, Glob::text);
+    Grants.putTexts(o, "write", write, Glob::text);
+    Grants.putTexts(o, "delete", delete, Glob::text);
     maxIops.ifPresent(v -> o.put("max_iops", v));
     maxReadBps.ifPresent(v -> o.put("max_read_bps", v));
     return o;
-  }
-
-  private static void putGlobs(ArrayNode a, List<Glob> globs) {
-    globs.forEach(g -> a.add(g.text()));
   }
 }
