@@ -135,6 +135,12 @@ public final class DevcontainerIngest {
       findings.add(new Finding(new Refusal(field, reason), true));
     }
 
+    /** A top-level field refused whole: it is left out of the derived document too. */
+    void removeField(String key, String reason) {
+      remove(key, reason);
+      derived.remove(key);
+    }
+
     void unresolved(String field, String reason) {
       findings.add(new Finding(new Refusal(field, reason), false));
     }
@@ -176,8 +182,7 @@ public final class DevcontainerIngest {
           default -> throw new IllegalStateException(key);
         }
       } else if (!EXCLUDED.contains(key)) {
-        r.remove(key, whyRefused(key));
-        r.derived.remove(key);
+        r.removeField(key, whyRefused(key));
       }
     }
     if (!sawImage) {
@@ -224,8 +229,7 @@ public final class DevcontainerIngest {
       return;
     }
     if (!v.isObject()) {
-      r.remove("features", "expected an object mapping feature id to options, got " + what(v));
-      r.derived.remove("features");
+      r.removeField("features", "expected an object mapping feature id to options, got " + what(v));
       return;
     }
     ObjectNode kept = (ObjectNode) r.derived.get("features");
@@ -293,8 +297,7 @@ public final class DevcontainerIngest {
       return;
     }
     if (!v.isObject()) {
-      r.remove("containerEnv", "expected an object of name: value strings, got " + what(v));
-      r.derived.remove("containerEnv");
+      r.removeField("containerEnv", "expected an object of name: value strings, got " + what(v));
       return;
     }
     ObjectNode kept = (ObjectNode) r.derived.get("containerEnv");
@@ -323,8 +326,7 @@ public final class DevcontainerIngest {
       return;
     }
     if (!v.isTextual() || v.textValue().isEmpty()) {
-      r.remove("remoteUser", "expected a user name (a non-empty string), got " + what(v));
-      r.derived.remove("remoteUser");
+      r.removeField("remoteUser", "expected a user name (a non-empty string), got " + what(v));
       return;
     }
     r.remoteUser = v.textValue();
@@ -335,8 +337,7 @@ public final class DevcontainerIngest {
       return;
     }
     if (!v.isArray()) {
-      r.remove("mounts", "expected an array of mounts, got " + what(v));
-      r.derived.remove("mounts");
+      r.removeField("mounts", "expected an array of mounts, got " + what(v));
       return;
     }
     List<Integer> drop = new ArrayList<>();

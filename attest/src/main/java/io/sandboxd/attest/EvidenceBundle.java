@@ -1,5 +1,6 @@
 package io.sandboxd.attest;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Verifies any mix of signed envelopes as one body of evidence: every envelope's address and
@@ -38,6 +40,18 @@ public final class EvidenceBundle {
   }
 
   private record Item<T>(int index, Envelope envelope, T record) {}
+
+  /**
+   * Signed records with no links to check here, by schema: each is still read strictly, so that a
+   * signed but malformed one (an unknown field, a float) is invalid, not just counted.
+   */
+  private static final Map<String, Consumer<JsonNode>> READ_STRICTLY =
+      Map.of(
+          WarmpoolEvict.SCHEMA, WarmpoolEvict::fromCore,
+          StoredRun.SCHEMA, StoredRun::fromCore,
+          StoreHead.SCHEMA, StoreHead::fromCore,
+          StoreCheckpoint.SCHEMA, StoreCheckpoint::fromCore,
+          FleetAggregate.SCHEMA, FleetAggregate::fromCore);
 
   /**
    * A run's energy (WIRE.md §2.6): the sum of its execute segments' receipts ({@code total_uj})
@@ -110,29 +124,13 @@ public final class EvidenceBundle {
             claims.add(new Item<>(i, e, WarmpoolClaim.fromCore(e.core())));
             others++;
           }
-          case WarmpoolEvict.SCHEMA -> {
-            WarmpoolEvict.fromCore(e.core());
+          default -> {
+            Consumer<JsonNode> strict = READ_STRICTLY.get(schema);
+            if (strict != null) {
+              strict.accept(e.core());
+            }
             others++;
           }
-          // Signed records with no links to check here are still read strictly by schema, so a
-          // signed but malformed one (an unknown field, a float) is invalid, not just counted.
-          case StoredRun.SCHEMA -> {
-            StoredRun.fromCore(e.core());
-            others++;
-          }
-          case StoreHead.SCHEMA -> {
-            StoreHead.fromCore(e.core());
-            others++;
-          }
-          case StoreCheckpoint.SCHEMA -> {
-            StoreCheckpoint.fromCore(e.core());
-            others++;
-          }
-          case FleetAggregate.SCHEMA -> {
-            FleetAggregate.fromCore(e.core());
-            others++;
-          }
-          default -> others++;
         }
       } catch (AttestException ex) {
         return new Verdict.Invalid(signers, "item " + i, ex.getMessage());

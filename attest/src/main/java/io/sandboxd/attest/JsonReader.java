@@ -305,6 +305,19 @@ public final class JsonReader {
     return v.longValue();
   }
 
+  /**
+   * The constant of {@code type} spelled exactly {@code name}; anything else is a record's "unknown
+   * {@code what}" at {@code path}.
+   */
+  static <E extends Enum<E>> E constant(Class<E> type, String name, String path, String what) {
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals(name)) {
+        return e;
+      }
+    }
+    throw RECORD.at(path, "unknown " + what + " \"" + name + "\"");
+  }
+
   /** How a value is named in an error: "an object", "a string", "nothing", ... */
   public static String typeOf(JsonNode n) {
     if (n == null || n.isMissingNode()) {

@@ -64,33 +64,17 @@ public final class MerkleVerifier {
               + " needs "
               + expected);
     }
-    long fn = index;
-    long sn = size - 1;
-    byte[] r = leafHash;
-    for (byte[] p : path) {
-      if (sn == 0) {
-        // Unreachable after the length check; kept because it is the RFC's own guard.
-        return invalid(ProofCheck.Failure.PROOF_LENGTH, "path longer than the tree is deep");
-      }
-      if ((fn & 1) == 1 || fn == sn) {
-        r = hash.node(p, r);
-        while ((fn & 1) == 0 && fn != 0) {
-          fn >>= 1;
-          sn >>= 1;
-        }
-      } else {
-        r = hash.node(r, p);
-      }
-      fn >>= 1;
-      sn >>= 1;
+    // A walk that runs longer than the tree is deep is unreachable after the length check; the
+    // walk keeps the RFC's own guard all the same.
+    Walk w = walk(null, leafHash, index, size - 1, path, 0);
+    if (w.depth() != null) {
+      return invalid(
+          ProofCheck.Failure.PROOF_LENGTH, "path " + w.depth() + " than the tree is deep");
     }
-    if (sn != 0) {
-      return invalid(ProofCheck.Failure.PROOF_LENGTH, "path shorter than the tree is deep");
-    }
-    if (!same(r, root)) {
+    if (!same(w.all(), root)) {
       return invalid(
           ProofCheck.Failure.ROOT_MISMATCH,
-          "path leads to root " + Hex.encode(r) + ", expected " + hexOf(root));
+          "path leads to root " + Hex.encode(w.all()) + ", expected " + hexOf(root));
     }
     return new ProofCheck.Valid();
   }
@@ -161,24 +145,61 @@ public final class MerkleVerifier {
       return invalid(ProofCheck.Failure.ROOT_MISMATCH, "a root is missing");
     }
     // RFC 9162 §2.1.4.2 steps 2-7. When m is a power of two the old root is itself the first
-    // node of the walk, so the RFC prepends it; here it simply seeds fr and sr.
+    // node of the walk, so the RFC prepends it; here it simply seeds both of the walk's hashes.
     boolean powerOfTwo = Long.bitCount(m) == 1;
     int next = powerOfTwo ? 0 : 1;
-    byte[] fr = powerOfTwo ? oldRoot : path.get(0);
-    byte[] sr = fr;
+    byte[] seed = powerOfTwo ? oldRoot : path.get(0);
     long fn = m - 1;
     long sn = n - 1;
     while ((fn & 1) == 1) {
       fn >>= 1;
       sn >>= 1;
     }
-    for (int i = next; i < path.size(); i++) {
+    Walk w = walk(seed, seed, fn, sn, path, next);
+    if (w.depth() != null) {
+      return invalid(
+          ProofCheck.Failure.PROOF_LENGTH, "proof " + w.depth() + " than the tree is deep");
+    }
+    if (!same(w.left(), oldRoot)) {
+      return invalid(
+          ProofCheck.Failure.OLD_ROOT_MISMATCH,
+          "proof leads to old root " + Hex.encode(w.left()) + ", expected " + hexOf(oldRoot));
+    }
+    if (!same(w.all(), newRoot)) {
+      return invalid(
+          ProofCheck.Failure.ROOT_MISMATCH,
+          "proof leads to new root " + Hex.encode(w.all()) + ", expected " + hexOf(newRoot));
+    }
+    return new ProofCheck.Valid();
+  }
+
+  /**
+   * Where RFC 9162's walk up a proof ends: {@code left} hashed with the siblings on the left only
+   * (the old root of §2.1.4.2's fr), {@code all} with every sibling (the root of §2.1.3.2's r and
+   * §2.1.4.2's sr); {@code depth} is "longer" or "shorter" when the path does not fit the tree's
+   * depth, else null.
+   */
+  // The arrays are hashes the verifier just made and compares; nothing else holds them.
+  @SuppressWarnings("ArrayRecordComponent")
+  private record Walk(byte[] left, byte[] all, String depth) {}
+
+  /**
+   * The walk shared by §2.1.3.2 (step 4) and §2.1.4.2 (step 6) from {@code path.get(from)} on, with
+   * {@code fn} and {@code sn} as the RFC sets them; {@code left} is null when there is no old root
+   * to rebuild (an inclusion proof).
+   */
+  private Walk walk(byte[] left, byte[] all, long fn, long sn, List<byte[]> path, int from) {
+    byte[] fr = left;
+    byte[] sr = all;
+    for (int i = from; i < path.size(); i++) {
       byte[] c = path.get(i);
       if (sn == 0) {
-        return invalid(ProofCheck.Failure.PROOF_LENGTH, "proof longer than the tree is deep");
+        return new Walk(null, null, "longer");
       }
       if ((fn & 1) == 1 || fn == sn) {
-        fr = hash.node(c, fr);
+        if (fr != null) {
+          fr = hash.node(c, fr);
+        }
         sr = hash.node(c, sr);
         while ((fn & 1) == 0 && fn != 0) {
           fn >>= 1;
@@ -190,20 +211,7 @@ public final class MerkleVerifier {
       fn >>= 1;
       sn >>= 1;
     }
-    if (sn != 0) {
-      return invalid(ProofCheck.Failure.PROOF_LENGTH, "proof shorter than the tree is deep");
-    }
-    if (!same(fr, oldRoot)) {
-      return invalid(
-          ProofCheck.Failure.OLD_ROOT_MISMATCH,
-          "proof leads to old root " + Hex.encode(fr) + ", expected " + hexOf(oldRoot));
-    }
-    if (!same(sr, newRoot)) {
-      return invalid(
-          ProofCheck.Failure.ROOT_MISMATCH,
-          "proof leads to new root " + Hex.encode(sr) + ", expected " + hexOf(newRoot));
-    }
-    return new ProofCheck.Valid();
+    return sn == 0 ? new Walk(fr, sr, null) : new Walk(null, null, "shorter");
   }
 
   /** Length of PATH(index, D[size]): one sibling per level the RFC recursion descends. */

@@ -88,16 +88,13 @@ public sealed interface Outcome {
     String tag = n.fieldNames().next();
     JsonReader body = JsonReader.of(n.get(tag), path + "." + tag, JsonReader.RECORD);
     return switch (tag) {
-      case "Terminated" -> {
-        body.only(Set.of("breach"));
-        String b = body.string("breach");
-        for (Breach br : Breach.values()) {
-          if (br.name().equals(b)) {
-            yield new Terminated(br);
-          }
-        }
-        throw new AttestException(path + ".Terminated.breach: unknown breach \"" + b + "\"");
-      }
+      case "Terminated" ->
+          new Terminated(
+              JsonReader.constant(
+                  Breach.class,
+                  body.only(Set.of("breach")).string("breach"),
+                  path + ".Terminated.breach",
+                  "breach"));
       case "Declined" -> new Declined(body.only(Set.of("reason")).string("reason"));
       case "Failed" -> new Failed(body.only(Set.of("reason")).string("reason"));
       default -> throw new AttestException(path + ": unknown outcome \"" + tag + "\"");

@@ -17,11 +17,6 @@ public enum Provenance {
   }
 
   public static Provenance parse(String s, String path) {
-    for (Provenance p : values()) {
-      if (p.name().equals(s)) {
-        return p;
-      }
-    }
-    throw new AttestException(path + ": unknown provenance \"" + s + "\"");
+    return JsonReader.constant(Provenance.class, s, path, "provenance");
   }
 }

@@ -127,12 +127,7 @@ public record RunSegment(
     }
 
     static Kind parse(String s, String path) {
-      for (Kind k : values()) {
-        if (k.name().equals(s)) {
-          return k;
-        }
-      }
-      throw new AttestException(path + ": unknown segment kind \"" + s + "\"");
+      return JsonReader.constant(Kind.class, s, path, "segment kind");
     }
   }
 

@@ -27,12 +27,7 @@ public record WarmpoolEvict(
     Shutdown;
 
     static Reason parse(String s, String path) {
-      for (Reason r : values()) {
-        if (r.name().equals(s)) {
-          return r;
-        }
-      }
-      throw new AttestException(path + ": unknown eviction reason \"" + s + "\"");
+      return JsonReader.constant(Reason.class, s, path, "eviction reason");
     }
   }
 

@@ -27,6 +27,13 @@ class DurableVectorsTest {
     return CanonicalJson.parse(Files.readAllBytes(file()));
   }
 
+  /** The envelopes of a vector's array, in order. */
+  private static List<Envelope> envelopes(JsonNode array) {
+    List<Envelope> out = new ArrayList<>();
+    array.forEach(e -> out.add(Envelope.fromJson(e)));
+    return out;
+  }
+
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
     VectorFiles.assertGenerated(file(), DurableVectors.generate());
@@ -70,8 +77,7 @@ class DurableVectorsTest {
   @Test
   void theExportedChainVerifiesAndItsTotalIsReceiptsPlusIdle() throws IOException {
     JsonNode chain = root().get("chain");
-    List<Envelope> envs = new ArrayList<>();
-    chain.get("envelopes").forEach(e -> envs.add(Envelope.fromJson(e)));
+    List<Envelope> envs = envelopes(chain.get("envelopes"));
     Set<PublicKey> trusted = new HashSet<>();
     for (JsonNode k : root().get("keys")) {
       trusted.add(PublicKey.ofHex(k.get("public_key").textValue(), "public_key"));
@@ -106,8 +112,7 @@ class DurableVectorsTest {
     for (JsonNode t : root().get("tampered")) {
       String name = t.get("name").textValue();
       names.add(name);
-      List<Envelope> segs = new ArrayList<>();
-      t.get("segments").forEach(e -> segs.add(Envelope.fromJson(e)));
+      List<Envelope> segs = envelopes(t.get("segments"));
       SegmentChain.Verdict.Invalid inv =
           assertInstanceOf(
               SegmentChain.Verdict.Invalid.class,
@@ -143,8 +148,7 @@ class DurableVectorsTest {
       if (!t.get("name").textValue().equals("forked")) {
         continue;
       }
-      List<Envelope> segs = new ArrayList<>();
-      t.get("segments").forEach(e -> segs.add(Envelope.fromJson(e)));
+      List<Envelope> segs = envelopes(t.get("segments"));
       EvidenceBundle.Verdict.Invalid inv =
           assertInstanceOf(
               EvidenceBundle.Verdict.Invalid.class,
@@ -162,8 +166,7 @@ class DurableVectorsTest {
     for (JsonNode c : root().get("budget_cases")) {
       String name = c.get("name").textValue();
       names.add(name);
-      List<Envelope> envs = new ArrayList<>();
-      c.get("envelopes").forEach(e -> envs.add(Envelope.fromJson(e)));
+      List<Envelope> envs = envelopes(c.get("envelopes"));
       Set<PublicKey> trusted = new HashSet<>();
       c.get("trusted").forEach(k -> trusted.add(PublicKey.ofHex(k.textValue(), "trusted")));
       EvidenceBundle.Verdict v = EvidenceBundle.verify(envs, trusted);

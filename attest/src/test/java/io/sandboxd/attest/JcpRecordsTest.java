@@ -12,6 +12,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /** The four JCP records of WIRE.md §2.11: strict parsing, signatures and both hash chains. */
@@ -97,75 +99,60 @@ class JcpRecordsTest {
 
   @Test
   void strictParsingNamesTheFieldAtFault() {
-    ObjectNode core = policy().toCore();
-    core.put("extra", 1);
+    ObjectNode policy = policy().toCore();
     assertEquals(
         "mint-policy.extra: unknown field",
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(core)).getMessage());
-    ObjectNode noHolder = policy().toCore();
-    noHolder.remove("holder");
+        Refusal.of(JcpMintPolicy::fromCore, policy, c -> c.put("extra", 1)));
     assertEquals(
         "mint-policy.holder: missing",
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(noHolder)).getMessage());
-    ObjectNode badRate = policy().toCore();
-    ((ObjectNode) badRate.get("rate")).put("max", -1);
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(badRate))
-            .getMessage()
-            .startsWith("mint-policy.rate.max: negative"));
-    ObjectNode zeroWindow = policy().toCore();
-    ((ObjectNode) zeroWindow.get("rate")).put("window_ms", 0);
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(zeroWindow))
-            .getMessage()
-            .startsWith("mint-policy.rate.window_ms"));
-    ObjectNode noTriggers = policy().toCore();
-    noTriggers.putArray("triggers");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(noTriggers))
-            .getMessage()
-            .startsWith("mint-policy.triggers"));
-    ObjectNode upper = policy().toCore();
-    upper.put("issuer", ISSUER.publicKey().hex().toUpperCase(java.util.Locale.ROOT));
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(upper))
-            .getMessage()
-            .startsWith("mint-policy.issuer"));
-    ObjectNode schema = policy().toCore();
-    schema.put("schema", "jcp.mint-policy/2");
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpMintPolicy.fromCore(schema))
-            .getMessage()
-            .startsWith("mint-policy.schema"));
+        Refusal.of(JcpMintPolicy::fromCore, policy, c -> c.remove("holder")));
+    assertRefused(
+        "mint-policy.rate.max: negative",
+        JcpMintPolicy::fromCore,
+        policy,
+        c -> ((ObjectNode) c.get("rate")).put("max", -1));
+    assertRefused(
+        "mint-policy.rate.window_ms",
+        JcpMintPolicy::fromCore,
+        policy,
+        c -> ((ObjectNode) c.get("rate")).put("window_ms", 0));
+    assertRefused(
+        "mint-policy.triggers", JcpMintPolicy::fromCore, policy, c -> c.putArray("triggers"));
+    assertRefused(
+        "mint-policy.issuer",
+        JcpMintPolicy::fromCore,
+        policy,
+        c -> c.put("issuer", ISSUER.publicKey().hex().toUpperCase(java.util.Locale.ROOT)));
+    assertRefused(
+        "mint-policy.schema",
+        JcpMintPolicy::fromCore,
+        policy,
+        c -> c.put("schema", "jcp.mint-policy/2"));
 
     Envelope pe = Envelope.sign(policy().toCore(), ISSUER);
-    ObjectNode child = (ObjectNode) children(pe, 1).get(0).core();
-    child.put("grants_id", "00".repeat(32));
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpChild.fromCore(child))
-            .getMessage()
-            .startsWith("child.grants_id"));
-    ObjectNode child2 = (ObjectNode) children(pe, 1).get(0).core();
-    child2.put("prev", "00".repeat(32));
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpChild.fromCore(child2))
-            .getMessage()
-            .startsWith("child.prev"));
-    ObjectNode cp = (ObjectNode) checkpoints("r", 1, AGENT).get(0).core();
-    cp.put("seq", 1.5);
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpCheckpoint.fromCore(cp))
-            .getMessage()
-            .startsWith("checkpoint.seq"));
-    ObjectNode am =
+    JsonNode child = children(pe, 1).get(0).core();
+    assertRefused(
+        "child.grants_id", JcpChild::fromCore, child, c -> c.put("grants_id", "00".repeat(32)));
+    assertRefused("child.prev", JcpChild::fromCore, child, c -> c.put("prev", "00".repeat(32)));
+    assertRefused(
+        "checkpoint.seq",
+        JcpCheckpoint::fromCore,
+        checkpoints("r", 1, AGENT).get(0).core(),
+        c -> c.put("seq", 1.5));
+    assertRefused(
+        "amendment.reason",
+        JcpAmendment::fromCore,
         new JcpAmendment(
                 EMPTY_ID, ISSUER.publicKey().hex(), CanonicalJson.parse(EMPTY_GRANTS), EMPTY_ID, "")
-            .toCore();
-    am.put("reason", "r".repeat(JcpAmendment.MAX_REASON_CHARS + 1));
-    assertTrue(
-        assertThrows(AttestException.class, () -> JcpAmendment.fromCore(am))
-            .getMessage()
-            .startsWith("amendment.reason"));
+            .toCore(),
+        c -> c.put("reason", "r".repeat(JcpAmendment.MAX_REASON_CHARS + 1)));
+  }
+
+  /** {@code reader} refuses {@code core} changed by {@code change}, naming {@code prefix} first. */
+  private static <T> void assertRefused(
+      String prefix, Function<JsonNode, T> reader, JsonNode core, Consumer<ObjectNode> change) {
+    String message = Refusal.of(reader, (ObjectNode) core, change);
+    assertTrue(message.startsWith(prefix), message);
   }
 
   @Test

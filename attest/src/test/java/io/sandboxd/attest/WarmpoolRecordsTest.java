@@ -2,7 +2,6 @@ package io.sandboxd.attest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -45,33 +44,17 @@ class WarmpoolRecordsTest {
 
   @Test
   void parsingIsStrict() {
-    ObjectNode extra = claim(1).toCore();
-    extra.put("bonus", 1);
-    assertTrue(
-        assertThrows(AttestException.class, () -> WarmpoolClaim.fromCore(extra))
-            .getMessage()
-            .contains("bonus"));
-    ObjectNode missing = evict().toCore();
-    missing.remove("overhead_uj");
-    assertThrows(AttestException.class, () -> WarmpoolEvict.fromCore(missing));
-    ObjectNode reason = evict().toCore();
-    reason.put("reason", "Whim");
-    assertTrue(
-        assertThrows(AttestException.class, () -> WarmpoolEvict.fromCore(reason))
-            .getMessage()
-            .contains("Whim"));
-    ObjectNode fractional = claim(1).toCore();
-    fractional.put("accrued_idle_uj", 1.5);
-    assertThrows(AttestException.class, () -> WarmpoolClaim.fromCore(fractional));
-    ObjectNode tier = claim(1).toCore();
-    tier.put("tier", "S9");
-    assertThrows(AttestException.class, () -> WarmpoolClaim.fromCore(tier));
-    ObjectNode early = claim(1).toCore();
-    early.put("claimed_ms", 999);
-    assertThrows(AttestException.class, () -> WarmpoolClaim.fromCore(early));
-    ObjectNode schema = evict().toCore();
-    schema.put("schema", WarmpoolClaim.SCHEMA);
-    assertThrows(AttestException.class, () -> WarmpoolEvict.fromCore(schema));
+    ObjectNode claim = claim(1).toCore();
+    ObjectNode evict = evict().toCore();
+    String bonus = Refusal.of(WarmpoolClaim::fromCore, claim, c -> c.put("bonus", 1));
+    assertTrue(bonus.contains("bonus"), bonus);
+    Refusal.of(WarmpoolEvict::fromCore, evict, c -> c.remove("overhead_uj"));
+    String whim = Refusal.of(WarmpoolEvict::fromCore, evict, c -> c.put("reason", "Whim"));
+    assertTrue(whim.contains("Whim"), whim);
+    Refusal.of(WarmpoolClaim::fromCore, claim, c -> c.put("accrued_idle_uj", 1.5));
+    Refusal.of(WarmpoolClaim::fromCore, claim, c -> c.put("tier", "S9"));
+    Refusal.of(WarmpoolClaim::fromCore, claim, c -> c.put("claimed_ms", 999));
+    Refusal.of(WarmpoolEvict::fromCore, evict, c -> c.put("schema", WarmpoolClaim.SCHEMA));
   }
 
   @Test
