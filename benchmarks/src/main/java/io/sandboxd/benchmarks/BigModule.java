@@ -1,12 +1,13 @@
 package io.sandboxd.benchmarks;
 
+import static io.sandboxd.benchmarks.WasmEncoding.header;
+import static io.sandboxd.benchmarks.WasmEncoding.runExport;
 import static io.sandboxd.benchmarks.WasmEncoding.s32;
 import static io.sandboxd.benchmarks.WasmEncoding.section;
 import static io.sandboxd.benchmarks.WasmEncoding.u32;
 import static io.sandboxd.benchmarks.WasmEncoding.vec;
 
 import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Random;
 
 /**
@@ -45,7 +46,7 @@ final class BigModule {
     vec(code, run.toByteArray());
 
     ByteArrayOutputStream m = new ByteArrayOutputStream();
-    m.writeBytes(new byte[] {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00});
+    header(m);
     // types: 0 = (i32) -> i32, 1 = () -> i32
     section(m, 1, new byte[] {0x02, 0x60, 0x01, 0x7f, 0x01, 0x7f, 0x60, 0x00, 0x01, 0x7f});
     ByteArrayOutputStream fs = new ByteArrayOutputStream();
@@ -55,12 +56,7 @@ final class BigModule {
     }
     fs.write(1);
     section(m, 3, fs.toByteArray());
-    ByteArrayOutputStream ex = new ByteArrayOutputStream();
-    u32(ex, 1);
-    vec(ex, "run".getBytes(StandardCharsets.UTF_8));
-    ex.write(0);
-    u32(ex, functions);
-    section(m, 7, ex.toByteArray());
+    runExport(m, functions);
     section(m, 10, code.toByteArray());
     return m.toByteArray();
   }

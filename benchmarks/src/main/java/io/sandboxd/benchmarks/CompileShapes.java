@@ -1,7 +1,10 @@
 package io.sandboxd.benchmarks;
 
+import static io.sandboxd.benchmarks.WasmEncoding.header;
+import static io.sandboxd.benchmarks.WasmEncoding.runExport;
 import static io.sandboxd.benchmarks.WasmEncoding.section;
 import static io.sandboxd.benchmarks.WasmEncoding.u32;
+import static io.sandboxd.benchmarks.WasmEncoding.vec;
 
 import com.dylibso.chicory.compiler.MachineFactoryCompiler;
 import com.dylibso.chicory.wasm.Parser;
@@ -12,7 +15,6 @@ import io.sandboxd.executor.UnitException;
 import java.io.ByteArrayOutputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
@@ -154,14 +156,13 @@ public final class CompileShapes {
   private static byte[] singleFunction(ByteArrayOutputStream body) {
     ByteArrayOutputStream code = new ByteArrayOutputStream();
     u32(code, 1);
-    u32(code, body.size());
-    code.writeBytes(body.toByteArray());
+    vec(code, body.toByteArray());
     return module(1, code.toByteArray());
   }
 
   private static byte[] module(int functions, byte[] codeSection) {
     ByteArrayOutputStream m = new ByteArrayOutputStream();
-    m.writeBytes(new byte[] {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00});
+    header(m);
     section(m, 1, new byte[] {0x01, 0x60, 0x00, 0x00}); // one type: () -> ()
     ByteArrayOutputStream fs = new ByteArrayOutputStream();
     u32(fs, functions);
@@ -169,14 +170,7 @@ public final class CompileShapes {
       fs.write(0);
     }
     section(m, 3, fs.toByteArray());
-    ByteArrayOutputStream ex = new ByteArrayOutputStream();
-    u32(ex, 1);
-    byte[] name = "run".getBytes(StandardCharsets.UTF_8);
-    u32(ex, name.length);
-    ex.writeBytes(name);
-    ex.write(0);
-    u32(ex, 0);
-    section(m, 7, ex.toByteArray());
+    runExport(m, 0);
     section(m, 10, codeSection);
     return m.toByteArray();
   }

@@ -2,7 +2,6 @@ package io.sandboxd.executor;
 
 import io.sandboxd.attest.Blake3;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -32,7 +31,6 @@ import java.util.regex.Pattern;
  */
 public final class ModuleStore {
   private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
-  private static final String TMP_PREFIX = ".incoming-";
 
   private final Path dir;
   private final UnitCompiler compiler;
@@ -54,20 +52,10 @@ public final class ModuleStore {
    */
   public static ModuleStore open(Path dir, UnitCompiler compiler, long maxBytes, long maxModules) {
     try {
-      if (!Files.isDirectory(dir)) {
-        Files.createDirectories(
-            dir,
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-      }
       long n = 0;
-      try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
-        for (Path f : files) {
-          String name = f.getFileName().toString();
-          if (name.startsWith(TMP_PREFIX)) {
-            Files.deleteIfExists(f);
-          } else if (HEX64.matcher(name).matches()) {
-            n++;
-          }
+      for (Path f : StoreFiles.openSwept(dir)) {
+        if (HEX64.matcher(f.getFileName().toString()).matches()) {
+          n++;
         }
       }
       return new ModuleStore(dir, compiler, maxBytes, maxModules, n);
@@ -153,17 +141,14 @@ public final class ModuleStore {
   }
 
   private void write(Path file, byte[] wasm) {
-    Path tmp = dir.resolve(TMP_PREFIX + file.getFileName() + "-" + System.nanoTime());
+    Path tmp = dir.resolve(StoreFiles.TMP_PREFIX + file.getFileName() + "-" + System.nanoTime());
     try {
       try (FileChannel ch =
           FileChannel.open(
               tmp,
               java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
               PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-        ByteBuffer b = ByteBuffer.wrap(wasm);
-        while (b.hasRemaining()) {
-          ch.write(b);
-        }
+        StoreFiles.writeFully(ch, wasm);
         ch.force(true);
       }
       try {
@@ -172,9 +157,7 @@ public final class ModuleStore {
         throw new IOException("the state directory cannot rename atomically", e);
       }
       // The rename is durable only once the directory is.
-      try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-        d.force(true);
-      }
+      StoreFiles.fsyncDir(dir);
     } catch (IOException e) {
       try {
         Files.deleteIfExists(tmp);

@@ -22,7 +22,6 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,7 +47,6 @@ public final class SnapshotStore {
   public static final String TREE_SCHEMA = "sandbox.fs-tree/1";
 
   private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
-  private static final String TMP_PREFIX = ".incoming-";
   private static final Set<String> TREE_KEYS = Set.of("schema", "dirs", "files");
 
   /**
@@ -94,16 +92,10 @@ public final class SnapshotStore {
   public static SnapshotStore open(Path dir, TreeLimits limits) {
     SnapshotStore s = new SnapshotStore(dir, limits);
     try {
-      createPrivateDir(dir);
-      createPrivateDir(s.packs);
-      try (DirectoryStream<Path> files = Files.newDirectoryStream(s.packs)) {
-        for (Path f : files) {
-          String name = f.getFileName().toString();
-          if (name.startsWith(TMP_PREFIX)) {
-            Files.deleteIfExists(f);
-          } else if (name.endsWith(".pack")) {
-            s.indexPack(f);
-          }
+      StoreFiles.createPrivateDir(dir);
+      for (Path f : StoreFiles.openSwept(s.packs)) {
+        if (f.getFileName().toString().endsWith(".pack")) {
+          s.indexPack(f);
         }
       }
     } catch (IOException e) {
@@ -322,7 +314,7 @@ public final class SnapshotStore {
           readers.remove(pack);
           Files.deleteIfExists(pack);
         }
-        fsyncDir(packs);
+        StoreFiles.fsyncDir(packs);
       } catch (IOException ex) {
         throw new SnapshotException(
             "snapshot store " + dir + ": cannot delete " + pack + ": " + ex, ex);
@@ -575,11 +567,11 @@ public final class SnapshotStore {
                 StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
-          writeFully(ch, content.get(f.blob()));
+          StoreFiles.writeFully(ch, content.get(f.blob()));
           ch.force(true);
         }
       }
-      fsyncDir(target);
+      StoreFiles.fsyncDir(target);
     } catch (IOException e) {
       throw new SnapshotException("restore tree " + address + " into " + target + ": " + e, e);
     }
@@ -710,7 +702,9 @@ public final class SnapshotStore {
         packs.resolve(
             Blake3.hex(names.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII))
                 + ".pack");
-    Path tmp = packs.resolve(TMP_PREFIX + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    Path tmp =
+        packs.resolve(
+            StoreFiles.TMP_PREFIX + Long.toHexString(ThreadLocalRandom.current().nextLong()));
     Map<String, Location> added = new LinkedHashMap<>();
     long bytes = 0;
     try {
@@ -745,7 +739,7 @@ public final class SnapshotStore {
         ch.force(true);
       }
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-      fsyncDir(packs);
+      StoreFiles.fsyncDir(packs);
     } catch (IOException e) {
       try {
         Files.deleteIfExists(tmp);
@@ -769,26 +763,6 @@ public final class SnapshotStore {
       remaining -= ch.write(bufs);
     }
     batch.clear();
-  }
-
-  private static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
-    ByteBuffer b = ByteBuffer.wrap(bytes);
-    while (b.hasRemaining()) {
-      ch.write(b);
-    }
-  }
-
-  private static void fsyncDir(Path d) throws IOException {
-    try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
-      ch.force(true);
-    }
-  }
-
-  private static void createPrivateDir(Path d) throws IOException {
-    if (!Files.isDirectory(d)) {
-      Files.createDirectories(
-          d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    }
   }
 
   private static void requireAddress(String address, String field) {

@@ -467,10 +467,8 @@ final class WasiImports {
         d.add("fault");
       } else {
         for (long i = 0; i < (args[2] & 0xffffffffL); i++) {
-          ByteBuffer b =
-              ByteBuffer.wrap(mem.read(args[1] + i * 8, 8)).order(ByteOrder.LITTLE_ENDIAN);
-          long ptr = b.getInt() & 0xffffffffL;
-          long len = b.getInt() & 0xffffffffL;
+          long ptr = mem.u32(args[1] + i * 8);
+          long len = mem.u32(args[1] + i * 8 + 4);
           d.add(io.sandboxd.attest.Blake3.hex(mem.read(ptr, len)));
         }
       }
@@ -490,13 +488,13 @@ final class WasiImports {
         long n = readU32(mem, nreadPtr);
         region(out, mem, nreadPtr, 4);
         long left = n;
+        long iovs = a[1] & 0xffffffffL;
         for (long i = 0; left > 0 && i < (a[2] & 0xffffffffL); i++) {
-          if (!mem.inBounds(a[1] + i * 8, 8)) {
+          if (!mem.inBounds(iovs + i * 8, 8)) {
             break;
           }
-          ByteBuffer b = ByteBuffer.wrap(mem.read(a[1] + i * 8, 8)).order(ByteOrder.LITTLE_ENDIAN);
-          long ptr = b.getInt() & 0xffffffffL;
-          long len = Math.min(b.getInt() & 0xffffffffL, left);
+          long ptr = mem.u32(iovs + i * 8);
+          long len = Math.min(mem.u32(iovs + i * 8 + 4), left);
           region(out, mem, ptr, len);
           left -= len;
         }
@@ -534,7 +532,7 @@ final class WasiImports {
     if (!mem.inBounds(ptr, 4)) {
       return 0;
     }
-    return ByteBuffer.wrap(mem.read(ptr, 4)).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
+    return mem.u32(ptr);
   }
 
   private static void region(

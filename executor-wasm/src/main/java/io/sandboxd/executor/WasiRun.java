@@ -798,15 +798,14 @@ final class WasiRun implements AutoCloseable {
   /** The total length of an iovec array, or -1 when it lies outside memory. */
   static long iovecBytes(GuestMemory mem, long iovs, long count) {
     long n = count & 0xffffffffL;
-    if (!mem.inBounds(iovs, n * 8)) {
+    long base = iovs & 0xffffffffL;
+    if (!mem.inBounds(base, n * 8)) {
       return -1;
     }
     long total = 0;
     for (long i = 0; i < n; i++) {
-      byte[] iov = mem.read(iovs + i * 8, 8);
-      ByteBuffer b = ByteBuffer.wrap(iov).order(ByteOrder.LITTLE_ENDIAN);
-      long ptr = b.getInt() & 0xffffffffL;
-      long len = b.getInt() & 0xffffffffL;
+      long ptr = mem.u32(base + i * 8);
+      long len = mem.u32(base + i * 8 + 4);
       if (!mem.inBounds(ptr, len)) {
         return -1;
       }
@@ -827,10 +826,6 @@ final class WasiRun implements AutoCloseable {
 
   private static int stringErrno(GuestMemory mem, long ptr, long len) {
     return mem.inBounds(ptr, len) ? Errno.ILSEQ : Errno.FAULT;
-  }
-
-  private static byte[] le64(long v) {
-    return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
   }
 
   /** Notes cut output in the log and closes every descriptor the guest left open. */

@@ -89,14 +89,9 @@ class PoolSettlingTest {
             1L << 30);
     configure(f, TOO_BIG);
     // Without time passing, a hundred ticks are one attempt: still poolable.
-    for (int i = 0; i < 100; i++) {
-      f.pools.tick();
-    }
+    f.ticks(100, 0);
     assertEquals("", f.pools.stats().get(0).notPoolable());
-    for (int i = 0; i < WarmPools.MAX_FAILURES; i++) {
-      f.now.addAndGet(WarmPools.MAX_BACKOFF_MS);
-      f.pools.tick();
-    }
+    f.ticks(WarmPools.MAX_FAILURES, WarmPools.MAX_BACKOFF_MS);
     String why = f.pools.stats().get(0).notPoolable();
     assertTrue(why.contains("failed " + WarmPools.MAX_FAILURES + " times"), why);
     assertTrue(why.contains("pages"), why);
@@ -116,10 +111,7 @@ class PoolSettlingTest {
     List<String> warnings = configure(f, a, b);
     assertEquals(1, warnings.size(), warnings.toString());
     assertTrue(warnings.get(0).contains("min_idle 3 capped to 1"), warnings.get(0));
-    for (int i = 0; i < 100; i++) {
-      f.now.addAndGet(100);
-      f.pools.tick();
-    }
+    f.ticks(100, 100);
     assertEquals(List.of(), f.evicted);
     assertEquals(4 * WarmPoolsTest.INSTANCE_BYTES, f.pools.idleBytes());
   }
@@ -141,10 +133,7 @@ class PoolSettlingTest {
     f.pools.tick();
     int settled = f.evicted.size();
     // No client activity: no evictions at all (no TTL is reached in these 20 s).
-    for (int i = 0; i < 200; i++) {
-      f.now.addAndGet(100);
-      f.pools.tick();
-    }
+    f.ticks(200, 100);
     assertEquals(settled, f.evicted.size(), f.evicted.toString());
     assertTrue(f.pools.idleBytes() <= 3 * WarmPoolsTest.INSTANCE_BYTES);
   }

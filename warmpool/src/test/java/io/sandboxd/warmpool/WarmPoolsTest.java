@@ -87,6 +87,14 @@ class WarmPoolsTest {
               now::get);
     }
 
+    /** {@code n} refill passes, the clock moved on {@code stepMs} before each. */
+    void ticks(int n, long stepMs) {
+      for (int i = 0; i < n; i++) {
+        now.addAndGet(stepMs);
+        pools.tick();
+      }
+    }
+
     Fixture configured(CompiledUnit unit, int min, int max, long ttl) {
       List<String> warnings =
           pools.configure(
@@ -119,10 +127,7 @@ class WarmPoolsTest {
     f.pools.tick();
     assertEquals(1, f.pools.stats().get(0).idle());
     long warmed = f.now.get();
-    for (int s = 0; s < 60; s++) {
-      f.now.addAndGet(1_000);
-      f.pools.tick();
-    }
+    f.ticks(60, 1_000);
     Claim c = f.pools.claim(PoolKey.s2(UNIT.address()), UNIT, SHAPE, "run-1");
     assertTrue(c.warm());
     WarmpoolClaim r = c.record().orElseThrow();
