@@ -25,8 +25,7 @@ final class AddressCommand implements Callable<Integer> {
       System.out.println(Blake3.hex(raw ? in : CanonicalJson.canonicalize(in)));
       return 0;
     } catch (AttestException | IOException e) {
-      System.err.println("sandboxctl address: " + Input.name(file) + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("address", Input.name(file) + ": " + e.getMessage());
     }
   }
 }

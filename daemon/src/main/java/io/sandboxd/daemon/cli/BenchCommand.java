@@ -89,13 +89,11 @@ final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     if (concurrency < 1 || concurrency > 1024) {
-      System.err.println("sandboxctl bench: --concurrency must be 1..1024");
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("bench", "--concurrency must be 1..1024");
     }
     if (!(duration > 0 && duration <= 86_400) || !(warmup >= 0 && warmup <= 3_600)) {
-      System.err.println(
-          "sandboxctl bench: --duration must be in (0, 86400], --warmup in [0, 3600]");
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable(
+          "bench", "--duration must be in (0, 86400], --warmup in [0, 3600]");
     }
     SubmitRequest request;
     try {
@@ -103,8 +101,7 @@ final class BenchCommand implements Callable<Integer> {
           SubmitRequest.newBuilder().setEntry(entry).setGrantsJson(Input.text(grants));
       request = ModuleArgument.into(req, module).build();
     } catch (Input.Unreadable e) {
-      System.err.println("sandboxctl bench: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("bench", e.getMessage());
     }
     Path sock = daemon.path();
     List<DaemonClient> channels = new ArrayList<>();

@@ -23,8 +23,7 @@ final class CanonCommand implements Callable<Integer> {
       out.flush();
       return 0;
     } catch (AttestException | IOException e) {
-      System.err.println("sandboxctl canon: " + Input.name(file) + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("canon", Input.name(file) + ": " + e.getMessage());
     }
   }
 }

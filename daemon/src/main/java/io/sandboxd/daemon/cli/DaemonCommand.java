@@ -33,8 +33,7 @@ abstract class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Optional<String> why = unusable();
     if (why.isPresent()) {
-      System.err.println("sandboxctl " + daemon.command() + ": " + why.get());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable(daemon.command(), why.get());
     }
     return daemon.call(daemon.command(), this::ask, this::exitOf);
   }

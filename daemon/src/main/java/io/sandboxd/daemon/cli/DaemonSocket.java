@@ -59,8 +59,7 @@ public final class DaemonSocket {
       complain(command, e);
       return exit.applyAsInt(e);
     } catch (Input.Unreadable e) {
-      System.err.println("sandboxctl " + command + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable(command, e.getMessage());
     }
   }
 

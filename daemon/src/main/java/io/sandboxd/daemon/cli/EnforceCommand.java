@@ -70,8 +70,7 @@ final class EnforceCommand implements Callable<Integer> {
       }
       enforcer = new Enforcer(Grants.parse(Input.read(grants)), deny);
     } catch (GrantsException | IllegalArgumentException | IOException e) {
-      System.err.println("sandboxctl enforce: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("enforce", e.getMessage());
     }
     List<String> dirs = Arrays.stream(searchPath.split(":")).filter(d -> !d.isEmpty()).toList();
     QueryRunner run =
@@ -82,8 +81,7 @@ final class EnforceCommand implements Callable<Integer> {
       run.run(in, out);
       return 0;
     } catch (IOException e) {
-      System.err.println("sandboxctl enforce: " + Input.name(queries) + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("enforce", Input.name(queries) + ": " + e.getMessage());
     } finally {
       out.flush();
     }

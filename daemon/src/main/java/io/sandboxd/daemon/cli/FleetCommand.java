@@ -74,73 +74,63 @@ final class FleetCommand extends CommandGroup {
     }
   }
 
+  /**
+   * A command that prints the daemon's fleet proof for a request made from aggregate files; an
+   * aggregate that cannot be read is unusable input, named before the daemon is asked.
+   */
+  abstract static class Proof implements Callable<Integer> {
+    @Mixin DaemonSocket daemon;
+
+    /** The request, with the aggregates it names read. */
+    abstract ProveFleetRequest request();
+
+    @Override
+    public Integer call() throws Exception {
+      ProveFleetRequest req;
+      try {
+        req = request();
+      } catch (AttestException e) {
+        return Sandboxctl.unusable(daemon.command(), e.getMessage());
+      }
+      return daemon.print(daemon.command(), c -> c.stub().proveFleet(req).getProofJson() + "\n");
+    }
+  }
+
   @Command(name = "prove", description = "Print a run's inclusion proof in an aggregate.")
-  static final class Prove implements Callable<Integer> {
+  static final class Prove extends Proof {
     @Parameters(paramLabel = "RUN", description = "The run id.")
     String run;
 
     @Option(names = "--aggregate", required = true, paramLabel = "FILE", description = "Aggregate.")
     Path aggregate;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      String agg;
-      try {
-        agg = readText(aggregate);
-      } catch (AttestException e) {
-        System.err.println("sandboxctl fleet prove: " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
-      return daemon.print(
-          "fleet prove",
-          c ->
-              c.stub()
-                      .proveFleet(
-                          ProveFleetRequest.newBuilder()
-                              .setRunId(run)
-                              .setAggregateJson(agg)
-                              .build())
-                      .getProofJson()
-                  + "\n");
+    ProveFleetRequest request() {
+      return ProveFleetRequest.newBuilder()
+          .setRunId(run)
+          .setAggregateJson(readText(aggregate))
+          .build();
     }
   }
 
   @Command(
       name = "consistency",
       description = "Print the consistency proof from an older aggregate to a newer one.")
-  static final class Consistency implements Callable<Integer> {
+  static final class Consistency extends Proof {
     @Parameters(index = "0", paramLabel = "OLD", description = "The older aggregate.")
     Path old;
 
     @Parameters(index = "1", paramLabel = "NEW", description = "The newer aggregate.")
     Path now;
 
-    @Mixin DaemonSocket daemon;
-
     @Override
-    public Integer call() throws Exception {
-      String o;
-      String n;
-      try {
-        o = readText(old);
-        n = readText(now);
-      } catch (AttestException e) {
-        System.err.println("sandboxctl fleet consistency: " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
-      }
-      return daemon.print(
-          "fleet consistency",
-          c ->
-              c.stub()
-                      .proveFleet(
-                          ProveFleetRequest.newBuilder()
-                              .setAggregateJson(n)
-                              .setOldAggregateJson(o)
-                              .build())
-                      .getProofJson()
-                  + "\n");
+    ProveFleetRequest request() {
+      // The older one read first, so that an unreadable pair names it.
+      String o = readText(old);
+      return ProveFleetRequest.newBuilder()
+          .setAggregateJson(readText(now))
+          .setOldAggregateJson(o)
+          .build();
     }
   }
 
@@ -216,8 +206,7 @@ final class FleetCommand extends CommandGroup {
           }
         }
       } catch (AttestException | IOException e) {
-        System.err.println("sandboxctl fleet verify: " + e.getMessage());
-        return Sandboxctl.UNUSABLE;
+        return Sandboxctl.unusable("fleet verify", e.getMessage());
       }
       if (v instanceof FleetDocs.Verdict.Invalid inv) {
         System.err.println("invalid: " + inv.why());

@@ -24,8 +24,7 @@ final class GrantsAttenuatesCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     if ("-".equals(child) && "-".equals(parent)) {
-      System.err.println("sandboxctl grants attenuates: only one of CHILD and PARENT can be -");
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("grants attenuates", "only one of CHILD and PARENT can be -");
     }
     Grants c;
     Grants p;
@@ -33,8 +32,7 @@ final class GrantsAttenuatesCommand implements Callable<Integer> {
       c = read(child);
       p = read(parent);
     } catch (IllegalArgumentException e) {
-      System.err.println("sandboxctl grants attenuates: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("grants attenuates", e.getMessage());
     }
     if (Attenuation.check(c, p) instanceof Attenuation.Wider w) {
       System.err.println("sandboxctl grants attenuates: CHILD is wider than PARENT at " + w);

@@ -30,8 +30,7 @@ final class GrantsCommand extends CommandGroup {
       work.apply(Grants.parse(Input.read(file)));
       return 0;
     } catch (GrantsException | IOException e) {
-      System.err.println("sandboxctl " + command + ": " + Input.name(file) + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable(command, Input.name(file) + ": " + e.getMessage());
     }
   }
 

@@ -29,8 +29,7 @@ final class KeygenCommand implements Callable<Integer> {
       System.out.println(key.publicKey().hex());
       return 0;
     } catch (AttestException | IOException e) {
-      System.err.println("sandboxctl keygen: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("keygen", e.getMessage());
     }
   }
 }

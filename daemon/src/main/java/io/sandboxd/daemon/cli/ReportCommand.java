@@ -101,8 +101,7 @@ final class ReportCommand implements Callable<Integer> {
         trusted.add(PublicKey.ofHex(s, "--signer"));
       }
     } catch (AttestException | IllegalArgumentException e) {
-      System.err.println("sandboxctl report: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("report", e.getMessage());
     }
     Path sock = daemon.path();
     List<String> notes = new ArrayList<>();
@@ -153,8 +152,7 @@ final class ReportCommand implements Callable<Integer> {
       daemon.complain("report", e);
       return Sandboxctl.UNUSABLE;
     } catch (AttestException e) {
-      System.err.println("sandboxctl report: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("report", e.getMessage());
     }
     VerifiedRecords records = VerifiedRecords.check(evidence, trusted, window);
     List<String> keys = trusted.stream().map(PublicKey::hex).toList();
@@ -165,8 +163,7 @@ final class ReportCommand implements Callable<Integer> {
     try {
       w = ReportSite.write(out, records, ctx);
     } catch (IOException e) {
-      System.err.println("sandboxctl report: --out: cannot write " + out + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("report", "--out: cannot write " + out + ": " + e.getMessage());
     }
     System.out.println(
         "report "

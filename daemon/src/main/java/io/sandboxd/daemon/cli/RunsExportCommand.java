@@ -90,8 +90,7 @@ final class RunsExportCommand implements Callable<Integer> {
 
   private Integer bundle(Path sock) {
     if (module != null) {
-      System.err.println("sandboxctl runs export: --module goes with --intoto only");
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("runs export", "--module goes with --intoto only");
     }
     Path abs = target.bundle.toAbsolutePath();
     Path tmp = null;
@@ -174,14 +173,14 @@ final class RunsExportCommand implements Callable<Integer> {
         } catch (IOException r) {
           back = "not taken back (" + abs + " could not be removed: " + r.getMessage() + ")";
         }
-        System.err.println(
-            "sandboxctl runs export: cannot write "
+        return Sandboxctl.unusable(
+            "runs export",
+            "cannot write "
                 + target.bundle
                 + ": "
                 + e.getMessage()
                 + "; the run was not moved, "
                 + back);
-        return Sandboxctl.UNUSABLE;
       }
     } catch (StatusRuntimeException e) {
       daemon.complain("runs export", e);
@@ -210,8 +209,7 @@ final class RunsExportCommand implements Callable<Integer> {
       try {
         req.setModule(ByteString.copyFrom(Files.readAllBytes(module)));
       } catch (IOException e) {
-        System.err.println("sandboxctl runs export: --module: cannot read " + module + ": " + e);
-        return Sandboxctl.UNUSABLE;
+        return Sandboxctl.unusable("runs export", "--module: cannot read " + module + ": " + e);
       }
     }
     ExportIntotoReply r;
@@ -240,8 +238,7 @@ final class RunsExportCommand implements Callable<Integer> {
                 + ")");
       }
     } catch (IOException e) {
-      System.err.println("sandboxctl runs export: cannot write " + target.intoto + ": " + e);
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("runs export", "cannot write " + target.intoto + ": " + e);
     }
     return 0;
   }

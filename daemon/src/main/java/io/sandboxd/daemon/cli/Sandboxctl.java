@@ -43,6 +43,15 @@ public final class Sandboxctl implements Runnable {
   public static final int UNUSABLE = 2;
 
   /**
+   * Says on stderr why {@code command}'s input is unusable, as every command does; returns {@link
+   * #UNUSABLE}.
+   */
+  static int unusable(String command, String why) {
+    System.err.println("sandboxctl " + command + ": " + why);
+    return UNUSABLE;
+  }
+
+  /**
    * Netty and gRPC log through java.util.logging (the MAC-address and SO_KEEPALIVE warnings, among
    * others); a CLI user's terminal gets only sandboxctl's own words. Set before any Netty class
    * loads, and held here because java.util.logging keeps loggers weakly.

@@ -32,8 +32,7 @@ final class SignCommand implements Callable<Integer> {
       System.out.println(Envelope.sign(core, k).toJsonLine());
       return 0;
     } catch (AttestException | IOException e) {
-      System.err.println("sandboxctl sign: " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("sign", e.getMessage());
     }
   }
 }

@@ -74,8 +74,7 @@ final class VerifyCommand implements Callable<Integer> {
       }
       envelopes = intoto.isPresent() ? intoto.get() : read(input, manifests);
     } catch (AttestException | IOException e) {
-      System.err.println("sandboxctl verify: " + Input.name(file) + ": " + e.getMessage());
-      return Sandboxctl.UNUSABLE;
+      return Sandboxctl.unusable("verify", Input.name(file) + ": " + e.getMessage());
     }
     // JCP records are signed by their own principals (issuer, holder, agent; WIRE.md §2.11), not
     // the node: they are checked against the run's chain by their rules, not against --signer.

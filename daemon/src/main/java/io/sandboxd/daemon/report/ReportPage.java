@@ -8,8 +8,11 @@ import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.RunSegment;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /** Renders a report's front page (index.html): the summary, the plots and the tables. */
 public final class ReportPage {
@@ -82,20 +85,18 @@ public final class ReportPage {
     if (!r.rejected().isEmpty()) {
       b.append("<table id=\"rejected\"><tr><th>run</th><th>where</th><th>why it did not verify")
           .append("</th></tr>\n");
-      int shown = 0;
-      for (RejectedRun x : r.rejected()) {
-        if (shown++ == MAX_ROWS) {
-          more(b, r.rejected().size() - MAX_ROWS, 3);
-          break;
-        }
-        b.append("<tr class=\"rejected\"><td><code>")
-            .append(esc(x.runId()))
-            .append("</code></td><td>")
-            .append(esc(x.where()))
-            .append("</td><td>did not verify: ")
-            .append(esc(x.reason()))
-            .append("</td></tr>\n");
-      }
+      rows(
+          b,
+          r.rejected(),
+          3,
+          x ->
+              b.append("<tr class=\"rejected\"><td><code>")
+                  .append(esc(x.runId()))
+                  .append("</code></td><td>")
+                  .append(esc(x.where()))
+                  .append("</td><td>did not verify: ")
+                  .append(esc(x.reason()))
+                  .append("</td></tr>\n"));
       b.append("</table>\n");
     }
   }
@@ -229,53 +230,32 @@ public final class ReportPage {
   private static void grants(StringBuilder b, ReportAggregates a) {
     b.append("<h2>Grants in use</h2>\n<table id=\"grants\"><tr><th>grants_id</th><th>runs</th>")
         .append("<th>grant (canonical text, checked against the grants_id)</th></tr>\n");
-    int shown = 0;
-    for (ReportAggregates.GrantUse g : a.grants()) {
-      if (shown++ == MAX_ROWS) {
-        more(b, a.grants().size() - MAX_ROWS, 3);
-        break;
-      }
-      String text = g.text().orElse("");
-      b.append("<tr><td><code title=\"")
-          .append(esc(text.isEmpty() ? "grant text not available" : text))
-          .append("\">")
-          .append(esc(g.grantsId()))
-          .append("</code></td><td class=\"n\">")
-          .append(g.runs())
-          .append("</td><td>")
-          .append(
-              text.isEmpty()
-                  ? "not available (not kept, or it does not hash to this grants_id)"
-                  : "<pre>" + esc(text) + "</pre>")
-          .append("</td></tr>\n");
-    }
+    rows(b, a.grants(), 3, g -> grantRow(b, g));
     b.append("</table>\n");
+  }
+
+  private static void grantRow(StringBuilder b, ReportAggregates.GrantUse g) {
+    String text = g.text().orElse("");
+    b.append("<tr><td><code title=\"")
+        .append(esc(text.isEmpty() ? "grant text not available" : text))
+        .append("\">")
+        .append(esc(g.grantsId()))
+        .append("</code></td><td class=\"n\">")
+        .append(g.runs())
+        .append("</td><td>")
+        .append(
+            text.isEmpty()
+                ? "not available (not kept, or it does not hash to this grants_id)"
+                : "<pre>" + esc(text) + "</pre>")
+        .append("</td></tr>\n");
   }
 
   private static void breaches(StringBuilder b, ReportAggregates a) {
     b.append("<h2>Breaches and refusals</h2>\n<table id=\"breaches\"><tr><th>run</th>")
         .append("<th>outcome</th><th>module</th><th>CPU ms</th><th>µJ</th></tr>\n");
-    List<VerifiedRun> both = new java.util.ArrayList<>(a.breaches());
+    List<VerifiedRun> both = new ArrayList<>(a.breaches());
     both.addAll(a.refusals());
-    int shown = 0;
-    for (VerifiedRun r : both) {
-      if (shown++ == MAX_ROWS) {
-        more(b, both.size() - MAX_ROWS, 5);
-        break;
-      }
-      Outcome o = r.outcome().orElseThrow();
-      b.append("<tr><td>")
-          .append(runLink(r.runId()))
-          .append("</td><td>")
-          .append(esc(o.summary()))
-          .append("</td><td><code>")
-          .append(esc(ReportCharts.shortKey(r.unit())))
-          .append("</code></td><td class=\"n\">")
-          .append(uj(r.cpuTimeMs()))
-          .append("</td><td class=\"n\">")
-          .append(uj(r.total().totalUj()))
-          .append("</td></tr>\n");
-    }
+    rows(b, both, 5, r -> breachRow(b, r));
     b.append("</table>\n<p>")
         .append(a.breaches().size())
         .append(" breach(es) (a budget exceeded, the unit stopped), ")
@@ -283,66 +263,76 @@ public final class ReportPage {
         .append(" refusal(s) (declined before anything ran).</p>\n");
   }
 
+  private static void breachRow(StringBuilder b, VerifiedRun r) {
+    Outcome o = r.outcome().orElseThrow();
+    b.append("<tr><td>")
+        .append(runLink(r.runId()))
+        .append("</td><td>")
+        .append(esc(o.summary()))
+        .append("</td><td><code>")
+        .append(esc(ReportCharts.shortKey(r.unit())))
+        .append("</code></td><td class=\"n\">")
+        .append(uj(r.cpuTimeMs()))
+        .append("</td><td class=\"n\">")
+        .append(uj(r.total().totalUj()))
+        .append("</td></tr>\n");
+  }
+
   private static void durable(StringBuilder b, ReportAggregates a) {
     b.append("<h2>Durable runs</h2>\n<table id=\"durable\"><tr><th>run</th><th>segments</th>")
         .append("<th>chain</th><th>hosts</th><th>idle µJ</th></tr>\n");
-    int shown = 0;
-    for (VerifiedRun r : a.durable()) {
-      if (shown++ == MAX_ROWS) {
-        more(b, a.durable().size() - MAX_ROWS, 5);
-        break;
-      }
-      StringBuilder chain = new StringBuilder();
-      for (RunSegment s : r.segments()) {
-        chain
-            .append(chain.length() == 0 ? "" : " → ")
-            .append(s.kind())
-            .append('@')
-            .append(s.hostId());
-      }
-      b.append("<tr><td>")
-          .append(runLink(r.runId()))
-          .append("</td><td class=\"n\">")
-          .append(r.segments().size())
-          .append("</td><td>")
-          .append(esc(chain.toString()))
-          .append("</td><td>")
-          .append(esc(String.join(", ", r.hosts())))
-          .append("</td><td class=\"n\">")
-          .append(uj(r.total().idleUj()))
-          .append("</td></tr>\n");
-    }
+    rows(b, a.durable(), 5, r -> durableRow(b, r));
     b.append("</table>\n");
+  }
+
+  private static void durableRow(StringBuilder b, VerifiedRun r) {
+    StringBuilder chain = new StringBuilder();
+    for (RunSegment s : r.segments()) {
+      chain
+          .append(chain.length() == 0 ? "" : " → ")
+          .append(s.kind())
+          .append('@')
+          .append(s.hostId());
+    }
+    b.append("<tr><td>")
+        .append(runLink(r.runId()))
+        .append("</td><td class=\"n\">")
+        .append(r.segments().size())
+        .append("</td><td>")
+        .append(esc(chain.toString()))
+        .append("</td><td>")
+        .append(esc(String.join(", ", r.hosts())))
+        .append("</td><td class=\"n\">")
+        .append(uj(r.total().idleUj()))
+        .append("</td></tr>\n");
   }
 
   private static void runs(StringBuilder b, VerifiedRecords r) {
     b.append("<h2>Runs</h2>\n<p>Newest first; every verified run has its own page.</p>\n")
         .append("<table id=\"runs\"><tr><th>run</th><th>started</th><th>outcome</th>")
         .append("<th>module</th><th>submitter</th><th>CPU ms</th><th>µJ</th></tr>\n");
-    List<VerifiedRun> runs = r.runs();
-    for (int i = runs.size() - 1, shown = 0; i >= 0; i--, shown++) {
-      if (shown == MAX_ROWS) {
-        more(b, runs.size() - MAX_ROWS, 7);
-        break;
-      }
-      VerifiedRun x = runs.get(i);
-      b.append("<tr><td>")
-          .append(runLink(x.runId()))
-          .append("</td><td>")
-          .append(time(x.startedMs()))
-          .append("</td><td>")
-          .append(esc(x.outcome().map(Outcome::summary).orElse(x.outcomeKind())))
-          .append("</td><td><code>")
-          .append(esc(ReportCharts.shortKey(x.unit())))
-          .append("</code></td><td>")
-          .append(x.submitterUid().isPresent() ? "uid " + x.submitterUid().getAsLong() : "")
-          .append("</td><td class=\"n\">")
-          .append(uj(x.cpuTimeMs()))
-          .append("</td><td class=\"n\">")
-          .append(uj(x.total().totalUj()))
-          .append("</td></tr>\n");
-    }
+    List<VerifiedRun> newestFirst = new ArrayList<>(r.runs());
+    Collections.reverse(newestFirst);
+    rows(b, newestFirst, 7, x -> runRow(b, x));
     b.append("</table>\n");
+  }
+
+  private static void runRow(StringBuilder b, VerifiedRun x) {
+    b.append("<tr><td>")
+        .append(runLink(x.runId()))
+        .append("</td><td>")
+        .append(time(x.startedMs()))
+        .append("</td><td>")
+        .append(esc(x.outcome().map(Outcome::summary).orElse(x.outcomeKind())))
+        .append("</td><td><code>")
+        .append(esc(ReportCharts.shortKey(x.unit())))
+        .append("</code></td><td>")
+        .append(x.submitterUid().isPresent() ? "uid " + x.submitterUid().getAsLong() : "")
+        .append("</td><td class=\"n\">")
+        .append(uj(x.cpuTimeMs()))
+        .append("</td><td class=\"n\">")
+        .append(uj(x.total().totalUj()))
+        .append("</td></tr>\n");
   }
 
   private static String runLink(String runId) {
@@ -351,6 +341,17 @@ public final class ReportPage {
         + ".html\"><code>"
         + esc(runId)
         + "</code></a>";
+  }
+
+  /**
+   * A row per item, through {@code row}, for the first {@link #MAX_ROWS} of {@code items}; then one
+   * row of {@code cols} columns counting the rest.
+   */
+  private static <T> void rows(StringBuilder b, List<T> items, int cols, Consumer<T> row) {
+    items.subList(0, Math.min(items.size(), MAX_ROWS)).forEach(row);
+    if (items.size() > MAX_ROWS) {
+      more(b, items.size() - MAX_ROWS, cols);
+    }
   }
 
   private static void more(StringBuilder b, int n, int cols) {

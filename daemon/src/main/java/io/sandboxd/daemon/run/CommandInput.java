@@ -39,13 +39,7 @@ public record CommandInput(List<String> args, Optional<byte[]> stdin) {
    * stdin bytes than the caps allow an {@link InputTooLargeException} naming the cap.
    */
   public UnitIo check(DaemonConfig.Io caps) {
-    if (args.size() > caps.argsMaxCount()) {
-      throw new InputTooLargeException(
-          "args: "
-              + args.size()
-              + " arguments; this node takes at most io.args_max_count = "
-              + caps.argsMaxCount());
-    }
+    capped("args", args.size(), "arguments", "args_max_count", caps.argsMaxCount());
     long total = 0;
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
@@ -57,21 +51,20 @@ public record CommandInput(List<String> args, Optional<byte[]> stdin) {
       // Each argument costs its UTF-8 bytes and the NUL that ends it in the guest's memory.
       total += a.getBytes(StandardCharsets.UTF_8).length + 1L;
     }
-    if (total > caps.argsMaxBytes()) {
-      throw new InputTooLargeException(
-          "args: "
-              + total
-              + " bytes (UTF-8, with their NULs); this node takes at most io.args_max_bytes = "
-              + caps.argsMaxBytes());
-    }
+    capped("args", total, "bytes (UTF-8, with their NULs)", "args_max_bytes", caps.argsMaxBytes());
     long in = stdin.map(b -> (long) b.length).orElse(0L);
-    if (in > caps.stdinMaxBytes()) {
-      throw new InputTooLargeException(
-          "stdin: "
-              + in
-              + " bytes; this node takes at most io.stdin_max_bytes = "
-              + caps.stdinMaxBytes());
-    }
+    capped("stdin", in, "bytes", "stdin_max_bytes", caps.stdinMaxBytes());
     return new UnitIo(args, stdin, (int) caps.stdoutMaxBytes(), (int) caps.stderrMaxBytes());
+  }
+
+  /**
+   * Throws an {@link InputTooLargeException} naming {@code field}, its size and the io cap {@code
+   * cap} when {@code size} is above {@code max}.
+   */
+  private static void capped(String field, long size, String unit, String cap, long max) {
+    if (size > max) {
+      throw new InputTooLargeException(
+          field + ": " + size + " " + unit + "; this node takes at most io." + cap + " = " + max);
+    }
   }
 }

@@ -98,15 +98,12 @@ public final class JcpTable {
   }
 
   public Optional<Policy> policy(String address) {
-    return store.transact(
+    return store.firstRow(
         "cannot read mint policy " + address,
-        db ->
-            first(
-                db,
-                "SELECT p.envelope, g.grants, g.held FROM jcp_policies p JOIN jcp_parents g"
-                    + " ON g.grants_id = p.parent_grants_id WHERE p.address = ?",
-                rs -> new Policy(envelope(rs.getString(1)), rs.getString(2), rs.getInt(3) != 0),
-                address));
+        "SELECT p.envelope, g.grants, g.held FROM jcp_policies p JOIN jcp_parents g"
+            + " ON g.grants_id = p.parent_grants_id WHERE p.address = ?",
+        rs -> new Policy(envelope(rs.getString(1)), rs.getString(2), rs.getInt(3) != 0),
+        address);
   }
 
   /** Stops holding a parent grant; returns how many policies name it. */
@@ -190,15 +187,13 @@ public final class JcpTable {
   public record Use(long uses, boolean released) {}
 
   public Use use(String child) {
-    return store.transact(
-        "cannot read the uses of child " + child,
-        db ->
-            first(
-                    db,
-                    "SELECT uses, released FROM jcp_child_uses WHERE child = ?",
-                    rs -> new Use(rs.getLong(1), rs.getInt(2) != 0),
-                    child)
-                .orElse(new Use(0, false)));
+    return store
+        .firstRow(
+            "cannot read the uses of child " + child,
+            "SELECT uses, released FROM jcp_child_uses WHERE child = ?",
+            rs -> new Use(rs.getLong(1), rs.getInt(2) != 0),
+            child)
+        .orElse(new Use(0, false));
   }
 
   /** Counts one run started under {@code child} (fsynced before it returns). */
@@ -260,16 +255,13 @@ public final class JcpTable {
 
   /** The latest child minted with {@code grantsId}, with its policy. */
   public Optional<Child> childByGrantsId(String grantsId) {
-    return store.transact(
+    return store.firstRow(
         "cannot read minted children",
-        db ->
-            first(
-                db,
-                "SELECT c.envelope, p.envelope FROM jcp_children c JOIN jcp_policies p"
-                    + " ON p.address = c.policy WHERE c.grants_id = ?"
-                    + " ORDER BY c.minted_ms DESC, c.rowid DESC LIMIT 1",
-                rs -> new Child(envelope(rs.getString(1)), envelope(rs.getString(2))),
-                grantsId));
+        "SELECT c.envelope, p.envelope FROM jcp_children c JOIN jcp_policies p"
+            + " ON p.address = c.policy WHERE c.grants_id = ?"
+            + " ORDER BY c.minted_ms DESC, c.rowid DESC LIMIT 1",
+        rs -> new Child(envelope(rs.getString(1)), envelope(rs.getString(2))),
+        grantsId);
   }
 
   /** A stored policy or minted child by its address. */

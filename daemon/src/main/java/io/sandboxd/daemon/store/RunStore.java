@@ -406,6 +406,11 @@ public final class RunStore implements AutoCloseable {
     return db.transact(what, work);
   }
 
+  /** The first row {@code sql} selects, read in one transaction ({@link StoreDb#firstRow}). */
+  <T> Optional<T> firstRow(String what, String sql, StoreDb.Row<T> row, Object... params) {
+    return db.firstRow(what, sql, row, params);
+  }
+
   /** What a store-package reader or writer does on the store's one connection. */
   interface ConnectionWork<T> extends StoreDb.Work<T> {}
 

@@ -226,29 +226,24 @@ final class RunTable {
   // ---- reads --------------------------------------------------------------------------------
 
   Optional<RunIo.Stored> io(String runId) {
-    return store.transact(
+    return store.firstRow(
         "run " + runId + ": cannot read its io",
-        db ->
-            StoreDb.first(
-                db,
-                "SELECT args, stdin, stdin_bytes, stdout, stdout_bytes, stdout_written,"
-                    + " stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
-                    + " exit_status, exited FROM run_io WHERE run_id = ?",
-                rs -> {
-                  List<String> args = new ArrayList<>();
-                  CanonicalJson.parse(rs.getString(1)).forEach(n -> args.add(n.textValue()));
-                  return new RunIo.Stored(
-                      args,
-                      Optional.ofNullable(rs.getString(2)),
-                      rs.getLong(3),
-                      new RunIo.Stream(
-                          rs.getString(4), rs.getLong(5), rs.getLong(6), rs.getInt(7) != 0),
-                      new RunIo.Stream(
-                          rs.getString(8), rs.getLong(9), rs.getLong(10), rs.getInt(11) != 0),
-                      rs.getInt(12),
-                      rs.getInt(13) != 0);
-                },
-                runId));
+        "SELECT args, stdin, stdin_bytes, stdout, stdout_bytes, stdout_written,"
+            + " stdout_kept, stderr, stderr_bytes, stderr_written, stderr_kept,"
+            + " exit_status, exited FROM run_io WHERE run_id = ?",
+        rs -> {
+          List<String> args = new ArrayList<>();
+          CanonicalJson.parse(rs.getString(1)).forEach(n -> args.add(n.textValue()));
+          return new RunIo.Stored(
+              args,
+              Optional.ofNullable(rs.getString(2)),
+              rs.getLong(3),
+              new RunIo.Stream(rs.getString(4), rs.getLong(5), rs.getLong(6), rs.getInt(7) != 0),
+              new RunIo.Stream(rs.getString(8), rs.getLong(9), rs.getLong(10), rs.getInt(11) != 0),
+              rs.getInt(12),
+              rs.getInt(13) != 0);
+        },
+        runId);
   }
 
   Optional<byte[]> ioBlob(String runId, String address) {
@@ -279,15 +274,13 @@ final class RunTable {
   }
 
   OptionalLong submitter(String runId) {
-    return store.transact(
-        "run store: query failed",
-        db ->
-            StoreDb.first(
-                    db,
-                    "SELECT uid FROM runs WHERE run_id = ? AND uid IS NOT NULL",
-                    rs -> OptionalLong.of(rs.getLong(1)),
-                    runId)
-                .orElse(OptionalLong.empty()));
+    return store
+        .firstRow(
+            "run store: query failed",
+            "SELECT uid FROM runs WHERE run_id = ? AND uid IS NOT NULL",
+            rs -> OptionalLong.of(rs.getLong(1)),
+            runId)
+        .orElse(OptionalLong.empty());
   }
 
   /**

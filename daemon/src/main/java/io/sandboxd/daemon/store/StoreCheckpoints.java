@@ -103,13 +103,10 @@ final class StoreCheckpoints {
    */
   Optional<StoreCheckpoint> checkpoint() {
     Optional<String> text =
-        store.transact(
+        store.firstRow(
             "run store: cannot read its checkpoint",
-            db ->
-                StoreDb.first(
-                    db,
-                    "SELECT envelope FROM store_checkpoint WHERE id = 1",
-                    rs -> rs.getString(1)));
+            "SELECT envelope FROM store_checkpoint WHERE id = 1",
+            rs -> rs.getString(1));
     if (text.isEmpty()) {
       return Optional.empty();
     }

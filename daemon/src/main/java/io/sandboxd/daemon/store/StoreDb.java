@@ -110,6 +110,11 @@ final class StoreDb {
     }
   }
 
+  /** {@link #first} of {@code sql}, read in one transaction ({@link #transact(String, Work)}). */
+  <T> Optional<T> firstRow(String what, String sql, Row<T> row, Object... params) {
+    return transact(what, db -> first(db, sql, row, params));
+  }
+
   /**
    * Rolls back {@code db}'s open transaction and returns the failure {@code e} as a store error
    * naming {@code what}; a failure to roll back is added to {@code e}.

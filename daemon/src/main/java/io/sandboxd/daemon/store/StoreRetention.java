@@ -259,14 +259,11 @@ final class StoreRetention {
 
   /** Whether, when and why retention pruned this run's bulky data. */
   Optional<RunStore.Pruned> pruned(String runId) {
-    return store.transact(
+    return store.firstRow(
         "run " + runId + ": cannot read pruning",
-        db ->
-            StoreDb.first(
-                db,
-                "SELECT pruned_ms, reason FROM pruned WHERE run_id = ?",
-                rs -> new RunStore.Pruned(rs.getLong(1), rs.getString(2)),
-                runId));
+        "SELECT pruned_ms, reason FROM pruned WHERE run_id = ?",
+        rs -> new RunStore.Pruned(rs.getLong(1), rs.getString(2)),
+        runId);
   }
 
   private static void exec(Connection db, String sql, String... args) throws SQLException {

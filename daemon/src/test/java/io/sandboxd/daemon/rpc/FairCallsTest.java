@@ -20,14 +20,7 @@ class FairCallsTest {
     try (FairCalls calls = new FairCalls(8, 4, 7)) {
       CountDownLatch release = new CountDownLatch(1);
       AtomicInteger started = new AtomicInteger();
-      Executor flood = calls.lane("a", "uid 1");
-      for (int i = 0; i < 100; i++) {
-        flood.execute(
-            () -> {
-              started.incrementAndGet();
-              await(release);
-            });
-      }
+      flood(calls.lane("a", "uid 1"), 100, started, release);
       waitFor(() -> started.get() == 4);
       CountDownLatch other = new CountDownLatch(1);
       calls.lane("b", "uid 1").execute(other::countDown);
@@ -47,14 +40,7 @@ class FairCallsTest {
       CountDownLatch release = new CountDownLatch(1);
       AtomicInteger started = new AtomicInteger();
       for (int c = 0; c < 10; c++) {
-        Executor lane = calls.lane("conn " + c, "uid 1");
-        for (int i = 0; i < 20; i++) {
-          lane.execute(
-              () -> {
-                started.incrementAndGet();
-                await(release);
-              });
-        }
+        flood(calls.lane("conn " + c, "uid 1"), 20, started, release);
       }
       waitFor(() -> started.get() == 6);
       CountDownLatch other = new CountDownLatch(1);
@@ -87,6 +73,21 @@ class FairCallsTest {
       // b waited while a's first task held the thread, so it goes first; then they alternate,
       // where arrival order would have run all of a's before any of b's.
       assertEquals("bababababa", order.toString());
+    }
+  }
+
+  /**
+   * Queues {@code tasks} tasks on {@code lane}, each counted in {@code started} as it begins and
+   * then held until {@code release}.
+   */
+  private static void flood(
+      Executor lane, int tasks, AtomicInteger started, CountDownLatch release) {
+    for (int i = 0; i < tasks; i++) {
+      lane.execute(
+          () -> {
+            started.incrementAndGet();
+            await(release);
+          });
     }
   }
 

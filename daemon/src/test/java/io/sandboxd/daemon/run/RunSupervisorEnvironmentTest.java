@@ -9,36 +9,27 @@ import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.config.DaemonConfig;
-import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.rpc.ErrorStatus;
 import io.sandboxd.daemon.store.RunRecord;
-import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Submissions in an environment: refused unless offered, attested by address, replayed in it. */
-class RunSupervisorEnvironmentTest {
+class RunSupervisorEnvironmentTest extends NodeStoreFixture {
   @RegisterExtension static final TestExecutor executor = new TestExecutor(2, 60_000);
   static final byte[] module = Wat2Wasm.parse(RunSupervisorTest.UNIT);
 
-  @TempDir Path tmp;
-  RunStore store;
-  NodeIdentity node;
   OfferedEnvironments offered;
 
   @BeforeEach
   void wire() throws Exception {
-    node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"));
-    store = RunStore.open(tmp.resolve("runs.db"), node.key());
     Path file =
         Files.writeString(
             tmp.resolve("env.json"),
@@ -52,11 +43,6 @@ class RunSupervisorEnvironmentTest {
             new EnvironmentMounts(tmp, List.of()),
             tmp.resolve("environments"),
             OfferedEnvironmentsTest.CORE_AS_FILE);
-  }
-
-  @AfterEach
-  void closeStore() {
-    store.close();
   }
 
   RunSupervisor supervisor(OfferedEnvironments envs) {

@@ -15,10 +15,8 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SegmentChain;
 import io.sandboxd.attest.Verification;
-import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.store.RecordKind;
 import io.sandboxd.daemon.store.RunRecord;
-import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
@@ -26,17 +24,14 @@ import io.sandboxd.executor.Journal;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
-class RunSupervisorTest {
+class RunSupervisorTest extends NodeStoreFixture {
   /** Logs, reads the clock twice and draws a random number: three journaled host calls. */
   static final String UNIT =
       """
@@ -58,15 +53,10 @@ class RunSupervisorTest {
   @RegisterExtension static final TestExecutor executor = new TestExecutor(2, 60_000);
   static final byte[] module = Wat2Wasm.parse(UNIT);
 
-  @TempDir Path tmp;
-  RunStore store;
-  NodeIdentity node;
   RunSupervisor supervisor;
 
   @BeforeEach
   void wire() throws Exception {
-    node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"));
-    store = RunStore.open(tmp.resolve("runs.db"), node.key());
     supervisor =
         new RunSupervisor(
             new Admission(new UnitCompiler(16), Set.of(DeviceClass.Cpu)),
@@ -74,11 +64,6 @@ class RunSupervisorTest {
             store,
             node,
             tmp.resolve("storage"));
-  }
-
-  @AfterEach
-  void closeStore() {
-    store.close();
   }
 
   static String grants(String devices, String host) {

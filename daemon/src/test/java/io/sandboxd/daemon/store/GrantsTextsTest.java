@@ -4,27 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sandboxd.attest.SigningKey;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-class GrantsTextsTest {
+class GrantsTextsTest extends StoreFileFixture {
   private static final String SHARED = "{\"compute\":{\"cpu_time_ms\":2000},\"host\":{}}";
-
-  @TempDir Path tmp;
-  private final SigningKey key = SigningKey.generate();
-
-  private Path file() {
-    return tmp.resolve("runs.db");
-  }
 
   private RunRecord run(String runId, long createdMs, String grants) {
     return TestRuns.record(
@@ -47,7 +36,7 @@ class GrantsTextsTest {
   }
 
   private String one(String sql) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file());
+    try (Connection c = raw();
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
       return rs.next() ? rs.getString(1) : null;

@@ -2,6 +2,8 @@ package io.sandboxd.daemon.store;
 
 import io.sandboxd.attest.SigningKey;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A store file in the test's temporary folder, one signing key, and runs and edits made to it. */
@@ -12,6 +14,11 @@ abstract class StoreFileFixture {
 
   Path file() {
     return tmp.resolve("runs.db");
+  }
+
+  /** A plain connection to the store file, beside the store's own. */
+  Connection raw() throws Exception {
+    return DriverManager.getConnection("jdbc:sqlite:" + file());
   }
 
   void fill(RunStore store, int from, int n) {

@@ -9,9 +9,7 @@ import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
 import io.sandboxd.attest.Verification;
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -22,24 +20,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The ledger chains each run's store record and signs one head per commit: the head covers every
  * record through the chain, so an edit no signature of its own would catch is still found.
  */
-class StoreLedgerTest {
-  @TempDir Path tmp;
-
-  private final SigningKey key = SigningKey.generate();
-
-  private Path file() {
-    return tmp.resolve("runs.db");
-  }
-
-  private Connection raw() throws Exception {
-    return DriverManager.getConnection("jdbc:sqlite:" + file());
-  }
+class StoreLedgerTest extends StoreFileFixture {
 
   private String headText() throws Exception {
     try (Connection c = raw();
@@ -47,6 +33,17 @@ class StoreLedgerTest {
         ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
       assertTrue(rs.next());
       return rs.getString(1);
+    }
+  }
+
+  /** Replaces the stored text of the ledger row at {@code position}, behind the store's back. */
+  private void rewriteLedgerRow(int position, String envelope) throws Exception {
+    try (Connection c = raw();
+        PreparedStatement st =
+            c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = ?")) {
+      st.setString(1, envelope);
+      st.setInt(2, position);
+      assertEquals(1, st.executeUpdate());
     }
   }
 
@@ -149,17 +146,11 @@ class StoreLedgerTest {
             was.segment(),
             was.receipt(),
             was.attestation());
-    try (Connection c = raw()) {
-      try (PreparedStatement st =
-          c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = 2")) {
-        st.setString(1, CanonicalJson.canonicalString(forged.toCore()));
-        assertEquals(1, st.executeUpdate());
-      }
-      try (Statement st = c.createStatement()) {
-        assertEquals(
-            1,
-            st.executeUpdate("UPDATE runs SET created_ms = created_ms + 1 WHERE run_id='run-2'"));
-      }
+    rewriteLedgerRow(2, CanonicalJson.canonicalString(forged.toCore()));
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      assertEquals(
+          1, st.executeUpdate("UPDATE runs SET created_ms = created_ms + 1 WHERE run_id='run-2'"));
     }
     try (RunStore s = RunStore.open(file(), key)) {
       // The row agrees with its (forged) record, so a read alone cannot tell ...
@@ -182,12 +173,7 @@ class StoreLedgerTest {
     StoreLedger.Row chained = StoreLedger.read(row);
     Envelope signed = Envelope.sign(chained.core(), key);
     assertEquals(chained.address(), signed.address());
-    try (Connection c = raw();
-        PreparedStatement st =
-            c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = 0")) {
-      st.setString(1, signed.toJsonLine());
-      assertEquals(1, st.executeUpdate());
-    }
+    rewriteLedgerRow(0, signed.toJsonLine());
     try (RunStore s = RunStore.open(file(), key)) {
       assertEquals(List.of(), s.verifyAll());
       assertTrue(s.run("run-0").orElseThrow().tampered().isEmpty());
@@ -195,12 +181,7 @@ class StoreLedgerTest {
     // Signed by another key, it is damage.
     Envelope foreign = Envelope.sign(chained.core(), SigningKey.generate());
     assertTrue(foreign.verify(Optional.of(key.publicKey())) instanceof Verification.Invalid);
-    try (Connection c = raw();
-        PreparedStatement st =
-            c.prepareStatement("UPDATE ledger SET envelope = ? WHERE position = 0")) {
-      st.setString(1, foreign.toJsonLine());
-      assertEquals(1, st.executeUpdate());
-    }
+    rewriteLedgerRow(0, foreign.toJsonLine());
     try (RunStore s = RunStore.open(file(), key)) {
       assertTrue(s.run("run-0").orElseThrow().tampered().isPresent());
     }

@@ -10,9 +10,7 @@ import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -21,13 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Each schema migration, applied to a database written by the version before it. */
-class StoreMigrationTest {
-  @TempDir Path tmp;
-
-  private final SigningKey key = SigningKey.generate();
+class StoreMigrationTest extends StoreFileFixture {
 
   /** The DDL the version-1 releases ran, verbatim (they never set user_version). */
   private static final List<String> RELEASED_V1_DDL =
@@ -44,14 +38,6 @@ class StoreMigrationTest {
           "CREATE TABLE IF NOT EXISTS blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
           "CREATE TABLE IF NOT EXISTS modules (address TEXT PRIMARY KEY, bytes BLOB NOT NULL)",
           "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_ms)");
-
-  private Path file() {
-    return tmp.resolve("runs.db");
-  }
-
-  private Connection raw() throws Exception {
-    return DriverManager.getConnection("jdbc:sqlite:" + file());
-  }
 
   /** Writes the runs as the version-1 release did: no ledger, no head, no user_version. */
   private List<RunRecord> writeV1(boolean withGrantsColumns, String... runIds) throws Exception {
@@ -138,13 +124,6 @@ class StoreMigrationTest {
         st.setObject(i + 1, args[i]);
       }
       assertTrue(st.executeUpdate() > 0, "changed nothing: " + sql);
-    }
-  }
-
-  private void sql(String statement) throws Exception {
-    try (Connection c = raw();
-        Statement st = c.createStatement()) {
-      assertTrue(st.executeUpdate(statement) > 0, "changed nothing: " + statement);
     }
   }
 
