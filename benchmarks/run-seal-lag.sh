@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 22: does the background verifier keep up with a steady load? For each JAR: a fresh daemon
 # (--dev defaults) serves `sandboxctl bench` of examples/hello.wasm by address with CLIENTS clients
-# for SECONDS, then stops; prints the runs stored, the runs its sealed checkpoint covers (what the
-# next start-up need not check again) and the ms from a restart's spawn to serving (the daemon's
-# own store-check line beside it). Run it on a quiet machine, alternating the jars.
+# for SECONDS, then stops (SIGTERM); prints the runs stored, the runs its sealed checkpoint covers
+# (what the next start-up need not check again), the ms the stop took (since issue 22's seal at
+# stop it checks and seals the runs since the checkpoint) and the ms from a restart's spawn to
+# serving (the daemon's own store-check line beside it). Run it on a quiet machine, alternating the jars.
 #
 #   benchmarks/run-seal-lag.sh CLIENTS SECONDS JAR [JAR...]
 #   benchmarks/run-seal-lag.sh 1 90 /tmp/base.jar daemon/target/sandboxd.jar
@@ -53,7 +54,9 @@ for jar in "$@"; do
   "${ctl[@]}" modules put "$module" --socket "$work/run/s.sock" >/dev/null
   bench="$("${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$clients" \
     --duration "$seconds" --warmup 0 --socket "$work/run/s.sock" --json)"
+  s0="$(date +%s%N)"
   stop
+  s1="$(date +%s%N)"
   counts="$(python3 - "$work/state/runs.db" <<'PY'
 import re, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -72,7 +75,8 @@ PY
   check="$(grep -o 'after the sealed checkpoint at [0-9]* verify[^;]*([0-9]* ms)' "$work/log2" | head -1 || true)"
   units="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["units_per_s"])' <<<"$bench")"
   echo "$(basename "$jar"): clients=$clients load=${seconds}s units/s=$units runs=$runs" \
-    "sealed=$sealed unsealed=$((runs - sealed)) restart_to_serving_ms=$(((t1 - t0) / 1000000))" \
+    "sealed=$sealed unsealed=$((runs - sealed)) stop_ms=$(((s1 - s0) / 1000000))" \
+    "restart_to_serving_ms=$(((t1 - t0) / 1000000))" \
     "check: $check"
   rm -rf "$work"
   work=

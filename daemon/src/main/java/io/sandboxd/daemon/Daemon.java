@@ -250,6 +250,8 @@ public final class Daemon implements AutoCloseable {
   public static Daemon start(DaemonPaths paths, DaemonConfig config, boolean serveDamagedStore)
       throws IOException {
     DaemonClient.quietNettyBootstrap();
+    // The serving path's classes load on the second core while this thread checks the store.
+    ServingPreload preload = ServingPreload.start();
     createPrivateDir(paths.stateDir());
     PrivatePath.requireDirectory(paths.stateDir(), "state directory");
     Path socketDir = paths.socket().getParent();
@@ -348,6 +350,8 @@ public final class Daemon implements AutoCloseable {
       durableRuns.limitStore(
           new StoreRoom(
               store, paths.stateDir().resolve("snapshots"), config.limits().store().maxBytes()));
+      // From here on this thread builds the server: the preload must be done (see ServingPreload).
+      preload.await();
       ServingState serving = new ServingState();
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
@@ -695,14 +699,48 @@ public final class Daemon implements AutoCloseable {
         LOG.info("parked " + parked + " durable run(s) before stopping");
       }
     }
+    long started = System.nanoTime();
     int left = serving.drain(deadlineMs);
     if (left > 0) {
       LOG.warning(left + " submission(s) still running after " + deadlineMs + " ms; stopping them");
     } else {
       LOG.info("drained: no submission in flight");
+      sealBeforeStop(deadlineMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     }
     close();
     return left;
+  }
+
+  /**
+   * Seals the runs since the checkpoint within what is left of the stop's deadline, so that the
+   * next start serves without checking them (issue 22: start-up with 10^6 runs); what does not fit
+   * is checked by that start-up, as after a crash.
+   */
+  private void sealBeforeStop(long budgetMs) {
+    long t0 = System.nanoTime();
+    long sealed;
+    long unsealed;
+    try {
+      sealed = verifier.sealBeforeStop(budgetMs);
+      unsealed = store.headRuns() - store.checkpoint().map(cp -> cp.runs()).orElse(0L);
+    } catch (RuntimeException e) {
+      // The stop goes on: the runs stay for the next start-up to check, as after a crash.
+      LOG.warning("run store: cannot seal before stopping: " + e.getMessage());
+      return;
+    }
+    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    if (unsealed == 0) {
+      LOG.info("run store: sealed " + sealed + " run(s) before stopping (" + ms + " ms)");
+    } else {
+      LOG.info(
+          "run store: "
+              + unsealed
+              + " run(s) left unsealed for the next start-up to check ("
+              + ms
+              + " ms of a "
+              + Math.max(0, budgetMs)
+              + " ms budget)");
+    }
   }
 
   private static void closeQuietly(KvStore kv) {

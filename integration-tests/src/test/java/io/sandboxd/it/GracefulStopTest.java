@@ -71,12 +71,23 @@ class GracefulStopTest {
     assertTrue(d.process.waitFor(60, TimeUnit.SECONDS), "did not exit after draining");
     assertEquals(0, d.process.exitValue(), d.log());
     assertTrue(d.log().contains("drained: no submission in flight"), d.log());
+    // After the drain the stop sealed the runs since the checkpoint (the background verifier seals
+    // only every 1,024 runs), so the next start has none of them to check before it serves.
+    java.util.regex.Matcher sealed =
+        java.util.regex.Pattern.compile("run store: sealed (\\d+) run\\(s\\) before stopping")
+            .matcher(d.log());
+    assertTrue(sealed.find(), d.log());
+    long runs = Long.parseLong(sealed.group(1));
+    assertTrue(runs >= 2, d.log());
 
     // The drained run was stored before the daemon said goodbye.
     try (DaemonProcess again = DaemonProcess.start(state, dir.resolve("s2.sock"))) {
       DaemonProcess.Result show = again.ctl("runs", "show", running.getRunId());
       assertEquals(0, show.exit(), show.err());
       assertTrue(show.out().contains("CpuTime"), show.out());
+      assertTrue(
+          again.log().contains("the 0 run(s) after the sealed checkpoint at " + runs + " verify"),
+          again.log());
     }
   }
 }

@@ -65,6 +65,8 @@ public final class StoreVerifier implements AutoCloseable {
   // On-demand checks waiting for the pass lock: a throttled background pass gives way to them (it
   // would otherwise keep an operator waiting for as long as its CPU share stretches it).
   private final AtomicInteger demanded = new AtomicInteger();
+  // System.nanoTime() by which an unthrottled pass must end (sealBeforeStop's budget); 0: none.
+  private volatile long stopBy;
   private Thread thread;
 
   /** A verifier of {@code store}; {@code listener} hears each finished pass (for metrics). */
@@ -121,6 +123,38 @@ public final class StoreVerifier implements AutoCloseable {
       demanded.decrementAndGet();
       return fullPass(true);
     }
+  }
+
+  /**
+   * Checks and seals the runs appended since the checkpoint, in the caller's thread at full speed,
+   * as a stop's last step (after the drain, before the store closes): the next start-up then has
+   * none of them to check before it serves, as a database's shutdown checkpoint spares its next
+   * start a replay. The check is the one start-up would make, so a sealed run means what it always
+   * means (WIRE.md §2.8). It gives up, sealing nothing, once {@code budgetMs} have passed; damage
+   * is reported as a background pass reports it and seals nothing. Returns the runs it sealed.
+   */
+  public long sealBeforeStop(long budgetMs) {
+    if (budgetMs <= 0) {
+      return 0;
+    }
+    demanded.incrementAndGet();
+    synchronized (passLock) {
+      demanded.decrementAndGet();
+      long before = sealedRuns();
+      stopBy = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs);
+      try {
+        sealNewRuns(1, false);
+      } finally {
+        stopBy = 0;
+      }
+      return sealedRuns() - before;
+    }
+  }
+
+  /** Whether an unthrottled pass should end now: the daemon is closing or its budget is spent. */
+  private boolean stopNow() {
+    long by = stopBy;
+    return closed || (by != 0 && System.nanoTime() - by > 0);
   }
 
   /** Whether a throttled pass should end now: the daemon is closing or a check is demanded. */
@@ -329,7 +363,7 @@ public final class StoreVerifier implements AutoCloseable {
                 SLICE_RUNS,
                 pos -> {
                   progress.accept(pos);
-                  if (throttled ? giveWay() : closed) {
+                  if (throttled ? giveWay() : stopNow()) {
                     throw new PassStopped();
                   }
                 },

@@ -259,6 +259,64 @@ class StoreCheckpointTest extends StoreFileFixture {
     }
   }
 
+  @Test
+  void aStopSealsTheRunsSinceTheCheckpointSoTheNextStartChecksNone() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 30);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fill(store, 30, 600);
+      // A throttled background pass is under way (1% of a core: it would take a minute or more).
+      try (StoreVerifier v = started(store, 100_000, 20, 1)) {
+        await(v, StoreVerifier.Phase.RUNNING, System.nanoTime() + 60_000_000_000L);
+        assertEquals(600, v.sealBeforeStop(60_000));
+        assertEquals(630, sealedRuns(store));
+        // Nothing more to seal: a second stop's seal does nothing.
+        assertEquals(0, v.sealBeforeStop(60_000));
+      }
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      RunStore.StartupCheck next = store.verifyFromCheckpoint();
+      assertEquals(List.of(), next.damage());
+      assertEquals(630, next.checkpointRuns());
+      assertEquals(0, next.verifiedRuns());
+    }
+  }
+
+  @Test
+  void aStopOutOfTimeSealsNothingAndLeavesTheRunsToStartUp() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 10);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fill(store, 10, 2_000);
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 20, 1)) {
+        assertEquals(0, v.sealBeforeStop(0));
+        assertEquals(0, v.sealBeforeStop(-5));
+        // 2,000 runs' signatures take far longer than a millisecond to check.
+        assertEquals(0, v.sealBeforeStop(1));
+        assertEquals(10, sealedRuns(store));
+        // The budget held only that stop: the next has time and seals them all.
+        assertEquals(2_000, v.sealBeforeStop(60_000));
+      }
+    }
+  }
+
+  @Test
+  void damageFoundAtAStopIsReportedAndNothingIsSealed() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 20);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fill(store, 20, 5);
+    }
+    sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00022'");
+    try (RunStore store = RunStore.open(file(), key);
+        StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 20, 1)) {
+      assertEquals(0, v.sealBeforeStop(60_000));
+      assertEquals(20, sealedRuns(store));
+      assertEquals(StoreVerifier.Phase.DAMAGED, v.state().phase(), v.state().toString());
+      assertTrue(v.state().damage().stream().anyMatch(d -> d.runId().equals("run-00022")));
+    }
+  }
+
   /**
    * A verifier of {@code store} (seal every, poll ms, CPU percent: as its constructor), started.
    */
