@@ -2,12 +2,13 @@
 # Issue 22: does the background verifier keep up with a steady load? For each JAR: a fresh daemon
 # (--dev defaults) serves `sandboxctl bench` of examples/hello.wasm by address with CLIENTS clients
 # for SECONDS, then stops (SIGTERM); prints the runs stored, the runs its sealed checkpoint covers
-# (what the next start-up need not check again), the ms the stop took (since issue 22's seal at
-# stop it checks and seals the runs since the checkpoint) and the ms from a restart's spawn to
+# (what the next start-up need not check again), the ms the stop took (with store.seal_on_stop it
+# checks and seals the runs since the checkpoint) and the ms from a restart's spawn to
 # serving (the daemon's own store-check line beside it). Run it on a quiet machine, alternating the jars.
 #
 #   benchmarks/run-seal-lag.sh CLIENTS SECONDS JAR [JAR...]
 #   benchmarks/run-seal-lag.sh 1 90 /tmp/base.jar daemon/target/sandboxd.jar
+#   CONFIG='{"store":{"seal_on_stop":true}}' benchmarks/run-seal-lag.sh 1 60 JAR   # daemon config
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 (($# >= 3)) || { echo "usage: $0 CLIENTS SECONDS JAR [JAR...]" >&2; exit 2; }
@@ -47,7 +48,7 @@ stop() {
 for jar in "$@"; do
   work="$(mktemp -d)"
   mkdir -p "$work/state" "$work/run"
-  echo '{}' >"$work/cfg.json"
+  echo "${CONFIG:-{\}}" >"$work/cfg.json"
   ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
   address="$("${ctl[@]}" address --raw "$module")"
   serve "$jar" log1

@@ -280,14 +280,18 @@ public record DaemonConfig(
    * newest {@code maxRuns} runs or older than {@code maxAgeMs}) the oldest runs' journals, blobs,
    * logs and module bytes are pruned; their signed records stay. {@code verifyCpuPercent} caps the
    * background store verifier's CPU at that share of one core (it re-checks what the node signed,
-   * so it must never compete with runs).
+   * so it must never compete with runs). {@code sealOnStop}: a graceful stop checks and seals the
+   * runs since the checkpoint, so the next start need not check them before it serves; off by
+   * default, because a run sealed is no longer refused at start when its row is changed while the
+   * daemon is stopped (issue 8), only found by the background pass or {@code store verify}.
    */
-  public record Store(long maxBytes, long maxRuns, long maxAgeMs, int verifyCpuPercent) {
+  public record Store(
+      long maxBytes, long maxRuns, long maxAgeMs, int verifyCpuPercent, boolean sealOnStop) {
     /** The background verifier's default share of one core. */
     public static final int DEFAULT_VERIFY_CPU_PERCENT = 5;
 
     public Store(long maxBytes, long maxRuns, long maxAgeMs) {
-      this(maxBytes, maxRuns, maxAgeMs, DEFAULT_VERIFY_CPU_PERCENT);
+      this(maxBytes, maxRuns, maxAgeMs, DEFAULT_VERIFY_CPU_PERCENT, false);
     }
   }
 
@@ -563,7 +567,8 @@ public record DaemonConfig(
     JsonReader j = f.objectOrEmpty("journal", Set.of("max_entries", "max_bytes"));
     JsonReader s =
         f.objectOrEmpty(
-            "store", Set.of("max_bytes", "max_runs", "max_age_ms", "verify_cpu_percent"));
+            "store",
+            Set.of("max_bytes", "max_runs", "max_age_ms", "verify_cpu_percent", "seal_on_stop"));
     Connections dc = d.connections();
     long day = 24L * 3600 * 1000;
     return new Limits(
@@ -580,7 +585,8 @@ public record DaemonConfig(
             s.integer("max_bytes", d.store().maxBytes(), 1, 1L << 50),
             s.integer("max_runs", d.store().maxRuns(), 1, 1L << 40),
             s.integer("max_age_ms", d.store().maxAgeMs(), 1, 100 * 365 * day),
-            (int) s.integer("verify_cpu_percent", d.store().verifyCpuPercent(), 1, 100)));
+            (int) s.integer("verify_cpu_percent", d.store().verifyCpuPercent(), 1, 100),
+            s.bool("seal_on_stop", d.store().sealOnStop())));
   }
 
   /** Most secrets one node configures, and most endpoints one secret is bound to. */

@@ -45,6 +45,20 @@ class DaemonConfigTest {
   }
 
   @Test
+  void sealOnStopIsOffByDefaultAndReadStrictly() {
+    DaemonConfig.Store d = DaemonConfig.defaults().limits().store();
+    // Off unless asked for: a run sealed at stop is no longer refused at start when changed.
+    assertEquals(false, d.sealOnStop());
+    DaemonConfig.Store on = parse("{\"store\":{\"seal_on_stop\":true}}").limits().store();
+    assertEquals(true, on.sealOnStop());
+    assertEquals(d.verifyCpuPercent(), on.verifyCpuPercent());
+    assertEquals(d.maxBytes(), on.maxBytes());
+    assertTrue(
+        refusal("{\"store\":{\"seal_on_stop\":1}}").startsWith("$.store.seal_on_stop"),
+        refusal("{\"store\":{\"seal_on_stop\":1}}"));
+  }
+
+  @Test
   void quotasHaveSafeDefaultsAndAreReadStrictly() {
     DaemonConfig.Quotas d = DaemonConfig.defaults().quotas();
     // 200 x 1 MiB of kv (issue 8 item 11) must not fit the default.

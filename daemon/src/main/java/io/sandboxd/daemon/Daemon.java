@@ -435,6 +435,7 @@ public final class Daemon implements AutoCloseable {
               Optional.ofNullable(endpoint));
       daemon.durable = durableRuns;
       daemon.parkOnStop = config.durable().parkOnStop();
+      daemon.sealOnStop = config.limits().store().sealOnStop();
       return daemon;
     } catch (IOException | RuntimeException e) {
       if (pools != null) {
@@ -680,6 +681,8 @@ public final class Daemon implements AutoCloseable {
   // Durable runs and whether a stop parks them (durable.park_on_stop); set once at start.
   private DurableRuns durable;
   private boolean parkOnStop;
+  // Whether a drained stop seals the runs since the checkpoint (store.seal_on_stop); set once.
+  private boolean sealOnStop;
 
   /** The background store verification. */
   public StoreVerifier verifier() {
@@ -705,7 +708,9 @@ public final class Daemon implements AutoCloseable {
       LOG.warning(left + " submission(s) still running after " + deadlineMs + " ms; stopping them");
     } else {
       LOG.info("drained: no submission in flight");
-      sealBeforeStop(deadlineMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      if (sealOnStop) {
+        sealBeforeStop(deadlineMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      }
     }
     close();
     return left;
@@ -714,7 +719,8 @@ public final class Daemon implements AutoCloseable {
   /**
    * Seals the runs since the checkpoint within what is left of the stop's deadline, so that the
    * next start serves without checking them (issue 22: start-up with 10^6 runs); what does not fit
-   * is checked by that start-up, as after a crash.
+   * is checked by that start-up, as after a crash. Only with {@code store.seal_on_stop}: a sealed
+   * run changed while the daemon is stopped is no longer refused at start (issue 8).
    */
   private void sealBeforeStop(long budgetMs) {
     long t0 = System.nanoTime();
