@@ -69,8 +69,9 @@ final class ServingPreload {
     try {
       // The native transport (its library is unpacked and loaded once).
       io.netty.channel.epoll.Epoll.ensureAvailability();
-      io.netty.buffer.ByteBufAllocator alloc = io.netty.buffer.ByteBufAllocator.DEFAULT;
-      alloc.buffer(1).release();
+      // The allocator's class, not a buffer: a buffer would give this short-lived thread a cache.
+      Class.forName(
+          "io.netty.buffer.ByteBufAllocator", true, ServingPreload.class.getClassLoader());
       // Every method's descriptor and marshaller: each message class and its default instance.
       SandboxdGrpc.getServiceDescriptor();
       JcpGrpc.getServiceDescriptor();
