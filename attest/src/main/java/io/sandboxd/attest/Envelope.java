@@ -75,6 +75,17 @@ public final class Envelope {
     return publicKey;
   }
 
+  /**
+   * Whether {@code signature} by the raw key {@code publicKey}, over the core whose canonical bytes
+   * hash to {@code address}, is one this process made or has already verified, so that it needs no
+   * Ed25519. The caller must have hashed the very bytes it holds to {@code address}: then true
+   * means those bytes carry a valid signature. False only says this process does not know it (the
+   * table is bounded); verify in full then.
+   */
+  public static boolean knownValid(byte[] publicKey, byte[] address, byte[] signature) {
+    return VerifiedSignatures.known(publicKey, address, signature);
+  }
+
   /** The address of a core, without signing (for {@code prev} links and references). */
   public static String addressOf(JsonNode core) {
     return Blake3.hex(CanonicalJson.canonicalize(core));

@@ -221,4 +221,41 @@ class VerifiedSignaturesTest {
     long misses = VerifiedSignatures.verifications() - before;
     assertTrue(misses <= 2, misses + " of 64 checks needed Ed25519");
   }
+
+  @Test
+  void knownValidAnswersOnlyForTriplesMadeOrVerifiedHere() {
+    Random r = new Random(41);
+    for (int i = 0; i < 200; i++) {
+      SigningKey key = KEYS.get(i % KEYS.size());
+      byte[] raw = key.publicKey().raw();
+      Envelope made = Envelope.sign(core(r), key);
+      byte[] address = Hex.decode(made.address(), 32, "address");
+      byte[] sig = Hex.decode(made.signature(), 64, "signature");
+      assertTrue(Envelope.knownValid(raw, address, sig), "signed here");
+      byte[] flipped = sig.clone();
+      flipped[i % 64] ^= (byte) (1 << (i % 8));
+      assertEquals(false, Envelope.knownValid(raw, address, flipped), "another signature");
+      byte[] otherAddress = address.clone();
+      otherAddress[i % 32] ^= 1;
+      assertEquals(false, Envelope.knownValid(raw, otherAddress, sig), "another address");
+      byte[] otherKey = KEYS.get((i + 1) % KEYS.size()).publicKey().raw();
+      assertEquals(false, Envelope.knownValid(otherKey, address, sig), "another key");
+
+      // Made elsewhere: unknown until verified here, then known; an invalid one never is.
+      Envelope elsewhere = signedElsewhere(core(r), key);
+      byte[] a2 = Hex.decode(elsewhere.address(), 32, "address");
+      byte[] s2 = Hex.decode(elsewhere.signature(), 64, "signature");
+      assertEquals(false, Envelope.knownValid(raw, a2, s2), "not seen yet");
+      assertTrue(elsewhere.verify(Optional.empty()) instanceof Verification.Valid);
+      assertTrue(Envelope.knownValid(raw, a2, s2), "verified here");
+      Envelope forged =
+          envelope(
+              (ObjectNode) elsewhere.core(),
+              elsewhere.address(),
+              Hex.encode(flipped),
+              elsewhere.publicKey());
+      assertTrue(forged.verify(Optional.empty()) instanceof Verification.Invalid);
+      assertEquals(false, Envelope.knownValid(raw, a2, flipped), "an invalid one");
+    }
+  }
 }

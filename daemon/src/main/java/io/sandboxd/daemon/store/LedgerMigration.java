@@ -60,7 +60,7 @@ final class LedgerMigration {
         StoredRun s = unsigned(db, row, position);
         Optional<StoreDamage> d = StoreAudit.rowDamage(row, s);
         if (d.isEmpty()) {
-          d = StoreAudit.recordsDamage(q, row, s, key.publicKey());
+          d = StoreAudit.recordsDamage(q, row, s, key.publicKey(), StoreAudit.Depth.FULL);
         }
         if (d.isPresent()) {
           throw refusal(d.get());

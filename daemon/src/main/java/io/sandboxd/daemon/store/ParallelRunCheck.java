@@ -78,7 +78,8 @@ final class ParallelRunCheck implements AutoCloseable {
               () -> {
                 // Each takes the next run still unchecked: runs differ in cost (journals, records).
                 for (int i = next.getAndIncrement(); i < found.length; i = next.getAndIncrement()) {
-                  found[i] = StoreAudit.checkRun(reader, signer, runs.get(i));
+                  found[i] =
+                      StoreAudit.checkRun(reader, signer, runs.get(i), StoreAudit.Depth.FULL);
                   threadsUsed.add(Thread.currentThread().getName());
                 }
                 return null;

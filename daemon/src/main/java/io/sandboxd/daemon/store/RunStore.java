@@ -7,6 +7,7 @@ import io.sandboxd.attest.InclusionProof;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoreCheckpoint;
+import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.Verification;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -600,6 +601,16 @@ public final class RunStore implements AutoCloseable {
   /** Undoes the node log's leaves of a transaction that was rolled back (lock held). */
   void logReset(NodeLog.Mark before) {
     log.reset(before);
+  }
+
+  /**
+   * A bound for a verifier's pass: the latest head this process signed over at most {@code runs}
+   * runs ({@link StoreLedger#signedHeadAtMost}, whose condition the caller keeps), or empty.
+   */
+  Optional<StoreAudit.Bound> signedHeadAtMost(long runs) {
+    return ledger
+        .signedHeadAtMost(runs)
+        .map(h -> new StoreAudit.Bound(StoreHead.fromCore(h.core()).runs(), h));
   }
 
   /** The ledger before a durable-run transaction (monitor held). */

@@ -13,12 +13,14 @@ import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
 import io.sandboxd.attest.Verification;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,25 @@ import java.util.Set;
  */
 final class StoreAudit {
   private StoreAudit() {}
+
+  /** How deep a run's signed records are checked. */
+  enum Depth {
+    /**
+     * Each record read as JSON and strictly by its schema, its signature verified (or found in the
+     * memo of signatures this process made), its links to the run's other records checked.
+     */
+    FULL,
+    /**
+     * As FULL, but a run whose every record is, byte for byte, one this process signed (its bytes
+     * hash to an address that, with the record's key and signature, is in the process's keyed memo
+     * of its own signatures) and the one the run's chained store-run names for its kind is not read
+     * as JSON beyond its attestation's journal root: what the check would re-derive from it, this
+     * process wrote. A change to any stored byte still fails (the hash, the memo or the names
+     * differ, and the run is checked in FULL). What the background seal uses: it checks runs this
+     * process stored moments before. A start-up (an empty memo) and {@code store verify} use FULL.
+     */
+    SIGNED_HERE
+  }
 
   /** The columns of one {@code runs} row and what the records table says about its chain. */
   record RunRow(
@@ -68,8 +89,15 @@ final class StoreAudit {
       return new LedgerEntry(
           null, damage(id, "ledger", "the run is not in the node's signed ledger"));
     }
+    return ledgerEntry(id, StoreLedger.Stored.read(ledgerEnvelope), signer);
+  }
+
+  private static LedgerEntry ledgerEntry(String id, StoreLedger.Stored text, PublicKey signer) {
+    if (text.unreadable() != null) {
+      return new LedgerEntry(null, unreadable(id, text.unreadable()));
+    }
     try {
-      StoreLedger.Row entry = StoreLedger.read(ledgerEnvelope);
+      StoreLedger.Row entry = text.row();
       // A chained core is authenticated by the signed head over the chain (checked by the audit);
       // a row from before per-batch heads carries its own signature.
       if (entry.signed().isPresent()
@@ -79,9 +107,12 @@ final class StoreAudit {
       }
       return new LedgerEntry(entry.stored(), Optional.empty());
     } catch (AttestException e) {
-      return new LedgerEntry(
-          null, damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage()));
+      return new LedgerEntry(null, unreadable(id, e));
     }
+  }
+
+  private static Optional<StoreDamage> unreadable(String id, AttestException e) {
+    return damage(id, "ledger", "its signed store record is unreadable: " + e.getMessage());
   }
 
   /** The first column of {@code row} that does not match the store record {@code s}. */
@@ -253,7 +284,8 @@ final class StoreAudit {
       long end,
       long limit,
       java.util.function.LongConsumer progress,
-      ParallelRunCheck parallel)
+      ParallelRunCheck parallel,
+      Depth depth)
       throws SQLException {
     List<StoreDamage> runs = new ArrayList<>();
     List<LedgerRun> pending = new ArrayList<>();
@@ -277,27 +309,31 @@ final class StoreAudit {
           long pos = rs.getLong(1);
           if (pos != expect) {
             // Not dense: the whole-store check names it; this slice stops here.
-            check(q, signer, parallel, pending, runs, progress);
+            check(q, signer, parallel, pending, runs, progress, depth);
             return new Slice(runs, read - 1, new Start(expect, chain), true);
           }
           expect++;
-          byte[] text = rs.getBytes(3);
-          chain = StoreHead.extend(chain, StoreLedger.addressOfRow(text));
+          // Read once: for the chain here, and for the run's own check.
+          StoreLedger.Stored text = StoreLedger.Stored.read(rs.getBytes(3));
+          chain = StoreHead.extend(chain, text.address());
           pending.add(
               new LedgerRun(
                   pos, rs.getString(2), text, rs.getString(4) == null ? null : row(rs, 4)));
           if (pending.size() >= batch) {
-            check(q, signer, parallel, pending, runs, progress);
+            check(q, signer, parallel, pending, runs, progress, depth);
           }
         }
       }
-      check(q, signer, parallel, pending, runs, progress);
+      check(q, signer, parallel, pending, runs, progress, depth);
     }
     return new Slice(runs, read, new Start(expect, chain), read < limit);
   }
 
-  /** A run as the ledger read gives it: position, id, ledger text, and its row (null: deleted). */
-  record LedgerRun(long position, String runId, byte[] text, RunRow row) {}
+  /**
+   * A run as the ledger read gives it: position, id, ledger row as read, and its row (null:
+   * deleted).
+   */
+  record LedgerRun(long position, String runId, StoreLedger.Stored text, RunRow row) {}
 
   /** Checks {@code pending} (then empties it), adding their damage to {@code runs} in order. */
   private static void check(
@@ -306,7 +342,8 @@ final class StoreAudit {
       ParallelRunCheck parallel,
       List<LedgerRun> pending,
       List<StoreDamage> runs,
-      java.util.function.LongConsumer progress)
+      java.util.function.LongConsumer progress,
+      Depth depth)
       throws SQLException {
     if (pending.isEmpty()) {
       return;
@@ -315,7 +352,7 @@ final class StoreAudit {
     if (parallel == null) {
       found = new ArrayList<>(pending.size());
       for (LedgerRun run : pending) {
-        found.add(checkRun(q, signer, run));
+        found.add(checkRun(q, signer, run, depth));
       }
     } else {
       found = parallel.check(pending);
@@ -330,7 +367,7 @@ final class StoreAudit {
   }
 
   /** One ledger row's run: its row, its signed records and its journal. */
-  static Optional<StoreDamage> checkRun(Statements q, PublicKey signer, LedgerRun run)
+  static Optional<StoreDamage> checkRun(Statements q, PublicKey signer, LedgerRun run, Depth depth)
       throws SQLException {
     String runId = run.runId();
     if (run.row() == null) {
@@ -355,7 +392,7 @@ final class StoreAudit {
       }
     }
     if (d.isEmpty()) {
-      d = recordsDamage(q, row, signed, signer);
+      d = recordsDamage(q, row, signed, signer, depth);
     }
     return d;
   }
@@ -388,7 +425,8 @@ final class StoreAudit {
       java.util.function.LongConsumer progress,
       ParallelRunCheck parallel)
       throws SQLException {
-    Slice runs = slice(db, signer, from, Long.MAX_VALUE, Long.MAX_VALUE, progress, parallel);
+    Slice runs =
+        slice(db, signer, from, Long.MAX_VALUE, Long.MAX_VALUE, progress, parallel, Depth.FULL);
     return wholeStore(db, signer, from, runs.next(), runs.damage());
   }
 
@@ -511,12 +549,21 @@ final class StoreAudit {
     return Optional.empty();
   }
 
-  /** The run's signed records, their links, and its journal against journal_root. */
+  /**
+   * The run's signed records, their links, and its journal against journal_root; at {@code depth}
+   * SIGNED_HERE, records this process signed are taken as it wrote them (see {@link Depth}).
+   */
   static Optional<StoreDamage> recordsDamage(
-      Statements q, RunRow row, StoredRun s, PublicKey signer) throws SQLException {
+      Statements q, RunRow row, StoredRun s, PublicKey signer, Depth depth) throws SQLException {
     String runId = row.runId();
     if (s == null) {
       return damage(runId, "ledger", "its signed store record does not verify");
+    }
+    if (depth == Depth.SIGNED_HERE) {
+      SignedHere here = signedHere(q, runId, s, signer);
+      if (here != null) {
+        return row.pruned() ? Optional.empty() : journalDamage(q, runId, here.journalRoot());
+      }
     }
     List<Envelope> all = new ArrayList<>();
     Map<RecordKind, List<Envelope>> byKind = new EnumMap<>(RecordKind.class);
@@ -566,6 +613,60 @@ final class StoreAudit {
     }
     // A pruned run's journal is gone on purpose; its root stays attested.
     return row.pruned() ? Optional.empty() : journalDamage(q, runId, a.journalRoot());
+  }
+
+  /** What a run's records signed here say that the check still needs: its attested journal root. */
+  private record SignedHere(String journalRoot) {}
+
+  /**
+   * The run's records read without their JSON, when each is one this process signed under {@code
+   * signer} and exactly the one {@code s} names for its kind; null when any is not, or anything
+   * else is off (the full check then examines the run and names what it finds).
+   */
+  private static SignedHere signedHere(Statements q, String runId, StoredRun s, PublicKey signer)
+      throws SQLException {
+    byte[] key = signer.raw();
+    Map<RecordKind, byte[]> cores = new EnumMap<>(RecordKind.class);
+    PreparedStatement st =
+        q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq");
+    st.setString(1, runId);
+    try (ResultSet rs = st.executeQuery()) {
+      while (rs.next()) {
+        Optional<RecordKind> kind = RecordKind.ofStored(rs.getString(1));
+        Optional<StoreEncoding.Signed> read;
+        try {
+          read = StoreEncoding.derived(rs.getBytes(3));
+        } catch (StoreEncodingException e) {
+          return null;
+        }
+        if (kind.isEmpty() || read.isEmpty() || cores.containsKey(kind.get())) {
+          return null;
+        }
+        StoreEncoding.Signed e = read.get();
+        String address = Hex.encode(e.address());
+        if (!address.equals(rs.getString(2))
+            || !address.equals(kind.get().signedAddress(s))
+            || !Arrays.equals(e.publicKey(), key)
+            || !Envelope.knownValid(key, e.address(), e.signature())) {
+          return null;
+        }
+        cores.put(kind.get(), e.core());
+      }
+    }
+    if (cores.size() != RecordKind.values().length) {
+      return null;
+    }
+    try {
+      JsonNode root =
+          CanonicalJson.parse(new String(cores.get(RecordKind.ATTESTATION), StandardCharsets.UTF_8))
+              .get("journal_root");
+      if (root == null || !(root.isNull() || root.isTextual())) {
+        return null;
+      }
+      return new SignedHere(root.isNull() ? null : root.textValue());
+    } catch (AttestException e) {
+      return null;
+    }
   }
 
   /** Exactly one record of {@code kind}, with the address the store record signed. */

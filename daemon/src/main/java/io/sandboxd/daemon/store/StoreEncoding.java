@@ -227,6 +227,48 @@ public final class StoreEncoding {
       return new String(stored, StandardCharsets.UTF_8);
     }
     int header = stored[0] == SIGNED ? SIGNED_HEADER : stored[0] == DERIVED ? DERIVED_HEADER : 2;
+    int dict = dictionary(stored, header);
+    if (stored[0] == PLAIN) {
+      return new String(inflate(stored, header, DICTIONARY_BYTES[dict]), StandardCharsets.UTF_8);
+    }
+    Signed e = signed(stored, header, dict);
+    StringBuilder b = new StringBuilder(e.core().length + HEAD + TAIL);
+    return b.append(PREFIX)
+        .append(Hex.encode(e.address()))
+        .append(CORE)
+        .append(new String(e.core(), StandardCharsets.UTF_8))
+        .append(KEY)
+        .append(Hex.encode(e.publicKey()))
+        .append(SIGNATURE)
+        .append(Hex.encode(e.signature()))
+        .append(END)
+        .toString();
+  }
+
+  /**
+   * A stored envelope taken apart: its core's UTF-8 bytes, its address (for the node's own layout,
+   * the BLAKE3 of those bytes, recomputed here), its raw public key and signature.
+   */
+  record Signed(byte[] core, byte[] address, byte[] publicKey, byte[] signature) {}
+
+  /**
+   * The envelope {@code stored} holds when it is in the node's own layout (byte 0 is 3: its address
+   * is its core's BLAKE3), taken apart without reading its JSON; empty for any other form. What the
+   * background seal reads: it needs the bytes and their hash, not the tree.
+   *
+   * @throws StoreEncodingException naming the byte at fault when it is of that layout but does not
+   *     decode
+   */
+  static java.util.Optional<Signed> derived(byte[] stored) {
+    if (stored == null || stored.length == 0 || stored[0] != DERIVED) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(
+        signed(stored, DERIVED_HEADER, dictionary(stored, DERIVED_HEADER)));
+  }
+
+  /** The dictionary number of an encoded row whose header is {@code header} bytes. */
+  private static int dictionary(byte[] stored, int header) {
     if (stored.length < header) {
       throw new StoreEncodingException(
           "truncated: " + stored.length + " bytes, the header alone is " + header);
@@ -235,24 +277,16 @@ public final class StoreEncoding {
     if (dict >= DICTIONARY_BYTES.length) {
       throw new StoreEncodingException("byte 1: unknown dictionary " + dict);
     }
-    if (stored[0] == PLAIN) {
-      return new String(inflate(stored, header, DICTIONARY_BYTES[dict]), StandardCharsets.UTF_8);
-    }
+    return dict;
+  }
+
+  /** The parts of a SIGNED or DERIVED row whose header ({@code header} bytes) was checked. */
+  private static Signed signed(byte[] stored, int header, int dict) {
     int keyAt = header - 96;
-    String key = Hex.encode(Arrays.copyOfRange(stored, keyAt, keyAt + 32));
-    byte[] core = inflate(stored, header, withKey(dict, key));
+    byte[] key = Arrays.copyOfRange(stored, keyAt, keyAt + 32);
+    byte[] core = inflate(stored, header, withKey(dict, Hex.encode(key)));
     byte[] address = stored[0] == DERIVED ? Blake3.hash(core) : Arrays.copyOfRange(stored, 2, 34);
-    StringBuilder b = new StringBuilder(core.length + HEAD + TAIL);
-    return b.append(PREFIX)
-        .append(Hex.encode(address))
-        .append(CORE)
-        .append(new String(core, StandardCharsets.UTF_8))
-        .append(KEY)
-        .append(key)
-        .append(SIGNATURE)
-        .append(Hex.encode(Arrays.copyOfRange(stored, keyAt + 32, header)))
-        .append(END)
-        .toString();
+    return new Signed(core, address, key, Arrays.copyOfRange(stored, keyAt + 32, header));
   }
 
   /**

@@ -12,7 +12,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * The store's ledger: one {@code sandbox.store-run/1} core per run in append order, hash-chained,
@@ -35,6 +37,20 @@ final class StoreLedger {
   private long durableSize;
 
   private String durableChain;
+
+  /**
+   * Heads this process signed, one at least every {@link #HEAD_STEP} runs, by their run count: a
+   * verifier that lags checks the ledger in steps, each against one of them ({@link
+   * #signedHeadAtMost}). A head of a transaction rolled back is dropped by {@link #reset}. Written
+   * under the store's monitor, read by the verifier's thread.
+   */
+  private final ConcurrentSkipListMap<Long, Envelope> signedHeads = new ConcurrentSkipListMap<>();
+
+  /** Runs between two heads kept in {@link #signedHeads}. */
+  static final long HEAD_STEP = 1024;
+
+  /** Heads kept at most (about 0.3 KiB each): 4 Mi runs at {@link #HEAD_STEP}. */
+  static final int MAX_HEADS = 4096;
 
   private StoreLedger(
       Connection db, long size, String chain, long durableSize, String durableChain) {
@@ -129,6 +145,8 @@ final class StoreLedger {
   }
 
   void reset(Mark m) {
+    // Heads signed in the transaction rolled back name runs that are not stored.
+    signedHeads.tailMap(m.size(), false).clear();
     size = m.size();
     chain = m.chain();
     durableSize = m.durableSize();
@@ -188,8 +206,26 @@ final class StoreLedger {
       replaceHead =
           db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)");
     }
-    replaceHead.setString(1, Envelope.sign(head.toCore(), key).toJsonLine());
+    Envelope signed = Envelope.sign(head.toCore(), key);
+    replaceHead.setString(1, signed.toJsonLine());
     replaceHead.executeUpdate();
+    Map.Entry<Long, Envelope> last = signedHeads.lastEntry();
+    if (size > 0 && (last == null || size - last.getKey() >= HEAD_STEP)) {
+      signedHeads.put(size, signed);
+      if (signedHeads.size() > MAX_HEADS) {
+        signedHeads.pollFirstEntry();
+      }
+    }
+  }
+
+  /**
+   * The latest head this process signed over at most {@code runs} runs and committed, or empty. Ask
+   * only for a count the store's committed head (read in a transaction begun before this call) has
+   * reached: a head of a transaction not yet committed covers more runs than that, and one of a
+   * transaction rolled back was dropped before any later commit could reach its count.
+   */
+  Optional<Envelope> signedHeadAtMost(long runs) {
+    return Optional.ofNullable(signedHeads.floorEntry(runs)).map(Map.Entry::getValue);
   }
 
   /**
@@ -217,10 +253,25 @@ final class StoreLedger {
 
   /** The address a row's text contributes to the chain (its raw hash when it is unreadable). */
   static String addressOfRow(byte[] stored) {
-    try {
-      return read(stored).address();
-    } catch (AttestException e) {
-      return io.sandboxd.attest.Blake3.hex(stored);
+    return Stored.read(stored).address();
+  }
+
+  /**
+   * A ledger row's stored bytes read once, for the chain and for the run's check: the row, or why
+   * it does not read ({@code unreadable}, then {@code row} is null).
+   */
+  record Stored(byte[] bytes, Row row, AttestException unreadable) {
+    static Stored read(byte[] bytes) {
+      try {
+        return new Stored(bytes, StoreLedger.read(bytes), null);
+      } catch (AttestException e) {
+        return new Stored(bytes, null, e);
+      }
+    }
+
+    /** The address the row contributes to the chain (its raw hash when it is unreadable). */
+    String address() {
+      return row != null ? row.address() : io.sandboxd.attest.Blake3.hex(bytes);
     }
   }
 

@@ -25,6 +25,13 @@ public final class StoreVerifier implements AutoCloseable {
   /** Unverified runs that make the verifier check and seal them. */
   static final long SEAL_EVERY = 1024;
 
+  /**
+   * Runs one pass over new runs checks at most (give or take a head's step): a verifier behind the
+   * load seals step by step, each step against a head this process signed there, instead of in one
+   * pass that grows with the lag and is lost whole when the daemon stops before it ends.
+   */
+  static final long MAX_PASS = 8 * StoreLedger.HEAD_STEP;
+
   private static final long POLL_MS = 2_000;
 
   /** Where verification stands. */
@@ -56,8 +63,7 @@ public final class StoreVerifier implements AutoCloseable {
 
   private final RunStore store;
   private final Consumer<State> listener;
-  private final long sealEvery;
-  private final long pollMs;
+  private final Cadence cadence;
   private final CpuShare background;
   private final AtomicReference<State> state = new AtomicReference<>(State.PENDING);
   private final Object passLock = new Object();
@@ -88,12 +94,27 @@ public final class StoreVerifier implements AutoCloseable {
 
   StoreVerifier(
       RunStore store, Consumer<State> listener, long sealEvery, long pollMs, int cpuPercent) {
+    this(store, listener, sealEvery, MAX_PASS, pollMs, cpuPercent);
+  }
+
+  StoreVerifier(
+      RunStore store,
+      Consumer<State> listener,
+      long sealEvery,
+      long maxPass,
+      long pollMs,
+      int cpuPercent) {
     this.store = store;
     this.listener = listener;
-    this.sealEvery = sealEvery;
-    this.pollMs = pollMs;
+    this.cadence = new Cadence(sealEvery, maxPass, pollMs);
     this.background = new CpuShare(cpuPercent);
   }
+
+  /**
+   * When passes over new runs come: once {@code sealEvery} runs lie past the checkpoint (looked at
+   * every {@code pollMs}), each over at most {@code maxPass} runs.
+   */
+  private record Cadence(long sealEvery, long maxPass, long pollMs) {}
 
   /** The background passes' CPU so far and the wall time they took, for the cap's metric. */
   public CpuShare.Use backgroundUse() {
@@ -129,9 +150,10 @@ public final class StoreVerifier implements AutoCloseable {
    * Checks and seals the runs appended since the checkpoint, in the caller's thread at full speed,
    * as a stop's last step (after the drain, before the store closes): the next start-up then has
    * none of them to check before it serves, as a database's shutdown checkpoint spares its next
-   * start a replay. The check is the one start-up would make, so a sealed run means what it always
-   * means (WIRE.md §2.8). It gives up, sealing nothing, once {@code budgetMs} have passed; damage
-   * is reported as a background pass reports it and seals nothing. Returns the runs it sealed.
+   * start a replay. A sealed run means what it always means (WIRE.md §2.8; the runs' records
+   * checked as {@link StoreAudit.Depth#SIGNED_HERE}). It goes in steps of at most {@link #MAX_PASS}
+   * runs and gives up once {@code budgetMs} have passed, the steps sealed by then kept; damage is
+   * reported as a background pass reports it and ends the sealing. Returns the runs it sealed.
    */
   public long sealBeforeStop(long budgetMs) {
     if (budgetMs <= 0) {
@@ -143,11 +165,22 @@ public final class StoreVerifier implements AutoCloseable {
       long before = sealedRuns();
       stopBy = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs);
       try {
-        sealNewRuns(1, false);
+        // Step by step (each pass at most maxPass runs): what is sealed stays sealed if the time
+        // runs out in a later step.
+        while (!stopNow() && sealNewRuns(1, false)) {
+          // the next step
+        }
       } finally {
         stopBy = 0;
       }
       return sealedRuns() - before;
+    }
+  }
+
+  /** One step of {@link #sealBeforeStop} without a budget: whether it sealed (for tests). */
+  boolean sealStep() {
+    synchronized (passLock) {
+      return sealNewRuns(1, false);
     }
   }
 
@@ -173,10 +206,10 @@ public final class StoreVerifier implements AutoCloseable {
       boolean sealed = false;
       while (!closed) {
         if (!sealed) {
-          TimeUnit.MILLISECONDS.sleep(pollMs);
+          TimeUnit.MILLISECONDS.sleep(cadence.pollMs());
         }
         synchronized (passLock) {
-          sealed = !closed && sealNewRuns(sealEvery, true);
+          sealed = !closed && sealNewRuns(cadence.sealEvery(), true);
         }
       }
     } catch (InterruptedException e) {
@@ -188,8 +221,8 @@ public final class StoreVerifier implements AutoCloseable {
 
   /**
    * One full pass; a clean one seals a checkpoint at what it covered when {@code sealAlways} (on
-   * demand), else only once {@link #sealEvery} runs lie past the current checkpoint, so that a
-   * start-up's runs stay for the next start-up to check as before.
+   * demand), else only once {@link Cadence#sealEvery} runs lie past the current checkpoint, so that
+   * a start-up's runs stay for the next start-up to check as before.
    */
   private State fullPass(boolean sealAlways) {
     long started = System.currentTimeMillis();
@@ -209,12 +242,13 @@ public final class StoreVerifier implements AutoCloseable {
                 }
               },
               !sealAlways,
-              null);
+              null,
+              StoreAudit.Depth.FULL);
       long finished = System.currentTimeMillis();
       store.remember(r.damage(), true);
       if (r.clean()) {
         long sealed = sealedRuns();
-        if (sealAlways || r.ledgerSize() - sealed >= sealEvery) {
+        if (sealAlways || r.ledgerSize() - sealed >= cadence.sealEvery()) {
           store.seal(r.ledgerSize(), r.chain());
         }
         done =
@@ -288,11 +322,32 @@ public final class StoreVerifier implements AutoCloseable {
     try (Connection reader = store.openReader()) {
       // Up to the head signed when the pass begins, not the ledger's end as it grows: runs keep
       // coming while a throttled pass runs, and one that chased the end would never seal any.
-      Optional<StoreAudit.Bound> bound = StoreAudit.bound(reader);
+      Optional<StoreAudit.Bound> latest = StoreAudit.bound(reader);
       reader.rollback();
+      // Far behind: a step up to a head this process signed at most maxPass runs on (asked after
+      // the read above, for no more runs than the committed head it saw: see signedHeadAtMost).
+      Optional<StoreAudit.Bound> bound = latest;
+      if (latest.isPresent() && latest.get().runs() - from.position() > cadence.maxPass()) {
+        long position = from.position();
+        bound =
+            store
+                .signedHeadAtMost(position + cadence.maxPass())
+                .filter(b -> b.runs() > position && b.runs() <= latest.get().runs())
+                .or(() -> latest);
+      }
       StoreAudit.Result r;
       try {
-        r = pass(reader, from, throttled, pos -> {}, false, bound.orElse(null));
+        // The runs since the checkpoint were stored by this process moments ago (or checked at
+        // its start-up): records it signed itself are taken as it wrote them (StoreAudit.Depth).
+        r =
+            pass(
+                reader,
+                from,
+                throttled,
+                pos -> {},
+                false,
+                bound.orElse(null),
+                StoreAudit.Depth.SIGNED_HERE);
       } catch (PassStopped e) {
         return false; // closing, or an on-demand check takes over: it covers these runs too
       }
@@ -323,22 +378,11 @@ public final class StoreVerifier implements AutoCloseable {
   /**
    * An audit from {@code from}, slice by slice, each slice in its own read transaction on {@code
    * reader}; the whole-store check runs in the last slice's. {@code throttled} holds it to the
-   * background share of a core.
-   */
-  private StoreAudit.Result pass(
-      Connection reader,
-      StoreAudit.Start from,
-      boolean throttled,
-      java.util.function.LongConsumer progress)
-      throws SQLException {
-    return pass(reader, from, throttled, progress, false, null);
-  }
-
-  /**
-   * As above; with {@code sealMeanwhile} (the background full pass) the runs appended since the
-   * checkpoint are checked and sealed between slices, every poll interval, while this pass has
-   * found no damage. With a {@code bound} (null: none) it checks the runs before the bound's head
-   * and that head ({@link StoreAudit#bounded}) instead of the whole store as it is at the end.
+   * background share of a core; {@code depth} is how its runs' records are checked. With {@code
+   * sealMeanwhile} (the background full pass) the runs appended since the checkpoint are checked
+   * and sealed between slices, every poll interval, while this pass has found no damage. With a
+   * {@code bound} (null: none) it checks the runs before the bound's head and that head ({@link
+   * StoreAudit#bounded}) instead of the whole store as it is at the end.
    */
   private StoreAudit.Result pass(
       Connection reader,
@@ -346,7 +390,8 @@ public final class StoreVerifier implements AutoCloseable {
       boolean throttled,
       java.util.function.LongConsumer progress,
       boolean sealMeanwhile,
-      StoreAudit.Bound bound)
+      StoreAudit.Bound bound,
+      StoreAudit.Depth depth)
       throws SQLException {
     List<StoreDamage> runDamage = new java.util.ArrayList<>();
     StoreAudit.Start at = from;
@@ -367,7 +412,8 @@ public final class StoreVerifier implements AutoCloseable {
                     throw new PassStopped();
                   }
                 },
-                null);
+                null,
+                depth);
         runDamage.addAll(slice.damage());
         at = slice.next();
         if (slice.end()) {
@@ -392,9 +438,9 @@ public final class StoreVerifier implements AutoCloseable {
         reader.rollback();
         if (sealMeanwhile
             && runDamage.isEmpty()
-            && System.nanoTime() - sealedAt >= TimeUnit.MILLISECONDS.toNanos(pollMs)) {
+            && System.nanoTime() - sealedAt >= TimeUnit.MILLISECONDS.toNanos(cadence.pollMs())) {
           // Unthrottled itself: this pass's pacing counts its CPU (the same thread's).
-          sealNewRuns(sealEvery, false);
+          sealNewRuns(cadence.sealEvery(), false);
           sealedAt = System.nanoTime();
         }
         paceOrStop(pace);

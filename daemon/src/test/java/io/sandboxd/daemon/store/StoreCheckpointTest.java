@@ -2,6 +2,7 @@ package io.sandboxd.daemon.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.CanonicalJson;
@@ -317,6 +318,59 @@ class StoreCheckpointTest extends StoreFileFixture {
     }
   }
 
+  @Test
+  void aVerifierFarBehindSealsStepByStepAgainstHeadsSignedHereAndNeverOneRolledBack()
+      throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 10);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      // One commit each: heads at 1,110, 2,210 and 3,310 runs (a head kept every 1,024 runs).
+      fill(store, 10, 1_100);
+      fill(store, 1_110, 1_100);
+      fill(store, 2_210, 1_100);
+      // A commit that fails after signing its head at 4,810 runs: that head must be forgotten.
+      List<RunRecord> failing = new ArrayList<>();
+      for (int i = 3_310; i < 4_809; i++) {
+        failing.add(TestRuns.simple(key, String.format("other-%05d", i), 9_000 + i));
+      }
+      failing.add(TestRuns.simple(key, "run-00005", 1));
+      assertThrows(StoreException.class, () -> store.appendAll(failing));
+      fill(store, 3_310, 1_100); // head at 4,410, kept
+      fill(store, 4_410, 400); // head at 4,810 (other runs than the forgotten one's), not kept
+      fill(store, 4_810, 190); // the store's head: 5,000 runs
+      List<Long> steps = new ArrayList<>();
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 1_500, 20, 100)) {
+        while (v.sealStep()) {
+          steps.add(sealedRuns(store));
+        }
+        assertEquals(StoreVerifier.Phase.PENDING, v.state().phase(), v.state().toString());
+      }
+      // At most 1,500 runs a step, each up to a head signed here; the last up to the store's.
+      assertEquals(List.of(1_110L, 2_210L, 3_310L, 4_410L, 5_000L), steps);
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      RunStore.StartupCheck next = store.verifyFromCheckpoint();
+      assertEquals(List.of(), next.damage());
+      assertEquals(5_000, next.checkpointRuns());
+    }
+  }
+
+  @Test
+  void aStopFarBehindSealsEveryStepItHasTimeFor() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 10);
+      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      for (int from = 10; from < 10 + 8 * 1_100; from += 1_100) {
+        fill(store, from, 1_100);
+      }
+      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 1_100, 20, 100)) {
+        // Eight steps of one head each: a stop goes on from step to step while it has time.
+        assertEquals(8 * 1_100, v.sealBeforeStop(60_000));
+        assertEquals(10 + 8 * 1_100, sealedRuns(store));
+      }
+    }
+  }
+
   /**
    * A verifier of {@code store} (seal every, poll ms, CPU percent: as its constructor), started.
    */
@@ -422,7 +476,15 @@ class StoreCheckpointTest extends StoreFileFixture {
         fill(store, 30, 5); // after the bound: not this audit's
         StoreAudit.Start start = StoreAudit.Start.GENESIS;
         StoreAudit.Slice s =
-            StoreAudit.slice(reader, key.publicKey(), start, bound.runs(), 64, p -> {}, null);
+            StoreAudit.slice(
+                reader,
+                key.publicKey(),
+                start,
+                bound.runs(),
+                64,
+                p -> {},
+                null,
+                StoreAudit.Depth.FULL);
         assertTrue(s.end());
         assertEquals(30, s.next().position());
         StoreAudit.Result r =

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
@@ -184,6 +185,58 @@ class StoreLedgerTest extends StoreFileFixture {
     rewriteLedgerRow(0, foreign.toJsonLine());
     try (RunStore s = RunStore.open(file(), key)) {
       assertTrue(s.run("run-0").orElseThrow().tampered().isPresent());
+    }
+  }
+
+  @Test
+  void aHeadSignedInATransactionRolledBackIsNeverOfferedAsABound() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      // The store's tables, then a ledger of its own on a second connection.
+    }
+    String zeros = "0".repeat(64);
+    try (Connection c = raw()) {
+      c.setAutoCommit(false);
+      StoreLedger ledger = StoreLedger.open(c);
+      for (int round = 0; round < 3; round++) {
+        StoreLedger.Mark before = ledger.mark();
+        for (int i = 0; i < StoreLedger.HEAD_STEP + 7; i++) {
+          long position = ledger.size();
+          ledger.append(
+              new StoredRun(
+                  position,
+                  "run-" + round + "-" + position,
+                  position,
+                  zeros,
+                  zeros,
+                  new Outcome.Completed(),
+                  "run",
+                  zeros,
+                  zeros,
+                  0,
+                  zeros,
+                  zeros,
+                  zeros));
+        }
+        ledger.signHead(key);
+        if (round == 1) {
+          // As a commit that fails after the head is signed: rolled back, the ledger reset.
+          c.rollback();
+          ledger.reset(before);
+        } else {
+          c.commit();
+        }
+      }
+      long step = StoreLedger.HEAD_STEP + 7;
+      // Heads at one step and (after the rolled-back one) again at two steps: the second is the
+      // commit of round 2, whose runs differ from those of the head rolled back at the same count.
+      assertEquals(2 * step, ledger.size());
+      Envelope second = ledger.signedHeadAtMost(Long.MAX_VALUE).orElseThrow();
+      assertEquals(2 * step, StoreHead.fromCore(second.core()).runs());
+      assertEquals(ledger.chain(), StoreHead.fromCore(second.core()).chain());
+      assertEquals(
+          step,
+          StoreHead.fromCore(ledger.signedHeadAtMost(2 * step - 1).orElseThrow().core()).runs());
+      assertTrue(ledger.signedHeadAtMost(step - 1).isEmpty());
     }
   }
 }
