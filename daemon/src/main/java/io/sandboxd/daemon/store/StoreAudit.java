@@ -567,10 +567,7 @@ final class StoreAudit {
     }
     List<Envelope> all = new ArrayList<>();
     Map<RecordKind, List<Envelope>> byKind = new EnumMap<>(RecordKind.class);
-    PreparedStatement st =
-        q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq");
-    st.setString(1, runId);
-    try (ResultSet rs = st.executeQuery()) {
+    try (ResultSet rs = records(q, runId).executeQuery()) {
       while (rs.next()) {
         Optional<RecordKind> stored = RecordKind.ofStored(rs.getString(1));
         if (stored.isEmpty()) {
@@ -627,10 +624,7 @@ final class StoreAudit {
       throws SQLException {
     byte[] key = signer.raw();
     Map<RecordKind, byte[]> cores = new EnumMap<>(RecordKind.class);
-    PreparedStatement st =
-        q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq");
-    st.setString(1, runId);
-    try (ResultSet rs = st.executeQuery()) {
+    try (ResultSet rs = records(q, runId).executeQuery()) {
       while (rs.next()) {
         Optional<RecordKind> kind = RecordKind.ofStored(rs.getString(1));
         Optional<StoreEncoding.Signed> read;
@@ -667,6 +661,14 @@ final class StoreAudit {
     } catch (AttestException e) {
       return null;
     }
+  }
+
+  /** The query of a run's records (kind, address, stored envelope) by kind and sequence. */
+  private static PreparedStatement records(Statements q, String runId) throws SQLException {
+    PreparedStatement st =
+        q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq");
+    st.setString(1, runId);
+    return st;
   }
 
   /** Exactly one record of {@code kind}, with the address the store record signed. */

@@ -94,19 +94,13 @@ public final class StoreVerifier implements AutoCloseable {
 
   StoreVerifier(
       RunStore store, Consumer<State> listener, long sealEvery, long pollMs, int cpuPercent) {
-    this(store, listener, sealEvery, MAX_PASS, pollMs, cpuPercent);
+    this(store, listener, new Cadence(sealEvery, MAX_PASS, pollMs), cpuPercent);
   }
 
-  StoreVerifier(
-      RunStore store,
-      Consumer<State> listener,
-      long sealEvery,
-      long maxPass,
-      long pollMs,
-      int cpuPercent) {
+  StoreVerifier(RunStore store, Consumer<State> listener, Cadence cadence, int cpuPercent) {
     this.store = store;
     this.listener = listener;
-    this.cadence = new Cadence(sealEvery, maxPass, pollMs);
+    this.cadence = cadence;
     this.background = new CpuShare(cpuPercent);
   }
 
@@ -114,7 +108,7 @@ public final class StoreVerifier implements AutoCloseable {
    * When passes over new runs come: once {@code sealEvery} runs lie past the checkpoint (looked at
    * every {@code pollMs}), each over at most {@code maxPass} runs.
    */
-  private record Cadence(long sealEvery, long maxPass, long pollMs) {}
+  record Cadence(long sealEvery, long maxPass, long pollMs) {}
 
   /** The background passes' CPU so far and the wall time they took, for the cap's metric. */
   public CpuShare.Use backgroundUse() {

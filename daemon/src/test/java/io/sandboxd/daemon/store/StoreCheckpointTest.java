@@ -339,7 +339,8 @@ class StoreCheckpointTest extends StoreFileFixture {
       fill(store, 4_410, 400); // head at 4,810 (other runs than the forgotten one's), not kept
       fill(store, 4_810, 190); // the store's head: 5,000 runs
       List<Long> steps = new ArrayList<>();
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 1_500, 20, 100)) {
+      try (StoreVerifier v =
+          new StoreVerifier(store, s -> {}, new StoreVerifier.Cadence(100_000, 1_500, 20), 100)) {
         while (v.sealStep()) {
           steps.add(sealedRuns(store));
         }
@@ -363,7 +364,8 @@ class StoreCheckpointTest extends StoreFileFixture {
       for (int from = 10; from < 10 + 8 * 1_100; from += 1_100) {
         fill(store, from, 1_100);
       }
-      try (StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 1_100, 20, 100)) {
+      try (StoreVerifier v =
+          new StoreVerifier(store, s -> {}, new StoreVerifier.Cadence(100_000, 1_100, 20), 100)) {
         // Eight steps of one head each: a stop goes on from step to step while it has time.
         assertEquals(8 * 1_100, v.sealBeforeStop(60_000));
         assertEquals(10 + 8 * 1_100, sealedRuns(store));
