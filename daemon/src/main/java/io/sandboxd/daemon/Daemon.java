@@ -738,10 +738,13 @@ public final class Daemon implements AutoCloseable {
     if (unsealed == 0) {
       LOG.info("run store: sealed " + sealed + " run(s) before stopping (" + ms + " ms)");
     } else {
+      // Steps sealed before the time ran out (or damage was found) stay sealed.
       LOG.info(
-          "run store: "
+          "run store: sealed "
+              + sealed
+              + " run(s) before stopping; "
               + unsealed
-              + " run(s) left unsealed for the next start-up to check ("
+              + " left unsealed for the next start-up to check ("
               + ms
               + " ms of a "
               + Math.max(0, budgetMs)
