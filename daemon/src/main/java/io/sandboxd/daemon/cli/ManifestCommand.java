@@ -25,14 +25,7 @@ import picocli.CommandLine.Spec;
     name = "manifest",
     description = "Ingest a devcontainer.json as a signed environment manifest (WIRE.md §2.7).",
     subcommands = {ManifestCommand.Ingest.class, ManifestCommand.Derive.class})
-final class ManifestCommand implements Runnable {
-  @Spec CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(System.err);
-  }
-
+final class ManifestCommand extends CommandGroup {
   /** Every refusal on its own line, so a user sees all of them at once. */
   static void printRefusals(String who, String file, ManifestRefusedException e) {
     PrintStream err = System.err;

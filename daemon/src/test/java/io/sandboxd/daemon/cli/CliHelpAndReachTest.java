@@ -64,6 +64,37 @@ class CliHelpAndReachTest {
                     }));
   }
 
+  /** A group run alone prints its usage under its full name, as `--help` does, on stderr. */
+  @TestFactory
+  Stream<DynamicTest> aGroupRunAlonePrintsItsFullUsage() {
+    CommandLine root = Sandboxctl.commandLine();
+    List<List<String>> groups = new ArrayList<>();
+    for (List<String> path : commandPaths(root, List.of())) {
+      CommandLine cl = root;
+      for (String name : path) {
+        cl = cl.getSubcommands().get(name);
+      }
+      if (!path.isEmpty() && !cl.getSubcommands().isEmpty()) {
+        groups.add(path);
+      }
+    }
+    assertTrue(groups.size() >= 8, "groups found: " + groups);
+    return groups.stream()
+        .map(
+            path ->
+                DynamicTest.dynamicTest(
+                    String.join(" ", path),
+                    () -> {
+                      Console.Result r = Console.run(path.toArray(String[]::new));
+                      assertEquals(0, r.exit(), r.stderr());
+                      assertTrue(
+                          r.stderr().startsWith("Usage: sandboxctl " + String.join(" ", path)),
+                          r.stderr());
+                      assertTrue(r.stderr().contains("--help"), r.stderr());
+                      assertEquals("", r.out());
+                    }));
+  }
+
   @Test
   void helpWinsOverAMissingRequiredParameter() {
     Console.Result r = Console.run("run", "-h");
