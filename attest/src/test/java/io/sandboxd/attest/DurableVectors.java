@@ -1,15 +1,11 @@
 package io.sandboxd.attest;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.RunSegment.Kind;
 import io.sandboxd.attest.RunSegment.SnapshotRef;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -451,12 +447,7 @@ public final class DurableVectors {
         want.put("where", b.where()).put("kind", b.kind());
       }
     }
-    try {
-      return CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(root)
-          + "\n";
-    } catch (JsonProcessingException e) {
-      throw new UncheckedIOException(e);
-    }
+    return VectorFiles.text(root);
   }
 
   private static ObjectNode describe(ObjectNode o, Envelope e) {
@@ -473,9 +464,6 @@ public final class DurableVectors {
 
   /** Writes the vectors file to {@code args[0]}. */
   public static void main(String[] args) throws IOException {
-    Path out = Path.of(args.length > 0 ? args[0] : "vectors/durable/durable.json");
-    Files.createDirectories(out.toAbsolutePath().getParent());
-    Files.writeString(out, generate(), StandardCharsets.UTF_8);
-    System.out.println(out);
+    VectorFiles.write(args, "vectors/durable/durable.json", generate());
   }
 }

@@ -34,6 +34,23 @@ class DurableVectorsTest {
     return out;
   }
 
+  /** The names of the cases in {@code section} of the file. */
+  private static Set<String> caseNames(String section) throws IOException {
+    Set<String> names = new HashSet<>();
+    root().get(section).forEach(c -> names.add(c.get("name").textValue()));
+    return names;
+  }
+
+  /** The case called {@code name} in {@code section} of the file. */
+  private static JsonNode namedCase(String section, String name) throws IOException {
+    for (JsonNode c : root().get(section)) {
+      if (c.get("name").textValue().equals(name)) {
+        return c;
+      }
+    }
+    throw new AssertionError("no " + section + " case " + name);
+  }
+
   @Test
   void thePublishedFileIsWhatTheGeneratorMakesByteForByte() throws IOException {
     VectorFiles.assertGenerated(file(), DurableVectors.generate());
@@ -108,10 +125,8 @@ class DurableVectorsTest {
 
   @Test
   void everyTamperedVariantFailsWhereTheVectorSays() throws IOException {
-    Set<String> names = new HashSet<>();
     for (JsonNode t : root().get("tampered")) {
       String name = t.get("name").textValue();
-      names.add(name);
       List<Envelope> segs = envelopes(t.get("segments"));
       SegmentChain.Verdict.Invalid inv =
           assertInstanceOf(
@@ -139,33 +154,26 @@ class DurableVectorsTest {
             "drifted-manifest",
             "wider-grants",
             "taint-laundered"),
-        names);
+        caseNames("tampered"));
   }
 
   @Test
   void aForkIsReportedAsOneByTheBundleVerifierToo() throws IOException {
-    for (JsonNode t : root().get("tampered")) {
-      if (!t.get("name").textValue().equals("forked")) {
-        continue;
-      }
-      List<Envelope> segs = envelopes(t.get("segments"));
-      EvidenceBundle.Verdict.Invalid inv =
-          assertInstanceOf(
-              EvidenceBundle.Verdict.Invalid.class,
-              EvidenceBundle.verify(
-                  segs,
-                  Set.of(DurableVectors.HOST_A.publicKey(), DurableVectors.HOST_B.publicKey())));
-      assertTrue(inv.reason().startsWith("fork: "), inv.reason());
-      assertTrue(inv.where().startsWith("seq 1 "), inv.where());
-    }
+    List<Envelope> segs = envelopes(namedCase("tampered", "forked").get("segments"));
+    EvidenceBundle.Verdict.Invalid inv =
+        assertInstanceOf(
+            EvidenceBundle.Verdict.Invalid.class,
+            EvidenceBundle.verify(
+                segs,
+                Set.of(DurableVectors.HOST_A.publicKey(), DurableVectors.HOST_B.publicKey())));
+    assertTrue(inv.reason().startsWith("fork: "), inv.reason());
+    assertTrue(inv.where().startsWith("seq 1 "), inv.where());
   }
 
   @Test
   void everyBudgetCaseGetsItsVerdictAndTheConsistentOneAddsUpFromTheFileAlone() throws IOException {
-    Set<String> names = new HashSet<>();
     for (JsonNode c : root().get("budget_cases")) {
       String name = c.get("name").textValue();
-      names.add(name);
       List<Envelope> envs = envelopes(c.get("envelopes"));
       Set<PublicKey> trusted = new HashSet<>();
       c.get("trusted").forEach(k -> trusted.add(PublicKey.ofHex(k.textValue(), "trusted")));
@@ -187,39 +195,35 @@ class DurableVectorsTest {
             "exceeds-grant",
             "breach-ends-chain",
             "untrusted-key"),
-        names);
+        caseNames("budget_cases"));
     // Independently of EvidenceBundle: walk the consistent chain in seq order and add each
     // execute segment's receipt to the running sums; every segment must state exactly them.
-    for (JsonNode c : root().get("budget_cases")) {
-      if (!c.get("name").textValue().equals("cumulative-consistent")) {
-        continue;
+    JsonNode consistent = namedCase("budget_cases", "cumulative-consistent");
+    java.util.Map<String, JsonNode> receipts = new java.util.HashMap<>();
+    List<JsonNode> segs = new ArrayList<>();
+    for (JsonNode e : consistent.get("envelopes")) {
+      Envelope env = Envelope.fromJson(e);
+      if (env.schema().orElse("").equals(Receipt.SCHEMA)) {
+        receipts.put(env.address(), env.core());
+      } else {
+        segs.add(env.core());
       }
-      java.util.Map<String, JsonNode> receipts = new java.util.HashMap<>();
-      List<JsonNode> segs = new ArrayList<>();
-      for (JsonNode e : c.get("envelopes")) {
-        Envelope env = Envelope.fromJson(e);
-        if (env.schema().orElse("").equals(Receipt.SCHEMA)) {
-          receipts.put(env.address(), env.core());
-        } else {
-          segs.add(env.core());
-        }
-      }
-      segs.sort(java.util.Comparator.comparingLong(s -> s.get("seq").asLong()));
-      long ms = 0;
-      long uj = 0;
-      for (JsonNode s : segs) {
-        if (!s.get("receipt").isNull()) {
-          JsonNode r = receipts.get(s.get("receipt").textValue());
-          ms += r.get("cpu_time_ms").asLong();
-          uj += r.get("total_uj").asLong();
-        }
-        JsonNode b = s.get("budget");
-        assertEquals(ms, b.get("consumed").get("cpu_time_ms").asLong());
-        assertEquals(uj, b.get("consumed").get("energy_uj").asLong());
-        assertTrue(ms <= b.get("granted").get("cpu_time_ms").asLong());
-        assertTrue(uj <= b.get("granted").get("energy_uj").asLong());
-      }
-      assertEquals(5, segs.size());
     }
+    segs.sort(java.util.Comparator.comparingLong(s -> s.get("seq").asLong()));
+    long ms = 0;
+    long uj = 0;
+    for (JsonNode s : segs) {
+      if (!s.get("receipt").isNull()) {
+        JsonNode r = receipts.get(s.get("receipt").textValue());
+        ms += r.get("cpu_time_ms").asLong();
+        uj += r.get("total_uj").asLong();
+      }
+      JsonNode b = s.get("budget");
+      assertEquals(ms, b.get("consumed").get("cpu_time_ms").asLong());
+      assertEquals(uj, b.get("consumed").get("energy_uj").asLong());
+      assertTrue(ms <= b.get("granted").get("cpu_time_ms").asLong());
+      assertTrue(uj <= b.get("granted").get("energy_uj").asLong());
+    }
+    assertEquals(5, segs.size());
   }
 }

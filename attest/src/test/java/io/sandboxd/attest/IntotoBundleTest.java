@@ -17,17 +17,11 @@ import org.junit.jupiter.api.Test;
 
 /** In-toto statement, DSSE envelope and Sigstore bundle v0.3 around a run's evidence. */
 class IntotoBundleTest {
-  private static final SigningKey NODE = SigningKey.fromSeed(seed(7));
-  private static final SigningKey OTHER = SigningKey.fromSeed(seed(8));
+  private static final SigningKey NODE = SeededKeys.filled(7);
+  private static final SigningKey OTHER = SeededKeys.filled(8);
   private static final byte[] MODULE = "\0asm\1\0\0\0".getBytes(StandardCharsets.ISO_8859_1);
   private static final byte[] STDOUT = "42\n".getBytes(StandardCharsets.UTF_8);
   private static final byte[] STDERR = new byte[0];
-
-  private static byte[] seed(int b) {
-    byte[] s = new byte[32];
-    java.util.Arrays.fill(s, (byte) b);
-    return s;
-  }
 
   private static Envelope receipt() {
     return Envelope.sign(

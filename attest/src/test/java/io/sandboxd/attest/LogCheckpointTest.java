@@ -14,15 +14,9 @@ import org.junit.jupiter.api.Test;
 
 /** The C2SP signed-note and tlog-checkpoint codec: round trips, strict parsing, typed refusals. */
 class LogCheckpointTest {
-  static final SigningKey KEY = SigningKey.fromSeed(seed(1));
-  static final SigningKey OTHER = SigningKey.fromSeed(seed(2));
+  static final SigningKey KEY = SeededKeys.filled(1);
+  static final SigningKey OTHER = SeededKeys.filled(2);
   static final String ORIGIN = "sandboxd/node-a-0011223344556677";
-
-  static byte[] seed(int b) {
-    byte[] s = new byte[32];
-    java.util.Arrays.fill(s, (byte) b);
-    return s;
-  }
 
   static LogCheckpoint checkpoint(long size) {
     return new LogCheckpoint(ORIGIN, size, Blake3.hash(("root " + size).getBytes()));

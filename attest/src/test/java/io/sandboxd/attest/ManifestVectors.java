@@ -1,14 +1,10 @@
 package io.sandboxd.attest;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.ManifestRefusedException.Refusal;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -158,12 +154,7 @@ public final class ManifestVectors {
         x.refusals().stream().map(Refusal::field).forEach(fields::add);
       }
     }
-    try {
-      return CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(root)
-          + "\n";
-    } catch (JsonProcessingException e) {
-      throw new UncheckedIOException(e);
-    }
+    return VectorFiles.text(root);
   }
 
   private static byte[] utf8(String s) {
@@ -172,9 +163,6 @@ public final class ManifestVectors {
 
   /** Writes the vectors file to {@code args[0]}. */
   public static void main(String[] args) throws IOException {
-    Path out = Path.of(args.length > 0 ? args[0] : "vectors/env-manifest/vectors.json");
-    Files.createDirectories(out.toAbsolutePath().getParent());
-    Files.writeString(out, generate(), StandardCharsets.UTF_8);
-    System.out.println(out);
+    VectorFiles.write(args, "vectors/env-manifest/vectors.json", generate());
   }
 }

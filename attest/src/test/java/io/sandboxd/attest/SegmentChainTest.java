@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -104,6 +105,22 @@ class SegmentChainTest {
         .add(Kind.resume)
         .add(Kind.execute)
         .list();
+  }
+
+  /** {@code executes} plain executes, then one whose core {@code edit} changes before signing. */
+  private static Chain executesThen(int executes, Consumer<ObjectNode> edit) {
+    Chain ch = new Chain();
+    for (int i = 0; i < executes; i++) {
+      ch.add(Kind.execute);
+    }
+    return ch.add(Kind.execute, edit);
+  }
+
+  /** A copy of {@code chain} with segment {@code k} replaced by {@code forged}. */
+  private static List<Envelope> withSegment(List<Envelope> chain, int k, Envelope forged) {
+    List<Envelope> out = new ArrayList<>(chain);
+    out.set(k, forged);
+    return out;
   }
 
   private static SegmentChain.Verdict.Invalid invalid(SegmentChain.Verdict v) {
@@ -215,9 +232,11 @@ class SegmentChainTest {
           continue; // no longer JSON: it could not be loaded at all
         }
         tried++;
-        List<Envelope> forged = new ArrayList<>(chain);
-        forged.set(
-            k, new Envelope(altered, victim.address(), victim.signature(), victim.publicKey()));
+        List<Envelope> forged =
+            withSegment(
+                chain,
+                k,
+                new Envelope(altered, victim.address(), victim.signature(), victim.publicKey()));
         SegmentChain.Verdict.Invalid inv =
             invalid(SegmentChain.verify(forged, Optional.of(A.publicKey())));
         assertEquals(k, inv.seq(), "segment " + k + " byte " + pos + ": " + inv.reason());
@@ -244,36 +263,46 @@ class SegmentChainTest {
           if (forged.isEmpty()) {
             return; // refused on ingest
           }
-          List<Envelope> altered = new ArrayList<>(chain);
-          altered.set(k, forged.get());
+          List<Envelope> altered = withSegment(chain, k, forged.get());
           assertEquals(k, invalid(SegmentChain.verify(altered, Optional.empty())).seq());
         });
   }
 
-  @Test
-  void alteringTheAddressOfSegmentKFailsAtK() {
+  /**
+   * Each segment k of {@link #fiveSegments}, alone replaced by its {@code forge}d copy, fails at k.
+   */
+  private static void assertEachForgedSegmentFailsAtK(
+      UnaryOperator<Envelope> forge, String reasonPart) {
     List<Envelope> chain = fiveSegments();
     for (int k = 0; k < chain.size(); k++) {
-      Envelope e = chain.get(k);
-      char[] addr = e.address().toCharArray();
-      addr[10] = addr[10] == 'f' ? 'e' : 'f';
-      List<Envelope> forged = new ArrayList<>(chain);
-      forged.set(k, new Envelope(e.core(), new String(addr), e.signature(), e.publicKey()));
-      assertInvalidAt(k, "address mismatch", forged);
+      assertInvalidAt(k, reasonPart, withSegment(chain, k, forge.apply(chain.get(k))));
     }
+  }
+
+  /**
+   * {@code hex} with digit {@code i} set to {@code digit}, or to {@code other} if it was already.
+   */
+  private static String changed(String hex, int i, char digit, char other) {
+    char[] c = hex.toCharArray();
+    c[i] = c[i] == digit ? other : digit;
+    return new String(c);
+  }
+
+  @Test
+  void alteringTheAddressOfSegmentKFailsAtK() {
+    assertEachForgedSegmentFailsAtK(
+        e ->
+            new Envelope(
+                e.core(), changed(e.address(), 10, 'f', 'e'), e.signature(), e.publicKey()),
+        "address mismatch");
   }
 
   @Test
   void alteringTheSignatureOfSegmentKFailsAtK() {
-    List<Envelope> chain = fiveSegments();
-    for (int k = 0; k < chain.size(); k++) {
-      Envelope e = chain.get(k);
-      char[] sig = e.signature().toCharArray();
-      sig[0] = sig[0] == '0' ? '1' : '0';
-      List<Envelope> forged = new ArrayList<>(chain);
-      forged.set(k, new Envelope(e.core(), e.address(), new String(sig), e.publicKey()));
-      assertInvalidAt(k, "signature does not verify", forged);
-    }
+    assertEachForgedSegmentFailsAtK(
+        e ->
+            new Envelope(e.core(), e.address(), changed(e.signature(), 0, '0', '1'), e.publicKey()),
+        "signature does not verify");
   }
 
   @Test
@@ -285,8 +314,7 @@ class SegmentChainTest {
     for (int k = 0; k < chain.size(); k++) {
       ObjectNode core = (ObjectNode) chain.get(k).core().deepCopy();
       core.put("at_ms", core.get("at_ms").longValue() + 1);
-      List<Envelope> forged = new ArrayList<>(chain);
-      forged.set(k, Envelope.sign(core, A));
+      List<Envelope> forged = withSegment(chain, k, Envelope.sign(core, A));
       SegmentChain.Verdict v = SegmentChain.verify(forged, Optional.of(A.publicKey()));
       if (k < chain.size() - 1) {
         SegmentChain.Verdict.Invalid inv = invalid(v);
@@ -328,23 +356,13 @@ class SegmentChainTest {
 
   @Test
   void aSeqThatSkipsAheadFailsEvenWhenPrevIsRight() {
-    List<Envelope> c =
-        new Chain()
-            .add(Kind.execute)
-            .add(Kind.execute)
-            .add(Kind.execute, core -> core.put("seq", 3))
-            .list();
+    List<Envelope> c = executesThen(2, core -> core.put("seq", 3)).list();
     assertInvalidAt(2, "seq is 3, expected 2", c);
   }
 
   @Test
   void aRepeatedSeqFailsAsAFork() {
-    List<Envelope> c =
-        new Chain()
-            .add(Kind.execute)
-            .add(Kind.execute)
-            .add(Kind.execute, core -> core.put("seq", 1))
-            .list();
+    List<Envelope> c = executesThen(2, core -> core.put("seq", 1)).list();
     // Two different properly signed segments at seq 1: a fork, named at its seq.
     assertInvalidAt(1, "fork: two different segments at seq 1", c);
   }
@@ -352,13 +370,7 @@ class SegmentChainTest {
   @Test
   void aWrongPrevFailsAtThatSegment() {
     String bogus = "e".repeat(64);
-    List<Envelope> c =
-        new Chain()
-            .add(Kind.execute)
-            .add(Kind.execute)
-            .add(Kind.execute, core -> core.put("prev", bogus))
-            .add(Kind.execute)
-            .list();
+    List<Envelope> c = executesThen(2, core -> core.put("prev", bogus)).add(Kind.execute).list();
     SegmentChain.Verdict.Invalid inv = invalid(SegmentChain.verify(c, Optional.of(A.publicKey())));
     assertEquals(2, inv.seq());
     assertEquals("prev is " + bogus + ", expected " + c.get(1).address(), inv.reason());
@@ -374,8 +386,7 @@ class SegmentChainTest {
 
   @Test
   void aNullPrevAfterSeqZeroFails() {
-    List<Envelope> c =
-        new Chain().add(Kind.execute).add(Kind.execute, core -> core.putNull("prev")).list();
+    List<Envelope> c = executesThen(1, core -> core.putNull("prev")).list();
     assertInvalidAt(1, "prev is null", c);
   }
 
@@ -424,8 +435,7 @@ class SegmentChainTest {
 
   @Test
   void anExecuteWithoutAReceiptFails() {
-    List<Envelope> c =
-        new Chain().add(Kind.execute).add(Kind.execute, core -> core.putNull("receipt")).list();
+    List<Envelope> c = executesThen(1, core -> core.putNull("receipt")).list();
     assertInvalidAt(1, "must name its receipt", c);
   }
 
@@ -512,12 +522,7 @@ class SegmentChainTest {
 
   @Test
   void mixedRunIdsFail() {
-    List<Envelope> c =
-        new Chain()
-            .add(Kind.execute)
-            .add(Kind.execute)
-            .add(Kind.execute, core -> core.put("run_id", "run-2"))
-            .list();
+    List<Envelope> c = executesThen(2, core -> core.put("run_id", "run-2")).list();
     assertInvalidAt(2, "run_id run-2 differs from run-1", c);
   }
 
@@ -613,8 +618,8 @@ class SegmentChainTest {
           ObjectNode altered = (ObjectNode) c.get(k).core().deepCopy();
           altered.put("idle_uj", altered.get("idle_uj").longValue() + 1);
           Envelope e = c.get(k);
-          List<Envelope> forged = new ArrayList<>(c);
-          forged.set(k, new Envelope(altered, e.address(), e.signature(), e.publicKey()));
+          List<Envelope> forged =
+              withSegment(c, k, new Envelope(altered, e.address(), e.signature(), e.publicKey()));
           SegmentChain.Verdict.Invalid inv = invalid(SegmentChain.verify(forged, Optional.empty()));
           assertEquals(k, inv.seq());
           assertTrue(inv.reason().startsWith("address mismatch"), inv.reason());

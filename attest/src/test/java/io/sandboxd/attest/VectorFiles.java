@@ -3,6 +3,8 @@ package io.sandboxd.attest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +57,27 @@ public final class VectorFiles {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** A generated vectors file's text: {@code root} pretty-printed, ending in a newline. */
+  public static String text(JsonNode root) {
+    try {
+      return CanonicalJson.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(root)
+          + "\n";
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * A generator's {@code main}: writes {@code generated} to {@code args[0]}, or to {@code fallback}
+   * without one, and prints where.
+   */
+  public static void write(String[] args, String fallback, String generated) throws IOException {
+    Path out = Path.of(args.length > 0 ? args[0] : fallback);
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    Files.writeString(out, generated, StandardCharsets.UTF_8);
+    System.out.println(out);
   }
 
   /**

@@ -12,11 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -83,11 +81,7 @@ public class MeteringBench {
     runs.forEach(MeteredRun::end);
     attribution.close();
     meter.close();
-    try (Stream<Path> paths = Files.walk(dir)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
+    ScratchDirectory.delete(dir);
   }
 
   /** One full attribution pass: read 8 zones and /proc/stat, charge four units. */

@@ -12,7 +12,6 @@ import io.sandboxd.daemon.store.RunStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -68,9 +67,7 @@ public class NodeLogBench {
       System.out.println(
           "\nlog " + log + ": " + store.logSize() + " leaves, " + store.commitStats());
       store.close();
-      try (var paths = Files.walk(dir)) {
-        paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      ScratchDirectory.delete(dir);
     }
   }
 

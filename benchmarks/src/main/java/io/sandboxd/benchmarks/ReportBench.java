@@ -18,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +25,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
-import java.util.stream.Stream;
 
 /**
  * Issue 26: what `sandboxctl report` costs at 10^3..10^5 runs, past the daemon (which answers the
@@ -87,11 +85,7 @@ public final class ReportBench {
             w.bytes(),
             w.files());
       } finally {
-        try (Stream<Path> walk = Files.walk(dir)) {
-          for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-            Files.delete(p);
-          }
-        }
+        ScratchDirectory.delete(dir);
       }
     }
   }

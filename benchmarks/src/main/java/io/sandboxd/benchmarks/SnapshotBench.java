@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -137,7 +136,7 @@ public class SnapshotBench {
                     + " ratio="
                     + String.format("%.4f", (double) lastIncrementalBytes / firstBytes)
                 : ""));
-    delete(root);
+    ScratchDirectory.delete(root);
   }
 
   private static long du(Path dir) throws IOException {
@@ -155,17 +154,6 @@ public class SnapshotBench {
     }
   }
 
-  private static void delete(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
-  }
-
   // ---- per-invocation state, outside the measured op ----
 
   private Path freshStoreDir;
@@ -174,7 +162,7 @@ public class SnapshotBench {
   @Setup(Level.Invocation)
   public void perInvocation() throws IOException {
     if (freshStoreDir != null) {
-      delete(freshStoreDir);
+      ScratchDirectory.delete(freshStoreDir);
     }
     freshStoreDir = root.resolve("s" + (round++));
     freshStore = SnapshotStore.open(freshStoreDir);

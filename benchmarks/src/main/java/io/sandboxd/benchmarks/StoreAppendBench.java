@@ -8,12 +8,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -63,11 +61,7 @@ public class StoreAppendBench {
         "%nmaxBatch=%d: %d runs in %d commits (%.1f runs per commit)%n",
         maxBatch, c.runs(), c.commits(), c.runs() / (double) Math.max(1, c.commits()));
     store.close();
-    try (Stream<Path> files = Files.walk(dir)) {
-      for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
+    ScratchDirectory.delete(dir);
   }
 
   @Benchmark

@@ -484,9 +484,9 @@ public record DaemonConfig(
         environments(f),
         NodePolicy.parse(root.get("policy"), units),
         metrics,
-        Durable.parse(root.get("durable")),
-        Fleet.parse(root.get("fleet")),
-        Standing.parse(root.get("standing")));
+        Durable.parse(f),
+        Fleet.parse(f),
+        Standing.parse(f));
   }
 
   private static Io io(JsonReader f, Io d) {

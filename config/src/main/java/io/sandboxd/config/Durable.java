@@ -1,6 +1,5 @@
 package io.sandboxd.config;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.JsonReader;
 import java.util.ArrayList;
@@ -25,13 +24,9 @@ public record Durable(boolean parkOnStop, List<String> trustedNodes) {
     return new Durable(true, List.of());
   }
 
-  static Durable parse(JsonNode node) {
-    if (node == null || node.isNull()) {
-      return defaults();
-    }
-    JsonReader r =
-        JsonReader.of(
-            node, "$.durable", Set.of("park_on_stop", "trusted_nodes"), ConfigException.FAULT);
+  /** Reads the {@code durable} section of {@code config}; an absent one reads as the defaults. */
+  static Durable parse(JsonReader config) {
+    JsonReader r = config.objectOrEmpty("durable", Set.of("park_on_stop", "trusted_nodes"));
     List<String> keys = r.strings("trusted_nodes", List.of());
     List<String> out = new ArrayList<>();
     for (int i = 0; i < keys.size(); i++) {

@@ -1,6 +1,5 @@
 package io.sandboxd.config;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.JsonReader;
 import java.util.Optional;
 import java.util.Set;
@@ -34,14 +33,11 @@ public record Fleet(
     return new Fleet(Optional.empty(), Optional.empty(), DEFAULT_ORIGIN, 3, 1024, 1000, true);
   }
 
-  static Fleet parse(JsonNode node) {
-    if (node == null || node.isNull()) {
-      return defaults();
-    }
+  /** Reads the {@code fleet} section of {@code config}; an absent one reads as the defaults. */
+  static Fleet parse(JsonReader config) {
     JsonReader r =
-        JsonReader.of(
-            node,
-            "$.fleet",
+        config.objectOrEmpty(
+            "fleet",
             Set.of(
                 "nats",
                 "aggregator_key",
@@ -49,8 +45,7 @@ public record Fleet(
                 "replicas",
                 "checkpoint_every_records",
                 "checkpoint_every_ms",
-                "log"),
-            ConfigException.FAULT);
+                "log"));
     Fleet d = defaults();
     Optional<String> nats = Optional.ofNullable(r.string("nats", null));
     Optional<String> key = Optional.ofNullable(r.string("aggregator_key", null));

@@ -1,6 +1,5 @@
 package io.sandboxd.config;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.JsonReader;
 import io.sandboxd.attest.PublicKey;
 import java.util.List;
@@ -24,13 +23,9 @@ public record Standing(long maxPolicies, List<String> eventSources) {
     return new Standing(1024, List.of());
   }
 
-  static Standing parse(JsonNode node) {
-    if (node == null || node.isNull()) {
-      return defaults();
-    }
-    JsonReader r =
-        JsonReader.of(
-            node, "$.standing", Set.of("max_policies", "event_sources"), ConfigException.FAULT);
+  /** Reads the {@code standing} section of {@code config}; an absent one reads as the defaults. */
+  static Standing parse(JsonReader config) {
+    JsonReader r = config.objectOrEmpty("standing", Set.of("max_policies", "event_sources"));
     List<String> sources = r.strings("event_sources", List.of());
     for (int i = 0; i < sources.size(); i++) {
       try {

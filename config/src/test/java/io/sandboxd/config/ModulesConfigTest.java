@@ -1,8 +1,8 @@
 package io.sandboxd.config;
 
 import static io.sandboxd.config.ConfigText.parse;
+import static io.sandboxd.config.ConfigText.refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -21,19 +21,11 @@ class ModulesConfigTest {
 
   @Test
   void unknownAndOutOfRangeModuleFieldsAreRefusedWithTheirPath() {
-    String unknown =
-        assertThrows(ConfigException.class, () -> parse("{\"modules\":{\"max_byte\":1}}"))
-            .getMessage();
+    String unknown = refusal("{\"modules\":{\"max_byte\":1}}");
     assertTrue(unknown.contains("$.modules.max_byte"), unknown);
-    String zero =
-        assertThrows(
-                ConfigException.class, () -> parse("{\"modules\":{\"factory_cache_entries\":0}}"))
-            .getMessage();
+    String zero = refusal("{\"modules\":{\"factory_cache_entries\":0}}");
     assertTrue(zero.contains("$.modules.factory_cache_entries"), zero);
-    String big =
-        assertThrows(
-                ConfigException.class, () -> parse("{\"modules\":{\"max_bytes\":1099511627776}}"))
-            .getMessage();
+    String big = refusal("{\"modules\":{\"max_bytes\":1099511627776}}");
     assertTrue(big.contains("$.modules.max_bytes"), big);
   }
 }

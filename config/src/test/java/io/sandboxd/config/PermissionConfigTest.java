@@ -1,10 +1,8 @@
 package io.sandboxd.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -12,9 +10,12 @@ import org.junit.jupiter.api.Test;
 /** A rule's {@code permissions}: read strictly, defaulted, and the modes' defaults. */
 class PermissionConfigTest {
   static NodePolicy policy(String rule) {
-    return DaemonConfig.parse(
-            ("{\"policy\":{\"rules\":[" + rule + "]}}").getBytes(StandardCharsets.UTF_8))
-        .policy();
+    return ConfigText.parse(document(rule)).policy();
+  }
+
+  /** A config document whose policy has the one rule {@code rule}. */
+  private static String document(String rule) {
+    return "{\"policy\":{\"rules\":[" + rule + "]}}";
   }
 
   @Test
@@ -37,16 +38,12 @@ class PermissionConfigTest {
 
   @Test
   void anUnknownPermissionIsRefusedNamingItsPath() {
-    ConfigException e =
-        assertThrows(
-            ConfigException.class,
-            () ->
-                policy(
-                    "{\"name\":\"t\",\"uids\":[7],\"ceiling\":\"unrestricted\","
-                        + "\"permissions\":[\"submit\",\"everything\"]}"));
-    assertTrue(
-        e.getMessage().startsWith("$.policy.rules[0].permissions[1]: \"everything\""),
-        e.getMessage());
+    String why =
+        ConfigText.refusal(
+            document(
+                "{\"name\":\"t\",\"uids\":[7],\"ceiling\":\"unrestricted\","
+                    + "\"permissions\":[\"submit\",\"everything\"]}"));
+    assertTrue(why.startsWith("$.policy.rules[0].permissions[1]: \"everything\""), why);
   }
 
   @Test

@@ -5,14 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.SigningKey;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@code standing.event_sources}: the keys whose signed events mint, strictly read. */
 class StandingConfigTest {
   static Standing standing(String json) {
-    return DaemonConfig.parse(json.getBytes(StandardCharsets.UTF_8)).standing();
+    return ConfigText.parse(json).standing();
   }
 
   @Test
@@ -28,11 +27,9 @@ class StandingConfigTest {
   void aSourceThatIsNoKeyIsRefusedNamingItsIndex() {
     String k = SigningKey.generate().publicKey().hex();
     for (String bad : List.of("ab", "zz".repeat(32), k.toUpperCase(java.util.Locale.ROOT))) {
-      ConfigException e =
-          assertThrows(
-              ConfigException.class,
-              () -> standing("{\"standing\":{\"event_sources\":[\"" + k + "\",\"" + bad + "\"]}}"));
-      assertTrue(e.getMessage().startsWith("$.standing.event_sources[1]"), e.getMessage());
+      String why =
+          ConfigText.refusal("{\"standing\":{\"event_sources\":[\"" + k + "\",\"" + bad + "\"]}}");
+      assertTrue(why.startsWith("$.standing.event_sources[1]"), why);
     }
     assertThrows(ConfigException.class, () -> standing("{\"standing\":{\"event_source\":[]}}"));
   }

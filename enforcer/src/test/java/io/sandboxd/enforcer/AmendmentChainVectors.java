@@ -8,7 +8,6 @@ import static io.sandboxd.enforcer.JcpFixtures.STRANGER;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.JcpAmendment;
 import io.sandboxd.attest.JcpCheckpoint;
@@ -16,7 +15,6 @@ import io.sandboxd.attest.JcpChild;
 import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.RunSegment;
-import io.sandboxd.attest.SeededKeys;
 import io.sandboxd.attest.SigningKey;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -261,16 +259,19 @@ final class AmendmentChainVectors {
   /** Adds {@code amendment_chain} and {@code child_uses} to the vectors file's root. */
   static void addTo(ObjectNode root) {
     ObjectNode chain = root.putObject("amendment_chain");
-    chain.putObject("node").put("seed", seed(0x50)).put("public_key", NODE.publicKey().hex());
+    chain
+        .putObject("node")
+        .put("seed", StandingVectors.seedHex(0x50))
+        .put("public_key", NODE.publicKey().hex());
     chain.putObject("tighter").put("input", TIGHTER_JSON).put("grants_id", tighterId());
     ArrayNode segs = chain.putArray("segments");
-    segments().forEach(e -> envelope(segs.addObject(), e));
+    segments().forEach(e -> StandingVectors.envelopeJson(segs.addObject(), e));
     ArrayNode cases = chain.putArray("cases");
     for (ChainCase c : chainCases()) {
       ObjectNode o = cases.addObject();
       o.put("name", c.name());
       ArrayNode jcp = o.putArray("jcp");
-      c.jcp().forEach(e -> envelope(jcp.addObject(), e));
+      c.jcp().forEach(e -> StandingVectors.envelopeJson(jcp.addObject(), e));
       if (c.expected() instanceof AmendmentChain.Verdict.Valid v) {
         o.put("expected", "valid");
         ArrayNode a = o.putArray("amendments");
@@ -295,7 +296,7 @@ final class AmendmentChainVectors {
       o.put("segments", parkedSegments().size());
       o.put("bundle_grants_id", c.bundleGrantsId());
       ArrayNode jcp = o.putArray("jcp");
-      c.jcp().forEach(e -> envelope(jcp.addObject(), e));
+      c.jcp().forEach(e -> StandingVectors.envelopeJson(jcp.addObject(), e));
       o.put("expected", c.imports() ? "import" : "refused");
       if (c.expected() instanceof AmendmentChain.Verdict.Valid v) {
         o.put("grants_in_force", v.grantsInForce());
@@ -308,8 +309,8 @@ final class AmendmentChainVectors {
       }
     }
     ObjectNode uses = root.putObject("child_uses");
-    envelope(uses.putObject("policy"), usePolicyEnvelope());
-    envelope(uses.putObject("child"), useChild());
+    StandingVectors.envelopeJson(uses.putObject("policy"), usePolicyEnvelope());
+    StandingVectors.envelopeJson(uses.putObject("child"), useChild());
     ArrayNode ucs = uses.putArray("cases");
     for (UseCase c : useCases()) {
       ucs.addObject()
@@ -324,16 +325,5 @@ final class AmendmentChainVectors {
 
   private static String hash(String s) {
     return Blake3.hex(s.getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static String seed(int first) {
-    return io.sandboxd.attest.Hex.encode(SeededKeys.countingSeed(first));
-  }
-
-  private static void envelope(ObjectNode into, Envelope e) {
-    into.put("core", CanonicalJson.canonicalString(e.core()));
-    into.put("address", e.address());
-    into.put("signature", e.signature());
-    into.put("public_key", e.publicKey());
   }
 }

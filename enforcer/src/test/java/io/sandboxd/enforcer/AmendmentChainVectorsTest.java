@@ -11,7 +11,6 @@ import io.sandboxd.attest.JcpChild;
 import io.sandboxd.attest.JcpMintPolicy;
 import io.sandboxd.attest.SegmentChain;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -23,10 +22,6 @@ import org.junit.jupiter.api.Test;
  * read from the file and decided again: what a second implementation must reproduce.
  */
 class AmendmentChainVectorsTest {
-  static JsonNode root() throws IOException {
-    return CanonicalJson.parse(Files.readAllBytes(StandingVectorsTest.file()));
-  }
-
   static Envelope envelope(JsonNode v) {
     Envelope e =
         new Envelope(
@@ -53,7 +48,7 @@ class AmendmentChainVectorsTest {
    */
   @Test
   void everyBundleCaseHasTheVerdictTheFileStates() throws IOException {
-    JsonNode chain = root().get("amendment_chain");
+    JsonNode chain = StandingVectorsTest.root().get("amendment_chain");
     List<Envelope> all = envelopes(chain.get("segments"));
     Set<String> names = new java.util.TreeSet<>();
     for (JsonNode c : chain.get("bundle_cases")) {
@@ -95,7 +90,7 @@ class AmendmentChainVectorsTest {
 
   @Test
   void everyChainCaseHasTheVerdictTheFileStates() throws IOException {
-    JsonNode chain = root().get("amendment_chain");
+    JsonNode chain = StandingVectorsTest.root().get("amendment_chain");
     List<Envelope> segments = envelopes(chain.get("segments"));
     assertInstanceOf(
         SegmentChain.Verdict.Valid.class, SegmentChain.verify(segments, Optional.empty()));
@@ -128,7 +123,7 @@ class AmendmentChainVectorsTest {
 
   @Test
   void theRefusedChainsNameTheAmendmentAtFault() throws IOException {
-    JsonNode cases = root().get("amendment_chain").get("cases");
+    JsonNode cases = StandingVectorsTest.root().get("amendment_chain").get("cases");
     for (JsonNode c : cases) {
       String name = c.get("name").textValue();
       if (name.equals("missing-amendment")) {
@@ -143,7 +138,7 @@ class AmendmentChainVectorsTest {
 
   @Test
   void everyChildUseCaseHasTheVerdictTheFileStates() throws IOException {
-    JsonNode uses = root().get("child_uses");
+    JsonNode uses = StandingVectorsTest.root().get("child_uses");
     JcpMintPolicy p = JcpMintPolicy.verified(envelope(uses.get("policy")));
     assertEquals(new JcpMintPolicy.ChildUse(60_000, 2), p.childUse());
     JcpChild child = JcpChild.fromCore(envelope(uses.get("child")).core());

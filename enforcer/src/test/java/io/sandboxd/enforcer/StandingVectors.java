@@ -246,7 +246,8 @@ public final class StandingVectors {
     return v instanceof Amendments.Accepted ? "accepted" : ((Amendments.Refused) v).rule().rule();
   }
 
-  private static ObjectNode envelopeJson(ObjectNode into, Envelope e) {
+  /** Writes {@code e} into {@code into}: canonical core text, address, signature, public key. */
+  static ObjectNode envelopeJson(ObjectNode into, Envelope e) {
     into.put("core", CanonicalJson.canonicalString(e.core()));
     into.put("address", e.address());
     into.put("signature", e.signature());
@@ -254,7 +255,8 @@ public final class StandingVectors {
     return into;
   }
 
-  private static String seedHex(int first) {
+  /** The hex of the seed {@link JcpFixtures#key} counts from {@code first}. */
+  static String seedHex(int first) {
     return Hex.encode(SeededKeys.countingSeed(first));
   }
 

@@ -33,7 +33,7 @@ class StandingVectorsTest {
     return VectorFiles.path("standing/standing.json");
   }
 
-  private static JsonNode root() throws IOException {
+  static JsonNode root() throws IOException {
     return CanonicalJson.parse(Files.readAllBytes(file()));
   }
 

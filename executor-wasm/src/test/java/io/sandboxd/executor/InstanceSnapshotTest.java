@@ -58,8 +58,17 @@ class InstanceSnapshotTest {
         (func (export "init_elem") (table.init $t $pe (i32.const 0) (i32.const 0) (i32.const 1))))
       """;
 
+  static final CompiledUnit UNIT = COMPILER.compile(Wat2Wasm.parse(WAT));
+
   static Instance fresh(CompiledUnit unit) {
     return PreparedInstance.prepare(unit, new InstanceShape(16, 64L << 20)).instance();
+  }
+
+  /** A fresh instance of {@link #UNIT} after its {@code mutate} export ran. */
+  static Instance mutated() {
+    Instance i = fresh(UNIT);
+    call(i, "mutate");
+    return i;
   }
 
   static long call(Instance i, String export, long... args) {
@@ -104,9 +113,7 @@ class InstanceSnapshotTest {
   void aRestoredInstanceBehavesAsTheCapturedOne() {
     long seed = new Random().nextLong();
     Random rnd = new Random(seed);
-    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(WAT));
-    Instance original = fresh(unit);
-    call(original, "mutate");
+    Instance original = mutated();
     int[] addrs = new int[40];
     for (int k = 0; k < addrs.length; k++) {
       addrs[k] = 65536 + rnd.nextInt(3 * 65536 - 8);
@@ -114,12 +121,12 @@ class InstanceSnapshotTest {
     }
     addrs[0] = 0; // "active!" was cleared: a zero page that a fresh instance has data in
     addrs[1] = 100; // the dropped passive segment's copy
-    InstanceSnapshot snap = InstanceSnapshot.capture(original, unit.address(), null);
+    InstanceSnapshot snap = InstanceSnapshot.capture(original, UNIT.address(), null);
 
-    Instance restored = fresh(unit);
-    Instance untouched = fresh(unit);
+    Instance restored = fresh(UNIT);
+    Instance untouched = fresh(UNIT);
     String before = observe(untouched, addrs);
-    snap.restore(restored, unit.address());
+    snap.restore(restored, UNIT.address());
     String want = observe(original, addrs);
     assertEquals(want, observe(restored, addrs), "seed " + seed);
     assertNotEquals(want, before, "a fresh instance reads differently");
@@ -133,44 +140,39 @@ class InstanceSnapshotTest {
 
     // A second capture of the restored instance is the same snapshot, byte for byte.
     assertEquals(
-        snap.address(), InstanceSnapshot.capture(restored, unit.address(), null).address());
+        snap.address(), InstanceSnapshot.capture(restored, UNIT.address(), null).address());
   }
 
   @Test
   void aCaptureAgainstThePreviousReusesUnchangedPages() {
-    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(WAT));
-    Instance i = fresh(unit);
-    call(i, "mutate");
-    InstanceSnapshot first = InstanceSnapshot.capture(i, unit.address(), null);
+    Instance i = mutated();
+    InstanceSnapshot first = InstanceSnapshot.capture(i, UNIT.address(), null);
     call(i, "poke", 3 * 65536 + 8, 7);
-    InstanceSnapshot second = InstanceSnapshot.capture(i, unit.address(), first);
+    InstanceSnapshot second = InstanceSnapshot.capture(i, UNIT.address(), first);
     assertEquals(first.pageAddress(2), second.pageAddress(2));
     assertNotEquals(first.pageAddress(3), second.pageAddress(3));
     assertEquals(
-        InstanceSnapshot.capture(i, unit.address(), null).address(),
+        InstanceSnapshot.capture(i, UNIT.address(), null).address(),
         second.address(),
         "reusing addresses gives the same snapshot as hashing every page");
   }
 
   @Test
   void aSnapshotRestoresOnlyIntoItsOwnModule() {
-    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(WAT));
     CompiledUnit other =
         COMPILER.compile(Wat2Wasm.parse(WAT.replace("(i32.const 11)", "(i32.const 12)")));
-    Instance i = fresh(unit);
-    InstanceSnapshot snap = InstanceSnapshot.capture(i, unit.address(), null);
+    Instance i = fresh(UNIT);
+    InstanceSnapshot snap = InstanceSnapshot.capture(i, UNIT.address(), null);
     SnapshotException.Mismatch e =
         assertThrows(
             SnapshotException.Mismatch.class, () -> snap.restore(fresh(other), other.address()));
-    assertTrue(e.getMessage().contains(unit.address()), e.getMessage());
+    assertTrue(e.getMessage().contains(UNIT.address()), e.getMessage());
   }
 
   @Test
   void theManifestIsCanonicalAndNamesEveryBlob() {
-    CompiledUnit unit = COMPILER.compile(Wat2Wasm.parse(WAT));
-    Instance i = fresh(unit);
-    call(i, "mutate");
-    InstanceSnapshot snap = InstanceSnapshot.capture(i, unit.address(), null);
+    Instance i = mutated();
+    InstanceSnapshot snap = InstanceSnapshot.capture(i, UNIT.address(), null);
     byte[] manifest = snap.manifest();
     assertArrayEquals(
         manifest, io.sandboxd.attest.CanonicalJson.canonicalize(manifest), "canonical bytes");

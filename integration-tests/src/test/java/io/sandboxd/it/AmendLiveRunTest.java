@@ -219,15 +219,9 @@ class AmendLiveRunTest {
     return Envelope.fromJson(CanonicalJson.parse(childJson));
   }
 
-  static String nodeKey() throws java.io.IOException {
-    var m = java.util.regex.Pattern.compile(" key ([0-9a-f]{64})").matcher(daemon.log());
-    assertTrue(m.find(), daemon.log());
-    return m.group(1);
-  }
-
   static DaemonProcess.Result verify(String input) throws Exception {
     return DaemonProcess.sandboxctl(
-        input.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", nodeKey());
+        input.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", daemon.publicKey());
   }
 
   static String state(String run) {

@@ -144,8 +144,8 @@ class BundleAmendmentTest {
     }
     assertTrue(foreignCheckpoint != null, "a shows the other run's checkpoint");
 
-    String keyA = BundleTrustTest.key(a);
-    String keyB = BundleTrustTest.key(b);
+    String keyA = a.publicKey();
+    String keyB = b.publicKey();
     Path file = dir.resolve(run + ".bundle");
     DaemonProcess.Result ex =
         a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", keyB);
@@ -240,10 +240,7 @@ class BundleAmendmentTest {
     DaemonProcess.Result cpHere = b.ctl("jcp", "checkpoint", run);
     assertEquals(2, cpHere.exit(), cpHere.out() + cpHere.err());
     assertTrue(cpHere.err().contains("one agent throughout"), cpHere.err());
-    DaemonProcess.Result resumed = b.ctl("runs", "resume", run);
-    assertEquals(0, resumed.exit(), resumed.err() + b.log());
-    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
-    assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+    b.resumeToCompletion(run);
     assertEquals(
         "allowed\ndenied\n",
         cb.stub().getRunLog(DurableRunRequest.newBuilder().setRunId(run).build()).getLog(),

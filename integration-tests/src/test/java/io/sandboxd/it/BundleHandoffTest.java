@@ -149,7 +149,7 @@ class BundleHandoffTest {
     // Whole: streamed, written, confirmed; larger than one message may be.
     Path file = dir.resolve("big.bundle");
     DaemonProcess.Result ex =
-        a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", BundleTrustTest.key(b));
+        a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", b.publicKey());
     assertEquals(0, ex.exit(), ex.err());
     long size = Files.size(file);
     assertTrue(size > 64L << 20, "bundle of " + size + " bytes");
@@ -158,10 +158,7 @@ class BundleHandoffTest {
 
     DaemonProcess.Result imported = b.ctl("runs", "import", file.toString());
     assertEquals(0, imported.exit(), imported.err());
-    assertEquals(0, b.ctl("runs", "resume", run).exit());
-    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
-    assertEquals(0, done.exit(), done.err());
-    assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+    b.resumeToCompletion(run);
   }
 
   @Test
@@ -195,9 +192,7 @@ class BundleHandoffTest {
     DaemonProcess.Result back = a.ctl("runs", "reclaim", run);
     assertEquals(0, back.exit(), back.err());
     assertTrue(back.out().contains(" parked "), back.out());
-    assertEquals(0, a.ctl("runs", "resume", run).exit());
-    DaemonProcess.Result done = a.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
-    assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+    a.resumeToCompletion(run);
     // Nothing left to take back.
     assertTrue(refusal(a.ctl("runs", "reclaim", run)).contains("only an unconfirmed export"));
   }
@@ -207,7 +202,7 @@ class BundleHandoffTest {
     String run = detached(ca, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
     suspend(ca, run);
     Path file = dir.resolve(run + ".bundle");
-    String keyB = BundleTrustTest.key(b);
+    String keyB = b.publicKey();
     DaemonProcess.Result ex =
         a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", keyB);
     assertEquals(0, ex.exit(), ex.err());
@@ -235,8 +230,7 @@ class BundleHandoffTest {
     }
     Path chain = Files.writeString(dir.resolve(run + ".chain.json"), evidence.toString());
     DaemonProcess.Result verified =
-        DaemonProcess.sandboxctl(
-            null, "verify", chain.toString(), "--signer", BundleTrustTest.key(a));
+        DaemonProcess.sandboxctl(null, "verify", chain.toString(), "--signer", a.publicKey());
     assertEquals(0, verified.exit(), verified.out() + verified.err());
 
     // Edited in transit (a budget figure lowered): refused whole, nothing imported.
@@ -256,9 +250,8 @@ class BundleHandoffTest {
     String whyC = refusal(c.ctl("runs", "import", file.toString()));
     assertTrue(
         whyC.contains("destination: the bundle is for node key " + keyB)
-            && whyC.contains("this node is " + BundleTrustTest.key(c)),
+            && whyC.contains("this node is " + c.publicKey()),
         whyC);
-    DaemonProcess.Result done = b.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
-    assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+    b.awaitCompletion(run);
   }
 }

@@ -41,9 +41,9 @@ class BundleTrustTest {
   static void start() throws Exception {
     module = Wat2Wasm.parse(DurableRunTest.COUNTER);
     a = DaemonProcess.start(dir.resolve("a"), dir.resolve("a.sock"));
-    String keyA = key(a);
+    String keyA = a.publicKey();
     b = DaemonProcess.start(dir.resolve("b"), dir.resolve("b.sock"), "--config", trusting(keyA));
-    String keyB = key(b);
+    String keyB = b.publicKey();
     c = DaemonProcess.start(dir.resolve("c"), dir.resolve("c.sock"), "--config", trusting(keyB));
     ca = new DaemonClient(a.socket);
     cb = new DaemonClient(b.socket);
@@ -59,12 +59,6 @@ class BundleTrustTest {
     Path cfg = dir.resolve("trust-" + key.substring(0, 8) + ".json");
     Files.writeString(cfg, "{\"durable\":{\"trusted_nodes\":[\"" + key + "\"]}}");
     return cfg.toString();
-  }
-
-  static String key(DaemonProcess d) throws Exception {
-    var m = java.util.regex.Pattern.compile(" key ([0-9a-f]{64})").matcher(d.log());
-    assertTrue(m.find(), d.log());
-    return m.group(1);
   }
 
   /** A run parked on a and exported with the CLI for {@code destination}; the bundle's bytes. */
@@ -113,12 +107,12 @@ class BundleTrustTest {
 
   @Test
   void aBundleForBIsRefusedByCAndWhenEditedOrUnsealedByBAndImportedIntactByB() throws Exception {
-    byte[] forB = parkedBundleFor(key(b));
-    String keyC = key(c);
+    byte[] forB = parkedBundleFor(b.publicKey());
+    String keyC = c.publicKey();
     String other = refused(cc, forB);
     assertTrue(
-        other.contains("destination: the bundle is for node key " + key(b))
-            && other.contains("this node is " + key(c)),
+        other.contains("destination: the bundle is for node key " + b.publicKey())
+            && other.contains("this node is " + c.publicKey()),
         other);
 
     String edited = refused(cb, edit(forB, o -> o.put("entry", "other_export")));
@@ -139,9 +133,10 @@ class BundleTrustTest {
 
   @Test
   void aNodeRefusesABundleFromAKeyItsConfigDoesNotTrustNamingTheKey() throws Exception {
-    byte[] forC = parkedBundleFor(key(c));
+    byte[] forC = parkedBundleFor(c.publicKey());
     String why = refused(cc, forC);
     assertTrue(
-        why.contains("signer: node key " + key(a)) && why.contains("durable.trusted_nodes"), why);
+        why.contains("signer: node key " + a.publicKey()) && why.contains("durable.trusted_nodes"),
+        why);
   }
 }

@@ -1,5 +1,7 @@
 package io.sandboxd.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -10,12 +12,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** The packaged daemon started as a real process, and the packaged CLI run as one. */
 final class DaemonProcess implements AutoCloseable {
   static final Path JAR =
       Path.of(System.getProperty("sandboxd.jar", "../daemon/target/sandboxd.jar"));
   static final Path ROOT = Path.of(System.getProperty("sandboxd.root", ".."));
+  private static final Pattern PUBLIC_KEY = Pattern.compile(" key ([0-9a-f]{64})");
 
   final Path state;
   final Path socket;
@@ -102,8 +107,26 @@ final class DaemonProcess implements AutoCloseable {
     throw new IllegalStateException("daemon did not start in time:\n" + d.log());
   }
 
+  /**
+   * Starting a daemon on {@code state} (with {@code extra} serve arguments, its socket beside the
+   * state directory) fails; what it said.
+   */
+  static String refusedStart(Path state, String... extra) {
+    return assertThrows(
+            IllegalStateException.class,
+            () -> start(state, state.resolveSibling(state.getFileName() + ".sock"), extra))
+        .getMessage();
+  }
+
   String log() throws IOException {
     return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+  }
+
+  /** The node's public key, from its start-up line. */
+  String publicKey() throws IOException {
+    Matcher m = PUBLIC_KEY.matcher(log());
+    assertTrue(m.find(), log());
+    return m.group(1);
   }
 
   /** SIGTERM and wait: the daemon's orderly shutdown. */
@@ -124,6 +147,20 @@ final class DaemonProcess implements AutoCloseable {
     if (process.isAlive()) {
       stop();
     }
+  }
+
+  /** Resumes the parked {@code run} with the CLI and waits for it to complete. */
+  void resumeToCompletion(String run) throws Exception {
+    Result resumed = ctl("runs", "resume", run);
+    assertEquals(0, resumed.exit(), resumed.err() + log());
+    awaitCompletion(run);
+  }
+
+  /** Waits up to two minutes with the CLI for {@code run} to end: it must have completed. */
+  void awaitCompletion(String run) throws Exception {
+    Result done = ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
+    assertEquals(0, done.exit(), done.err());
+    assertTrue(done.out().contains("\"state\":\"completed\""), done.out() + log());
   }
 
   /** A finished CLI invocation. */

@@ -156,13 +156,6 @@ class DurableRunTest {
     return r.getRunId();
   }
 
-  /** The node's public key, from its start-up line. */
-  static String key(DaemonProcess d) throws Exception {
-    var m = java.util.regex.Pattern.compile(" key ([0-9a-f]{64})").matcher(d.log());
-    assertTrue(m.find(), d.log());
-    return m.group(1);
-  }
-
   static String sock(DaemonProcess d) {
     return d.socket.toString();
   }
@@ -229,7 +222,7 @@ class DurableRunTest {
     String export = a.ctl("runs", "show", run, "--export").out();
     DaemonProcess.Result v =
         DaemonProcess.sandboxctl(
-            export.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", key(a));
+            export.getBytes(StandardCharsets.UTF_8), "verify", "-", "--signer", a.publicKey());
     assertEquals(0, v.exit(), v.err() + v.out());
     assertTrue(v.out().contains("valid: chain of 2 segment(s)"), v.out());
 
@@ -289,7 +282,9 @@ class DurableRunTest {
     assertTrue(resumeSeg.get("core").get("idle_uj").asLong() >= 0, resumeSeg.toString());
     assertTrue(resumeSeg.get("core").has("idle_provenance"), resumeSeg.toString());
     assertEquals(
-        key(b), resumeSeg.get("public_key").textValue(), "the resume is signed by the new host");
+        b.publicKey(),
+        resumeSeg.get("public_key").textValue(),
+        "the resume is signed by the new host");
     // A second resume of the same suspend is refused.
     DaemonProcess.Result second = b.ctl("runs", "resume", run, "--env", "same");
     assertNotEquals(0, second.exit());
@@ -313,9 +308,9 @@ class DurableRunTest {
             "verify",
             "-",
             "--signer",
-            key(a),
+            a.publicKey(),
             "--signer",
-            key(b));
+            b.publicKey());
     assertEquals(0, vv.exit(), vv.err() + vv.out());
     assertTrue(vv.out().contains("valid: chain of 4 segment(s)"), vv.out());
     // The second resume, now of a completed run, still refused.

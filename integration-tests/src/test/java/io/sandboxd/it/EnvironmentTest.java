@@ -81,6 +81,20 @@ class EnvironmentTest {
             + "\"]}");
   }
 
+  /**
+   * A daemon offering {@code devcontainer} (its {@link #config} named {@code name}) exits 1 at
+   * start: what it said.
+   */
+  static String refusedStart(String name, Path devcontainer) throws Exception {
+    String said =
+        DaemonProcess.refusedStart(
+            dir.resolve(name + "-state"),
+            "--config",
+            config(name, devcontainer, dir.resolve("srv")).toString());
+    assertTrue(said.startsWith("daemon exited 1"), said);
+    return said;
+  }
+
   @BeforeAll
   static void start() throws Exception {
     guest = build(DaemonProcess.ROOT.resolve("executor-wasm/src/test/c/wasi_env.c"));
@@ -233,17 +247,7 @@ class EnvironmentTest {
             dir.resolve("bad.json"),
             "{ \"image\": \"debian\", \"postCreateCommand\": \"make\", \"build\": {},"
                 + " \"runArgs\": [\"--privileged\"] }");
-    IllegalStateException e =
-        assertThrows(
-            IllegalStateException.class,
-            () ->
-                DaemonProcess.start(
-                    dir.resolve("bad-state"),
-                    dir.resolve("b.sock"),
-                    "--config",
-                    config("bad", bad, dir.resolve("srv")).toString()));
-    String msg = e.getMessage();
-    assertTrue(msg.startsWith("daemon exited 1"), msg);
+    String msg = refusedStart("bad", bad);
     assertTrue(msg.contains("environments[0] \"py312\" (" + bad + ")"), msg);
     for (String field : List.of("postCreateCommand", "build", "runArgs")) {
       assertTrue(msg.contains(field), field + " named: " + msg);
@@ -251,18 +255,9 @@ class EnvironmentTest {
 
     Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
     Path bind = Files.writeString(dir.resolve("bind.json"), devcontainer(elsewhere));
-    e =
-        assertThrows(
-            IllegalStateException.class,
-            () ->
-                DaemonProcess.start(
-                    dir.resolve("bind-state"),
-                    dir.resolve("c.sock"),
-                    "--config",
-                    config("bind", bind, dir.resolve("srv")).toString()));
-    assertTrue(e.getMessage().startsWith("daemon exited 1"), e.getMessage());
-    assertTrue(e.getMessage().contains("mount /data: bind source " + elsewhere), e.getMessage());
-    assertTrue(e.getMessage().contains("bind_allow"), e.getMessage());
+    String said = refusedStart("bind", bind);
+    assertTrue(said.contains("mount /data: bind source " + elsewhere), said);
+    assertTrue(said.contains("bind_allow"), said);
   }
 
   @Test

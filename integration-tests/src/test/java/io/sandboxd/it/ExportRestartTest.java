@@ -94,10 +94,7 @@ class ExportRestartTest {
       DaemonProcess.Result back = d.ctl("runs", "reclaim", reclaimed);
       assertEquals(0, back.exit(), back.err());
       assertEquals("parked", BundleHandoffTest.state(c, reclaimed));
-      assertEquals(0, d.ctl("runs", "resume", reclaimed).exit());
-      DaemonProcess.Result done =
-          d.ctl("runs", "wait", reclaimed, "--json", "--timeout-ms", "120000");
-      assertTrue(done.out().contains("\"state\":\"completed\""), done.out() + d.log());
+      d.resumeToCompletion(reclaimed);
       // Moved away and finished: neither run's snapshot is held any more.
       assertEquals(0, SnapshotRoomTest.snapshotBytes(d));
       assertEquals(0, SnapshotRoomTest.packBytes(state), "snapshot packs left");

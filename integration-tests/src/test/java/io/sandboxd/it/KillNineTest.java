@@ -30,8 +30,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,7 +47,6 @@ class KillNineTest {
   // waiting while one of them commits for all.
   private static final int CLIENTS = 16;
   private static final long SEED = 0x5eed_9L;
-  private static final Pattern PUBLIC_KEY = Pattern.compile(" key ([0-9a-f]{64})");
 
   @TempDir Path dir;
 
@@ -72,7 +69,7 @@ class KillNineTest {
     for (int kill = 0; kill < KILLS; kill++) {
       DaemonProcess d = DaemonProcess.start(state, socket);
       String log = d.log();
-      publicKey = key(log);
+      publicKey = d.publicKey();
       if (log.contains("recovered after an unclean stop")) {
         recoveries++;
       }
@@ -167,12 +164,6 @@ class KillNineTest {
       assertTrue(recoveries > 0, "no start after a kill found an unclean log");
       assertTrue(tornReported >= tornInjected, tornReported + " < " + tornInjected);
     }
-  }
-
-  private static String key(String log) {
-    Matcher m = PUBLIC_KEY.matcher(log);
-    assertTrue(m.find(), log);
-    return m.group(1);
   }
 
   /**

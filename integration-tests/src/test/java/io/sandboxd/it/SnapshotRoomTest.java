@@ -99,9 +99,7 @@ class SnapshotRoomTest {
 
       // The first finishes: its own blobs go; the empty storage tree's manifest (and whatever
       // else both snapshots share) stays for the second.
-      assertEquals(0, d.ctl("runs", "resume", first).exit());
-      DaemonProcess.Result done = d.ctl("runs", "wait", first, "--json", "--timeout-ms", "120000");
-      assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+      d.resumeToCompletion(first);
       // The sweep follows the run's end: give it a moment rather than race it.
       long one = snapshotBytes(d);
       for (long until = System.nanoTime() + 30_000_000_000L;
@@ -113,10 +111,7 @@ class SnapshotRoomTest {
       assertTrue(packBytes(state) < packsBoth, packBytes(state) + " of " + packsBoth);
 
       // The second resumes from what stayed (its tree is restored from the shared manifest).
-      DaemonProcess.Result resumed = d.ctl("runs", "resume", second);
-      assertEquals(0, resumed.exit(), resumed.err() + d.log());
-      done = d.ctl("runs", "wait", second, "--json", "--timeout-ms", "120000");
-      assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+      d.resumeToCompletion(second);
       assertEquals(0, snapshotBytes(d));
       assertEquals(0, packBytes(state), "snapshot packs left with no live run");
     }
@@ -143,10 +138,7 @@ class SnapshotRoomTest {
       // written by the first, whose blobs the sweep after this park must not take.
       BundleHandoffTest.suspend(c, run);
       assertTrue(snapshotBytes(d) >= 4 * 65_536, snapshotBytes(d) + " bytes held");
-      DaemonProcess.Result resumed = d.ctl("runs", "resume", run);
-      assertEquals(0, resumed.exit(), resumed.err() + d.log());
-      DaemonProcess.Result done = d.ctl("runs", "wait", run, "--json", "--timeout-ms", "120000");
-      assertTrue(done.out().contains("\"state\":\"completed\""), done.out());
+      d.resumeToCompletion(run);
       assertEquals(0, packBytes(state), "snapshot packs left with no live run");
     }
   }

@@ -1,6 +1,5 @@
 package io.sandboxd.it;
 
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.daemon.DaemonClient;
@@ -35,18 +34,6 @@ final class StoppedState {
       }
     }
     return replies;
-  }
-
-  /**
-   * Starting a daemon on {@code state} (with {@code extra} serve arguments) fails; what it said.
-   */
-  static String refusedStart(Path state, String... extra) {
-    return assertThrows(
-            IllegalStateException.class,
-            () ->
-                DaemonProcess.start(
-                    state, state.resolveSibling(state.getFileName() + ".sock"), extra))
-        .getMessage();
   }
 
   /** The run store of the stopped daemon state {@code state}, opened directly. */

@@ -85,7 +85,7 @@ class StoreTamperTest {
         tampered(
             "outcome",
             "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
-    String said = StoppedState.refusedStart(state);
+    String said = DaemonProcess.refusedStart(state);
     assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
     assertTrue(said.contains("refusing to serve it"), said);
 
@@ -112,7 +112,7 @@ class StoreTamperTest {
   @Test
   void aRewrittenLogIsRefused() throws Exception {
     String said =
-        StoppedState.refusedStart(
+        DaemonProcess.refusedStart(
             tampered(
                 "log",
                 "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '"
@@ -131,7 +131,7 @@ class StoreTamperTest {
                 + " WHERE kind = 'receipt' AND run_id = '"
                 + hello1.getRunId()
                 + "'");
-    String said = StoppedState.refusedStart(changed);
+    String said = DaemonProcess.refusedStart(changed);
     assertTrue(said.contains("run " + hello1.getRunId() + ", "), said);
 
     // A validly signed receipt of another run put in its place.
@@ -145,7 +145,7 @@ class StoreTamperTest {
                 + " AND run_id = '"
                 + hello1.getRunId()
                 + "'");
-    String said2 = StoppedState.refusedStart(swapped);
+    String said2 = DaemonProcess.refusedStart(swapped);
     assertTrue(said2.contains("run " + hello1.getRunId() + ", "), said2);
   }
 
@@ -160,7 +160,7 @@ class StoreTamperTest {
         statements.add("DELETE FROM ledger WHERE run_id = '" + id + "'");
       }
       String said =
-          StoppedState.refusedStart(tampered("deleted-" + how, statements.toArray(new String[0])));
+          DaemonProcess.refusedStart(tampered("deleted-" + how, statements.toArray(new String[0])));
       assertTrue(
           said.contains("was deleted") || said.contains("a run was deleted"), how + ": " + said);
     }
@@ -249,25 +249,25 @@ class StoreTamperTest {
     Path open = copyOfPristine("keys-0777");
     Files.setPosixFilePermissions(
         open.resolve("keys"), PosixFilePermissions.fromString("rwxrwxrwx"));
-    String said = StoppedState.refusedStart(open);
+    String said = DaemonProcess.refusedStart(open);
     assertTrue(said.contains("key directory") && said.contains("0777"), said);
 
     Path foreign = copyOfPristine("key-nobody");
     Files.setOwner(foreign.resolve("keys/node.ed25519"), nobody());
-    String said2 = StoppedState.refusedStart(foreign);
+    String said2 = DaemonProcess.refusedStart(foreign);
     assertTrue(said2.contains("owned by uid 65534"), said2);
 
     Path stateOpen = copyOfPristine("state-0777");
     Files.setPosixFilePermissions(stateOpen, PosixFilePermissions.fromString("rwxrwxrwx"));
-    assertTrue(StoppedState.refusedStart(stateOpen).contains("state directory"));
+    assertTrue(DaemonProcess.refusedStart(stateOpen).contains("state directory"));
 
     Path stateForeign = copyOfPristine("state-nobody");
     Files.setOwner(stateForeign, nobody());
-    assertTrue(StoppedState.refusedStart(stateForeign).contains("owned by uid 65534"));
+    assertTrue(DaemonProcess.refusedStart(stateForeign).contains("owned by uid 65534"));
 
     Path keysForeign = copyOfPristine("keys-nobody");
     Files.setOwner(keysForeign.resolve("keys"), nobody());
-    assertTrue(StoppedState.refusedStart(keysForeign).contains("owned by uid 65534"));
+    assertTrue(DaemonProcess.refusedStart(keysForeign).contains("owned by uid 65534"));
 
     // Put right, the same state starts with the same key.
     Files.setPosixFilePermissions(

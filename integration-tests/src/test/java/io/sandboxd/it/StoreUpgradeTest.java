@@ -99,7 +99,7 @@ class StoreUpgradeTest {
     exec(
         state,
         "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
-    String said = StoppedState.refusedStart(state);
+    String said = DaemonProcess.refusedStart(state);
     assertTrue(said.contains("cannot upgrade from schema version 1 to 2"), said);
     assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
     assertEquals(0, userVersion(state));
@@ -109,7 +109,7 @@ class StoreUpgradeTest {
   void aStoreFromANewerSandboxdIsRefused() throws Exception {
     Path state = versionOneCopy("v99");
     exec(state, "PRAGMA user_version = 99");
-    String said = StoppedState.refusedStart(state);
+    String said = DaemonProcess.refusedStart(state);
     assertTrue(said.contains("schema version 99 was written by a newer sandboxd"), said);
     assertEquals(99, userVersion(state));
   }

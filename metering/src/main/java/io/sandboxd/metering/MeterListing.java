@@ -67,7 +67,7 @@ public record MeterListing(
                 d.provenance(),
                 d.resolutionUj(),
                 d.minWindowNs(),
-                sample == null ? null : sample.counts().get(i).cumulativeUj(),
+                sample == null ? null : sample.cumulativeUj(i),
                 error));
       }
     }

@@ -11,4 +11,9 @@ public record MeterSample(long atNs, List<DomainCount> counts) {
   public MeterSample {
     counts = List.copyOf(counts);
   }
+
+  /** The cumulative energy of the domain at {@code index} of {@link Meter#domains()}, in µJ. */
+  public long cumulativeUj(int index) {
+    return counts.get(index).cumulativeUj();
+  }
 }

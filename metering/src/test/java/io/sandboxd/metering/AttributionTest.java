@@ -41,6 +41,11 @@ class AttributionTest {
     return attribution(List.of(RaplPowercapMeter.open(root, SysfsReader.files(), clock)), idleMw);
   }
 
+  /** A unit granted the GPU class and {@code devices}, reporting no CPU time. */
+  private static UnitSpec gpuUnit(String name, String... devices) {
+    return new UnitSpec(name, () -> 0, Set.of(DeviceClass.Gpu), Set.of(devices));
+  }
+
   /** A run's CPU time grows by {@code ns}, and the node's busy time with it (nothing else ran). */
   private void spend(AtomicLong cpu, long ns) {
     cpu.addAndGet(ns);
@@ -221,9 +226,7 @@ class AttributionTest {
               IllegalArgumentException.class,
               () -> a.begin(new UnitSpec("npu", () -> 0, Set.of(DeviceClass.Npu), Set.of())));
       assertTrue(e.getMessage().contains("Npu"), e.getMessage());
-      assertThrows(
-          IllegalArgumentException.class,
-          () -> a.begin(new UnitSpec("gpu", () -> 0, Set.of(DeviceClass.Gpu), Set.of("GPU-x"))));
+      assertThrows(IllegalArgumentException.class, () -> a.begin(gpuUnit("gpu", "GPU-x")));
       a.begin("dup", () -> 0);
       assertThrows(IllegalArgumentException.class, () -> a.begin("dup", () -> 0));
     }
@@ -236,16 +239,14 @@ class AttributionTest {
     try (RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
         NvmlMeter nvml = NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, clock);
         Attribution a = attribution(List.of(rapl, nvml), 0)) {
-      MeteredRun holder =
-          a.begin(new UnitSpec("g0", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0)));
+      MeteredRun holder = a.begin(gpuUnit("g0", NvmlStub.UUID0));
       MeteredRun cpuOnly = a.begin("c", () -> 0);
       IllegalArgumentException notGranted =
           assertThrows(
               IllegalArgumentException.class,
               () -> a.begin(new UnitSpec("x", () -> 0, Set.of(), Set.of(NvmlStub.UUID1))));
       assertTrue(notGranted.getMessage().contains("not granted"), notGranted.getMessage());
-      MeteredRun idleGpuGrant =
-          a.begin(new UnitSpec("g-none", () -> 0, Set.of(DeviceClass.Gpu), Set.of()));
+      MeteredRun idleGpuGrant = a.begin(gpuUnit("g-none"));
       stub.stub_set_energy(0, 4_000); // 4 J on device 0
       stub.stub_set_energy(1, 9_000); // 9 J on device 1, held by nobody
       RunEnergy g = holder.end();
@@ -268,8 +269,8 @@ class AttributionTest {
     try (NvmlMeter nvml = NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, clock);
         RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
         Attribution a = attribution(List.of(rapl, nvml), 0)) {
-      UnitSpec one = new UnitSpec("one", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0));
-      UnitSpec two = new UnitSpec("two", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0));
+      UnitSpec one = gpuUnit("one", NvmlStub.UUID0);
+      UnitSpec two = gpuUnit("two", NvmlStub.UUID0);
       MeteredRun r1 = a.begin(one);
       MeteredRun r2 = a.begin(two);
       stub.stub_set_energy(0, 6_000);
@@ -289,8 +290,7 @@ class AttributionTest {
     try (NvmlMeter nvml = NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, clock);
         RaplPowercapMeter rapl = RaplPowercapMeter.open(root, SysfsReader.files(), clock);
         Attribution a = attribution(List.of(rapl, nvml), 0)) {
-      MeteredRun run =
-          a.begin(new UnitSpec("r", () -> 0, Set.of(DeviceClass.Gpu), Set.of(NvmlStub.UUID0)));
+      MeteredRun run = a.begin(gpuUnit("r", NvmlStub.UUID0));
       stub.stub_set_energy(0, 51_000);
       a.samplePass();
       stub.stub_set_energy(0, 200); // driver reload

@@ -32,8 +32,8 @@ class EstimatorTest {
       busy.addAndGet(2_000_000_000L); // 2 CPU-seconds busy
       clock.advance(3_000_000_000L); // 3 s of wall time
       MeterSample s = e.sample();
-      assertEquals(20_000_000, s.counts().get(0).cumulativeUj()); // 10 W × 2 s
-      assertEquals(6_000_000, s.counts().get(1).cumulativeUj()); // 2 W × 3 s
+      assertEquals(20_000_000, s.cumulativeUj(0)); // 10 W × 2 s
+      assertEquals(6_000_000, s.cumulativeUj(1)); // 2 W × 3 s
     }
   }
 

@@ -12,10 +12,6 @@ import org.junit.jupiter.api.Test;
 
 /** Runs the real JNA binding against a C stub of libnvidia-ml.so.1 built with gcc. */
 class NvmlMeterTest {
-  private static long uj(MeterSample s, int i) {
-    return s.counts().get(i).cumulativeUj();
-  }
-
   @Test
   void energyCounterPerDeviceUuid() throws Exception {
     NvmlStub.Control stub = NvmlStub.reset(2);
@@ -33,8 +29,8 @@ class NvmlMeterTest {
       assertEquals(1000, d.resolutionUj());
       stub.stub_set_energy(0, 1_500);
       MeterSample s = m.sample();
-      assertEquals(500_000, uj(s, 0)); // 500 mJ
-      assertEquals(0, uj(s, 1));
+      assertEquals(500_000, s.cumulativeUj(0)); // 500 mJ
+      assertEquals(0, s.cumulativeUj(1));
       assertFalse(s.counts().get(0).reset());
     } finally {
       m.close();
@@ -51,14 +47,14 @@ class NvmlMeterTest {
     stub.stub_set_energy(0, 10_000);
     try (NvmlMeter m = NvmlMeter.open(NvmlMeter.DEFAULT_LIBRARY, System::nanoTime)) {
       stub.stub_set_energy(0, 12_000);
-      assertEquals(2_000_000, uj(m.sample(), 0));
+      assertEquals(2_000_000, m.sample().cumulativeUj(0));
       stub.stub_set_energy(0, 300); // the driver reloaded
       MeterSample s = m.sample();
-      assertEquals(2_300_000, uj(s, 0));
+      assertEquals(2_300_000, s.cumulativeUj(0));
       assertTrue(s.counts().get(0).reset());
       stub.stub_set_energy(0, 400);
       MeterSample after = m.sample();
-      assertEquals(2_400_000, uj(after, 0));
+      assertEquals(2_400_000, after.cumulativeUj(0));
       assertTrue(after.counts().get(0).reset()); // stays flagged
     }
   }
@@ -75,11 +71,11 @@ class NvmlMeterTest {
       assertEquals(Provenance.ModelBased, fallback.provenance());
       stub.stub_set_power(1, 300_000);
       clock.advance(1_000_000_000L);
-      assertEquals(200_000_000, uj(m.sample(), 1)); // trapezoid: (100 W + 300 W) / 2 × 1 s
+      assertEquals(200_000_000, m.sample().cumulativeUj(1)); // trapezoid: (100 W + 300 W) / 2 × 1 s
       clock.advance(1); // 1 ns at 300 W = 0.3 µJ: carried, not lost
-      assertEquals(200_000_000, uj(m.sample(), 1));
+      assertEquals(200_000_000, m.sample().cumulativeUj(1));
       clock.advance(3);
-      assertEquals(200_000_001, uj(m.sample(), 1));
+      assertEquals(200_000_001, m.sample().cumulativeUj(1));
     }
   }
 

@@ -21,10 +21,6 @@ class RaplMsrMeterTest {
     return f;
   }
 
-  private static long uj(MeterSample s, int i) {
-    return s.counts().get(i).cumulativeUj();
-  }
-
   @Test
   void intelPackageAndDramInEnergyUnits() throws Exception {
     Path f = intel(1000, 50);
@@ -37,8 +33,8 @@ class RaplMsrMeterTest {
       MsrFixture.put(f, MsrFixture.INTEL_PKG, 1000 + 16_384); // exactly 1 J
       MsrFixture.put(f, MsrFixture.INTEL_DRAM, 50 + 3 * 16_384);
       MeterSample s = m.sample();
-      assertEquals(1_000_000, uj(s, 0));
-      assertEquals(3_000_000, uj(s, 1));
+      assertEquals(1_000_000, s.cumulativeUj(0));
+      assertEquals(3_000_000, s.cumulativeUj(1));
     }
   }
 
@@ -48,7 +44,7 @@ class RaplMsrMeterTest {
     try (RaplMsrMeter m = RaplMsrMeter.open(List.of(f), CpuVendor.Intel, System::nanoTime)) {
       // reserved bits 63:32 must be ignored; the counter wrapped from 0xFFFFFF00 to 0x100
       MsrFixture.put(f, MsrFixture.INTEL_PKG, 0xDEAD_0000_0000_0100L);
-      assertEquals(31_250, uj(m.sample(), 0)); // 512 counts × 10^6 / 2^14
+      assertEquals(31_250, m.sample().cumulativeUj(0)); // 512 counts × 10^6 / 2^14
     }
   }
 
@@ -59,10 +55,10 @@ class RaplMsrMeterTest {
       long floorOfSteps = 0;
       for (int i = 1; i <= 100; i++) {
         MsrFixture.put(f, MsrFixture.INTEL_PKG, i);
-        assertEquals((i * 1_000_000L) >> 14, uj(m.sample(), 0));
+        assertEquals((i * 1_000_000L) >> 14, m.sample().cumulativeUj(0));
         floorOfSteps += 1_000_000L >> 14; // what converting each delta would have given
       }
-      assertEquals(6_103, uj(m.sample(), 0));
+      assertEquals(6_103, m.sample().cumulativeUj(0));
       assertEquals(6_100, floorOfSteps); // 3 µJ lost per 100 samples by per-step rounding
     }
   }
@@ -76,7 +72,7 @@ class RaplMsrMeterTest {
       assertEquals(List.of("package-0"), m.domains().stream().map(MeterDomain::id).toList());
       assertEquals(16, m.domains().get(0).resolutionUj());
       MsrFixture.put(f, MsrFixture.AMD_PKG, 7 + 65_536); // 1 J at 1/2^16 J
-      assertEquals(1_000_000, uj(m.sample(), 0));
+      assertEquals(1_000_000, m.sample().cumulativeUj(0));
     }
   }
 
@@ -102,8 +98,8 @@ class RaplMsrMeterTest {
           m.domains().stream().map(MeterDomain::id).toList());
       MsrFixture.put(b, MsrFixture.INTEL_PKG, 16_384 * 2);
       MeterSample s = m.sample();
-      assertEquals(0, uj(s, 0));
-      assertEquals(2_000_000, uj(s, 2));
+      assertEquals(0, s.cumulativeUj(0));
+      assertEquals(2_000_000, s.cumulativeUj(2));
     }
   }
 

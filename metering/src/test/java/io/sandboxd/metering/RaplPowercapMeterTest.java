@@ -18,10 +18,6 @@ import org.junit.jupiter.api.io.TempDir;
 class RaplPowercapMeterTest {
   @TempDir Path root;
 
-  private static long uj(MeterSample s, int i) {
-    return s.counts().get(i).cumulativeUj();
-  }
-
   @Test
   void enumeratesPackagesSubzonesAndPsysInOrder() throws Exception {
     PowercapFixture.twoPackages(root);
@@ -70,11 +66,11 @@ class RaplPowercapMeterTest {
       f.add("intel-rapl:0", 5_000);
       f.add("intel-rapl:0:2", 700);
       MeterSample s = m.sample();
-      assertEquals(5_000, uj(s, 0));
-      assertEquals(700, uj(s, 3));
-      assertEquals(0, uj(s, 4));
+      assertEquals(5_000, s.cumulativeUj(0));
+      assertEquals(700, s.cumulativeUj(3));
+      assertEquals(0, s.cumulativeUj(4));
       f.add("intel-rapl:0", 1);
-      assertEquals(5_001, uj(m.sample(), 0));
+      assertEquals(5_001, m.sample().cumulativeUj(0));
     }
   }
 
@@ -85,11 +81,11 @@ class RaplPowercapMeterTest {
             .zone("intel-rapl:0", "package-0", 262_143_327_000L, PowercapFixture.MAX);
     try (RaplPowercapMeter m = RaplPowercapMeter.open(root)) {
       f.set("intel-rapl:0", 262_143_328_000L);
-      assertEquals(1_000, uj(m.sample(), 0));
+      assertEquals(1_000, m.sample().cumulativeUj(0));
       f.set("intel-rapl:0", 500); // the WIRE.md example: +1350 across the wrap
-      assertEquals(2_350, uj(m.sample(), 0));
+      assertEquals(2_350, m.sample().cumulativeUj(0));
       f.set("intel-rapl:0", 10_500);
-      assertEquals(12_350, uj(m.sample(), 0));
+      assertEquals(12_350, m.sample().cumulativeUj(0));
     }
   }
 
@@ -130,7 +126,7 @@ class RaplPowercapMeterTest {
       assertTrue(e.getMessage().contains("CVE-2020-8694"), e.getMessage());
       denied.set(false);
       f.add("intel-rapl:0", 2);
-      assertEquals(42, uj(m.sample(), 0)); // nothing lost: the counter kept counting
+      assertEquals(42, m.sample().cumulativeUj(0)); // nothing lost: the counter kept counting
     }
   }
 
@@ -147,7 +143,7 @@ class RaplPowercapMeterTest {
           List.of("package-0", "package-0/core"),
           m.domains().stream().map(MeterDomain::id).toList());
       f.add("amd-rapl:0", 900);
-      assertEquals(900, uj(m.sample(), 0));
+      assertEquals(900, m.sample().cumulativeUj(0));
     }
   }
 
