@@ -36,7 +36,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * = sign a run's receipt, attestation and segment and append it through {@link RunStore#append}
  * (group commit, fsync, 8 threads), with the log on or off ({@code log} param): ratio on/off = what
  * the log leaves of the store's runs/s. {@code prove1M} / {@code verify1M}: an inclusion proof from
- * kept subtree hashes at 10^6 leaves, and its verification (proof size printed at setup).
+ * kept subtree hashes at 10^6 leaves, and its verification (proof size printed at setup). {@code
+ * proveStored}: {@link RunStore#proveInLog} of a stored run's receipt by its address in a store of
+ * about 10^6 leaves, which finds the leaf bucket by bucket (schema 19) before it builds the proof.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -133,6 +135,56 @@ public class NodeLogBench {
     LogTree.Nodes nodes() {
       return (level, i) -> levels[level][(int) i];
     }
+  }
+
+  /** A store of {@code leaves} leaves, three a run, and the receipt addresses of its runs. */
+  @State(Scope.Benchmark)
+  public static class StoredLog {
+    @Param({"1000000"})
+    public int leaves;
+
+    final SigningKey key = SigningKey.fromSeed(new byte[32]);
+    final Random random = new Random(19);
+    Path dir;
+    RunStore store;
+    String[] receipts;
+
+    @Setup(Level.Trial)
+    public void fill() throws Exception {
+      dir = Files.createTempDirectory("nodelog-stored");
+      store = RunStore.open(dir.resolve("runs.db"), key);
+      store.configureLog("sandboxd/bench", 1 << 20, 3_600_000, true);
+      int runs = leaves / 3;
+      receipts = new String[runs];
+      int chunk = 2_000;
+      for (int from = 0; from < runs; from += chunk) {
+        int base = from;
+        List<RunRecord> batch =
+            java.util.stream.IntStream.range(from, Math.min(runs, from + chunk))
+                .parallel()
+                .mapToObj(i -> run(key, "run-" + i, i))
+                .toList();
+        for (int i = 0; i < batch.size(); i++) {
+          receipts[base + i] = batch.get(i).receipt().address();
+        }
+        store.appendAll(batch);
+      }
+      store.logCheckpoint();
+      System.out.println("\nstored log: " + store.logSize() + " leaves");
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws Exception {
+      store.close();
+      ScratchDirectory.delete(dir);
+    }
+  }
+
+  @Benchmark
+  @BenchmarkMode(Mode.AverageTime)
+  @OutputTimeUnit(TimeUnit.MILLISECONDS)
+  public RunStore.LogInclusion proveStored(StoredLog s) {
+    return s.store.proveInLog(s.receipts[s.random.nextInt(s.receipts.length)]);
   }
 
   @Benchmark

@@ -149,14 +149,8 @@ final class LedgerMigration {
   }
 
   private static void addColumnIfMissing(Connection db, String column) throws SQLException {
-    try (PreparedStatement st =
-        db.prepareStatement("SELECT 1 FROM pragma_table_info('runs') WHERE name = ?")) {
-      st.setString(1, column);
-      try (ResultSet rs = st.executeQuery()) {
-        if (rs.next()) {
-          return;
-        }
-      }
+    if (StoreSchema.hasColumn(db, "runs", column)) {
+      return;
     }
     try (Statement st = db.createStatement()) {
       st.execute("ALTER TABLE runs ADD COLUMN " + column + " TEXT NOT NULL DEFAULT ''");

@@ -191,6 +191,11 @@ final class LogCheckpoints {
     log.append(kind, address);
   }
 
+  /** Appends one leaf of a record logged only here, once, in the open transaction (lock held). */
+  void appendOnce(String kind, String address) throws SQLException {
+    log.appendOnce(kind, address);
+  }
+
   /**
    * Logs, in the open transaction, each of {@code records} this node signed, once: segments,
    * receipts and attestations stored by other tables (durable runs). Records signed by another node

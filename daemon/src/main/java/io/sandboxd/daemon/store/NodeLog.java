@@ -73,6 +73,51 @@ final class NodeLog {
   /** The indexed expression: a blob's first 8 bytes, or an older hex row's first 8 characters. */
   private static final String PREFIX = "substr(address, 1, 8)";
 
+  /** Leaves per bucket: {@code bucket = idx >> BUCKET_BITS} (see {@link #bucketed}). */
+  static final int BUCKET_BITS = 8;
+
+  /** Leaves per group: {@code group = idx >> GROUP_BITS} (see {@link #bucketed}). */
+  static final int GROUP_BITS = 14;
+
+  /**
+   * Migration 19: the leaves a stored run appends (its segment, receipt, attestation and claim) and
+   * pool evictions are no longer indexed by their address alone. That key is a hash: the prefix
+   * index took each such leaf on a page of its own, three or four pages a run, half the pages a
+   * commit wrote at 16 clients. Instead, two levels, each written in order:
+   *
+   * <ul>
+   *   <li>the newest leaves by bucket ({@code idx >> BUCKET_BITS}), then their first 4 bytes: a
+   *       bucket's entries share a page or two, the newest bucket's, so a commit writes about one;
+   *   <li>once a group of {@code 2^GROUP_BITS} leaves is complete, the commit that completes it
+   *       copies the group's entries into {@code node_log_groups}, sorted by prefix: a b-tree keyed
+   *       by group first, so the copy fills new pages at its end (about 64, once per 16,384
+   *       leaves).
+   * </ul>
+   *
+   * {@link #find} seeks once in every complete group and once in every bucket of the open one
+   * (about 60 + 64 seeks at a million leaves). These records are logged once, when stored, and are
+   * never looked up to avoid logging them twice. The prefix index keeps the other leaves
+   * (manifests, durable records, store checkpoints, and every leaf logged before), which {@link
+   * #contains} asks about.
+   */
+  static void bucketed(Connection db) throws SQLException {
+    try (Statement st = db.createStatement()) {
+      if (!StoreSchema.hasColumn(db, "node_log", "bucket")) {
+        st.execute("ALTER TABLE node_log ADD COLUMN bucket INTEGER");
+      }
+      st.execute("DROP INDEX IF EXISTS node_log_by_prefix");
+      st.execute(
+          "CREATE INDEX node_log_by_prefix ON node_log (substr(address, 1, 8))"
+              + " WHERE bucket IS NULL");
+      st.execute(
+          "CREATE INDEX IF NOT EXISTS node_log_by_bucket ON node_log"
+              + " (bucket, substr(address, 1, 4)) WHERE bucket IS NOT NULL");
+      st.execute(
+          "CREATE TABLE IF NOT EXISTS node_log_groups (grp INTEGER NOT NULL, prefix BLOB NOT NULL,"
+              + " idx INTEGER NOT NULL, PRIMARY KEY (grp, prefix, idx)) WITHOUT ROWID");
+    }
+  }
+
   /** Leaf kinds: what sort of signed record a leaf's address names. */
   static final String SEGMENT = "segment";
 
@@ -99,6 +144,8 @@ final class NodeLog {
   private long checkpointSize;
   private long checkpointMs;
   private PreparedStatement insertLeaf;
+  private PreparedStatement insertBucketed;
+  private PreparedStatement insertGroup;
   private PreparedStatement insertNode;
   private PreparedStatement selectNode;
   private PreparedStatement selectLeaf;
@@ -171,21 +218,57 @@ final class NodeLog {
     return frontier.head();
   }
 
-  /** Appends the record {@code address} (64 hex) as the next leaf, in the open transaction. */
+  /**
+   * Appends the record {@code address} (64 hex) as the next leaf, in the open transaction, found by
+   * the prefix index (so {@link #contains} sees it).
+   */
   void append(String kind, String address) throws SQLException {
+    append(kind, address, false);
+  }
+
+  /**
+   * Appends a record logged only here, once (a stored run's own records, a pool eviction), as the
+   * next leaf, in the open transaction: found by its bucket ({@link #bucketed}), which {@link
+   * #contains} does not search.
+   */
+  void appendOnce(String kind, String address) throws SQLException {
+    append(kind, address, true);
+  }
+
+  private void append(String kind, String address, boolean once) throws SQLException {
     if (!policy.enabled()) {
       return;
     }
     byte[] raw = Hex.decode(address, 32, "log leaf address");
-    if (insertLeaf == null) {
-      insertLeaf = db.prepareStatement("INSERT INTO node_log (idx, address, kind) VALUES (?,?,?)");
+    if (insertNode == null) {
       insertNode = db.prepareStatement("INSERT INTO node_log_subtrees (pos, hash) VALUES (?,?)");
     }
     long idx = frontier.size();
-    insertLeaf.setLong(1, idx);
-    insertLeaf.setBytes(2, raw);
-    insertLeaf.setString(3, kind);
-    insertLeaf.executeUpdate();
+    PreparedStatement leaf;
+    if (once) {
+      if (insertBucketed == null) {
+        insertBucketed =
+            db.prepareStatement(
+                "INSERT INTO node_log (idx, address, kind, bucket) VALUES (?,?,?,?)");
+      }
+      leaf = insertBucketed;
+      leaf.setLong(4, idx >> BUCKET_BITS);
+    } else {
+      // Without the bucket column: migration 10 logs the records a store already held through
+      // here, before migration 19 adds it.
+      if (insertLeaf == null) {
+        insertLeaf =
+            db.prepareStatement("INSERT INTO node_log (idx, address, kind) VALUES (?,?,?)");
+      }
+      leaf = insertLeaf;
+    }
+    leaf.setLong(1, idx);
+    leaf.setBytes(2, raw);
+    leaf.setString(3, kind);
+    leaf.executeUpdate();
+    if (((idx + 1) & ((1L << GROUP_BITS) - 1)) == 0) {
+      group(idx >> GROUP_BITS);
+    }
     for (LogTree.Node n : frontier.append(HASH.leaf(raw))) {
       if (n.level() < FIRST_KEPT_LEVEL) {
         continue; // recomputed from at most 8 leaves when read (a leaf's from its address)
@@ -195,6 +278,24 @@ final class NodeLog {
       insertNode.addBatch();
     }
     insertNode.executeBatch();
+  }
+
+  /** Copies the entries of complete group {@code g}'s bucketed leaves in prefix order. */
+  private void group(long g) throws SQLException {
+    if (insertGroup == null) {
+      if (!StoreSchema.hasTable(db, "node_log_groups")) {
+        return; // a migration before 19 logging the records a store held: none is bucketed
+      }
+      insertGroup =
+          db.prepareStatement(
+              "INSERT INTO node_log_groups (grp, prefix, idx) SELECT ?, substr(address, 1, 4), idx"
+                  + " FROM node_log WHERE idx >= ? AND idx < ? AND bucket IS NOT NULL"
+                  + " ORDER BY 2, 3");
+    }
+    insertGroup.setLong(1, g);
+    insertGroup.setLong(2, g << GROUP_BITS);
+    insertGroup.setLong(3, (g + 1) << GROUP_BITS);
+    insertGroup.executeUpdate();
   }
 
   /** Whether a checkpoint is due: N new leaves, or T ms since the last one with any new leaf. */
@@ -241,14 +342,60 @@ final class NodeLog {
   record Leaf(long index, String address, String kind) {}
 
   /**
-   * The first leaf holding {@code address} (64 hex), if any: kept as bytes (appended since
-   * migration 18) or as hex (before it), each found through the prefix index.
+   * The first leaf holding {@code address} (64 hex), if any: one logged through the prefix index
+   * (kept as bytes since migration 18, as hex before it) or one logged once, in its group or, in
+   * the open group, its bucket ({@link #bucketed}).
    */
   Optional<Leaf> find(String address) throws SQLException {
     byte[] raw = Hex.decode(address, 32, "log leaf address");
+    Optional<Leaf> first = findLogged(address, raw);
+    long size = frontier.size();
+    if (size == 0) {
+      return first;
+    }
+    byte[] prefix = java.util.Arrays.copyOf(raw, 4);
+    long open = size >> GROUP_BITS;
+    // Group by group, then bucket by bucket: one seek each, where a key is a range of positions.
+    if (open > 0) {
+      first =
+          earlier(
+              first,
+              StoreDb.first(
+                  db,
+                  "WITH RECURSIVE g(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM g WHERE k < ?)"
+                      + " SELECT n.idx, n.kind FROM g JOIN node_log_groups x ON x.grp = g.k"
+                      + " AND x.prefix = ? JOIN node_log n ON n.idx = x.idx AND n.address = ?"
+                      + " ORDER BY n.idx LIMIT 1",
+                  rs -> new Leaf(rs.getLong(1), address, rs.getString(2)),
+                  open - 1,
+                  prefix,
+                  raw));
+    }
+    return earlier(
+        first,
+        StoreDb.first(
+            db,
+            "WITH RECURSIVE b(k) AS (SELECT ? UNION ALL SELECT k + 1 FROM b WHERE k < ?)"
+                + " SELECT n.idx, n.kind FROM b JOIN node_log n ON n.bucket = b.k"
+                + " AND substr(n.address, 1, 4) = ? AND n.address = ? ORDER BY n.idx LIMIT 1",
+            rs -> new Leaf(rs.getLong(1), address, rs.getString(2)),
+            open << (GROUP_BITS - BUCKET_BITS),
+            (size - 1) >> BUCKET_BITS,
+            prefix,
+            raw));
+  }
+
+  private static Optional<Leaf> earlier(Optional<Leaf> a, Optional<Leaf> b) {
+    if (a.isPresent() && b.isPresent()) {
+      return a.get().index() <= b.get().index() ? a : b;
+    }
+    return a.isPresent() ? a : b;
+  }
+
+  private Optional<Leaf> findLogged(String address, byte[] raw) throws SQLException {
     return StoreDb.first(
         db,
-        "SELECT idx, kind FROM node_log WHERE "
+        "SELECT idx, kind FROM node_log WHERE bucket IS NULL AND "
             + PREFIX
             + " IN (?, ?) AND address IN (?, ?) ORDER BY idx LIMIT 1",
         rs -> new Leaf(rs.getLong(1), address, rs.getString(2)),
@@ -258,9 +405,13 @@ final class NodeLog {
         address);
   }
 
-  /** Whether {@code address} is a leaf already (manifests are logged once, not per start). */
+  /**
+   * Whether {@code address} was logged already through {@link #append} (manifests are logged once,
+   * not per start; a durable record once, however often it is stored). Leaves logged once are not
+   * searched: no record is logged both ways.
+   */
   boolean contains(String address) throws SQLException {
-    return find(address).isPresent();
+    return findLogged(address, Hex.decode(address, 32, "log leaf address")).isPresent();
   }
 
   /** The kept perfect-subtree hashes, read from {@code node_log_subtrees}. */

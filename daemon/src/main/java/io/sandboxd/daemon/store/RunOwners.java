@@ -1,7 +1,6 @@
 package io.sandboxd.daemon.store;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.OptionalLong;
 
@@ -19,13 +18,8 @@ public final class RunOwners {
    * it.
    */
   static void addColumn(Connection db) throws SQLException {
-    try (java.sql.Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("PRAGMA table_info(durable_runs)")) {
-      while (rs.next()) {
-        if (rs.getString("name").equals("owner_uid")) {
-          return;
-        }
-      }
+    if (StoreSchema.hasColumn(db, "durable_runs", "owner_uid")) {
+      return;
     }
     try (java.sql.Statement st = db.createStatement()) {
       st.execute("ALTER TABLE durable_runs ADD COLUMN owner_uid INTEGER");
@@ -37,13 +31,7 @@ public final class RunOwners {
    * (one b-tree fewer written per run). Idempotent, as {@link #addColumn} is.
    */
   static void foldSubmitters(Connection db) throws SQLException {
-    boolean has = false;
-    try (java.sql.Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery("PRAGMA table_info(runs)")) {
-      while (rs.next()) {
-        has |= rs.getString("name").equals("uid");
-      }
-    }
+    boolean has = StoreSchema.hasColumn(db, "runs", "uid");
     try (java.sql.Statement st = db.createStatement()) {
       if (!has) {
         st.execute("ALTER TABLE runs ADD COLUMN uid INTEGER");

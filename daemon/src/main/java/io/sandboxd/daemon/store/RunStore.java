@@ -367,7 +367,7 @@ public final class RunStore implements AutoCloseable {
           c -> {
             for (Envelope e : evictions) {
               PoolRecordTable.insertEviction(db, e);
-              log.append(NodeLog.EVICTION, e.address());
+              log.appendOnce(NodeLog.EVICTION, e.address());
             }
             return null;
           });

@@ -89,9 +89,9 @@ final class RunTable {
     insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
     insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt(), e.receipt());
     insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation(), e.attestation());
-    log.append(NodeLog.SEGMENT, r.segment().address());
-    log.append(NodeLog.RECEIPT, r.receipt().address());
-    log.append(NodeLog.ATTESTATION, r.attestation().address());
+    log.appendOnce(NodeLog.SEGMENT, r.segment().address());
+    log.appendOnce(NodeLog.RECEIPT, r.receipt().address());
+    log.appendOnce(NodeLog.ATTESTATION, r.attestation().address());
     if (!r.journalEntries().isEmpty()) {
       PreparedStatement j =
           store.prepared("INSERT INTO journal (run_id, seq, entry) VALUES (?,?,?)");
@@ -116,7 +116,7 @@ final class RunTable {
     insertModule(r.unit(), r.module());
     if (r.claim().isPresent()) {
       PoolRecordTable.insertClaim(store, r.runId(), r.claim().get(), e.claim().orElseThrow());
-      log.append(NodeLog.CLAIM, r.claim().get().address());
+      log.appendOnce(NodeLog.CLAIM, r.claim().get().address());
     }
     if (r.io() != null) {
       insertIo(r.runId(), r.io());

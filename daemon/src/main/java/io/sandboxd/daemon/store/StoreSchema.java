@@ -172,7 +172,16 @@ final class StoreSchema {
                   + " address in hex (the largest b-tree a run wrote into at random); leaves stored"
                   + " before stay hex and are found by the same index; subtree hashes of levels 1"
                   + " to 3 are no longer kept (recomputed from their 2 to 8 leaves when read)",
-              NodeLog.COMPACT_DDL));
+              NodeLog.COMPACT_DDL),
+          new StoreMigration(
+              19,
+              "the node log's leaves of stored runs and pool evictions are no longer indexed by"
+                  + " address (a hash: a page write for each of a run's 3-4 leaves) but by bucket"
+                  + " (position / 256) and first 4 bytes, and each complete group of 16,384 copied"
+                  + " into node_log_groups in prefix order; the prefix index keeps the leaves that"
+                  + " are looked up before logging (manifests, durable records) and those logged"
+                  + " before",
+              (db, key) -> NodeLog.bucketed(db)));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {
@@ -298,6 +307,18 @@ final class StoreSchema {
       return 2;
     }
     return hasTable(db, "runs") ? 1 : 0;
+  }
+
+  static boolean hasColumn(Connection db, String table, String column) throws SQLException {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA table_info(" + table + ")")) {
+      while (rs.next()) {
+        if (rs.getString("name").equals(column)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   static boolean hasTable(Connection db, String name) throws SQLException {

@@ -249,11 +249,13 @@ class NodeLogTest {
   }
 
   @Test
-  void leavesKeepTheirAddressAsBytesFoundThroughThePrefixIndex() throws Exception {
+  void leavesKeepTheirAddressAsBytesFoundThroughTheirIndexes() throws Exception {
+    String manifest = Blake3.hex(new byte[] {7});
     try (RunStore s = open()) {
       for (int i = 0; i < 3; i++) {
         s.append(TestRuns.simple(key, "run-" + i, i));
       }
+      s.appendToLog(NodeLog.MANIFEST, List.of(manifest));
       for (String a : leaves()) {
         checkInclusion(s, a);
       }
@@ -261,17 +263,62 @@ class NodeLogTest {
     assertEquals(
         List.of("blob|32"), rows("SELECT DISTINCT typeof(address), length(address) FROM node_log"));
     assertEquals(
-        List.of("node_log_by_prefix"),
-        rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"));
-    // A lookup by address probes the prefix index, never a scan of every leaf.
-    String plan =
-        String.join(
-            "\n",
-            rows(
-                "EXPLAIN QUERY PLAN SELECT idx, kind FROM node_log WHERE substr(address, 1, 8)"
-                    + " IN (x'0102030405060708', '01020304') AND address IN (x'01', '01')"
-                    + " ORDER BY idx LIMIT 1"));
-    assertTrue(plan.contains("USING INDEX node_log_by_prefix"), plan);
+        List.of("node_log_by_bucket", "node_log_by_prefix"),
+        rows(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"
+                + " ORDER BY name"));
+    // A run's leaves are in their bucket; the manifest, looked up before it is logged, is not.
+    assertEquals(
+        List.of("segment|0", "receipt|0", "attestation|0", "manifest|null"),
+        rows("SELECT kind, coalesce(bucket, 'null') FROM node_log ORDER BY idx").subList(6, 10));
+    // A lookup probes an index, never a scan of every leaf.
+    String logged =
+        plan(
+            "SELECT idx, kind FROM node_log WHERE bucket IS NULL AND substr(address, 1, 8)"
+                + " IN (x'0102030405060708', '01020304') AND address IN (x'01', '01')"
+                + " ORDER BY idx LIMIT 1");
+    assertTrue(logged.contains("USING INDEX node_log_by_prefix"), logged);
+    String once =
+        plan(
+            "WITH RECURSIVE b(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM b WHERE k < 9)"
+                + " SELECT n.idx, n.kind FROM b JOIN node_log n ON n.bucket = b.k"
+                + " AND substr(n.address, 1, 4) = x'01020304' AND n.address = x'01'"
+                + " ORDER BY n.idx LIMIT 1");
+    assertTrue(once.contains("USING INDEX node_log_by_bucket"), once);
+  }
+
+  private String plan(String query) throws Exception {
+    return String.join("\n", rows("EXPLAIN QUERY PLAN " + query));
+  }
+
+  @Test
+  void leavesInManyBucketsProveAndAnAbsentAddressIsNotFound() throws Exception {
+    // 100 runs: 300 leaves over buckets 0 and 1, then manifests between runs.
+    List<String> all;
+    String manifest = Blake3.hex(new byte[] {9});
+    try (RunStore s = open()) {
+      for (int i = 0; i < 100; i++) {
+        s.append(TestRuns.simple(key, "run-" + i, i));
+        if (i == 90) {
+          s.appendToLog(NodeLog.MANIFEST, List.of(manifest));
+        }
+      }
+      s.appendToLog(NodeLog.MANIFEST, List.of(manifest));
+      all = leaves();
+      assertEquals(301, all.size(), "three leaves a run, the manifest once");
+      for (String a : all) {
+        checkInclusion(s, a);
+      }
+      assertEquals(
+          List.of("0|256", "1|44", "null|1"),
+          rows(
+              "SELECT coalesce(bucket, 'null'), count(*) FROM node_log GROUP BY bucket"
+                  + " ORDER BY bucket IS NULL, bucket"));
+      LogNotFoundException e =
+          assertThrows(
+              LogNotFoundException.class, () -> s.proveInLog(Blake3.hex(new byte[] {1, 2})));
+      assertTrue(e.getMessage().contains("not in the node log"), e.getMessage());
+    }
   }
 
   @Test
@@ -324,7 +371,8 @@ class NodeLogTest {
     // Back to version 17: every leaf as 64 hex characters, indexed whole.
     execute(
         "DROP INDEX node_log_by_prefix",
-        "UPDATE node_log SET address = lower(hex(address))",
+        "DROP INDEX node_log_by_bucket",
+        "UPDATE node_log SET address = lower(hex(address)), bucket = NULL",
         NodeLog.V10_DDL.get(1),
         "PRAGMA user_version = 17");
     String manifest = Blake3.hex(new byte[] {42});
@@ -353,8 +401,91 @@ class NodeLogTest {
         List.of("text|" + before.size(), "blob|4"),
         rows("SELECT typeof(address), count(*) FROM node_log GROUP BY 1 ORDER BY min(idx)"));
     assertEquals(
-        List.of("node_log_by_prefix"),
-        rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"));
+        List.of("node_log_by_bucket", "node_log_by_prefix"),
+        rows(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"
+                + " ORDER BY name"));
+    // The hex leaves and the manifest are found by prefix, the later run's leaves by bucket.
+    assertEquals(
+        List.of("null|" + (before.size() + 1), "0|3"),
+        rows(
+            "SELECT coalesce(bucket, 'null'), count(*) FROM node_log GROUP BY bucket"
+                + " ORDER BY bucket IS NOT NULL"));
+  }
+
+  @Test
+  void aCompleteGroupIsCopiedInPrefixOrderAndItsLeavesStillProve() throws Exception {
+    int group = 1 << NodeLog.GROUP_BITS;
+    // Enough runs for one complete group and part of the next, with a manifest inside the first.
+    int runs = group / 3 + 200;
+    String manifest = Blake3.hex(new byte[] {5});
+    List<String> all;
+    try (RunStore s = open()) {
+      List<RunRecord> batch = new ArrayList<>();
+      for (int i = 0; i < runs; i++) {
+        batch.add(TestRuns.simple(key, "run-" + i, i));
+        if (batch.size() == 500 || i == runs - 1) {
+          s.appendAll(batch);
+          batch.clear();
+        }
+        if (i == 1000) {
+          s.appendToLog(NodeLog.MANIFEST, List.of(manifest));
+        }
+      }
+      all = leaves();
+      assertEquals(3 * runs + 1, all.size());
+      // The group holds its bucketed leaves only (not the manifest), sorted by prefix.
+      assertEquals(
+          List.of("0|" + (group - 1)),
+          rows("SELECT grp, count(*) FROM node_log_groups GROUP BY 1"));
+      List<String> order = rows("SELECT hex(prefix) || '|' || idx FROM node_log_groups");
+      List<String> sorted = new ArrayList<>(order);
+      sorted.sort(null);
+      assertEquals(sorted, order, "the group's entries are in prefix order");
+      // Leaves on both sides of the group's end, the manifest, and a sample of the rest prove.
+      int logged = all.indexOf(manifest);
+      assertTrue(logged > 0 && logged < group, "the manifest is in the first group: " + logged);
+      java.util.Random random = new java.util.Random(19);
+      List<Integer> probe = new ArrayList<>(List.of(0, 1, logged, group - 2, group - 1, group));
+      probe.add(all.size() - 1);
+      for (int i = 0; i < 40; i++) {
+        probe.add(random.nextInt(all.size()));
+      }
+      for (int i : probe) {
+        checkInclusion(s, all.get(i));
+        assertEquals(i, s.proveInLog(all.get(i)).proof().leafIndex(), "leaf " + i);
+      }
+      assertThrows(LogNotFoundException.class, () -> s.proveInLog(Blake3.hex(new byte[] {6})));
+    }
+  }
+
+  @Test
+  void leavesLoggedBeforeMigration19AreFoundByPrefixBesideBucketedOnes() throws Exception {
+    List<String> before = storedRuns(4);
+    // Back to version 18: no bucket column, every leaf in the prefix index.
+    execute(
+        "DROP INDEX node_log_by_bucket",
+        "DROP INDEX node_log_by_prefix",
+        "ALTER TABLE node_log DROP COLUMN bucket",
+        NodeLog.COMPACT_DDL.get(1),
+        "PRAGMA user_version = 18");
+    try (RunStore s = open()) {
+      assertEquals(String.valueOf(StoreSchema.LATEST), s.pragma("user_version"));
+      s.append(TestRuns.simple(key, "run-later", 9));
+      // Logged before as a leaf of the prefix index: not logged again.
+      s.appendToLog(NodeLog.MANIFEST, List.of(before.get(5)));
+      List<String> after = leaves();
+      assertEquals(before.size() + 3, after.size());
+      assertEquals(before, after.subList(0, before.size()));
+      for (String a : after) {
+        checkInclusion(s, a);
+      }
+    }
+    assertEquals(
+        List.of("null|" + before.size(), "0|3"),
+        rows(
+            "SELECT coalesce(bucket, 'null'), count(*) FROM node_log GROUP BY bucket"
+                + " ORDER BY bucket IS NOT NULL"));
   }
 
   @Test
