@@ -11,8 +11,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The {@code pool_records} table: signed warm-pool claims (one per warm run, stored with the run)
- * and evictions (no run). Each row is a self-verifying envelope; it is checked on read.
+ * Signed warm-pool records: claims (one per warm run, stored with the run) in {@code pool_claims},
+ * evictions (no run) in {@code pool_records}, beside the claims stored there before schema 20. Each
+ * row is a self-verifying envelope; it is checked on read.
  */
 final class PoolRecordTable {
   private PoolRecordTable() {}
@@ -27,6 +28,19 @@ final class PoolRecordTable {
   static final String CLAIM = "claim";
   static final String EVICT = "evict";
 
+  /**
+   * Migration 20: claims get a table of their own, with no key on their address. In {@code
+   * pool_records} that key, a hash, took a page write at random for every pooled run, and nothing
+   * reads a claim by address: a claim is read by its run. The claims stored before stay where they
+   * are (copying them would rewrite the table through the WAL in one transaction) and are read from
+   * there too.
+   */
+  static final List<String> CLAIMS_DDL =
+      List.of(
+          "CREATE TABLE IF NOT EXISTS pool_claims (run_id TEXT NOT NULL,"
+              + " claimed_ms INTEGER NOT NULL, envelope TEXT NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS pool_claims_by_run ON pool_claims (run_id)");
+
   /** Inserts {@code claim}, whose stored form ({@link StoreEncoding}) is {@code stored}. */
   static void insertClaim(StoreDb db, String runId, Envelope claim, byte[] stored)
       throws SQLException {
@@ -34,7 +48,12 @@ final class PoolRecordTable {
     if (!c.runId().equals(runId)) {
       throw new StoreException("run " + runId + ": its warm-pool claim names run " + c.runId());
     }
-    insert(db, CLAIM, runId, c.claimedMs(), claim, stored);
+    PreparedStatement st =
+        db.prepared("INSERT INTO pool_claims (run_id, claimed_ms, envelope) VALUES (?,?,?)");
+    st.setString(1, runId);
+    st.setLong(2, c.claimedMs());
+    st.setBytes(3, stored);
+    st.executeUpdate();
   }
 
   /**
@@ -52,31 +71,26 @@ final class PoolRecordTable {
 
   static void insertEviction(StoreDb db, Envelope evict) throws SQLException {
     WarmpoolEvict e = WarmpoolEvict.fromCore(evict.core());
-    insert(db, EVICT, null, e.evictedMs(), evict, StoreEncoding.encode(evict.toJsonLine()));
-  }
-
-  private static void insert(
-      StoreDb db, String kind, String runId, long ms, Envelope env, byte[] stored)
-      throws SQLException {
     PreparedStatement st =
         db.prepared(
             "INSERT OR IGNORE INTO pool_records (address, kind, run_id, created_ms, envelope)"
-                + " VALUES (?,?,?,?,?)");
-    st.setString(1, env.address());
-    st.setString(2, kind);
-    st.setString(3, runId);
-    st.setLong(4, ms);
-    st.setBytes(5, stored);
+                + " VALUES (?,?,NULL,?,?)");
+    st.setString(1, evict.address());
+    st.setString(2, EVICT);
+    st.setLong(3, e.evictedMs());
+    st.setBytes(4, StoreEncoding.encode(evict.toJsonLine()));
     st.executeUpdate();
   }
 
+  // A claim stored since schema 20, else one stored before it: each by its own run index.
+  static final String CLAIM_OF_RUN =
+      "SELECT envelope FROM pool_claims WHERE run_id = ?1 UNION ALL"
+          + " SELECT envelope FROM pool_records WHERE kind = '"
+          + CLAIM
+          + "' AND run_id = ?1 LIMIT 1";
+
   static Optional<Envelope> claim(Connection db, String runId) throws SQLException {
-    return StoreDb.first(
-        db,
-        "SELECT envelope FROM pool_records WHERE kind = ? AND run_id = ? LIMIT 1",
-        PoolRecordTable::envelope,
-        CLAIM,
-        runId);
+    return StoreDb.first(db, CLAIM_OF_RUN, PoolRecordTable::envelope, runId);
   }
 
   // The kind is a literal: the planner uses the partial index only for a WHERE implying its own.

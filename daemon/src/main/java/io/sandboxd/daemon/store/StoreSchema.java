@@ -181,7 +181,14 @@ final class StoreSchema {
                   + " into node_log_groups in prefix order; the prefix index keeps the leaves that"
                   + " are looked up before logging (manifests, durable records) and those logged"
                   + " before",
-              (db, key) -> NodeLog.bucketed(db)));
+              (db, key) -> NodeLog.bucketed(db)),
+          StoreMigration.ddl(
+              20,
+              "warm-pool claims in a table of their own, read by run, with no key on their address"
+                  + " (a hash, whose index in pool_records took a page write at random for every"
+                  + " pooled run); claims stored before stay in pool_records and are read from"
+                  + " there",
+              PoolRecordTable.CLAIMS_DDL));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

@@ -142,6 +142,32 @@ class StoreMigrationTest extends StoreFileFixture {
     }
   }
 
+  /** SQLite's plan for {@code sql} with {@code args} bound, one step a line. */
+  private String plan(String sql, Object... args) throws Exception {
+    StringBuilder plan = new StringBuilder();
+    try (Connection c = raw();
+        PreparedStatement st = c.prepareStatement("EXPLAIN QUERY PLAN " + sql)) {
+      for (int i = 0; i < args.length; i++) {
+        st.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString("detail")).append('\n');
+        }
+      }
+    }
+    return plan.toString();
+  }
+
+  private long count(String table) throws Exception {
+    try (Connection c = raw();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT count(*) FROM " + table)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
   private List<String> ledgerRunIds() throws Exception {
     List<String> out = new ArrayList<>();
     try (Connection c = raw();
@@ -327,6 +353,64 @@ class StoreMigrationTest extends StoreFileFixture {
   }
 
   @Test
+  void version20StoresClaimsApartAndStillReadsThoseStoredBefore() throws Exception {
+    // Three evictions at the same millisecond: only their rowids keep them in stored order.
+    List<Envelope> evictions = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      evictions.add(
+          Envelope.sign(
+              new io.sandboxd.attest.WarmpoolEvict(
+                      "pool-a",
+                      "instance-" + i,
+                      1_000,
+                      5_000,
+                      io.sandboxd.attest.WarmpoolEvict.Reason.Ttl,
+                      10 + i,
+                      io.sandboxd.attest.Provenance.Estimator)
+                  .toCore(),
+              key));
+    }
+    Envelope claim;
+    try (RunStore store = RunStore.open(file(), key)) {
+      store.append(TestRuns.claimed(key, "run-1", 1_000));
+      store.appendEvictions(evictions);
+      store.append(TestRuns.simple(key, "run-2", 2_000));
+      claim = store.claim("run-1").orElseThrow();
+    }
+    assertEquals(1, count("pool_claims"));
+    assertEquals(3, count("pool_records"));
+    // Back to the version-19 shape: the claim kept in pool_records, keyed by its address.
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "INSERT INTO pool_records (address, kind, run_id, created_ms, envelope)"
+              + " SELECT '"
+              + claim.address()
+              + "', 'claim', run_id, claimed_ms, envelope FROM pool_claims");
+      st.execute("DROP TABLE pool_claims");
+      st.execute("PRAGMA user_version = 19");
+    }
+    assertFalse(hasTable("pool_claims"));
+    try (RunStore store = RunStore.open(file(), key)) {
+      assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
+      assertEquals(claim.toJsonLine(), store.claim("run-1").orElseThrow().toJsonLine());
+      assertEquals(Optional.empty(), store.claim("run-2"));
+      assertEquals(
+          evictions.stream().map(Envelope::address).toList(),
+          store.evictions(10).stream().map(Envelope::address).toList());
+      store.append(TestRuns.claimed(key, "run-3", 3_000));
+      assertEquals("run-3", store.claim("run-3").orElseThrow().core().get("run_id").textValue());
+      assertEquals(List.of(), store.verifyAll());
+    }
+    // The new claim went to its own table; the one stored before stayed where it was.
+    assertEquals(1, count("pool_claims"));
+    assertEquals(4, count("pool_records"));
+    String plan = plan(PoolRecordTable.CLAIM_OF_RUN, "run-1");
+    assertTrue(plan.contains("pool_claims_by_run"), plan);
+    assertTrue(plan.contains("pool_records_by_run"), plan);
+  }
+
+  @Test
   void version16MovesEachSubmitterIntoItsRunsRowAndDropsTheUnreadIndex() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
       store.append(TestRuns.simple(key, "run-1", 1_000));
@@ -357,18 +441,8 @@ class StoreMigrationTest extends StoreFileFixture {
       assertEquals(0, rs.getInt(1));
     }
     // The eviction listing reads the partial index, not a scan of every claim.
-    try (Connection c = raw();
-        PreparedStatement st =
-            c.prepareStatement("EXPLAIN QUERY PLAN " + PoolRecordTable.EVICTIONS)) {
-      st.setInt(1, 10);
-      StringBuilder plan = new StringBuilder();
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          plan.append(rs.getString("detail")).append('\n');
-        }
-      }
-      assertTrue(plan.toString().contains("pool_evictions_by_time"), plan.toString());
-    }
+    String plan = plan(PoolRecordTable.EVICTIONS, 10);
+    assertTrue(plan.contains("pool_evictions_by_time"), plan);
     // Once more from a store stamped before versioning: the step finds nothing left to move.
     try (Connection c = raw();
         Statement st = c.createStatement()) {

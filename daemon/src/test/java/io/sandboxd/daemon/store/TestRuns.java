@@ -118,6 +118,43 @@ final class TestRuns {
         ("module " + runId).getBytes(StandardCharsets.UTF_8));
   }
 
+  /** As {@link #simple}, started on a warm instance: its signed claim is stored with it. */
+  static RunRecord claimed(SigningKey key, String runId, long createdMs) {
+    RunRecord r = simple(key, runId, createdMs);
+    Envelope claim =
+        Envelope.sign(
+            new io.sandboxd.attest.WarmpoolClaim(
+                    "pool-a",
+                    "instance-" + runId,
+                    createdMs - 5,
+                    createdMs,
+                    "S2",
+                    null,
+                    0,
+                    Provenance.Estimator,
+                    runId)
+                .toCore(),
+            key);
+    return new RunRecord(
+        r.runId(),
+        r.createdMs(),
+        r.unit(),
+        r.grantsId(),
+        r.outcomeJson(),
+        r.receipt(),
+        r.attestation(),
+        r.segment(),
+        r.journalEntries(),
+        r.blobs(),
+        r.module(),
+        r.log(),
+        r.grantsJson(),
+        r.entry(),
+        java.util.Optional.of(claim),
+        r.io(),
+        r.submitterUid());
+  }
+
   /**
    * Appends runs {@code from} .. {@code from + n - 1} ("run-00042", created at 1,000 + i) at once.
    */
