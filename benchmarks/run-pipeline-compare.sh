@@ -24,9 +24,10 @@
 # Scenarios CLIENTS:MODE: MODE `default` is --dev as shipped (adaptive pools on), `nopool` turns
 # adaptive pools off, `pool` configures a pool of hello (min_idle 4, max_idle 32) with adaptive
 # pools off. MODULE and GRANTS name another unit and its grants (default: examples/hello.*): a
-# pool pays off where instantiating the unit costs more than a warm claim. Run it on a quiet
-# machine: nothing else building or testing. BASE_JAVA_OPTS and HEAD_JAVA_OPTS (space-separated,
-# default none) are JVM options for that side's daemon: the same jar under two JVM settings.
+# pool pays off where instantiating the unit costs more than a warm claim (benchmarks/warm-unit.py
+# writes one). Run it on a quiet machine: nothing else building or testing. BASE_JAVA_OPTS and
+# HEAD_JAVA_OPTS (space-separated, default none) are JVM options for that side's daemon: the same
+# jar under two JVM settings.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 base="${1:-dc07c39}"
