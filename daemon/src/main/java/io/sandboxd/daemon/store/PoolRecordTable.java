@@ -37,8 +37,7 @@ final class PoolRecordTable {
    */
   static final List<String> CLAIMS_DDL =
       List.of(
-          "CREATE TABLE IF NOT EXISTS pool_claims (run_id TEXT NOT NULL,"
-              + " claimed_ms INTEGER NOT NULL, envelope TEXT NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS pool_claims (run_id TEXT NOT NULL, envelope TEXT NOT NULL)",
           "CREATE INDEX IF NOT EXISTS pool_claims_by_run ON pool_claims (run_id)");
 
   /** Inserts {@code claim}, whose stored form ({@link StoreEncoding}) is {@code stored}. */
@@ -48,11 +47,9 @@ final class PoolRecordTable {
     if (!c.runId().equals(runId)) {
       throw new StoreException("run " + runId + ": its warm-pool claim names run " + c.runId());
     }
-    PreparedStatement st =
-        db.prepared("INSERT INTO pool_claims (run_id, claimed_ms, envelope) VALUES (?,?,?)");
+    PreparedStatement st = db.prepared("INSERT INTO pool_claims (run_id, envelope) VALUES (?,?)");
     st.setString(1, runId);
-    st.setLong(2, c.claimedMs());
-    st.setBytes(3, stored);
+    st.setBytes(2, stored);
     st.executeUpdate();
   }
 

@@ -386,7 +386,9 @@ class StoreMigrationTest extends StoreFileFixture {
           "INSERT INTO pool_records (address, kind, run_id, created_ms, envelope)"
               + " SELECT '"
               + claim.address()
-              + "', 'claim', run_id, claimed_ms, envelope FROM pool_claims");
+              + "', 'claim', run_id, "
+              + claim.core().get("claimed_ms").longValue()
+              + ", envelope FROM pool_claims");
       st.execute("DROP TABLE pool_claims");
       st.execute("PRAGMA user_version = 19");
     }

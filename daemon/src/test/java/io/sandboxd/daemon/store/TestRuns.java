@@ -48,6 +48,19 @@ final class TestRuns {
       byte[] module,
       String outcomeJson,
       String grantsJson) {
+    return builder(key, runId, createdMs, journal, blobs, module, outcomeJson, grantsJson).build();
+  }
+
+  /** The builder {@link #record} builds from, for a test that adds to the run (a claim). */
+  private static RunRecord.Builder builder(
+      SigningKey key,
+      String runId,
+      long createdMs,
+      List<String> journal,
+      Map<String, byte[]> blobs,
+      byte[] module,
+      String outcomeJson,
+      String grantsJson) {
     String unit = Blake3.hex(module);
     // grants_id names the grants text, as admission makes it: the store keeps the text once.
     String grantsId = Blake3.hex(grantsJson.getBytes(StandardCharsets.UTF_8));
@@ -96,8 +109,7 @@ final class TestRuns {
         .signed(receipt, attestation, segment)
         .journal(journal, blobs)
         .log("log of " + runId + "\n")
-        .submission(module, grantsJson, "run")
-        .build();
+        .submission(module, grantsJson, "run");
   }
 
   /** The canonical grants text run {@code runId} is stored under (one per run). */
@@ -107,7 +119,11 @@ final class TestRuns {
 
   /** A run with a two-entry journal, one blob and its own module. */
   static RunRecord simple(SigningKey key, String runId, long createdMs) {
-    return record(
+    return simpleBuilder(key, runId, createdMs).build();
+  }
+
+  private static RunRecord.Builder simpleBuilder(SigningKey key, String runId, long createdMs) {
+    return builder(
         key,
         runId,
         createdMs,
@@ -115,12 +131,13 @@ final class TestRuns {
         Map.of(
             Blake3.hex(runId.getBytes(StandardCharsets.UTF_8)),
             runId.getBytes(StandardCharsets.UTF_8)),
-        ("module " + runId).getBytes(StandardCharsets.UTF_8));
+        ("module " + runId).getBytes(StandardCharsets.UTF_8),
+        "\"Completed\"",
+        grantsOf(runId));
   }
 
   /** As {@link #simple}, started on a warm instance: its signed claim is stored with it. */
   static RunRecord claimed(SigningKey key, String runId, long createdMs) {
-    RunRecord r = simple(key, runId, createdMs);
     Envelope claim =
         Envelope.sign(
             new io.sandboxd.attest.WarmpoolClaim(
@@ -135,24 +152,7 @@ final class TestRuns {
                     runId)
                 .toCore(),
             key);
-    return new RunRecord(
-        r.runId(),
-        r.createdMs(),
-        r.unit(),
-        r.grantsId(),
-        r.outcomeJson(),
-        r.receipt(),
-        r.attestation(),
-        r.segment(),
-        r.journalEntries(),
-        r.blobs(),
-        r.module(),
-        r.log(),
-        r.grantsJson(),
-        r.entry(),
-        java.util.Optional.of(claim),
-        r.io(),
-        r.submitterUid());
+    return simpleBuilder(key, runId, createdMs).claim(java.util.Optional.of(claim)).build();
   }
 
   /**
