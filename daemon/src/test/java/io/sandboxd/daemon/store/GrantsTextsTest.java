@@ -16,15 +16,16 @@ class GrantsTextsTest extends StoreFileFixture {
   private static final String SHARED = "{\"compute\":{\"cpu_time_ms\":2000},\"host\":{}}";
 
   private RunRecord run(String runId, long createdMs, String grants) {
-    return TestRuns.record(
-        key,
-        runId,
-        createdMs,
-        List.of(),
-        Map.of(),
-        ("module " + runId).getBytes(StandardCharsets.UTF_8),
-        "\"Completed\"",
-        grants);
+    return TestRuns.builder(
+            key,
+            runId,
+            createdMs,
+            List.of(),
+            Map.of(),
+            ("module " + runId).getBytes(StandardCharsets.UTF_8),
+            "\"Completed\"",
+            grants)
+        .build();
   }
 
   private void fillThreeRuns() {

@@ -245,15 +245,16 @@ class GroupCommitTest {
   }
 
   private RunRecord misrecorded(String runId, long createdMs, byte[] module) {
-    return TestRuns.record(
-        key,
-        runId,
-        createdMs,
-        List.of(),
-        java.util.Map.of(),
-        module,
-        "\"Trapped\"",
-        TestRuns.grantsOf(runId));
+    return TestRuns.builder(
+            key,
+            runId,
+            createdMs,
+            List.of(),
+            java.util.Map.of(),
+            module,
+            "\"Trapped\"",
+            TestRuns.grantsOf(runId))
+        .build();
   }
 
   @Test

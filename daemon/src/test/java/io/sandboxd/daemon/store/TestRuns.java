@@ -31,28 +31,17 @@ final class TestRuns {
       List<String> journal,
       Map<String, byte[]> blobs,
       byte[] module) {
-    return record(key, runId, createdMs, journal, blobs, module, "\"Completed\"", grantsOf(runId));
+    return builder(key, runId, createdMs, journal, blobs, module, "\"Completed\"", grantsOf(runId))
+        .build();
   }
 
   /**
    * As {@link #record}, under the canonical grants text {@code grantsJson}, with the outcome the
-   * run row claims: one that differs from the attestation's makes the append fail after the run's
-   * rows are written, so the rollback is what is tested.
+   * run row claims (one that differs from the attestation's makes the append fail after the run's
+   * rows are written, so the rollback is what is tested), before it is built: a test may add to the
+   * run (a claim).
    */
-  static RunRecord record(
-      SigningKey key,
-      String runId,
-      long createdMs,
-      List<String> journal,
-      Map<String, byte[]> blobs,
-      byte[] module,
-      String outcomeJson,
-      String grantsJson) {
-    return builder(key, runId, createdMs, journal, blobs, module, outcomeJson, grantsJson).build();
-  }
-
-  /** The builder {@link #record} builds from, for a test that adds to the run (a claim). */
-  private static RunRecord.Builder builder(
+  static RunRecord.Builder builder(
       SigningKey key,
       String runId,
       long createdMs,
