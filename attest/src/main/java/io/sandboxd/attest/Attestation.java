@@ -52,42 +52,6 @@ public record Attestation(
           "outputs",
           "jcp");
 
-  /** An attestation of the first shape, which named no inputs or outputs. */
-  public Attestation(
-      HostIdentity host,
-      String tier,
-      String grantsId,
-      String receipt,
-      String unit,
-      String manifest,
-      String journalRoot,
-      Outcome outcome,
-      boolean clockGranted,
-      Long clockConstantMs,
-      boolean probingDetected,
-      boolean tamperingDetected,
-      String teeReport,
-      long issuedMs) {
-    this(
-        host,
-        tier,
-        grantsId,
-        receipt,
-        unit,
-        manifest,
-        journalRoot,
-        outcome,
-        clockGranted,
-        clockConstantMs,
-        probingDetected,
-        tamperingDetected,
-        teeReport,
-        issuedMs,
-        null,
-        null,
-        null);
-  }
-
   /** Bytes named by address: BLAKE3-256 of the raw bytes (not JCS) and their count. */
   public record Blob(String address, long bytes) {
     private static final Set<String> FIELDS = Set.of("address", "bytes");
@@ -259,12 +223,12 @@ public record Attestation(
         "attestation.outcome");
   }
 
-  /** Starts a Attestation built field by field; unset numbers are 0, unset references null. */
+  /** Starts an Attestation built field by field; unset numbers are 0, unset references null. */
   public static Builder builder() {
     return new Builder();
   }
 
-  /** Builds a {@link Attestation} by field name instead of position. */
+  /** Builds an {@link Attestation} by field name instead of position. */
   public static final class Builder {
     private HostIdentity host;
     private String tier;

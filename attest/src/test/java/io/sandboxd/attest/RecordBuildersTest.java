@@ -79,7 +79,10 @@ class RecordBuildersTest {
             false,
             true,
             null,
-            42);
+            42,
+            null,
+            null,
+            null);
     Attestation built =
         Attestation.builder()
             .host(host)

@@ -64,21 +64,18 @@ class RecordsTest {
   }
 
   static Attestation sampleAttestation(Outcome outcome) {
-    return new Attestation(
-        new HostIdentity("node-a", D64, "linux-x86_64"),
-        "S2",
-        A64,
-        B64,
-        C64,
-        null,
-        D64,
-        outcome,
-        false,
-        1_700_000_000_000L,
-        true,
-        false,
-        null,
-        1_700_000_000_500L);
+    return Attestation.builder()
+        .host(new HostIdentity("node-a", D64, "linux-x86_64"))
+        .tier("S2")
+        .grantsId(A64)
+        .receipt(B64)
+        .unit(C64)
+        .journalRoot(D64)
+        .outcome(outcome)
+        .clockConstantMs(1_700_000_000_000L)
+        .probingDetected(true)
+        .issuedMs(1_700_000_000_500L)
+        .build();
   }
 
   static SnapshotRef sampleSnapshot() {
@@ -179,21 +176,22 @@ class RecordsTest {
   static Attestation attestations(Seeded g) {
     HostIdentity host = new HostIdentity(text(g), hex64(g), text(g));
     String tee = g.orNull(0.5, () -> g.string(0, 40, "0123456789abcdef"));
-    return new Attestation(
-        host,
-        tiers(g),
-        hex64(g),
-        hex64(g),
-        hex64(g),
-        g.orNull(0.3, () -> hex64(g)),
-        g.orNull(0.3, () -> hex64(g)),
-        outcomes(g),
-        g.bool(),
-        g.orNull(0.3, () -> u53(g)),
-        g.bool(),
-        g.bool(),
-        tee,
-        u53(g));
+    return Attestation.builder()
+        .host(host)
+        .tier(tiers(g))
+        .grantsId(hex64(g))
+        .receipt(hex64(g))
+        .unit(hex64(g))
+        .manifest(g.orNull(0.3, () -> hex64(g)))
+        .journalRoot(g.orNull(0.3, () -> hex64(g)))
+        .outcome(outcomes(g))
+        .clockGranted(g.bool())
+        .clockConstantMs(g.orNull(0.3, () -> u53(g)))
+        .probingDetected(g.bool())
+        .tamperingDetected(g.bool())
+        .teeReport(tee)
+        .issuedMs(u53(g))
+        .build();
   }
 
   static RunSegment segments(Seeded g) {

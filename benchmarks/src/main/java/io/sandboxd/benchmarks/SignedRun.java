@@ -67,21 +67,17 @@ final class SignedRun {
       Outcome outcome,
       long atMs) {
     Attestation a =
-        new Attestation(
-            new HostIdentity(hostId, key.publicKey().hex(), "bench"),
-            "S2",
-            grantsId,
-            receipt.address(),
-            unit,
-            null,
-            Blake3.hex(new byte[0]),
-            outcome,
-            false,
-            0L,
-            false,
-            false,
-            null,
-            atMs);
+        Attestation.builder()
+            .host(new HostIdentity(hostId, key.publicKey().hex(), "bench"))
+            .tier("S2")
+            .grantsId(grantsId)
+            .receipt(receipt.address())
+            .unit(unit)
+            .journalRoot(Blake3.hex(new byte[0]))
+            .outcome(outcome)
+            .clockConstantMs(0L)
+            .issuedMs(atMs)
+            .build();
     return Envelope.sign(a.toCore(), key);
   }
 

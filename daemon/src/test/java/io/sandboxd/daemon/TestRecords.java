@@ -24,21 +24,17 @@ public final class TestRecords {
       String journalRoot,
       Outcome outcome,
       long issuedMs) {
-    return new Attestation(
-        new HostIdentity(hostId, key.publicKey().hex(), "test"),
-        "S2",
-        grantsId,
-        receipt,
-        unit,
-        null,
-        journalRoot,
-        outcome,
-        false,
-        0L,
-        false,
-        false,
-        null,
-        issuedMs);
+    return Attestation.builder()
+        .host(new HostIdentity(hostId, key.publicKey().hex(), "test"))
+        .tier("S2")
+        .grantsId(grantsId)
+        .receipt(receipt)
+        .unit(unit)
+        .journalRoot(journalRoot)
+        .outcome(outcome)
+        .clockConstantMs(0L)
+        .issuedMs(issuedMs)
+        .build();
   }
 
   /**

@@ -231,6 +231,15 @@ class NodeLogTest {
   }
 
   /** The results of {@code sql} over the store's file, each row's columns joined by '|'. */
+  /** The node log has its two lookup indexes, by bucket and by prefix, and no other. */
+  private void assertLogIndexes() throws Exception {
+    assertEquals(
+        List.of("node_log_by_bucket", "node_log_by_prefix"),
+        rows(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"
+                + " ORDER BY name"));
+  }
+
   private List<String> rows(String sql) throws Exception {
     List<String> out = new ArrayList<>();
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
@@ -262,11 +271,7 @@ class NodeLogTest {
     }
     assertEquals(
         List.of("blob|32"), rows("SELECT DISTINCT typeof(address), length(address) FROM node_log"));
-    assertEquals(
-        List.of("node_log_by_bucket", "node_log_by_prefix"),
-        rows(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"
-                + " ORDER BY name"));
+    assertLogIndexes();
     // A run's leaves are in their bucket; the manifest, looked up before it is logged, is not.
     assertEquals(
         List.of("segment|0", "receipt|0", "attestation|0", "manifest|null"),
@@ -400,11 +405,7 @@ class NodeLogTest {
     assertEquals(
         List.of("text|" + before.size(), "blob|4"),
         rows("SELECT typeof(address), count(*) FROM node_log GROUP BY 1 ORDER BY min(idx)"));
-    assertEquals(
-        List.of("node_log_by_bucket", "node_log_by_prefix"),
-        rows(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_log'"
-                + " ORDER BY name"));
+    assertLogIndexes();
     // The hex leaves and the manifest are found by prefix, the later run's leaves by bucket.
     assertEquals(
         List.of("null|" + (before.size() + 1), "0|3"),
