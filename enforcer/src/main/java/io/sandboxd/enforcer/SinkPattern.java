@@ -1,19 +1,11 @@
 package io.sandboxd.enforcer;
 
 /** A flow-grant sink pattern (Q15): {@code egress:<host:port>} or {@code exec:<program>}. */
-public sealed interface SinkPattern extends Comparable<SinkPattern>
+public sealed interface SinkPattern extends FlowPattern<SinkPattern>
     permits SinkPattern.Egress, SinkPattern.Exec {
-
-  /** The normalized pattern text. */
-  String label();
 
   /** True when {@code sink} is this pattern's sink. */
   boolean matches(FlowSink sink);
-
-  @Override
-  default int compareTo(SinkPattern o) {
-    return label().compareTo(o.label());
-  }
 
   /** Parses and normalizes; throws {@link IllegalArgumentException} saying why it is malformed. */
   static SinkPattern parse(String text) {

@@ -7,19 +7,11 @@ import io.sandboxd.attest.Hex;
  * prefix>}, {@code exec:<program>} or {@code net:<host:port>}. Its normalized text is the origin
  * label a matching read adds to the run's taint.
  */
-public sealed interface SourcePattern extends Comparable<SourcePattern>
+public sealed interface SourcePattern extends FlowPattern<SourcePattern>
     permits SourcePattern.Storage, SourcePattern.Kv, SourcePattern.Exec, SourcePattern.Net {
-
-  /** The origin label: the normalized pattern text. */
-  String label();
 
   /** True when a read from {@code source} is covered by this pattern. */
   boolean matches(FlowSource source);
-
-  @Override
-  default int compareTo(SourcePattern o) {
-    return label().compareTo(o.label());
-  }
 
   /** Parses and normalizes; throws {@link IllegalArgumentException} saying why it is malformed. */
   static SourcePattern parse(String text) {

@@ -8,6 +8,8 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** One /proc/stat read serves every pass within its window; outside it the file is read again. */
 class SharedCpuTimeTest {
@@ -52,20 +54,18 @@ class SharedCpuTimeTest {
     assertEquals(2, reads);
   }
 
-  @Test
-  void aSourceThatStepsBackNeverLowersWhatWasHandedOut() throws Exception {
-    give(500L, 400L);
-    assertEquals(500L, shared.busyNs());
-    clock.addAndGet(2_000_000L);
-    assertEquals(500L, shared.busyNs());
-  }
-
-  @Test
-  void aClockThatStepsBackReadsTheSourceAgain() throws Exception {
-    give(10L, 20L);
-    assertEquals(10L, shared.busyNs());
-    clock.addAndGet(-1L);
-    assertEquals(20L, shared.busyNs());
+  /** A first read, a step of the clock, then a second read that hands out {@code expected}. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a source that steps back never lowers what was handed out, 500, 400, 2000000, 500",
+    "a clock that steps back reads the source again, 10, 20, -1, 20",
+  })
+  void aSecondReadAfterTheClockSteps(String why, long first, long second, long step, long expected)
+      throws Exception {
+    give(first, second);
+    assertEquals(first, shared.busyNs());
+    clock.addAndGet(step);
+    assertEquals(expected, shared.busyNs());
   }
 
   @Test
