@@ -14,6 +14,8 @@
 # the shares of samples kept so, without a run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
+source "$root/benchmarks/bench-daemon.sh"
 jar="${1:-$root/daemon/target/sandboxd.jar}"
 clients="${2:-1}"
 WARMUP="${WARMUP:-25}"
@@ -114,49 +116,44 @@ if [[ -n "${STACKS:-}" ]]; then
 fi
 command -v perf >/dev/null || { echo "run-profile-shares: perf is not installed" >&2; exit 1; }
 work="$(mktemp -d)"
-pid=
+daemon_pid=
 cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
+  if [[ -n "$daemon_pid" ]]; then kill "$daemon_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 mkdir -p "$work/run"
 address="$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$root/examples/hello.wasm")"
 ctl=(java -XX:TieredStopAtLevel=1 -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl)
-# Starts a daemon (JVM options: the arguments) on $work's state and config; sets pid and waits
-# (up to a minute) for it to serve.
+# Starts a daemon (JVM options: the arguments) on $work's state and config; sets daemon_pid and
+# waits (up to a minute) for it to serve.
 serve() {
-  java "$@" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
-    --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/log" 2>&1 &
-  pid=$!
-  for _ in $(seq 600); do grep -q "sandboxd serving on" "$work/log" && break; sleep 0.1; done
+  serve_daemon "$work/log" "$@" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
+    --state "$work/state" --socket "$work/run/s.sock" --config "$work/cfg.json"
 }
 if [[ "${MODE:-nopool}" == pool ]]; then
   # A pool names a module the store holds: a first daemon puts it there.
   echo '{}' >"$work/cfg.json"
   serve
   "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
-    "$address" '"pool_limits":{"adaptive":{"submits":0}}' >"$work/cfg.json"
+  stop_daemon
+  pool_config "$address" >"$work/cfg.json"
 else
   echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$work/cfg.json"
 fi
 serve -XX:+PreserveFramePointer
-grep -q "sandboxd serving on" "$work/log" || { tail -20 "$work/log" >&2; exit 1; }
 "${ctl[@]}" modules put "$root/examples/hello.wasm" --socket "$work/run/s.sock" >/dev/null
 "${ctl[@]}" bench "b3:$address" --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
   --duration $((WARMUP + SECONDS_SAMPLED + 2)) --warmup 0 --socket "$work/run/s.sock" --json \
   >"$work/bench.json" &
 bench=$!
 sleep "$WARMUP"
-perf record -q -g -F 499 -p "$pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" >/dev/null 2>&1
+perf record -q -g -F 499 -p "$daemon_pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" >/dev/null 2>&1
 # Names for the JIT's code, written where perf looks for them (/tmp/perf-PID.map).
-jcmd "$pid" Compiler.perfmap >/dev/null
+jcmd "$daemon_pid" Compiler.perfmap >/dev/null
 wait "$bench"
 perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$work/stacks.txt"
-rm -f "/tmp/perf-$pid.map"
+rm -f "/tmp/perf-$daemon_pid.map"
 if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/stacks.txt" "$KEEP/"; fi
 echo "bench during the window: $(cat "$work/bench.json")"
 shares "$work/stacks.txt"

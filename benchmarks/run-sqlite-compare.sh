@@ -16,6 +16,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
+source "$here/bench-daemon.sh"
 runs="${1:-10}"
 jar="${SANDBOXD_JAR:-$repo/daemon/target/sandboxd.jar}"
 [[ -f "$jar" ]] || { echo "no $jar: build the daemon module first" >&2; exit 1; }
@@ -30,14 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 sock="$tmp/run/sandboxd.sock"
-java -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --state "$tmp/state" --socket "$sock" \
-  >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 600); do
-  grep -q "sandboxd serving on" "$tmp/daemon.log" && break
-  kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/daemon.log" >&2; exit 1; }
-  sleep 0.1
-done
+serve_daemon "$tmp/daemon.log" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve \
+  --state "$tmp/state" --socket "$sock"
 cat >"$tmp/grants.json" <<'JSON'
 {"compute":{"devices":[],"energy_budget_uj":1000000000000,"cpu_time_ms":60000,"memory_bytes":268435456},
  "storage":{"read":[],"write":[],"delete":[]},"network":{"outbound":[],"inbound":false},

@@ -134,15 +134,12 @@ class AdmissionBoundsTest {
 
   @Test
   void compilationIsBoundedInTimeAndConcurrency() throws Exception {
-    Path cfg = dir.resolve("compile.json");
-    Files.writeString(cfg, "{\"compile\":{\"max_concurrent\":1,\"timeout_ms\":1000}}");
     try (DaemonProcess d =
-            DaemonProcess.start(
+            DaemonProcess.startWithConfig(
                 List.of("-Xmx256m"),
                 dir.resolve("state2"),
                 dir.resolve("run2/sandboxd.sock"),
-                "--config",
-                cfg.toString());
+                "{\"compile\":{\"max_concurrent\":1,\"timeout_ms\":1000}}");
         DaemonClient c = new DaemonClient(d.socket)) {
       // Seconds of compiling (within the validation limits): refused at the 1 s budget, its slot
       // held until it ends.

@@ -1,21 +1,16 @@
 package io.sandboxd.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.daemon.DaemonClient;
-import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ImportRunRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,33 +71,8 @@ class BundleTrustTest {
     return CanonicalJson.parse(bundle).get("run_id").asText();
   }
 
-  static byte[] edit(byte[] bundle, Consumer<ObjectNode> change) {
-    ObjectNode o = (ObjectNode) CanonicalJson.parse(bundle);
-    change.accept(o);
-    return CanonicalJson.canonicalize(o);
-  }
-
   static String refused(DaemonClient node, byte[] bundle) {
-    StatusRuntimeException e =
-        assertThrows(
-            StatusRuntimeException.class,
-            () ->
-                node.stub()
-                    .importRun(
-                        ImportRunRequest.newBuilder()
-                            .setBundle(ByteString.copyFrom(bundle))
-                            .build()));
-    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.getMessage());
-    assertEquals(
-        Status.Code.NOT_FOUND,
-        assertThrows(
-                StatusRuntimeException.class,
-                () ->
-                    node.stub().getRun(GetRunRequest.newBuilder().setRunId(runId(bundle)).build()))
-            .getStatus()
-            .getCode(),
-        "nothing half-imported");
-    return e.getStatus().getDescription();
+    return Bundles.refusedImport(node, bundle, runId(bundle)).getStatus().getDescription();
   }
 
   @Test
@@ -115,13 +85,15 @@ class BundleTrustTest {
             && other.contains("this node is " + c.publicKey()),
         other);
 
-    String edited = refused(cb, edit(forB, o -> o.put("entry", "other_export")));
+    String edited = refused(cb, Bundles.edit(forB, o -> o.put("entry", "other_export")));
     assertTrue(edited.contains("entry: differs from what the exporting node sealed"), edited);
-    String unsealed = refused(cb, edit(forB, o -> o.remove("seal")));
+    String unsealed = refused(cb, Bundles.edit(forB, o -> o.remove("seal")));
     assertTrue(unsealed.contains("seal: missing"), unsealed);
     String readdressed =
         refused(
-            cb, edit(forB, o -> ((ObjectNode) o.get("seal").get("core")).put("destination", keyC)));
+            cb,
+            Bundles.edit(
+                forB, o -> ((ObjectNode) o.get("seal").get("core")).put("destination", keyC)));
     assertTrue(readdressed.contains("seal: "), readdressed);
 
     assertEquals(

@@ -5,19 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import com.google.protobuf.ByteString;
-import io.grpc.stub.StreamObserver;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SandboxdGrpc;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,10 +36,9 @@ class CallFairnessTest {
   @Test
   void aFloodingConnectionDoesNotStarveAnotherConnectionsSubmission() throws Exception {
     Path socket = dir.resolve("d.sock");
-    Path cfg = dir.resolve("sandboxd.json");
-    Files.writeString(cfg, "{\"max_concurrent_units\":2}");
     try (DaemonProcess d =
-            DaemonProcess.start(dir.resolve("state"), socket, "--config", cfg.toString());
+            DaemonProcess.startWithConfig(
+                dir.resolve("state"), socket, "{\"max_concurrent_units\":2}");
         DaemonClient flood = new DaemonClient(socket);
         DaemonClient other = new DaemonClient(socket)) {
       long pid = d.process.pid();
@@ -57,10 +48,7 @@ class CallFairnessTest {
       Submissions.submit(flood, SPINS, grants, "step", 120);
       int threads0 = threads(pid);
 
-      AtomicInteger answered = new AtomicInteger();
-      ConcurrentLinkedQueue<String> outcomes = new ConcurrentLinkedQueue<>();
-      ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-      CountDownLatch floodDone = new CountDownLatch(FLOOD);
+      Answers<SubmitReply> flooded = new Answers<>(FLOOD, SubmitReply::getOutcomeJson);
       SandboxdGrpc.SandboxdStub stub = SandboxdGrpc.newStub(flood.channel());
       for (int i = 0; i < FLOOD; i++) {
         stub.submit(
@@ -69,7 +57,7 @@ class CallFairnessTest {
                 .setGrantsJson(grants)
                 .setEntry("step")
                 .build(),
-            counting(outcomes, errors, answered, floodDone));
+            flooded);
       }
       // Let the flood reach the daemon and fill its share (a setup pause, not a measurement).
       Thread.sleep(1000);
@@ -81,7 +69,7 @@ class CallFairnessTest {
               Submissions.exampleGrants("hello"),
               "run",
               120);
-      int answeredThen = answered.get();
+      int answeredThen = flooded.answered();
       busiest = Math.max(busiest, threads(pid));
       assertEquals("\"Completed\"", mine.getOutcomeJson());
       // Served in turn, not behind the whole flood: in arrival order every flood submission would
@@ -92,11 +80,10 @@ class CallFairnessTest {
       // A thread per call would be FLOOD more; the handler pool has HANDLERS.
       assertTrue(busiest <= threads0 + HANDLERS + 8, threads0 + " -> " + busiest);
 
-      assertTrue(floodDone.await(300, TimeUnit.SECONDS), floodDone.getCount() + " unanswered");
-      assertTrue(errors.isEmpty(), errors.size() + " refused, e.g. " + errors.peek());
-      assertEquals(FLOOD, outcomes.size());
+      flooded.assertAllReplied(300);
       assertTrue(
-          outcomes.stream().allMatch(o -> o.contains("CpuTime")), String.valueOf(outcomes.peek()));
+          flooded.kept.stream().allMatch(o -> o.contains("CpuTime")),
+          String.valueOf(flooded.kept.peek()));
       System.out.printf(
           "flood of %d submissions on one connection: another connection's submission served"
               + " after %d of them; daemon threads %d -> at most %d%n",
@@ -156,15 +143,13 @@ class CallFairnessTest {
   @Test
   void aClientCompilingManyModulesLeavesACompileSlotToAnother() throws Exception {
     Path socket = dir.resolve("c.sock");
-    Path cfg = dir.resolve("compile.json");
-    Files.writeString(cfg, "{\"max_concurrent_units\":2,\"compile\":{\"max_concurrent\":2}}");
     try (DaemonProcess d =
-            DaemonProcess.start(dir.resolve("state-c"), socket, "--config", cfg.toString());
+            DaemonProcess.startWithConfig(
+                dir.resolve("state-c"),
+                socket,
+                "{\"max_concurrent_units\":2,\"compile\":{\"max_concurrent\":2}}");
         DaemonClient heavy = new DaemonClient(socket)) {
-      AtomicInteger answered = new AtomicInteger();
-      ConcurrentLinkedQueue<String> outcomes = new ConcurrentLinkedQueue<>();
-      ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-      CountDownLatch done = new CountDownLatch(HEAVY);
+      Answers<SubmitReply> compiled = new Answers<>(HEAVY, SubmitReply::getOutcomeJson);
       SandboxdGrpc.SandboxdStub stub = SandboxdGrpc.newStub(heavy.channel());
       String grants = WarmPoolTest.grants(1 << 20);
       for (int i = 0; i < HEAVY; i++) {
@@ -173,7 +158,7 @@ class CallFairnessTest {
                 .setModule(ByteString.copyFrom(tinyFunctions(10_000, i)))
                 .setGrantsJson(grants)
                 .build(),
-            counting(outcomes, errors, answered, done));
+            compiled);
       }
       Path hello = DaemonProcess.ROOT.resolve("examples/hello.wasm");
       Path helloGrants = DaemonProcess.ROOT.resolve("examples/hello.grants.json");
@@ -186,12 +171,11 @@ class CallFairnessTest {
               helloGrants.toString(),
               "--socket",
               socket.toString());
-      int answeredThen = answered.get();
+      int answeredThen = compiled.answered();
       assertEquals(0, other.exit(), other.out() + other.err());
-      assertTrue(done.await(300, TimeUnit.SECONDS), done.getCount() + " unanswered");
-      assertTrue(errors.isEmpty(), errors.size() + " refused, e.g. " + errors.peek());
-      assertEquals(HEAVY, outcomes.size());
-      assertTrue(outcomes.stream().allMatch("\"Completed\""::equals), outcomes.toString());
+      compiled.assertAllReplied(300);
+      assertTrue(
+          compiled.kept.stream().allMatch("\"Completed\""::equals), compiled.kept.toString());
       System.out.printf(
           "%d compile-heavy submissions from one client: another client's run completed after %d"
               + " of them%n",
@@ -205,35 +189,6 @@ class CallFairnessTest {
   }
 
   static int threads(long pid) throws Exception {
-    try (Stream<Path> s = Files.list(Path.of("/proc/" + pid + "/task"))) {
-      return (int) s.count();
-    }
-  }
-
-  /** Keeps each reply's outcome, or its error; counts the call answered and done either way. */
-  private static StreamObserver<SubmitReply> counting(
-      Queue<String> outcomes,
-      Queue<Throwable> errors,
-      AtomicInteger answered,
-      CountDownLatch done) {
-    return new StreamObserver<>() {
-      @Override
-      public void onNext(SubmitReply r) {
-        outcomes.add(r.getOutcomeJson());
-      }
-
-      @Override
-      public void onError(Throwable t) {
-        errors.add(t);
-        answered.incrementAndGet();
-        done.countDown();
-      }
-
-      @Override
-      public void onCompleted() {
-        answered.incrementAndGet();
-        done.countDown();
-      }
-    };
+    return Poll.entries(Path.of("/proc/" + pid + "/task"));
   }
 }

@@ -9,18 +9,39 @@ import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The daemon reads its configuration file strictly and applies the node policy it sets. */
 class ConfigurationTest {
   @TempDir Path dir;
 
-  @Test
-  void aBadConfigurationFileStopsTheStartNamingTheField() throws Exception {
-    Path cfg = Files.writeString(dir.resolve("bad.json"), "{\"exec\":{\"denylist\":[\"ls\"]}}");
+  /** Configuration files the daemon refuses at start, and what its refusal names. */
+  static Stream<Arguments> badConfigurations() {
+    return Stream.of(
+        Arguments.of(
+            "an exec denylist", "{\"exec\":{\"denylist\":[\"ls\"]}}", "$.exec.denylist[0]"),
+        Arguments.of(
+            "a secret binding that is not an HTTP URL",
+            "{\"secrets\":{\"vault:x\":{\"env\":\"X\",\"endpoints\":[\"ftp://h:21/\"]}}}",
+            "$.secrets.vault:x.endpoints[0]"),
+        Arguments.of(
+            "a non-loopback metrics address",
+            "{\"metrics\": {\"listen\": \"0.0.0.0:9464\"}}",
+            "$.metrics.listen: 0.0.0.0 is not a loopback address"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badConfigurations")
+  void aBadConfigurationFileStopsTheStartNamingTheField(String what, String json, String named)
+      throws Exception {
+    Path cfg = Files.writeString(dir.resolve("bad.json"), json);
     String said = DaemonProcess.refusedStart(dir.resolve("s"), "--config", cfg.toString());
-    assertTrue(said.contains("$.exec.denylist[0]"), said);
+    assertTrue(said.contains(named), said);
   }
 
   @Test

@@ -62,6 +62,23 @@ final class DaemonProcess implements AutoCloseable {
   }
 
   /**
+   * As {@link #start(List, Path, Path, String...)}, under a configuration file of {@code
+   * configJson} written beside the state directory.
+   */
+  static DaemonProcess startWithConfig(
+      List<String> jvmOptions, Path state, Path socket, String configJson) throws Exception {
+    Path config =
+        Files.writeString(state.resolveSibling(state.getFileName() + ".config.json"), configJson);
+    return start(jvmOptions, state, socket, "--config", config.toString());
+  }
+
+  /** As above, with the JVM's default options. */
+  static DaemonProcess startWithConfig(Path state, Path socket, String configJson)
+      throws Exception {
+    return startWithConfig(List.of(), state, socket, configJson);
+  }
+
+  /**
    * The java command line of {@code sandboxd serve --state STATE --socket SOCKET extra...}, for a
    * test that starts it its own way (under prlimit or setpriv, with its own environment).
    */

@@ -271,14 +271,4 @@ class EgressEscapeTest {
     assertEquals("\"Completed\"", next.getOutcomeJson(), next.getLog());
     assertFalse(daemon.log().contains("OutOfMemoryError"), daemon.log());
   }
-
-  @Test
-  void aSecretBindingThatIsNotAnHttpUrlStopsTheStartNamingTheField() throws Exception {
-    Path cfg =
-        Files.writeString(
-            dir.resolve("bad.json"),
-            "{\"secrets\":{\"vault:x\":{\"env\":\"X\",\"endpoints\":[\"ftp://h:21/\"]}}}");
-    String said = DaemonProcess.refusedStart(dir.resolve("bad"), "--config", cfg.toString());
-    assertTrue(said.contains("$.secrets.vault:x.endpoints[0]"), said);
-  }
 }

@@ -15,14 +15,12 @@ import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ListEnvironmentsRequest;
 import io.sandboxd.daemon.rpc.ReplayReply;
-import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.executor.WasiToolchain;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -196,11 +194,7 @@ class EnvironmentTest {
       assertEquals(
           address,
           client.stub().getRun(GetRunRequest.newBuilder().setRunId(runId).build()).getManifest());
-      ReplayReply replay =
-          client
-              .stub()
-              .withDeadlineAfter(120, TimeUnit.SECONDS)
-              .replay(ReplayRequest.newBuilder().setRunId(runId).build());
+      ReplayReply replay = Submissions.replay(client, runId);
       assertTrue(replay.getMatches(), replay.toString());
     }
     assertFalse(Files.exists(data.resolve("out.txt")));
@@ -283,15 +277,9 @@ class EnvironmentTest {
       address = CanonicalJson.parse(r.getAttestation()).get("core").get("manifest").asText();
     }
     Path none = Files.writeString(dir.resolve("none.config.json"), "{}");
-    try (DaemonProcess d = DaemonProcess.start(state, sock, "--config", none.toString());
-        DaemonClient c = new DaemonClient(sock)) {
-      StatusRuntimeException e =
-          assertThrows(
-              StatusRuntimeException.class,
-              () -> c.stub().replay(ReplayRequest.newBuilder().setRunId(runId).build()));
-      assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode());
-      assertTrue(e.getStatus().getDescription().contains("b3:" + address), e.getMessage());
-      assertTrue(e.getStatus().getDescription().contains("no longer offers"), e.getMessage());
-    }
+    StatusRuntimeException e = StoppedState.refusedReplay(state, sock, none, runId);
+    assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains("b3:" + address), e.getMessage());
+    assertTrue(e.getStatus().getDescription().contains("no longer offers"), e.getMessage());
   }
 }

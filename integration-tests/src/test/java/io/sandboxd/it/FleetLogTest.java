@@ -49,6 +49,13 @@ class FleetLogTest {
     assertEquals(0, r.exit(), r.out() + r.err());
   }
 
+  /** {@code sandboxctl verify FILE --signer SIGNER} fails with {@code exit}, naming {@code why}. */
+  private void assertVerifyFails(Path file, String signer, int exit, String why) throws Exception {
+    DaemonProcess.Result r = ctl("verify", file.toString(), "--signer", signer);
+    assertEquals(exit, r.exit(), r.out() + r.err());
+    assertTrue(r.err().contains(why), r.err());
+  }
+
   @Test
   void logAndFleetProofsVerifyOfflineAndRefuseWhatIsWrong() throws Exception {
     byte[] hello = Submissions.exampleUnit("hello");
@@ -89,29 +96,16 @@ class FleetLogTest {
           otherLog.err().contains(lines[0]) && otherLog.err().contains("sandboxd/other-host"),
           otherLog.err());
       String otherKey = SigningKey.fromSeed(new byte[32]).publicKey().hex();
-      DaemonProcess.Result unknown = ctl("verify", cpFile.toString(), "--signer", otherKey);
-      assertEquals(1, unknown.exit(), unknown.out() + unknown.err());
-      assertTrue(unknown.err().contains("UNKNOWN_KEY"), unknown.err());
+      assertVerifyFails(cpFile, otherKey, 1, "UNKNOWN_KEY");
       DaemonProcess.Result noKey = ctl("verify", cpFile.toString());
       assertEquals(2, noKey.exit());
       assertTrue(noKey.err().contains("--signer"), noKey.err());
       String grown =
           cp.out().replaceFirst("\n" + sizeBefore + "\n", "\n" + (sizeBefore + 1) + "\n");
-      DaemonProcess.Result forged =
-          ctl("verify", write("forged.txt", grown).toString(), "--signer", pk);
-      assertEquals(1, forged.exit(), forged.err());
-      assertTrue(forged.err().contains("BAD_SIGNATURE"), forged.err());
-      DaemonProcess.Result malformed =
-          ctl(
-              "verify",
-              write(
-                      "malformed.txt",
-                      cp.out().replaceFirst("\n" + sizeBefore + "\n", "\n0" + sizeBefore + "\n"))
-                  .toString(),
-              "--signer",
-              pk);
-      assertEquals(2, malformed.exit(), malformed.err());
-      assertTrue(malformed.err().contains("leading zeros"), malformed.err());
+      assertVerifyFails(write("forged.txt", grown), pk, 1, "BAD_SIGNATURE");
+      String zeroPadded =
+          cp.out().replaceFirst("\n" + sizeBefore + "\n", "\n0" + sizeBefore + "\n");
+      assertVerifyFails(write("malformed.txt", zeroPadded), pk, 2, "leading zeros");
 
       // Inclusion of a receipt; a changed path byte or another tree size fails.
       DaemonProcess.Result prove = ctl("log", "prove", receipt.address(), "--socket", s);
@@ -125,24 +119,12 @@ class FleetLogTest {
       String first = bent.get("proof").get("path").get(0).textValue();
       ((com.fasterxml.jackson.databind.node.ArrayNode) bent.get("proof").get("path"))
           .set(0, (first.charAt(0) == '0' ? "1" : "0") + first.substring(1));
-      DaemonProcess.Result bad =
-          ctl(
-              "verify",
-              write("bent.json", CanonicalJson.canonicalString(bent)).toString(),
-              "--signer",
-              pk);
-      assertEquals(1, bad.exit(), bad.err());
-      assertTrue(bad.err().contains("ROOT_MISMATCH"), bad.err());
+      assertVerifyFails(
+          write("bent.json", CanonicalJson.canonicalString(bent)), pk, 1, "ROOT_MISMATCH");
       ObjectNode resized = doc.deepCopy();
       ((ObjectNode) resized.get("proof")).put("tree_size", sizeBefore + 7);
-      DaemonProcess.Result other =
-          ctl(
-              "verify",
-              write("resized.json", CanonicalJson.canonicalString(resized)).toString(),
-              "--signer",
-              pk);
-      assertEquals(1, other.exit(), other.err());
-      assertTrue(other.err().contains("TREE_SIZE"), other.err());
+      assertVerifyFails(
+          write("resized.json", CanonicalJson.canonicalString(resized)), pk, 1, "TREE_SIZE");
 
       DaemonProcess.Result missing = ctl("log", "prove", "ab".repeat(32), "--socket", s);
       assertEquals(2, missing.exit());

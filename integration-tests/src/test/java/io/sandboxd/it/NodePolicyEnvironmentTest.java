@@ -143,14 +143,8 @@ class NodePolicyEnvironmentTest {
    */
   static void replayRefused(Path state, Path sock, Path config, String runId, String why)
       throws Exception {
-    try (DaemonProcess d = DaemonProcess.start(state, sock, "--config", config.toString());
-        DaemonClient c = new DaemonClient(sock)) {
-      StatusRuntimeException e =
-          assertThrows(
-              StatusRuntimeException.class,
-              () -> c.stub().replay(ReplayRequest.newBuilder().setRunId(runId).build()));
-      assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
-      assertTrue(e.getStatus().getDescription().contains(why), e.getMessage());
-    }
+    StatusRuntimeException e = StoppedState.refusedReplay(state, sock, config, runId);
+    assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains(why), e.getMessage());
   }
 }

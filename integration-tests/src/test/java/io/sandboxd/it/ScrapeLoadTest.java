@@ -8,7 +8,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,11 +33,11 @@ class ScrapeLoadTest {
 
   @Test
   void scrapingEverySecondUnderLoad() throws Exception {
-    Path config = dir.resolve("sandboxd.json");
-    Files.writeString(config, "{\"metrics\": {\"listen\": \"127.0.0.1:0\"}}");
     try (DaemonProcess d =
-            DaemonProcess.start(
-                dir.resolve("state"), dir.resolve("s.sock"), "--config", config.toString());
+            DaemonProcess.startWithConfig(
+                dir.resolve("state"),
+                dir.resolve("s.sock"),
+                "{\"metrics\": {\"listen\": \"127.0.0.1:0\"}}");
         DaemonClient c = new DaemonClient(d.socket)) {
       Matcher m =
           Pattern.compile("metrics on (http://127\\.0\\.0\\.1:\\d+/metrics)").matcher(d.log());

@@ -454,6 +454,13 @@ class StandingGrantsTest {
     return ctl("run", hello.toString(), "--grants", "b3:" + grantsId);
   }
 
+  /** A run under the minted child is refused (exit 2) naming {@code rule}. */
+  static void assertRunRefused(String grantsId, String rule) throws Exception {
+    DaemonProcess.Result r = runUnder(grantsId);
+    assertEquals(2, r.exit(), r.out());
+    assertTrue(r.err().contains("rule " + rule + ":"), r.err());
+  }
+
   @Test
   @Order(10)
   void aReplayedOrUnauthenticatedEventMintsNothing() throws Exception {
@@ -513,17 +520,13 @@ class StandingGrantsTest {
     String g1 = mint(once, EVENT, "").getGrantsId();
     DaemonProcess.Result ok = runUnder(g1);
     assertEquals(0, ok.exit(), ok.err());
-    DaemonProcess.Result again = runUnder(g1);
-    assertEquals(2, again.exit(), again.out());
-    assertTrue(again.err().contains("rule child_use.max_uses:"), again.err());
+    assertRunRefused(g1, "child_use.max_uses");
     // A child living 1 ms: used after that, refused naming child_use.ttl_ms.
     String parent6 = PARENT.replace("10000,", "10005,");
     String brief = addOver(policyWithUse(parent6, 1, 10), parent6);
     String g2 = mint(brief, EVENT, "").getGrantsId();
     Thread.sleep(20);
-    DaemonProcess.Result late = runUnder(g2);
-    assertEquals(2, late.exit(), late.out());
-    assertTrue(late.err().contains("rule child_use.ttl_ms:"), late.err());
+    assertRunRefused(g2, "child_use.ttl_ms");
     // `jcp release` of the child itself, then of a parent: each refuses the next run.
     String parent7 = PARENT.replace("10000,", "10006,");
     String roomy = addOver(policyWithUse(parent7, 600_000, 10), parent7);
@@ -531,16 +534,12 @@ class StandingGrantsTest {
     assertEquals(0, runUnder(g3).exit());
     DaemonProcess.Result rel = ctl("jcp", "release", g3);
     assertEquals(0, rel.exit(), rel.err());
-    DaemonProcess.Result released = runUnder(g3);
-    assertEquals(2, released.exit(), released.out());
-    assertTrue(released.err().contains("rule released:"), released.err());
+    assertRunRefused(g3, "released");
     String g4 = mint(roomy, EVENT, CEILING.replace("2000,", "1999,")).getGrantsId();
     assertEquals(
         0,
         ctl("jcp", "release", Grants.parse(parent7.getBytes(StandardCharsets.UTF_8)).grantsId())
             .exit());
-    DaemonProcess.Result orphan = runUnder(g4);
-    assertEquals(2, orphan.exit(), orphan.out());
-    assertTrue(orphan.err().contains("rule parent_held:"), orphan.err());
+    assertRunRefused(g4, "parent_held");
   }
 }

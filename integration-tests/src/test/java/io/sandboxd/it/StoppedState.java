@@ -1,7 +1,10 @@
 package io.sandboxd.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import java.nio.file.Files;
@@ -34,6 +37,32 @@ final class StoppedState {
       }
     }
     return replies;
+  }
+
+  /**
+   * Asserts that {@code d}, started on a stopped state of {@code runs} runs, checked every record
+   * of it before serving: its `runs list`.
+   */
+  static String verifiedRunsList(DaemonProcess d, int runs) throws Exception {
+    assertTrue(
+        d.log().contains("verify, every record and column checks against the signed ledger"),
+        d.log());
+    assertTrue(d.log().contains("(" + runs + " runs, chain "), d.log());
+    DaemonProcess.Result list = d.ctl("runs", "list");
+    assertEquals(0, list.exit(), list.err());
+    return list.out();
+  }
+
+  /**
+   * Starts a daemon on {@code state} under the configuration file {@code config} and asks it to
+   * replay {@code run}, which it must refuse: the refusal.
+   */
+  static StatusRuntimeException refusedReplay(Path state, Path socket, Path config, String run)
+      throws Exception {
+    try (DaemonProcess d = DaemonProcess.start(state, socket, "--config", config.toString());
+        DaemonClient c = new DaemonClient(socket)) {
+      return assertThrows(StatusRuntimeException.class, () -> Submissions.replay(c, run));
+    }
   }
 
   /** The run store of the stopped daemon state {@code state}, opened directly. */

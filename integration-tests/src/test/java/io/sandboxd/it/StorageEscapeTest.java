@@ -84,6 +84,13 @@ class StorageEscapeTest {
     return r.getStdout().toStringUtf8() + r.getStderr().toStringUtf8();
   }
 
+  /** Asserts that {@code log} holds each of {@code parts}, naming the first one missing. */
+  static void assertPrinted(String log, String... parts) {
+    for (String part : parts) {
+      assertTrue(log.contains(part), "missing " + part.strip() + " in:\n" + log);
+    }
+  }
+
   static final String NO_KV = "{\"read\":false,\"write\":false,\"prefixes\":[]}";
 
   static SubmitReply submit(byte[] module, String grants) {
@@ -126,20 +133,22 @@ class StorageEscapeTest {
     String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
 
-    assertTrue(log.contains("link: wasi=" + EPERM + "\n"), log);
-    assertTrue(log.contains("write-hl: open errno="), log);
-    assertTrue(log.contains("write-prelink: open errno=" + EPERM + "\n"), log);
-    assertTrue(log.contains("read-prelink: refused errno=" + EPERM + "\n"), log);
-    assertTrue(log.contains("write-presymlink: open errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("trailing-slash: wasi=" + ENOTDIR + "\n"), log);
-    assertTrue(log.contains("trailing-slash-dot: wasi=" + ENOTDIR + "\n"), log);
-    assertTrue(log.contains("rename-file: -1 errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("rename-dir: -1 errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("rename-over: -1 errno=" + EACCES + "\n"), log);
-    assertTrue(log.contains("symlink: -1 errno=" + EPERM + "\n"), log);
-    assertTrue(log.contains("subdir: wasi=0\n"), log);
-    assertTrue(log.contains("subdir-dotdot: wasi=" + ENOTCAPABLE + "\n"), log);
-    assertTrue(log.contains("subdir-link: wasi=" + EPERM + "\n"), log);
+    assertPrinted(
+        log,
+        "link: wasi=" + EPERM + "\n",
+        "write-hl: open errno=",
+        "write-prelink: open errno=" + EPERM + "\n",
+        "read-prelink: refused errno=" + EPERM + "\n",
+        "write-presymlink: open errno=" + EACCES + "\n",
+        "trailing-slash: wasi=" + ENOTDIR + "\n",
+        "trailing-slash-dot: wasi=" + ENOTDIR + "\n",
+        "rename-file: -1 errno=" + EACCES + "\n",
+        "rename-dir: -1 errno=" + EACCES + "\n",
+        "rename-over: -1 errno=" + EACCES + "\n",
+        "symlink: -1 errno=" + EPERM + "\n",
+        "subdir: wasi=0\n",
+        "subdir-dotdot: wasi=" + ENOTCAPABLE + "\n",
+        "subdir-link: wasi=" + EPERM + "\n");
 
     assertEquals(SECRET, Files.readString(secret));
     assertFalse(Files.exists(rw.resolve("hl"), LinkOption.NOFOLLOW_LINKS));
@@ -160,8 +169,7 @@ class StorageEscapeTest {
     SubmitReply r = submit(module, grants(storage, NO_KV));
     String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
-    assertTrue(log.contains("counter read: 41\n"), log);
-    assertTrue(log.contains("unlink gone: 0 errno=0\n"), log);
+    assertPrinted(log, "counter read: 41\n", "unlink gone: 0 errno=0\n");
     assertEquals("42\n", Files.readString(data.resolve("counter")));
     assertEquals("start\nrun saw 41\n", Files.readString(data.resolve("log")));
     assertFalse(Files.exists(data.resolve("gone")));
@@ -193,12 +201,14 @@ class StorageEscapeTest {
         submit(module, grants("{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}", NO_KV));
     String log = out(r);
     assertEquals("\"Completed\"", r.getOutcomeJson(), log);
-    assertTrue(log.contains("open: wasi=0\n"), log);
-    assertTrue(log.contains("pwrite: wasi=" + EDQUOT + "\n"), log);
-    assertTrue(log.contains("seek-write: wasi=" + EDQUOT + "\n"), log);
-    assertTrue(log.contains("set-size: wasi=" + EDQUOT + "\n"), log);
-    assertTrue(log.contains("allocate: wasi=" + EDQUOT + "\n"), log);
-    assertTrue(log.contains("storage_write: " + QUOTA + "\n"), log);
+    assertPrinted(
+        log,
+        "open: wasi=0\n",
+        "pwrite: wasi=" + EDQUOT + "\n",
+        "seek-write: wasi=" + EDQUOT + "\n",
+        "set-size: wasi=" + EDQUOT + "\n",
+        "allocate: wasi=" + EDQUOT + "\n",
+        "storage_write: " + QUOTA + "\n");
     assertEquals(0, Files.size(root.resolve("data/big")));
     assertFalse(Files.exists(root.resolve("data/big2")));
   }

@@ -6,6 +6,8 @@ import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.DurableRunRequest;
+import io.sandboxd.daemon.rpc.ReplayReply;
+import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
@@ -84,6 +86,13 @@ final class Submissions {
     return c.stub()
         .waitRun(WaitRunRequest.newBuilder().setRunId(run).setTimeoutMs(timeoutMs).build())
         .getState();
+  }
+
+  /** Replays {@code run}, waiting up to two minutes: whether it matched, and how. */
+  static ReplayReply replay(DaemonClient c, String run) {
+    return c.stub()
+        .withDeadlineAfter(120, TimeUnit.SECONDS)
+        .replay(ReplayRequest.newBuilder().setRunId(run).build());
   }
 
   /** The bytes of {@code examples/<name>.wasm}. */

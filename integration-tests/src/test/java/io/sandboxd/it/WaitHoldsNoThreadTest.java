@@ -136,11 +136,7 @@ class WaitHoldsNoThreadTest {
       String grants = WarmPoolTest.grants(1 << 20, 4000);
       String run = Submissions.detached(c, SPINS, grants, "step");
       int calls = 2000;
-      java.util.concurrent.ConcurrentLinkedQueue<String> states =
-          new java.util.concurrent.ConcurrentLinkedQueue<>();
-      java.util.concurrent.ConcurrentLinkedQueue<Throwable> errors =
-          new java.util.concurrent.ConcurrentLinkedQueue<>();
-      java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(calls);
+      Answers<DurableRunReply> states = new Answers<>(calls, DurableRunReply::getState);
       List<DaemonClient> clients = new ArrayList<>();
       for (int i = 0; i < 10; i++) {
         clients.add(new DaemonClient(socket));
@@ -148,30 +144,12 @@ class WaitHoldsNoThreadTest {
       try {
         for (int k = 0; k < calls; k++) {
           SandboxdGrpc.newStub(clients.get(k % clients.size()).channel())
-              .suspendRun(
-                  DurableRunRequest.newBuilder().setRunId(run).build(),
-                  new StreamObserver<DurableRunReply>() {
-                    @Override
-                    public void onNext(DurableRunReply value) {
-                      states.add(value.getState());
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                      errors.add(t);
-                      done.countDown();
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                      done.countDown();
-                    }
-                  });
+              .suspendRun(DurableRunRequest.newBuilder().setRunId(run).build(), states);
         }
-        assertTrue(done.await(120, TimeUnit.SECONDS), done.getCount() + " suspends unanswered");
-        assertTrue(errors.isEmpty(), errors.size() + " refused, e.g. " + errors.peek());
-        assertEquals(calls, states.size());
-        assertTrue(states.stream().allMatch("terminated"::equals), String.valueOf(states.peek()));
+        states.assertAllReplied(120);
+        assertTrue(
+            states.kept.stream().allMatch("terminated"::equals),
+            String.valueOf(states.kept.peek()));
         // Suspending a run that is over is refused at once, naming its state.
         io.grpc.StatusRuntimeException late =
             org.junit.jupiter.api.Assertions.assertThrows(

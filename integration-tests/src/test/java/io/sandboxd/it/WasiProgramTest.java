@@ -18,7 +18,6 @@ import io.sandboxd.daemon.DaemonClient;
 import io.sandboxd.daemon.rpc.GetOutputRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.ReplayReply;
-import io.sandboxd.daemon.rpc.ReplayRequest;
 import io.sandboxd.daemon.rpc.RunInfo;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import io.sandboxd.daemon.rpc.SubmitRequest;
@@ -313,20 +312,12 @@ class WasiProgramTest {
     byte[] in = "line one\nline two\n".getBytes(UTF_8);
     SubmitReply r = submit(List.of("prog", "cat"), in);
     assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
-    ReplayReply v =
-        client
-            .stub()
-            .withDeadlineAfter(120, TimeUnit.SECONDS)
-            .replay(ReplayRequest.newBuilder().setRunId(r.getRunId()).build());
+    ReplayReply v = Submissions.replay(client, r.getRunId());
     assertTrue(v.getMatches(), v.getDivergence());
     assertEquals(r.getOutcomeJson(), v.getReplayedOutcome());
 
     SubmitReply echo = submit(List.of("prog", "echo", "ünï", "x y"), null);
-    ReplayReply e =
-        client
-            .stub()
-            .withDeadlineAfter(120, TimeUnit.SECONDS)
-            .replay(ReplayRequest.newBuilder().setRunId(echo.getRunId()).build());
+    ReplayReply e = Submissions.replay(client, echo.getRunId());
     assertTrue(e.getMatches(), e.getDivergence());
 
     var out = client.stub().getOutput(GetOutputRequest.newBuilder().setRunId(r.getRunId()).build());
