@@ -18,8 +18,9 @@
 #
 # The measured client is a fresh JVM too: its first second runs cold, and counted in the window it
 # put a 200-340 ms max and about 4 ms on the p99 at 16 clients. So it loads the daemon for
-# CLIENT_WARMUP seconds (default 3) before it starts counting; CPU and bytes are read over that
-# and the window together (the same load), bytes per run over the runs the store gained.
+# CLIENT_WARMUP seconds (default 3) before it starts counting; CPU and bytes are read from half a
+# second after its first run is stored (not while its JVM starts and the daemon is idle) to its
+# end (the same load), bytes per run over the runs the store gained meanwhile.
 #
 # Scenarios CLIENTS:MODE: MODE `default` is --dev as shipped (adaptive pools on), `nopool` turns
 # adaptive pools off, `pool` configures a pool of hello (min_idle 4, max_idle 32) with adaptive
@@ -30,6 +31,8 @@
 # jar under two JVM settings.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
+source "$root/benchmarks/bench-daemon.sh"
 base="${1:-dc07c39}"
 head="${2:-HEAD}"
 ROUNDS="${ROUNDS:-2}"
@@ -72,22 +75,28 @@ grants="${GRANTS:-$root/examples/hello.grants.json}"
 address="$(java -cp "$work/head.jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$module")"
 [[ "$address" =~ ^[0-9a-f]{64}$ ]] || die "cannot compute the module's address: $address"
 
-# Clock ticks of a process's threads whose name starts with $2 (utime+stime, fields 14 and 15).
+# Clock ticks (utime+stime) of all of a process's threads and of those whose name starts with $2,
+# read in one quick pass: the two must be read at the same moment (while a slow read walks the
+# threads, an idle daemon's verifier may take a core, store.verify_idle_cpu_percent).
 thread_ticks() {
-  local pid="$1" prefix="$2" sum=0 t name
-  for t in /proc/"$pid"/task/*; do
-    name="$(cat "$t/comm" 2>/dev/null || true)"
-    if [[ -z "$prefix" || "$name" == "$prefix"* ]]; then
-      # A thread may end between the glob and the read: skip it without a message.
-      { read -r -a f <"$t/stat"; } 2>/dev/null || continue
-      # comm may hold spaces inside its parentheses: count fields from the closing one.
-      local rest="${f[*]}"
-      rest="${rest##*) }"
-      read -r -a g <<<"$rest"
-      sum=$((sum + g[11] + g[12]))
-    fi
-  done
-  echo "$sum"
+  python3 - "$1" "$2" <<'PY'
+import os, sys
+pid, prefix = sys.argv[1], sys.argv[2]
+total = named = 0
+for t in os.listdir(f"/proc/{pid}/task"):
+    try:
+        stat = open(f"/proc/{pid}/task/{t}/stat").read()
+    except OSError:
+        continue  # a thread may end between the listing and the read
+    # comm may hold spaces inside its parentheses: count fields from the closing one.
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    f = stat[stat.rindex(")") + 2 :].split()
+    ticks = int(f[11]) + int(f[12])
+    total += ticks
+    if name.startswith(prefix):
+        named += ticks
+print(total, named)
+PY
 }
 
 write_bytes() { awk '/^write_bytes/ {print $2}' "/proc/$1/io"; }
@@ -99,29 +108,20 @@ c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=30)
 print(c.execute("SELECT COUNT(*) FROM runs").fetchone()[0])' "$1"
 }
 
-# Starts a daemon on $2's state with config $3; sets pid.
-pid=
+# Starts a daemon on $2's state with config $3; sets daemon_pid.
 start_daemon() {
   local name="$1" d="$2"
   echo "$3" >"$d/cfg-now.json"
-  : >"$d/log"
   local opts=()
   if [[ "$name" == base ]]; then
     read -r -a opts <<<"${BASE_JAVA_OPTS:-}"
   else
     read -r -a opts <<<"${HEAD_JAVA_OPTS:-}"
   fi
-  java "${opts[@]}" -cp "$work/$name.jar" io.sandboxd.daemon.SandboxdMain serve --dev --state "$d/state" \
-    --socket "$d/run/s.sock" --config "$d/cfg-now.json" >>"$d/log" 2>&1 &
-  pid=$!
-  echo "$pid" >"$work/daemon.pid"
-  local i=0
-  until grep -q "sandboxd serving on" "$d/log"; do
-    i=$((i + 1))
-    ((i < 600)) || { tail -20 "$d/log" >&2; die "$name daemon did not start"; }
-    kill -0 "$pid" 2>/dev/null || { tail -20 "$d/log" >&2; die "$name daemon exited"; }
-    sleep 0.1
-  done
+  serve_daemon "$d/log" "${opts[@]}" -cp "$work/$name.jar" io.sandboxd.daemon.SandboxdMain serve \
+    --dev --state "$d/state" --socket "$d/run/s.sock" --config "$d/cfg-now.json"
+  # run_one runs in a pipeline's subshell: cleanup finds the daemon by this file.
+  echo "$daemon_pid" >"$work/daemon.pid"
 }
 
 run_one() {
@@ -131,39 +131,48 @@ run_one() {
   case "$pool" in
     default) echo '{}' >"$d/cfg.json" ;;
     nopool) echo '{"pool_limits":{"adaptive":{"submits":0}}}' >"$d/cfg.json" ;;
-    pool)
-      printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
-        "$address" '"pool_limits":{"adaptive":{"submits":0}}' >"$d/cfg.json" ;;
+    pool) pool_config "$address" >"$d/cfg.json" ;;
     *) die "unknown mode $pool" ;;
   esac
   local ctl=(java -XX:TieredStopAtLevel=1 -cp "$work/$name.jar" io.sandboxd.daemon.cli.Sandboxctl)
   # The module goes into the state's module store first, so that a configured pool can name it.
   start_daemon "$name" "$d" '{}'
   "${ctl[@]}" modules put "$module" --socket "$d/run/s.sock" >/dev/null
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+  stop_daemon
   start_daemon "$name" "$d" "$(cat "$d/cfg.json")"
   # Warm-up outside the window: JIT, the pool filled.
   "${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$conc" --duration "$WARMUP" \
     --warmup 0 --socket "$d/run/s.sock" --json >/dev/null
+  local before
+  before="$(stored_runs "$d/state/runs.db")"
+  "${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$conc" \
+    --duration "$DURATION" --warmup "$CLIENT_WARMUP" --socket "$d/run/s.sock" --json \
+    >"$d/bench.json" &
+  local client=$!
+  # The counters start once the client loads the daemon, half a second after its first stored run
+  # (inside its warm-up): while its JVM starts the daemon is idle, and an idle daemon's verifier
+  # may take more than its share under load (store.verify_idle_cpu_percent), which is not what
+  # this window measures.
+  until (($(stored_runs "$d/state/runs.db") > before)); do
+    kill -0 "$client" 2>/dev/null || break
+    sleep 0.05
+  done
+  sleep 0.5
   local cpu0 ver0 wr0 t0
-  cpu0="$(thread_ticks "$pid" "")"
-  ver0="$(thread_ticks "$pid" "sandboxd-store-")"
-  wr0="$(write_bytes "$pid")"
+  read -r cpu0 ver0 < <(thread_ticks "$daemon_pid" "sandboxd-store-")
+  wr0="$(write_bytes "$daemon_pid")"
   t0="$(date +%s%N)"
   local runs0 runs1
   runs0="$(stored_runs "$d/state/runs.db")"
+  wait "$client" || die "the bench client failed: $(cat "$d/bench.json")"
   local out
-  out="$("${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$conc" \
-    --duration "$DURATION" --warmup "$CLIENT_WARMUP" --socket "$d/run/s.sock" --json)"
+  out="$(cat "$d/bench.json")"
   local t1 cpu1 ver1 wr1
   t1="$(date +%s%N)"
-  cpu1="$(thread_ticks "$pid" "")"
-  ver1="$(thread_ticks "$pid" "sandboxd-store-")"
-  wr1="$(write_bytes "$pid")"
+  read -r cpu1 ver1 < <(thread_ticks "$daemon_pid" "sandboxd-store-")
+  wr1="$(write_bytes "$daemon_pid")"
   runs1="$(stored_runs "$d/state/runs.db")"
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+  stop_daemon
   # Bytes of used pages once the WAL is checkpointed, over the runs the store holds.
   local stored nruns
   read -r stored nruns < <(python3 - "$d/state/runs.db" <<'EOF'
@@ -184,7 +193,7 @@ wall = (int(t1) - int(t0)) / 1e9
 hz = int(hz)
 cpu = (int(cpu1) - int(cpu0)) / hz
 ver = (int(ver1) - int(ver0)) / hz
-# Bytes were counted over the client's warm-up and the window: divide by the runs stored in both.
+# Bytes were counted from inside the client's warm-up to its end: divide by the runs stored then.
 measured = max(1, int(runs1) - int(runs0))
 nruns = max(1, int(nruns))
 row = {

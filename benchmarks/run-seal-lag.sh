@@ -9,40 +9,30 @@
 #   benchmarks/run-seal-lag.sh CLIENTS SECONDS JAR [JAR...]
 #   benchmarks/run-seal-lag.sh 1 90 /tmp/base.jar daemon/target/sandboxd.jar
 #   CONFIG='{"store":{"seal_on_stop":true}}' benchmarks/run-seal-lag.sh 1 60 JAR   # daemon config
+#   IDLE=5 benchmarks/run-seal-lag.sh 16 30 JAR   # 5 s without load between the bench and the stop
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
+source "$root/benchmarks/bench-daemon.sh"
 (($# >= 3)) || { echo "usage: $0 CLIENTS SECONDS JAR [JAR...]" >&2; exit 2; }
 clients="$1"
 seconds="$2"
 shift 2
 module="$root/examples/hello.wasm"
 grants="$root/examples/hello.grants.json"
-pid=
+daemon_pid=
 work=
 cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
+  if [[ -n "$daemon_pid" ]]; then kill "$daemon_pid" 2>/dev/null || true; fi
   if [[ -n "$work" ]]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
-# Starts the daemon of jar $1 on $work's state, logging to $work/$2; sets pid; waits to serve.
+# Starts the daemon of jar $1 on $work's state, logging to $work/$2; sets daemon_pid; waits to
+# serve.
 serve() {
-  java -cp "$1" io.sandboxd.daemon.SandboxdMain serve --dev --state "$work/state" \
-    --socket "$work/run/s.sock" --config "$work/cfg.json" >"$work/$2" 2>&1 &
-  pid=$!
-  for _ in $(seq 1200); do
-    grep -q "sandboxd serving on" "$work/$2" && return 0
-    kill -0 "$pid" 2>/dev/null || { tail -20 "$work/$2" >&2; exit 1; }
-    sleep 0.05
-  done
-  echo "run-seal-lag: the daemon did not serve" >&2
-  exit 1
-}
-
-stop() {
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=
+  serve_daemon "$work/$2" -cp "$1" io.sandboxd.daemon.SandboxdMain serve --dev \
+    --state "$work/state" --socket "$work/run/s.sock" --config "$work/cfg.json"
 }
 
 for jar in "$@"; do
@@ -55,8 +45,10 @@ for jar in "$@"; do
   "${ctl[@]}" modules put "$module" --socket "$work/run/s.sock" >/dev/null
   bench="$("${ctl[@]}" bench "b3:$address" --grants "$grants" --concurrency "$clients" \
     --duration "$seconds" --warmup 0 --socket "$work/run/s.sock" --json)"
+  # A lull before the stop: an idle daemon's verifier may take store.verify_idle_cpu_percent.
+  sleep "${IDLE:-0}"
   s0="$(date +%s%N)"
-  stop
+  stop_daemon
   s1="$(date +%s%N)"
   counts="$(python3 - "$work/state/runs.db" <<'PY'
 import re, sqlite3, sys
@@ -72,10 +64,10 @@ PY
   t0="$(date +%s%N)"
   serve "$jar" log2
   t1="$(date +%s%N)"
-  stop
+  stop_daemon
   check="$(grep -o 'after the sealed checkpoint at [0-9]* verify[^;]*([0-9]* ms)' "$work/log2" | head -1 || true)"
   units="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["units_per_s"])' <<<"$bench")"
-  echo "$(basename "$jar"): clients=$clients load=${seconds}s units/s=$units runs=$runs" \
+  echo "$(basename "$jar"): clients=$clients load=${seconds}s idle=${IDLE:-0}s units/s=$units runs=$runs" \
     "sealed=$sealed unsealed=$((runs - sealed)) stop_ms=$(((s1 - s0) / 1000000))" \
     "restart_to_serving_ms=$(((t1 - t0) / 1000000))" \
     "check: $check"

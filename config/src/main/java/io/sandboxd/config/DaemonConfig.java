@@ -280,18 +280,49 @@ public record DaemonConfig(
    * newest {@code maxRuns} runs or older than {@code maxAgeMs}) the oldest runs' journals, blobs,
    * logs and module bytes are pruned; their signed records stay. {@code verifyCpuPercent} caps the
    * background store verifier's CPU at that share of one core (it re-checks what the node signed,
-   * so it must never compete with runs). {@code sealOnStop}: a graceful stop checks and seals the
-   * runs since the checkpoint, so the next start need not check them before it serves; off by
-   * default, because a run sealed is no longer refused at start when its row is changed while the
-   * daemon is stopped (issue 8), only found by the background pass or {@code store verify}.
+   * so it must never compete with runs); {@code verifyIdleCpuPercent} is its share while the node
+   * is idle (no submission in flight for {@code IDLE_AFTER_MS}), so that a backlog left by a busy
+   * spell is sealed before the next start-up has to check it. {@code sealOnStop}: a graceful stop
+   * checks and seals the runs since the checkpoint, so the next start need not check them before it
+   * serves; off by default, because a run sealed is no longer refused at start when its row is
+   * changed while the daemon is stopped (issue 8), only found by the background pass or {@code
+   * store verify}.
    */
   public record Store(
-      long maxBytes, long maxRuns, long maxAgeMs, int verifyCpuPercent, boolean sealOnStop) {
+      long maxBytes,
+      long maxRuns,
+      long maxAgeMs,
+      int verifyCpuPercent,
+      int verifyIdleCpuPercent,
+      boolean sealOnStop) {
     /** The background verifier's default share of one core. */
     public static final int DEFAULT_VERIFY_CPU_PERCENT = 5;
 
+    /** Its default share while the node is idle: a whole core, which no run is waiting for. */
+    public static final int DEFAULT_VERIFY_IDLE_CPU_PERCENT = 100;
+
+    /** How long no submission has been in flight before the node counts as idle. */
+    public static final long IDLE_AFTER_MS = 500;
+
+    public Store {
+      if (verifyIdleCpuPercent < verifyCpuPercent) {
+        throw new IllegalArgumentException(
+            "verify_idle_cpu_percent ("
+                + verifyIdleCpuPercent
+                + ") is below verify_cpu_percent ("
+                + verifyCpuPercent
+                + "): an idle node would verify slower than a busy one");
+      }
+    }
+
     public Store(long maxBytes, long maxRuns, long maxAgeMs) {
-      this(maxBytes, maxRuns, maxAgeMs, DEFAULT_VERIFY_CPU_PERCENT, false);
+      this(
+          maxBytes,
+          maxRuns,
+          maxAgeMs,
+          DEFAULT_VERIFY_CPU_PERCENT,
+          DEFAULT_VERIFY_IDLE_CPU_PERCENT,
+          false);
     }
   }
 
@@ -568,9 +599,26 @@ public record DaemonConfig(
     JsonReader s =
         f.objectOrEmpty(
             "store",
-            Set.of("max_bytes", "max_runs", "max_age_ms", "verify_cpu_percent", "seal_on_stop"));
+            Set.of(
+                "max_bytes",
+                "max_runs",
+                "max_age_ms",
+                "verify_cpu_percent",
+                "verify_idle_cpu_percent",
+                "seal_on_stop"));
     Connections dc = d.connections();
     long day = 24L * 3600 * 1000;
+    int verifyCpu = (int) s.integer("verify_cpu_percent", d.store().verifyCpuPercent(), 1, 100);
+    int verifyIdleCpu =
+        (int) s.integer("verify_idle_cpu_percent", d.store().verifyIdleCpuPercent(), 1, 100);
+    if (verifyIdleCpu < verifyCpu) {
+      throw new ConfigException(
+          "$.store.verify_idle_cpu_percent: "
+              + verifyIdleCpu
+              + " is below $.store.verify_cpu_percent ("
+              + verifyCpu
+              + "): an idle node would verify slower than a busy one");
+    }
     return new Limits(
         new Connections(
             (int) c.integer("max_total", dc.maxTotal(), 1, 1 << 20),
@@ -585,7 +633,8 @@ public record DaemonConfig(
             s.integer("max_bytes", d.store().maxBytes(), 1, 1L << 50),
             s.integer("max_runs", d.store().maxRuns(), 1, 1L << 40),
             s.integer("max_age_ms", d.store().maxAgeMs(), 1, 100 * 365 * day),
-            (int) s.integer("verify_cpu_percent", d.store().verifyCpuPercent(), 1, 100),
+            verifyCpu,
+            verifyIdleCpu,
             s.bool("seal_on_stop", d.store().sealOnStop())));
   }
 

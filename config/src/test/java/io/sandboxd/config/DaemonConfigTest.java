@@ -59,6 +59,32 @@ class DaemonConfigTest {
   }
 
   @Test
+  void theVerifierMayTakeAWholeCoreWhileIdleAndNeverLessThanUnderLoad() {
+    DaemonConfig.Store d = DaemonConfig.defaults().limits().store();
+    assertEquals(5, d.verifyCpuPercent());
+    assertEquals(100, d.verifyIdleCpuPercent());
+    DaemonConfig.Store capped =
+        parse("{\"store\":{\"verify_cpu_percent\":10,\"verify_idle_cpu_percent\":10}}")
+            .limits()
+            .store();
+    assertEquals(10, capped.verifyCpuPercent());
+    assertEquals(10, capped.verifyIdleCpuPercent(), "equal shares: no boost while idle");
+    // Below the share under load, or outside 1..100: refused, naming the field.
+    for (String bad :
+        new String[] {
+          "{\"store\":{\"verify_cpu_percent\":20,\"verify_idle_cpu_percent\":10}}",
+          "{\"store\":{\"verify_idle_cpu_percent\":0}}",
+          "{\"store\":{\"verify_idle_cpu_percent\":101}}",
+          "{\"store\":{\"verify_idle_cpu_percent\":\"50\"}}"
+        }) {
+      String why = refusal(bad);
+      assertTrue(why.startsWith("$.store.verify_idle_cpu_percent"), bad + " -> " + why);
+    }
+    assertThrows(
+        IllegalArgumentException.class, () -> new DaemonConfig.Store(1, 0, 0, 20, 10, false));
+  }
+
+  @Test
   void quotasHaveSafeDefaultsAndAreReadStrictly() {
     DaemonConfig.Quotas d = DaemonConfig.defaults().quotas();
     // 200 x 1 MiB of kv (issue 8 item 11) must not fit the default.

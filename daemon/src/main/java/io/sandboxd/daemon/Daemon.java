@@ -32,6 +32,7 @@ import io.sandboxd.daemon.run.RecordSealer;
 import io.sandboxd.daemon.run.RunIds;
 import io.sandboxd.daemon.run.RunSupervisor;
 import io.sandboxd.daemon.run.SubmitterPolicy;
+import io.sandboxd.daemon.store.CpuShare;
 import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
@@ -281,7 +282,6 @@ public final class Daemon implements AutoCloseable {
       DaemonMetrics metrics = new DaemonMetrics();
       store.onAppend(metrics::storeAppend);
       DaemonConfig.Store retention = config.limits().store();
-      verifier = new StoreVerifier(store, metrics::verification, retention.verifyCpuPercent());
       MeteringConfig meteringConfig = meteringConfig(config);
       meters = MeterDiscovery.discover(meteringConfig);
       LOG.info("energy meters: " + meters.summaryLine());
@@ -353,6 +353,16 @@ public final class Daemon implements AutoCloseable {
       // From here on this thread builds the server: the preload must be done (see ServingPreload).
       preload.await();
       ServingState serving = new ServingState();
+      // Under load the verifier is held to its share of a core; once no run has been in flight
+      // for a while it may take the idle share, to seal what a busy spell left unsealed.
+      verifier =
+          new StoreVerifier(
+              store,
+              metrics::verification,
+              new CpuShare(
+                  retention.verifyCpuPercent(),
+                  retention.verifyIdleCpuPercent(),
+                  () -> serving.idleFor(DaemonConfig.Store.IDLE_AFTER_MS)));
       if (config.metrics().listen().isPresent()) {
         endpoint = MetricsEndpoint.start(config.metrics().listen().get(), metrics::scrape);
       }

@@ -18,6 +18,8 @@ public final class ServingState {
   private final HealthStatusManager health = new HealthStatusManager();
   private final Object lock = new Object();
   private int inFlight;
+  // System.nanoTime() when the last submission in flight ended (or this state was made).
+  private long quietSince = System.nanoTime();
   private boolean draining;
 
   public ServingState() {
@@ -54,8 +56,20 @@ public final class ServingState {
 
   public void exit() {
     synchronized (lock) {
-      inFlight--;
+      if (--inFlight == 0) {
+        quietSince = System.nanoTime();
+      }
       lock.notifyAll();
+    }
+  }
+
+  /**
+   * Whether no submission has been in flight for {@code ms} or more: the node is idle, and
+   * background work may use the CPU that runs would otherwise wait for.
+   */
+  public boolean idleFor(long ms) {
+    synchronized (lock) {
+      return inFlight == 0 && System.nanoTime() - quietSince >= ms * 1_000_000L;
     }
   }
 

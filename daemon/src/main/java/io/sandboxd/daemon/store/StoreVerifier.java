@@ -85,7 +85,15 @@ public final class StoreVerifier implements AutoCloseable {
    * at full speed: an operator waits for it).
    */
   public StoreVerifier(RunStore store, Consumer<State> listener, int cpuPercent) {
-    this(store, listener, SEAL_EVERY, POLL_MS, cpuPercent);
+    this(store, listener, new CpuShare(cpuPercent));
+  }
+
+  /**
+   * As above, the background passes held to {@code background} (its share under load, and the
+   * larger one it may allow while the node is idle).
+   */
+  public StoreVerifier(RunStore store, Consumer<State> listener, CpuShare background) {
+    this(store, listener, new Cadence(SEAL_EVERY, MAX_PASS, POLL_MS), background);
   }
 
   StoreVerifier(RunStore store, Consumer<State> listener, long sealEvery, long pollMs) {
@@ -98,10 +106,14 @@ public final class StoreVerifier implements AutoCloseable {
   }
 
   StoreVerifier(RunStore store, Consumer<State> listener, Cadence cadence, int cpuPercent) {
+    this(store, listener, cadence, new CpuShare(cpuPercent));
+  }
+
+  StoreVerifier(RunStore store, Consumer<State> listener, Cadence cadence, CpuShare background) {
     this.store = store;
     this.listener = listener;
     this.cadence = cadence;
-    this.background = new CpuShare(cpuPercent);
+    this.background = background;
   }
 
   /**

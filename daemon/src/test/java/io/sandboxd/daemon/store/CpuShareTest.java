@@ -6,9 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
-/** The background share of a core: pacing sleeps at least as long as the share requires. */
+/**
+ * The background share of a core: pacing sleeps at least as long as the share requires, and the
+ * idle share holds only while the node is idle.
+ */
 class CpuShareTest {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -71,8 +75,66 @@ class CpuShareTest {
   }
 
   @Test
+  void whileIdleTheIdleShareHoldsAndItsCpuIsCountedApart() throws Exception {
+    AtomicBoolean idle = new AtomicBoolean(true);
+    CpuShare share = new CpuShare(1, 100, idle::get);
+    try (CpuShare.Session s = share.begin()) {
+      burn(20_000_000L);
+      // At 1% this debt would be a sleep of about two seconds; idle, there is none.
+      long t0 = System.nanoTime();
+      assertTrue(s.pace(() -> false));
+      assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "slept while idle");
+      // Busy again: a new stretch, held to 1% from here on, not charged with the idle work.
+      idle.set(false);
+      t0 = System.nanoTime();
+      s.pace();
+      assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "slept off the idle stretch's CPU");
+      burn(5_000_000L);
+      long cpu0 = THREADS.getCurrentThreadCpuTime();
+      t0 = System.nanoTime();
+      s.pace();
+      long slept = System.nanoTime() - t0;
+      // About 5 ms of CPU at 1%: half a second at least (a lower bound: sleeps may run long).
+      assertTrue(slept >= 400_000_000L, "slept only " + slept + " ns");
+      assertTrue(THREADS.getCurrentThreadCpuTime() - cpu0 < 50_000_000L);
+    }
+    CpuShare.Use use = share.use();
+    assertTrue(use.idleCpuNanos() >= 20_000_000L, use.toString());
+    // The busy stretch holds its own burn, not the idle one's.
+    assertTrue(use.cpuNanos() >= 5_000_000L && use.cpuNanos() < 20_000_000L, use.toString());
+  }
+
+  @Test
+  void aSleepUnderTheShareEndsWhenTheNodeTurnsIdle() throws Exception {
+    AtomicBoolean idle = new AtomicBoolean(false);
+    try (CpuShare.Session s = new CpuShare(1, 100, idle::get).begin()) {
+      burn(50_000_000L);
+      // About five seconds of sleep at 1%; the node turns idle after 200 ms.
+      Thread turn =
+          new Thread(
+              () -> {
+                try {
+                  Thread.sleep(200);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                idle.set(true);
+              });
+      long t0 = System.nanoTime();
+      turn.start();
+      assertTrue(s.pace(() -> false));
+      long slept = System.nanoTime() - t0;
+      turn.join();
+      assertTrue(slept >= 150_000_000L && slept < 3_000_000_000L, "slept " + slept + " ns");
+    }
+  }
+
+  @Test
   void aShareOutsideOneToAHundredIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> new CpuShare(0));
     assertThrows(IllegalArgumentException.class, () -> new CpuShare(101));
+    assertThrows(IllegalArgumentException.class, () -> new CpuShare(5, 101, () -> true));
+    // An idle share below the share under load would slow the verifier when nothing else runs.
+    assertThrows(IllegalArgumentException.class, () -> new CpuShare(20, 10, () -> true));
   }
 }

@@ -16,6 +16,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -227,6 +228,34 @@ class StoreCheckpointTest extends StoreFileFixture {
         assertTrue(
             use.cpuNanos() * 100 / 20 <= use.wallNanos() + 5_000_000L,
             use + ": " + use.percentOfOneCore() + "% of a core");
+      }
+    }
+  }
+
+  @Test
+  void aBackgroundPassHeldToItsShareGoesOnAtTheIdleShareOnceTheNodeIsIdle() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 600);
+      AtomicBoolean idle = new AtomicBoolean(false);
+      // At 1% of a core the pass over 600 runs would take a minute or more.
+      CpuShare share = new CpuShare(1, 100, idle::get);
+      try (StoreVerifier v =
+          new StoreVerifier(
+              store, s -> {}, new StoreVerifier.Cadence(10, StoreVerifier.MAX_PASS, 20), share)) {
+        v.start();
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        await(v, StoreVerifier.Phase.RUNNING, deadline);
+        // Busy for a while: after its first slice the pass sleeps off its debt at 1%.
+        Thread.sleep(300);
+        assertEquals(StoreVerifier.Phase.RUNNING, v.state().phase(), v.state().toString());
+        assertEquals(0, share.use().idleCpuNanos());
+        idle.set(true);
+        await(v, StoreVerifier.Phase.VERIFIED, deadline);
+        assertEquals(600, store.checkpoint().orElseThrow().runs());
+        CpuShare.Use use = share.use();
+        // The rest of the pass ran idle, well above the 1% it is held to while runs come.
+        assertTrue(use.idleCpuNanos() > 0, use.toString());
+        assertTrue(use.idleCpuNanos() * 100 > 2 * use.idleWallNanos(), use.toString());
       }
     }
   }
