@@ -18,7 +18,7 @@ public final class ServingState {
   private final HealthStatusManager health = new HealthStatusManager();
   private final Object lock = new Object();
   private int inFlight;
-  // System.nanoTime() when the last submission in flight ended (or this state was made).
+  // System.nanoTime() when the last submission in flight ended, or serving began.
   private long quietSince = System.nanoTime();
   private boolean draining;
 
@@ -37,6 +37,9 @@ public final class ServingState {
       if (draining) {
         return;
       }
+      // The quiet spell starts now: clients could not reach the node before, and the first ones
+      // should not find the store verifier taking the idle share of a core.
+      quietSince = System.nanoTime();
     }
     health.setStatus("", ServingStatus.SERVING);
     health.setStatus(SERVICE, ServingStatus.SERVING);

@@ -24,5 +24,8 @@ class ServingStateTest {
     assertFalse(s.idleFor(60_000), "quiet for a minute just after a submission ended");
     Thread.sleep(60);
     assertTrue(s.idleFor(50));
+    // Serving begins: a new quiet spell, however long the start took.
+    s.serving();
+    assertFalse(s.idleFor(60_000), "quiet for a minute just after serving began");
   }
 }
