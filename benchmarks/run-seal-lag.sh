@@ -10,6 +10,8 @@
 #   benchmarks/run-seal-lag.sh 1 90 /tmp/base.jar daemon/target/sandboxd.jar
 #   CONFIG='{"store":{"seal_on_stop":true}}' benchmarks/run-seal-lag.sh 1 60 JAR   # daemon config
 #   IDLE=5 benchmarks/run-seal-lag.sh 16 30 JAR   # 5 s without load between the bench and the stop
+# With store.seal_on_stop the line ends with the daemon's "sealed N run(s) before stopping (M ms)":
+# M / N is what the background seal's check costs a run in the daemon, its JIT warm.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=SCRIPTDIR/bench-daemon.sh
@@ -66,11 +68,13 @@ PY
   t1="$(date +%s%N)"
   stop_daemon
   check="$(grep -o 'after the sealed checkpoint at [0-9]* verify[^;]*([0-9]* ms)' "$work/log2" | head -1 || true)"
+  # With store.seal_on_stop: the runs the stop sealed and the ms it took (the seal's cost a run).
+  at_stop="$(grep -o 'sealed [0-9]* run(s) before stopping[^)]*)' "$work/log1" | head -1 || true)"
   units="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["units_per_s"])' <<<"$bench")"
   echo "$(basename "$jar"): clients=$clients load=${seconds}s idle=${IDLE:-0}s units/s=$units runs=$runs" \
     "sealed=$sealed unsealed=$((runs - sealed)) stop_ms=$(((s1 - s0) / 1000000))" \
     "restart_to_serving_ms=$(((t1 - t0) / 1000000))" \
-    "check: $check"
+    "check: $check${at_stop:+ stop: $at_stop}"
   rm -rf "$work"
   work=
 done

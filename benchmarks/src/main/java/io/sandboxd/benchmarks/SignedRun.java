@@ -2,23 +2,27 @@ package io.sandboxd.benchmarks;
 
 import io.sandboxd.attest.Attestation;
 import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Envelope;
+import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.HostIdentity;
+import io.sandboxd.attest.MerkleTree;
 import io.sandboxd.attest.Outcome;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.RunRecord;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
  * What a node signs for a run, for the benchmarks that seed a store or a report: the receipt and
- * attestation of an S2 run with an empty journal, its first (execute) segment, and the whole
- * record.
+ * attestation of an S2 run (its journal attested by root), its first (execute) segment, and the
+ * whole record.
  */
 final class SignedRun {
   private SignedRun() {}
@@ -57,7 +61,10 @@ final class SignedRun {
     return Envelope.sign(r.toCore(), key);
   }
 
-  /** The attestation of {@code receipt}'s run, signed by {@code key} as host {@code hostId}. */
+  /**
+   * The attestation of {@code receipt}'s run with an empty journal, signed by {@code key} as host
+   * {@code hostId}.
+   */
   static Envelope attestation(
       SigningKey key,
       String hostId,
@@ -66,6 +73,23 @@ final class SignedRun {
       String unit,
       Outcome outcome,
       long atMs) {
+    return attestation(key, hostId, grantsId, receipt, unit, outcome, atMs, List.of());
+  }
+
+  /** As above, attesting {@code journal} (canonical entries) by its merkle root. */
+  static Envelope attestation(
+      SigningKey key,
+      String hostId,
+      String grantsId,
+      Envelope receipt,
+      String unit,
+      Outcome outcome,
+      long atMs,
+      List<String> journal) {
+    List<byte[]> leaves = new ArrayList<>();
+    for (String entry : journal) {
+      leaves.add(Blake3.hash(CanonicalJson.canonicalize(CanonicalJson.parse(entry))));
+    }
     Attestation a =
         Attestation.builder()
             .host(new HostIdentity(hostId, key.publicKey().hex(), "bench"))
@@ -73,7 +97,7 @@ final class SignedRun {
             .grantsId(grantsId)
             .receipt(receipt.address())
             .unit(unit)
-            .journalRoot(Blake3.hex(new byte[0]))
+            .journalRoot(Hex.encode(MerkleTree.blake3(leaves).root()))
             .outcome(outcome)
             .clockConstantMs(0L)
             .issuedMs(atMs)
@@ -122,7 +146,8 @@ final class SignedRun {
     String unit = Blake3.hex(module);
     Envelope r = receipt(key, runId, unit, grantsId, cpuMs, memoryPeakBytes, createdMs);
     Envelope a =
-        attestation(key, hostId, grantsId, r, unit, new Outcome.Completed(), createdMs + 2);
+        attestation(
+            key, hostId, grantsId, r, unit, new Outcome.Completed(), createdMs + 2, journal);
     Envelope sg = firstSegment(key, hostId, runId, grantsId, r, createdMs);
     return RunRecord.builder()
         .run(runId, createdMs)

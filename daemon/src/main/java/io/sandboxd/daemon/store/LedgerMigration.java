@@ -60,7 +60,9 @@ final class LedgerMigration {
         StoredRun s = unsigned(db, row, position);
         Optional<StoreDamage> d = StoreAudit.rowDamage(row, s);
         if (d.isEmpty()) {
-          d = StoreAudit.recordsDamage(q, row, s, key.publicKey(), StoreAudit.Depth.FULL);
+          d =
+              StoreAudit.recordsDamage(
+                  RunReads.of(q, row.runId()), row, s, key.publicKey(), StoreAudit.Depth.FULL);
         }
         if (d.isPresent()) {
           throw refusal(d.get());

@@ -1,5 +1,7 @@
 package io.sandboxd.daemon.store;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.Attestation;
@@ -13,6 +15,7 @@ import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
 import io.sandboxd.attest.Verification;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -287,53 +290,79 @@ final class StoreAudit {
       ParallelRunCheck parallel,
       Depth depth)
       throws SQLException {
+    try (Statements q = new Statements(db)) {
+      return slice(q, signer, from, end, limit, progress, parallel, depth);
+    }
+  }
+
+  /**
+   * As above, on {@code q}'s connection with its statements (a pass of many slices prepares its
+   * queries once). Without {@code parallel}, the runs' records and journals are read a chunk of
+   * ledger positions at a time ({@link RunReads.Chunk}); with it, each checking thread reads its
+   * runs' own.
+   */
+  static Slice slice(
+      Statements q,
+      PublicKey signer,
+      Start from,
+      long end,
+      long limit,
+      java.util.function.LongConsumer progress,
+      ParallelRunCheck parallel,
+      Depth depth)
+      throws SQLException {
     List<StoreDamage> runs = new ArrayList<>();
     List<LedgerRun> pending = new ArrayList<>();
     int batch = parallel == null ? 1 : ParallelRunCheck.BATCH;
     String chain = from.chain();
     long expect = from.position();
     long read = 0;
-    try (Statements q = new Statements(db);
-        PreparedStatement st =
-            db.prepareStatement(
-                "SELECT l.position, l.run_id, l.envelope, "
-                    + ROW_COLUMNS
-                    + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
-                    + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position LIMIT ?")) {
-      st.setLong(1, from.position());
-      st.setLong(2, end);
-      st.setLong(3, limit);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          read++;
-          long pos = rs.getLong(1);
-          if (pos != expect) {
-            // Not dense: the whole-store check names it; this slice stops here.
-            check(q, signer, parallel, pending, runs, progress, depth);
-            return new Slice(runs, read - 1, new Start(expect, chain), true);
+    RunReads.Chunk chunk = null;
+    PreparedStatement st =
+        q.of(
+            "SELECT l.position, l.run_id, l.envelope, "
+                + ROW_COLUMNS
+                + " FROM ledger l LEFT JOIN runs r ON r.run_id = l.run_id"
+                + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position LIMIT ?");
+    StoreDb.bind(st, from.position(), end, limit);
+    try (ResultSet rs = st.executeQuery()) {
+      while (rs.next()) {
+        read++;
+        long pos = rs.getLong(1);
+        if (pos != expect) {
+          // Not dense: the whole-store check names it; this slice stops here.
+          check(q, signer, parallel, pending, runs, progress, depth);
+          return new Slice(runs, read - 1, new Start(expect, chain), true);
+        }
+        expect++;
+        // Read once: for the chain here, and for the run's own check.
+        StoreLedger.Stored text = StoreLedger.Stored.read(rs.getBytes(3));
+        chain = StoreHead.extend(chain, text.address());
+        RunReads reads = null;
+        if (parallel == null) {
+          if (chunk == null || !chunk.covers(pos)) {
+            chunk = RunReads.Chunk.read(q, pos);
           }
-          expect++;
-          // Read once: for the chain here, and for the run's own check.
-          StoreLedger.Stored text = StoreLedger.Stored.read(rs.getBytes(3));
-          chain = StoreHead.extend(chain, text.address());
-          pending.add(
-              new LedgerRun(
-                  pos, rs.getString(2), text, rs.getString(4) == null ? null : row(rs, 4)));
-          if (pending.size() >= batch) {
-            check(q, signer, parallel, pending, runs, progress, depth);
-          }
+          reads = chunk.at(pos);
+        }
+        pending.add(
+            new LedgerRun(
+                pos, rs.getString(2), text, rs.getString(4) == null ? null : row(rs, 4), reads));
+        if (pending.size() >= batch) {
+          check(q, signer, parallel, pending, runs, progress, depth);
         }
       }
-      check(q, signer, parallel, pending, runs, progress, depth);
     }
+    check(q, signer, parallel, pending, runs, progress, depth);
     return new Slice(runs, read, new Start(expect, chain), read < limit);
   }
 
   /**
-   * A run as the ledger read gives it: position, id, ledger row as read, and its row (null:
-   * deleted).
+   * A run as the ledger read gives it: position, id, ledger row as read, its row (null: deleted),
+   * and its records and journal when read with the ledger's (null: the check reads them).
    */
-  record LedgerRun(long position, String runId, StoreLedger.Stored text, RunRow row) {}
+  record LedgerRun(
+      long position, String runId, StoreLedger.Stored text, RunRow row, RunReads reads) {}
 
   /** Checks {@code pending} (then empties it), adding their damage to {@code runs} in order. */
   private static void check(
@@ -385,14 +414,15 @@ final class StoreAudit {
     if (d.isEmpty() && signed.position() != run.position()) {
       d = damage(runId, "ledger", "its store record names position " + signed.position());
     }
+    RunReads reads = run.reads() != null ? run.reads() : RunReads.of(q, runId);
     if (d.isEmpty()) {
-      Optional<String> grants = GrantsTexts.damage(q, row);
+      Optional<String> grants = reads.grantsDamage(row);
       if (grants.isPresent()) {
         d = damage(runId, "grants", grants.get());
       }
     }
     if (d.isEmpty()) {
-      d = recordsDamage(q, row, signed, signer, depth);
+      d = recordsDamage(reads, row, signed, signer, depth);
     }
     return d;
   }
@@ -554,39 +584,39 @@ final class StoreAudit {
    * SIGNED_HERE, records this process signed are taken as it wrote them (see {@link Depth}).
    */
   static Optional<StoreDamage> recordsDamage(
-      Statements q, RunRow row, StoredRun s, PublicKey signer, Depth depth) throws SQLException {
+      RunReads reads, RunRow row, StoredRun s, PublicKey signer, Depth depth) throws SQLException {
     String runId = row.runId();
     if (s == null) {
       return damage(runId, "ledger", "its signed store record does not verify");
     }
     if (depth == Depth.SIGNED_HERE) {
-      SignedHere here = signedHere(q, runId, s, signer);
+      SignedHere here = signedHere(reads.records(), s, signer);
       if (here != null) {
-        return row.pruned() ? Optional.empty() : journalDamage(q, runId, here.journalRoot());
+        return row.pruned()
+            ? Optional.empty()
+            : journalDamage(reads.journal(), runId, here.journalRoot());
       }
     }
     List<Envelope> all = new ArrayList<>();
     Map<RecordKind, List<Envelope>> byKind = new EnumMap<>(RecordKind.class);
-    try (ResultSet rs = records(q, runId).executeQuery()) {
-      while (rs.next()) {
-        Optional<RecordKind> stored = RecordKind.ofStored(rs.getString(1));
-        if (stored.isEmpty()) {
-          return damage(runId, "records", "a record of unknown kind \"" + rs.getString(1) + "\"");
-        }
-        RecordKind kind = stored.get();
-        Envelope env;
-        try {
-          env = StoreEncoding.envelope(rs.getBytes(3));
-        } catch (AttestException e) {
-          return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
-        }
-        if (!env.address().equals(rs.getString(2))) {
-          return damage(
-              runId, kind.stored(), "the address column differs from the envelope's address");
-        }
-        all.add(env);
-        byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(env);
+    for (RunReads.RecordRow rec : reads.records()) {
+      Optional<RecordKind> stored = RecordKind.ofStored(rec.kind());
+      if (stored.isEmpty()) {
+        return damage(runId, "records", "a record of unknown kind \"" + rec.kind() + "\"");
       }
+      RecordKind kind = stored.get();
+      Envelope env;
+      try {
+        env = StoreEncoding.envelope(rec.envelope());
+      } catch (AttestException e) {
+        return damage(runId, kind.stored(), "unreadable envelope: " + e.getMessage());
+      }
+      if (!env.address().equals(rec.address())) {
+        return damage(
+            runId, kind.stored(), "the address column differs from the envelope's address");
+      }
+      all.add(env);
+      byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(env);
     }
     EvidenceBundle.Verdict v = EvidenceBundle.verify(all, Set.of(signer));
     if (v instanceof EvidenceBundle.Verdict.Invalid inv) {
@@ -609,7 +639,7 @@ final class StoreAudit {
       return damage(runId, "attestation", "unit or grants_id differ from the store record");
     }
     // A pruned run's journal is gone on purpose; its root stays attested.
-    return row.pruned() ? Optional.empty() : journalDamage(q, runId, a.journalRoot());
+    return row.pruned() ? Optional.empty() : journalDamage(reads.journal(), runId, a.journalRoot());
   }
 
   /** What a run's records signed here say that the check still needs: its attested journal root. */
@@ -620,55 +650,63 @@ final class StoreAudit {
    * signer} and exactly the one {@code s} names for its kind; null when any is not, or anything
    * else is off (the full check then examines the run and names what it finds).
    */
-  private static SignedHere signedHere(Statements q, String runId, StoredRun s, PublicKey signer)
-      throws SQLException {
+  private static SignedHere signedHere(
+      List<RunReads.RecordRow> records, StoredRun s, PublicKey signer) {
     byte[] key = signer.raw();
     Map<RecordKind, byte[]> cores = new EnumMap<>(RecordKind.class);
-    try (ResultSet rs = records(q, runId).executeQuery()) {
-      while (rs.next()) {
-        Optional<RecordKind> kind = RecordKind.ofStored(rs.getString(1));
-        Optional<StoreEncoding.Signed> read;
-        try {
-          read = StoreEncoding.derived(rs.getBytes(3));
-        } catch (StoreEncodingException e) {
-          return null;
-        }
-        if (kind.isEmpty() || read.isEmpty() || cores.containsKey(kind.get())) {
-          return null;
-        }
-        StoreEncoding.Signed e = read.get();
-        String address = Hex.encode(e.address());
-        if (!address.equals(rs.getString(2))
-            || !address.equals(kind.get().signedAddress(s))
-            || !Arrays.equals(e.publicKey(), key)
-            || !Envelope.knownValid(key, e.address(), e.signature())) {
-          return null;
-        }
-        cores.put(kind.get(), e.core());
+    for (RunReads.RecordRow rec : records) {
+      Optional<RecordKind> kind = RecordKind.ofStored(rec.kind());
+      Optional<StoreEncoding.Signed> read;
+      try {
+        read = StoreEncoding.derived(rec.envelope());
+      } catch (StoreEncodingException e) {
+        return null;
       }
+      if (kind.isEmpty() || read.isEmpty() || cores.containsKey(kind.get())) {
+        return null;
+      }
+      StoreEncoding.Signed e = read.get();
+      String address = Hex.encode(e.address());
+      if (!address.equals(rec.address())
+          || !address.equals(kind.get().signedAddress(s))
+          || !Arrays.equals(e.publicKey(), key)
+          || !Envelope.knownValid(key, e.address(), e.signature())) {
+        return null;
+      }
+      cores.put(kind.get(), e.core());
     }
     if (cores.size() != RecordKind.values().length) {
       return null;
     }
-    try {
-      JsonNode root =
-          CanonicalJson.parse(new String(cores.get(RecordKind.ATTESTATION), StandardCharsets.UTF_8))
-              .get("journal_root");
-      if (root == null || !(root.isNull() || root.isTextual())) {
-        return null;
-      }
-      return new SignedHere(root.isNull() ? null : root.textValue());
-    } catch (AttestException e) {
-      return null;
-    }
+    return journalRoot(cores.get(RecordKind.ATTESTATION));
   }
 
-  /** The query of a run's records (kind, address, stored envelope) by kind and sequence. */
-  private static PreparedStatement records(Statements q, String runId) throws SQLException {
-    PreparedStatement st =
-        q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq");
-    st.setString(1, runId);
-    return st;
+  /**
+   * The top-level {@code journal_root} of an attestation core this process signed, found by
+   * streaming over the core rather than building its tree (the check needs this one field); null
+   * when it has none, it is neither a string nor null, or the core does not read.
+   */
+  private static SignedHere journalRoot(byte[] core) {
+    try (JsonParser p = CanonicalJson.mapper().getFactory().createParser(core)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        JsonToken value = p.nextToken();
+        if ("journal_root".equals(name)) {
+          return switch (value) {
+            case VALUE_NULL -> new SignedHere(null);
+            case VALUE_STRING -> new SignedHere(p.getText());
+            default -> null;
+          };
+        }
+        p.skipChildren();
+      }
+      return null;
+    } catch (IOException e) {
+      return null;
+    }
   }
 
   /** Exactly one record of {@code kind}, with the address the store record signed. */
@@ -690,22 +728,28 @@ final class StoreAudit {
     return Optional.empty();
   }
 
-  private static Optional<StoreDamage> journalDamage(Statements q, String runId, String root)
-      throws SQLException {
+  /**
+   * Whether the run's journal ({@code entries}, by sequence) has the merkle root {@code root}
+   * (null: the attestation names no journal, so there must be none).
+   */
+  private static Optional<StoreDamage> journalDamage(
+      List<RunReads.JournalRow> entries, String runId, String root) {
+    if (root != null && root.equals(storedRoot(entries))) {
+      return Optional.empty();
+    }
+    // Not the attested root as stored: read each entry to name what is wrong (one not dense, one
+    // that does not read), or find that a stored entry that is not canonical still canonicalizes
+    // to the attested leaf, which the check has always accepted.
     List<byte[]> leaves = new ArrayList<>();
-    PreparedStatement st = q.of("SELECT seq, entry FROM journal WHERE run_id = ? ORDER BY seq");
-    st.setString(1, runId);
-    try (ResultSet rs = st.executeQuery()) {
-      while (rs.next()) {
-        if (rs.getLong(1) != leaves.size()) {
-          return damage(runId, "journal", "entry seq " + rs.getLong(1) + " is not dense");
-        }
-        try {
-          JsonNode entry = CanonicalJson.parse(rs.getString(2));
-          leaves.add(Blake3.hash(CanonicalJson.canonicalize(entry)));
-        } catch (AttestException e) {
-          return damage(runId, "journal", "entry " + leaves.size() + ": " + e.getMessage());
-        }
+    for (RunReads.JournalRow e : entries) {
+      if (e.seq() != leaves.size()) {
+        return damage(runId, "journal", "entry seq " + e.seq() + " is not dense");
+      }
+      try {
+        JsonNode entry = CanonicalJson.parse(new String(e.entry(), StandardCharsets.UTF_8));
+        leaves.add(Blake3.hash(CanonicalJson.canonicalize(entry)));
+      } catch (AttestException x) {
+        return damage(runId, "journal", "entry " + leaves.size() + ": " + x.getMessage());
       }
     }
     String computed = Hex.encode(MerkleTree.blake3(leaves).root());
@@ -714,6 +758,23 @@ final class StoreAudit {
           runId, "journal", "the journal's root " + computed + " is not the attested " + root);
     }
     return Optional.empty();
+  }
+
+  /**
+   * The merkle root over the entries' bytes as stored, when their sequences are dense from 0 (else
+   * null). The store keeps each entry's canonical bytes, the leaf's input, so for an intact journal
+   * this is the attested root without reading any entry as JSON; bytes that differ from the
+   * canonical ones by so much as a space hash to another root.
+   */
+  private static String storedRoot(List<RunReads.JournalRow> entries) {
+    List<byte[]> leaves = new ArrayList<>(entries.size());
+    for (RunReads.JournalRow e : entries) {
+      if (e.seq() != leaves.size()) {
+        return null;
+      }
+      leaves.add(Blake3.hash(e.entry()));
+    }
+    return Hex.encode(MerkleTree.blake3(leaves).root());
   }
 
   /** Content-addressed rows whose bytes do not hash to their address. */

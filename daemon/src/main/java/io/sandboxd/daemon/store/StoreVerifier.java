@@ -403,11 +403,12 @@ public final class StoreVerifier implements AutoCloseable {
     StoreAudit.Start at = from;
     long sealedAt = System.nanoTime();
     CpuShare.Session pace = throttled ? background.begin() : null;
-    try {
+    // One set of prepared statements for the whole pass: they outlive each slice's transaction.
+    try (Statements q = new Statements(reader)) {
       while (true) {
         StoreAudit.Slice slice =
             StoreAudit.slice(
-                reader,
+                q,
                 store.signer(),
                 at,
                 bound == null ? Long.MAX_VALUE : bound.runs(),

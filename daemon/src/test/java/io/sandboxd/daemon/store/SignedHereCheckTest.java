@@ -1,6 +1,7 @@
 package io.sandboxd.daemon.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.SigningKey;
 import java.sql.Connection;
@@ -163,6 +164,43 @@ class SignedHereCheckTest extends StoreFileFixture {
       List<StoreDamage> full = check(store, StoreAudit.Depth.FULL);
       assertEquals(1, full.size(), full.toString());
       assertEquals("run-a", full.get(0).runId());
+    }
+  }
+
+  @Test
+  void aJournalIsCheckedByItsStoredBytesAndAnEntryThatIsNotCanonicalIsStillReadAsBefore()
+      throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fill(store, 0, 12);
+    }
+    // The same entries in another spelling (space, keys reordered): the stored bytes no longer
+    // hash to the attested root, but each entry canonicalizes to its attested leaf, which the
+    // check has always accepted; it reads the entries as JSON to find that.
+    edit(
+        "UPDATE journal SET entry = '{ \"run\": \"run-00002\", \"n\": 1 }'"
+            + " WHERE run_id = 'run-00002' AND seq = 0");
+    edit("UPDATE journal SET entry = '{\"n\":2} ' WHERE run_id = 'run-00004' AND seq = 1");
+    // Two runs' journals swapped entry for entry: every entry reads, none is in its place.
+    edit("UPDATE journal SET seq = 5 WHERE run_id = 'run-00006' AND seq = 0");
+    edit("UPDATE journal SET seq = 0 WHERE run_id = 'run-00006' AND seq = 1");
+    edit("UPDATE journal SET seq = 1 WHERE run_id = 'run-00006' AND seq = 5");
+    // Entries that SQLite takes for JSON (an index reads them) but the check does not read: a key
+    // twice, a lone surrogate.
+    edit("UPDATE journal SET entry = '{\"n\":2,\"n\":2}' WHERE run_id = 'run-00008' AND seq = 1");
+    edit("UPDATE journal SET entry = '{\"n\":\"\\ud800\"}' WHERE run_id = 'run-00010' AND seq = 0");
+    try (RunStore store = RunStore.open(file(), key)) {
+      for (StoreAudit.Depth depth : StoreAudit.Depth.values()) {
+        List<StoreDamage> found = check(store, depth);
+        assertEquals(
+            List.of("run-00006", "run-00008", "run-00010"),
+            found.stream().map(StoreDamage::runId).toList(),
+            depth + ": " + found);
+        assertTrue(
+            found.stream().allMatch(d -> d.column().equals("journal")), depth + ": " + found);
+        assertTrue(found.get(0).reason().contains("is not the attested"), found.toString());
+        assertTrue(found.get(1).reason().startsWith("entry 1: "), found.toString());
+        assertTrue(found.get(2).reason().startsWith("entry 0: "), found.toString());
+      }
     }
   }
 }
