@@ -134,7 +134,7 @@ public final class ReportBench {
               at,
               at + cpu + 1);
       Envelope re = Envelope.sign(rc.toCore(), key);
-      Envelope ae = SignedRun.attestation(key, "bench", gid, re, unit, o, at + cpu + 2);
+      Envelope ae = SignedRun.attestation(key, "bench", gid, re, unit, o, at + cpu + 2, List.of());
       Envelope se = SignedRun.firstSegment(key, "bench", runId, gid, re, at);
       out.add(
           RunEvidence.of(

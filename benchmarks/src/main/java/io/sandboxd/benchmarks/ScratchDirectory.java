@@ -10,6 +10,15 @@ import java.util.stream.Stream;
 final class ScratchDirectory {
   private ScratchDirectory() {}
 
+  /**
+   * A new directory under {@code target/} (the working directory's disk, not a tmpfs, so fsync is
+   * real), named from {@code prefix}.
+   */
+  static Path underTarget(String prefix) throws IOException {
+    Files.createDirectories(Path.of("target"));
+    return Files.createTempDirectory(Path.of("target"), prefix);
+  }
+
   /** Deletes {@code dir} and everything below it, deepest first; nothing to do once it is gone. */
   static void delete(Path dir) throws IOException {
     if (!Files.exists(dir)) {

@@ -15,6 +15,7 @@ import io.sandboxd.attest.Receipt;
 import io.sandboxd.attest.RunSegment;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.RunRecord;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,21 +63,9 @@ final class SignedRun {
   }
 
   /**
-   * The attestation of {@code receipt}'s run with an empty journal, signed by {@code key} as host
-   * {@code hostId}.
+   * The attestation of {@code receipt}'s run, its {@code journal} (canonical entries) attested by
+   * merkle root, signed by {@code key} as host {@code hostId}.
    */
-  static Envelope attestation(
-      SigningKey key,
-      String hostId,
-      String grantsId,
-      Envelope receipt,
-      String unit,
-      Outcome outcome,
-      long atMs) {
-    return attestation(key, hostId, grantsId, receipt, unit, outcome, atMs, List.of());
-  }
-
-  /** As above, attesting {@code journal} (canonical entries) by its merkle root. */
   static Envelope attestation(
       SigningKey key,
       String hostId,
@@ -158,5 +147,16 @@ final class SignedRun {
         .log("")
         .submission(module, "{\"compute\":{}}", "run")
         .build();
+  }
+
+  /**
+   * A completed run of the benchmarks' own module under their own grants (S2, no CPU, 64 KiB),
+   * signed now by {@code key} as host {@code bench-host}, with {@code journal}.
+   */
+  static RunRecord ofBench(SigningKey key, String runId, List<String> journal) {
+    byte[] module = "bench module".getBytes(StandardCharsets.UTF_8);
+    String grantsId = Blake3.hex("bench grants".getBytes(StandardCharsets.UTF_8));
+    return completed(
+        key, "bench-host", runId, module, grantsId, 0, 65536, journal, System.currentTimeMillis());
   }
 }

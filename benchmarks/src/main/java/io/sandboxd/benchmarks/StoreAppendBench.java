@@ -1,12 +1,9 @@
 package io.sandboxd.benchmarks;
 
-import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -45,12 +42,11 @@ public class StoreAppendBench {
 
   @Setup(Level.Trial)
   public void open() throws IOException {
-    Files.createDirectories(Path.of("target"));
-    dir = Files.createTempDirectory(Path.of("target"), "store-bench-");
+    dir = ScratchDirectory.underTarget("store-bench-");
     SigningKey key = SigningKey.generate();
     store = RunStore.open(dir.resolve("runs.db"), key);
     store.maxBatch(maxBatch);
-    template = record(key, "template");
+    template = SignedRun.ofBench(key, "template", List.of());
   }
 
   @TearDown(Level.Trial)
@@ -77,20 +73,5 @@ public class StoreAppendBench {
             .log(template.log())
             .submission(template.module(), template.grantsJson(), template.entry())
             .build());
-  }
-
-  private static RunRecord record(SigningKey key, String runId) {
-    byte[] module = "bench module".getBytes(StandardCharsets.UTF_8);
-    String grantsId = Blake3.hex("bench grants".getBytes(StandardCharsets.UTF_8));
-    return SignedRun.completed(
-        key,
-        "bench-host",
-        runId,
-        module,
-        grantsId,
-        0,
-        65536,
-        List.of(),
-        System.currentTimeMillis());
   }
 }

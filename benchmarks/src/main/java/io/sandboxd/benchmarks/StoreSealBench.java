@@ -7,7 +7,6 @@ import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.daemon.store.StoreVerifier;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,21 +40,18 @@ public class StoreSealBench {
   /** Runs each op seals. */
   static final int RUNS = 2048;
 
+  private final SigningKey key = SigningKey.generate();
+  private final AtomicLong next = new AtomicLong();
+  private final ExecutorService writers = Executors.newFixedThreadPool(16);
   private Path dir;
-  private SigningKey key;
   private RunStore store;
   private StoreVerifier verifier;
-  private ExecutorService writers;
-  private final AtomicLong next = new AtomicLong();
 
   @Setup(Level.Trial)
   public void open() throws IOException {
-    Files.createDirectories(Path.of("target"));
-    dir = Files.createTempDirectory(Path.of("target"), "seal-bench-");
-    key = SigningKey.generate();
+    dir = ScratchDirectory.underTarget("seal-bench-");
     store = RunStore.open(dir.resolve("runs.db"), key);
     verifier = new StoreVerifier(store, s -> {});
-    writers = Executors.newFixedThreadPool(16);
   }
 
   /** Stores the next {@link #RUNS} runs, from 16 threads (group commit, as under load). */
@@ -95,8 +91,6 @@ public class StoreSealBench {
 
   /** A hello run as the daemon stores it: two clock readings and a denied random, one log line. */
   static RunRecord helloRun(SigningKey key, String runId) {
-    byte[] module = "bench hello".getBytes(StandardCharsets.UTF_8);
-    String grantsId = Blake3.hex("bench grants".getBytes(StandardCharsets.UTF_8));
     List<String> journal = new ArrayList<>();
     String[] calls = {"clock_now", "clock_now", "random_u64"};
     String[] decisions = {"Allow", "Allow", "Deny"};
@@ -114,17 +108,7 @@ public class StoreSealBench {
               + seq
               + ",\"taint_after\":[]}");
     }
-    RunRecord r =
-        SignedRun.completed(
-            key,
-            "bench-host",
-            runId,
-            module,
-            grantsId,
-            0,
-            65536,
-            journal,
-            System.currentTimeMillis());
+    RunRecord r = SignedRun.ofBench(key, runId, journal);
     return RunRecord.builder()
         .run(runId, r.createdMs())
         .unit(r.unit(), r.grantsId())

@@ -26,25 +26,47 @@ interface RunReads {
   Optional<String> grantsDamage(StoreAudit.RunRow row) throws SQLException;
 
   /** One {@code records} row. */
-  record RecordRow(String kind, String address, byte[] envelope) {}
+  record RecordRow(String kind, String address, byte[] envelope) {
+    /** A run's records, by kind then sequence. */
+    static final String OF_RUN =
+        "SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq";
+
+    /** The row from columns {@code at} (kind), {@code at + 1} (address), {@code at + 2}. */
+    static RecordRow read(ResultSet rs, int at) throws SQLException {
+      return new RecordRow(rs.getString(at), rs.getString(at + 1), rs.getBytes(at + 2));
+    }
+  }
 
   /** One {@code journal} row: its sequence and the entry's UTF-8 bytes as stored. */
-  record JournalRow(long seq, byte[] entry) {}
+  record JournalRow(long seq, byte[] entry) {
+    /** A run's journal, by sequence. */
+    static final String OF_RUN = "SELECT seq, entry FROM journal WHERE run_id = ? ORDER BY seq";
+
+    /** The row from columns {@code at} (seq) and {@code at + 1} (entry). */
+    static JournalRow read(ResultSet rs, int at) throws SQLException {
+      byte[] entry = rs.getBytes(at + 1);
+      // getBytes answers null for an empty text.
+      return new JournalRow(rs.getLong(at), entry == null ? new byte[0] : entry);
+    }
+  }
+
+  /** Reads a row from its columns starting at a given one. */
+  @FunctionalInterface
+  interface RowReader<T> {
+    T read(ResultSet rs, int at) throws SQLException;
+  }
 
   /** Reads of {@code runId}'s rows, each query made when it is first asked for. */
   static RunReads of(Statements q, String runId) {
     return new RunReads() {
       @Override
       public List<RecordRow> records() throws SQLException {
-        return RunReads.records(
-            q.of("SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq"),
-            runId);
+        return rows(q.of(RecordRow.OF_RUN), runId, RecordRow::read);
       }
 
       @Override
       public List<JournalRow> journal() throws SQLException {
-        return RunReads.journal(
-            q.of("SELECT seq, entry FROM journal WHERE run_id = ? ORDER BY seq"), runId);
+        return rows(q.of(JournalRow.OF_RUN), runId, JournalRow::read);
       }
 
       @Override
@@ -54,33 +76,17 @@ interface RunReads {
     };
   }
 
-  private static List<RecordRow> records(PreparedStatement st, Object... params)
+  /** The rows {@code st} finds for {@code runId}, each read from its first column. */
+  private static <T> List<T> rows(PreparedStatement st, String runId, RowReader<T> reader)
       throws SQLException {
-    StoreDb.bind(st, params);
-    List<RecordRow> out = new ArrayList<>(3);
+    st.setString(1, runId);
+    List<T> out = new ArrayList<>(3);
     try (ResultSet rs = st.executeQuery()) {
       while (rs.next()) {
-        out.add(new RecordRow(rs.getString(1), rs.getString(2), rs.getBytes(3)));
+        out.add(reader.read(rs, 1));
       }
     }
     return out;
-  }
-
-  private static List<JournalRow> journal(PreparedStatement st, Object... params)
-      throws SQLException {
-    StoreDb.bind(st, params);
-    List<JournalRow> out = new ArrayList<>();
-    try (ResultSet rs = st.executeQuery()) {
-      while (rs.next()) {
-        out.add(new JournalRow(rs.getLong(1), entryBytes(rs.getBytes(2))));
-      }
-    }
-    return out;
-  }
-
-  /** An entry's bytes as read ({@code getBytes} answers null for an empty text). */
-  private static byte[] entryBytes(byte[] read) {
-    return read == null ? new byte[0] : read;
   }
 
   /**
@@ -94,11 +100,11 @@ interface RunReads {
 
     private final Statements q;
     private final long from;
+    private final List<List<RecordRow>> records = new ArrayList<>(SIZE);
+    private final List<List<JournalRow>> journal = new ArrayList<>(SIZE);
     // A grants text is one row for many runs: its verdict, found once, holds for the whole chunk
     // (read in one transaction, so the row cannot change in between).
     private final Map<String, Optional<String>> grants = new HashMap<>();
-    private final List<List<RecordRow>> records = new ArrayList<>(SIZE);
-    private final List<List<JournalRow>> journal = new ArrayList<>(SIZE);
 
     private Chunk(Statements q, long from) {
       this.q = q;
@@ -112,33 +118,30 @@ interface RunReads {
     /** Reads the chunk that starts at ledger position {@code from}. */
     static Chunk read(Statements q, long from) throws SQLException {
       Chunk c = new Chunk(q, from);
-      PreparedStatement rec =
-          q.of(
-              "SELECT l.position, s.kind, s.address, s.envelope FROM ledger l"
-                  + " JOIN records s ON s.run_id = l.run_id"
-                  + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, s.kind, s.seq");
-      StoreDb.bind(rec, from, from + SIZE);
-      try (ResultSet rs = rec.executeQuery()) {
-        while (rs.next()) {
-          c.records
-              .get(c.index(rs.getLong(1)))
-              .add(new RecordRow(rs.getString(2), rs.getString(3), rs.getBytes(4)));
-        }
-      }
-      PreparedStatement jr =
-          q.of(
-              "SELECT l.position, j.seq, j.entry FROM ledger l"
-                  + " JOIN journal j ON j.run_id = l.run_id"
-                  + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, j.seq");
-      StoreDb.bind(jr, from, from + SIZE);
-      try (ResultSet rs = jr.executeQuery()) {
-        while (rs.next()) {
-          c.journal
-              .get(c.index(rs.getLong(1)))
-              .add(new JournalRow(rs.getLong(2), entryBytes(rs.getBytes(3))));
-        }
-      }
+      c.fill(
+          "SELECT l.position, s.kind, s.address, s.envelope FROM ledger l"
+              + " JOIN records s ON s.run_id = l.run_id"
+              + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, s.kind, s.seq",
+          c.records,
+          RecordRow::read);
+      c.fill(
+          "SELECT l.position, j.seq, j.entry FROM ledger l"
+              + " JOIN journal j ON j.run_id = l.run_id"
+              + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, j.seq",
+          c.journal,
+          JournalRow::read);
       return c;
+    }
+
+    /** Adds the rows {@code sql} finds in this chunk (position first) to their runs' lists. */
+    private <T> void fill(String sql, List<List<T>> into, RowReader<T> reader) throws SQLException {
+      PreparedStatement st = q.of(sql);
+      StoreDb.bind(st, from, from + SIZE);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          into.get(index(rs.getLong(1))).add(reader.read(rs, 2));
+        }
+      }
     }
 
     /** Whether the chunk covers ledger position {@code position}. */

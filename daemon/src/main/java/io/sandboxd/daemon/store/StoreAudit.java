@@ -278,28 +278,10 @@ final class StoreAudit {
    * The damage in at most {@code limit} runs from {@code from}, before ledger position {@code end};
    * see {@link Slice}. {@code parallel}, when set, checks the runs' records (the costly part:
    * signatures, evidence, journals) on its own threads and connections, while this thread reads the
-   * ledger in order and extends the chain. The damage comes back in ledger order either way.
-   */
-  static Slice slice(
-      Connection db,
-      PublicKey signer,
-      Start from,
-      long end,
-      long limit,
-      java.util.function.LongConsumer progress,
-      ParallelRunCheck parallel,
-      Depth depth)
-      throws SQLException {
-    try (Statements q = new Statements(db)) {
-      return slice(q, signer, from, end, limit, progress, parallel, depth);
-    }
-  }
-
-  /**
-   * As above, on {@code q}'s connection with its statements (a pass of many slices prepares its
-   * queries once). Without {@code parallel}, the runs' records and journals are read a chunk of
-   * ledger positions at a time ({@link RunReads.Chunk}); with it, each checking thread reads its
-   * runs' own.
+   * ledger in order and extends the chain, each thread reading its runs' records and journals;
+   * without it they are read a chunk of ledger positions at a time ({@link RunReads.Chunk}). The
+   * damage comes back in ledger order either way. The queries are {@code q}'s, on its connection (a
+   * pass of many slices prepares them once).
    */
   static Slice slice(
       Statements q,
@@ -455,9 +437,11 @@ final class StoreAudit {
       java.util.function.LongConsumer progress,
       ParallelRunCheck parallel)
       throws SQLException {
-    Slice runs =
-        slice(db, signer, from, Long.MAX_VALUE, Long.MAX_VALUE, progress, parallel, Depth.FULL);
-    return wholeStore(db, signer, from, runs.next(), runs.damage());
+    try (Statements q = new Statements(db)) {
+      Slice runs =
+          slice(q, signer, from, Long.MAX_VALUE, Long.MAX_VALUE, progress, parallel, Depth.FULL);
+      return wholeStore(db, signer, from, runs.next(), runs.damage());
+    }
   }
 
   /**

@@ -19,9 +19,10 @@ class SignedHereCheckTest extends StoreFileFixture {
   private static final int RUNS = 60;
 
   private List<StoreDamage> check(RunStore store, StoreAudit.Depth depth) throws Exception {
-    try (Connection db = store.openReader()) {
+    try (Connection db = store.openReader();
+        Statements q = new Statements(db)) {
       return StoreAudit.slice(
-              db,
+              q,
               key.publicKey(),
               StoreAudit.Start.GENESIS,
               Long.MAX_VALUE,

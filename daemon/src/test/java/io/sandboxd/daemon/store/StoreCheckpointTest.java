@@ -500,7 +500,8 @@ class StoreCheckpointTest extends StoreFileFixture {
     try (RunStore store = RunStore.open(file(), key)) {
       fill(store, 0, 30);
       StoreAudit.Bound bound;
-      try (Connection reader = store.openReader()) {
+      try (Connection reader = store.openReader();
+          Statements q = new Statements(reader)) {
         bound = StoreAudit.bound(reader).orElseThrow();
         reader.rollback();
         assertEquals(30, bound.runs());
@@ -508,14 +509,7 @@ class StoreCheckpointTest extends StoreFileFixture {
         StoreAudit.Start start = StoreAudit.Start.GENESIS;
         StoreAudit.Slice s =
             StoreAudit.slice(
-                reader,
-                key.publicKey(),
-                start,
-                bound.runs(),
-                64,
-                p -> {},
-                null,
-                StoreAudit.Depth.FULL);
+                q, key.publicKey(), start, bound.runs(), 64, p -> {}, null, StoreAudit.Depth.FULL);
         assertTrue(s.end());
         assertEquals(30, s.next().position());
         StoreAudit.Result r =
