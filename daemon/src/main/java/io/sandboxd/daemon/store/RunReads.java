@@ -95,20 +95,34 @@ interface RunReads {
    * transaction; positions with no run, or a run with no rows, get empty lists.
    */
   final class Chunk {
-    /** Ledger positions one chunk reads. */
+    /** Ledger positions one chunk reads at most. */
     static final int SIZE = 64;
+
+    /**
+     * Bytes of rows one chunk holds at most: a run may journal 64 MiB, so 64 runs' rows at once are
+     * bounded by bytes too; the chunk ends before the run that would pass this, and a run that
+     * passes it alone is read on its own, as before chunks.
+     */
+    static final long MAX_BYTES = 8L << 20;
 
     private final Statements q;
     private final long from;
+    private final long maxBytes;
+    private long end;
+    // Bytes of rows held, in all and by position (the chunk's end moves back over what it drops).
+    private long bytes;
+    private final long[] held = new long[SIZE];
     private final List<List<RecordRow>> records = new ArrayList<>(SIZE);
     private final List<List<JournalRow>> journal = new ArrayList<>(SIZE);
     // A grants text is one row for many runs: its verdict, found once, holds for the whole chunk
     // (read in one transaction, so the row cannot change in between).
     private final Map<String, Optional<String>> grants = new HashMap<>();
 
-    private Chunk(Statements q, long from) {
+    private Chunk(Statements q, long from, long maxBytes) {
       this.q = q;
       this.from = from;
+      this.maxBytes = maxBytes;
+      this.end = from + SIZE;
       for (int i = 0; i < SIZE; i++) {
         records.add(new ArrayList<>(3));
         journal.add(new ArrayList<>());
@@ -117,36 +131,68 @@ interface RunReads {
 
     /** Reads the chunk that starts at ledger position {@code from}. */
     static Chunk read(Statements q, long from) throws SQLException {
-      Chunk c = new Chunk(q, from);
+      return read(q, from, MAX_BYTES);
+    }
+
+    /** As above, holding at most {@code maxBytes} of rows. */
+    static Chunk read(Statements q, long from, long maxBytes) throws SQLException {
+      Chunk c = new Chunk(q, from, maxBytes);
       c.fill(
           "SELECT l.position, s.kind, s.address, s.envelope FROM ledger l"
               + " JOIN records s ON s.run_id = l.run_id"
               + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, s.kind, s.seq",
           c.records,
-          RecordRow::read);
+          RecordRow::read,
+          r -> r.envelope().length + 128L);
       c.fill(
           "SELECT l.position, j.seq, j.entry FROM ledger l"
               + " JOIN journal j ON j.run_id = l.run_id"
               + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, j.seq",
           c.journal,
-          JournalRow::read);
+          JournalRow::read,
+          j -> j.entry().length + 16L);
       return c;
     }
 
     /** Adds the rows {@code sql} finds in this chunk (position first) to their runs' lists. */
-    private <T> void fill(String sql, List<List<T>> into, RowReader<T> reader) throws SQLException {
+    private <T> void fill(
+        String sql,
+        List<List<T>> into,
+        RowReader<T> reader,
+        java.util.function.ToLongFunction<T> size)
+        throws SQLException {
       PreparedStatement st = q.of(sql);
-      StoreDb.bind(st, from, from + SIZE);
+      StoreDb.bind(st, from, end);
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
-          into.get(index(rs.getLong(1))).add(reader.read(rs, 2));
+          long position = rs.getLong(1);
+          if (position >= end) {
+            break;
+          }
+          T row = reader.read(rs, 2);
+          long n = size.applyAsLong(row);
+          if (bytes + n > maxBytes) {
+            // The chunk ends before this run: what it read of the run is dropped with it.
+            for (long p = position; p < end; p++) {
+              int i = index(p);
+              bytes -= held[i];
+              held[i] = 0;
+              records.get(i).clear();
+              journal.get(i).clear();
+            }
+            end = position;
+            return;
+          }
+          bytes += n;
+          held[index(position)] += n;
+          into.get(index(position)).add(row);
         }
       }
     }
 
     /** Whether the chunk covers ledger position {@code position}. */
     boolean covers(long position) {
-      return position >= from && position - from < SIZE;
+      return position >= from && position < end;
     }
 
     /** The reads of the run at {@code position}, which the chunk covers. */

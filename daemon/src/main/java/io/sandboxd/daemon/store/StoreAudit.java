@@ -325,7 +325,8 @@ final class StoreAudit {
           if (chunk == null || !chunk.covers(pos)) {
             chunk = RunReads.Chunk.read(q, pos);
           }
-          reads = chunk.at(pos);
+          // A run whose rows alone pass the chunk's bound in bytes is read on its own.
+          reads = chunk.covers(pos) ? chunk.at(pos) : RunReads.of(q, rs.getString(2));
         }
         pending.add(
             new LedgerRun(
