@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -64,11 +65,12 @@ public final class ManifestVectors {
     return m;
   }
 
-  /** Refused inputs, by name. */
-  static Map<String, byte[]> refused() {
-    Map<String, byte[]> m = new LinkedHashMap<>();
-    for (String f :
-        new String[] {
+  /**
+   * Fields the ingest refuses, and one it does not know, each a refused vector of its own;
+   * DevcontainerIngestTest refuses these and more.
+   */
+  static final List<String> REFUSED_FIELDS =
+      List.of(
           "initializeCommand",
           "onCreateCommand",
           "updateContentCommand",
@@ -83,8 +85,12 @@ public final class ManifestVectors {
           "capAdd",
           "securityOpt",
           "workspaceFolder",
-          "fooBar"
-        }) {
+          "fooBar");
+
+  /** Refused inputs, by name. */
+  static Map<String, byte[]> refused() {
+    Map<String, byte[]> m = new LinkedHashMap<>();
+    for (String f : REFUSED_FIELDS) {
       m.put("field-" + f, utf8("{\"image\":\"i\",\"" + f + "\":\"x\"}"));
     }
     m.put(

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.util.List;
+import java.util.function.BiConsumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -58,22 +59,27 @@ class RunReadsTest extends StoreFileFixture {
   }
 
   private static void assertSame(RunReads want, RunReads got) throws Exception {
-    List<RunReads.RecordRow> w = want.records();
-    List<RunReads.RecordRow> g = got.records();
-    assertEquals(w.size(), g.size());
-    assertFalse(w.isEmpty());
-    for (int i = 0; i < w.size(); i++) {
-      assertEquals(w.get(i).kind(), g.get(i).kind());
-      assertEquals(w.get(i).address(), g.get(i).address());
-      assertArrayEquals(w.get(i).envelope(), g.get(i).envelope());
-    }
-    List<RunReads.JournalRow> wj = want.journal();
-    List<RunReads.JournalRow> gj = got.journal();
-    assertEquals(wj.size(), gj.size());
-    assertFalse(wj.isEmpty());
-    for (int i = 0; i < wj.size(); i++) {
-      assertEquals(wj.get(i).seq(), gj.get(i).seq());
-      assertArrayEquals(wj.get(i).entry(), gj.get(i).entry());
+    assertSameRows(want.records(), got.records(), RunReadsTest::assertSameRecord);
+    assertSameRows(want.journal(), got.journal(), RunReadsTest::assertSameEntry);
+  }
+
+  private static void assertSameRecord(RunReads.RecordRow want, RunReads.RecordRow got) {
+    assertEquals(want.kind(), got.kind());
+    assertEquals(want.address(), got.address());
+    assertArrayEquals(want.envelope(), got.envelope());
+  }
+
+  private static void assertSameEntry(RunReads.JournalRow want, RunReads.JournalRow got) {
+    assertEquals(want.seq(), got.seq());
+    assertArrayEquals(want.entry(), got.entry());
+  }
+
+  /** As many rows in {@code got} as in {@code want}, at least one, each the same by {@code row}. */
+  private static <T> void assertSameRows(List<T> want, List<T> got, BiConsumer<T, T> row) {
+    assertEquals(want.size(), got.size());
+    assertFalse(want.isEmpty());
+    for (int i = 0; i < want.size(); i++) {
+      row.accept(want.get(i), got.get(i));
     }
   }
 }
