@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -357,27 +358,22 @@ class DurableRunTest {
             }),
         "missing");
     // Reordered and duplicated segments.
-    assertRefusedAndNothingHeld(
-        run,
-        Bundles.edit(
-            good,
+    List<Consumer<ObjectNode>> outOfSequence =
+        List.of(
             o -> {
               ArrayNode s = (ArrayNode) o.get("segments");
               JsonNode first = s.get(0);
               s.set(0, s.get(1));
               s.set(1, first);
-            }),
-        "seq");
-    assertRefusedAndNothingHeld(
-        run,
-        Bundles.edit(
-            good,
+            },
             o -> {
               ArrayNode s = (ArrayNode) o.get("segments");
               s.insert(1, s.get(0).deepCopy());
               ((ArrayNode) o.get("logs")).add("");
-            }),
-        "seq");
+            });
+    for (Consumer<ObjectNode> change : outOfSequence) {
+      assertRefusedAndNothingHeld(run, Bundles.edit(good, change), "seq");
+    }
     // Another module than the one the receipts name.
     byte[] other = Wat2Wasm.parse(COUNTER.replace("4000000", "4000001"));
     assertRefusedAndNothingHeld(

@@ -64,6 +64,16 @@ class StoreTamperTest {
     return StoppedState.tamperedCopy(pristine, dir.resolve(name), statements);
   }
 
+  /**
+   * Starting a daemon on {@code state} is refused naming {@code run} and then {@code column} (""
+   * for whichever the check reached first); what it said.
+   */
+  static String refusedNaming(Path state, SubmitReply run, String column) {
+    String said = DaemonProcess.refusedStart(state);
+    assertTrue(said.contains("run " + run.getRunId() + ", " + column), said);
+    return said;
+  }
+
   @Test
   void theUntouchedStoreVerifiesEveryRecordKindAtStart() throws Exception {
     Path state = copyOfPristine("untouched");
@@ -80,8 +90,7 @@ class StoreTamperTest {
         tampered(
             "outcome",
             "UPDATE runs SET outcome = '\"Completed\"' WHERE run_id = '" + spin.getRunId() + "'");
-    String said = DaemonProcess.refusedStart(state);
-    assertTrue(said.contains("run " + spin.getRunId() + ", outcome:"), said);
+    String said = refusedNaming(state, spin, "outcome:");
     assertTrue(said.contains("refusing to serve it"), said);
 
     // Told to serve it anyway: listed as Tampered, never as Completed.
@@ -106,14 +115,14 @@ class StoreTamperTest {
 
   @Test
   void aRewrittenLogIsRefused() throws Exception {
-    String said =
-        DaemonProcess.refusedStart(
-            tampered(
-                "log",
-                "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '"
-                    + hello2.getRunId()
-                    + "'"));
-    assertTrue(said.contains("run " + hello2.getRunId() + ", log:"), said);
+    refusedNaming(
+        tampered(
+            "log",
+            "UPDATE runs SET log = 'nothing to see here' WHERE run_id = '"
+                + hello2.getRunId()
+                + "'"),
+        hello2,
+        "log:");
   }
 
   @Test
@@ -126,8 +135,7 @@ class StoreTamperTest {
                 + " WHERE kind = 'receipt' AND run_id = '"
                 + hello1.getRunId()
                 + "'");
-    String said = DaemonProcess.refusedStart(changed);
-    assertTrue(said.contains("run " + hello1.getRunId() + ", "), said);
+    refusedNaming(changed, hello1, "");
 
     // A validly signed receipt of another run put in its place.
     Path swapped =
@@ -140,8 +148,7 @@ class StoreTamperTest {
                 + " AND run_id = '"
                 + hello1.getRunId()
                 + "'");
-    String said2 = DaemonProcess.refusedStart(swapped);
-    assertTrue(said2.contains("run " + hello1.getRunId() + ", "), said2);
+    refusedNaming(swapped, hello1, "");
   }
 
   @Test
