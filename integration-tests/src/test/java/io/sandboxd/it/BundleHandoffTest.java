@@ -75,23 +75,17 @@ class BundleHandoffTest {
   static DaemonProcess a;
   static DaemonProcess b;
   static DaemonProcess c;
-  static DaemonClient ca;
-  static DaemonClient cb;
-  static DaemonClient cc;
 
   @BeforeAll
   static void start() throws Exception {
     a = DaemonProcess.start(dir.resolve("a"), dir.resolve("a.sock"));
     b = DaemonProcess.start(dir.resolve("b"), dir.resolve("b.sock"));
     c = DaemonProcess.start(dir.resolve("c"), dir.resolve("c.sock"));
-    ca = new DaemonClient(a.socket);
-    cb = new DaemonClient(b.socket);
-    cc = new DaemonClient(c.socket);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    Submissions.closeAll(ca, cb, cc, a, b, c);
+    Submissions.closeAll(a, b, c);
   }
 
   static String detached(DaemonClient node, String wat, String grants) throws Exception {
@@ -121,15 +115,15 @@ class BundleHandoffTest {
 
   @Test
   void aBundleOverTheMessageLimitMovesAndAnInterruptedExportLeavesTheRunHere() throws Exception {
-    String run = detached(ca, BIG, BIG_GRANTS);
-    suspend(ca, run);
+    String run = detached(a.client(), BIG, BIG_GRANTS);
+    suspend(a.client(), run);
 
     // Interrupted: the client reads one chunk and goes; the run is parked here again.
     Context.CancellableContext cancellable = Context.current().withCancellation();
     Context previous = cancellable.attach();
     try {
       Iterator<ExportRunReply> it =
-          ca.stub().exportRun(DurableRunRequest.newBuilder().setRunId(run).build());
+          a.client().stub().exportRun(DurableRunRequest.newBuilder().setRunId(run).build());
       ExportRunReply first = it.next();
       assertFalse(first.getLast());
       assertTrue(first.getBundle().size() > 0);
@@ -138,13 +132,13 @@ class BundleHandoffTest {
       cancellable.cancel(null);
     }
     long deadline = System.currentTimeMillis() + 30_000;
-    while (!state(ca, run).equals("parked") && System.currentTimeMillis() < deadline) {
+    while (!state(a.client(), run).equals("parked") && System.currentTimeMillis() < deadline) {
       Thread.sleep(50);
     }
-    assertEquals("parked", state(ca, run), a.log());
+    assertEquals("parked", state(a.client(), run), a.log());
     DaemonProcess.Result resumed = a.ctl("runs", "resume", run);
     assertEquals(0, resumed.exit(), resumed.err());
-    suspend(ca, run);
+    suspend(a.client(), run);
 
     // Whole: streamed, written, confirmed; larger than one message may be.
     Path file = dir.resolve("big.bundle");
@@ -153,7 +147,7 @@ class BundleHandoffTest {
     assertEquals(0, ex.exit(), ex.err());
     long size = Files.size(file);
     assertTrue(size > 64L << 20, "bundle of " + size + " bytes");
-    assertEquals("moved", state(ca, run));
+    assertEquals("moved", state(a.client(), run));
     assertTrue(refusal(a.ctl("runs", "resume", run)).contains("exported"));
 
     DaemonProcess.Result imported = b.ctl("runs", "import", file.toString());
@@ -163,29 +157,30 @@ class BundleHandoffTest {
 
   @Test
   void anUnconfirmedExportIsNeitherResumableNorMovedUntilTakenBack() throws Exception {
-    String run = detached(ca, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
-    suspend(ca, run);
+    String run = detached(a.client(), DurableRunTest.COUNTER, DurableRunTest.GRANTS);
+    suspend(a.client(), run);
     // A bundle the CLI cannot write: the export is taken back at once, the run parked here.
     String unwritable =
         refusal(a.ctl("runs", "export", run, "--bundle", dir.resolve("no/such/dir/b").toString()));
     assertTrue(
         unwritable.contains("cannot write") && unwritable.contains("taken back"), unwritable);
-    assertEquals("parked", state(ca, run));
+    assertEquals("parked", state(a.client(), run));
     // Every chunk read, but no confirmation (as if the CLI died before its fsync).
     Iterator<ExportRunReply> it =
-        ca.stub().exportRun(DurableRunRequest.newBuilder().setRunId(run).build());
+        a.client().stub().exportRun(DurableRunRequest.newBuilder().setRunId(run).build());
     ExportRunReply last = null;
     while (it.hasNext()) {
       last = it.next();
     }
     assertTrue(last != null && last.getLast() && last.getDigest().length() == 64);
-    assertEquals("exporting", state(ca, run));
+    assertEquals("exporting", state(a.client(), run));
     String why = refusal(a.ctl("runs", "resume", run));
     assertTrue(why.contains("exporting") && why.contains("runs reclaim " + run), why);
     assertTrue(refusal(a.ctl("runs", "export", run, "--bundle", "x")).contains("exporting"));
     // A confirmation naming another digest moves nothing.
     StatusRuntimeException wrong =
-        assertThrows(StatusRuntimeException.class, () -> confirmExport(ca, run, "00".repeat(32)));
+        assertThrows(
+            StatusRuntimeException.class, () -> confirmExport(a.client(), run, "00".repeat(32)));
     assertEquals(Status.Code.FAILED_PRECONDITION, wrong.getStatus().getCode(), wrong.getMessage());
     assertTrue(wrong.getStatus().getDescription().contains("digest"), wrong.getMessage());
 
@@ -199,8 +194,8 @@ class BundleHandoffTest {
 
   @Test
   void aBundleResumedOnItsDestinationIsRefusedByAnotherNodeAndAnEditedOneByAll() throws Exception {
-    String run = detached(ca, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
-    suspend(ca, run);
+    String run = detached(a.client(), DurableRunTest.COUNTER, DurableRunTest.GRANTS);
+    suspend(a.client(), run);
     Path file = dir.resolve(run + ".bundle");
     String keyB = b.publicKey();
     DaemonProcess.Result ex =
@@ -242,7 +237,9 @@ class BundleHandoffTest {
     assertTrue(whyEdited.contains("bundle refused, nothing imported"), whyEdited);
     assertEquals(
         Status.Code.NOT_FOUND,
-        assertThrows(StatusRuntimeException.class, () -> state(cb, run)).getStatus().getCode());
+        assertThrows(StatusRuntimeException.class, () -> state(b.client(), run))
+            .getStatus()
+            .getCode());
 
     assertEquals(0, b.ctl("runs", "import", file.toString()).exit());
     assertEquals(0, b.ctl("runs", "resume", run).exit());

@@ -27,9 +27,6 @@ class BundleTrustTest {
   static DaemonProcess a;
   static DaemonProcess b;
   static DaemonProcess c;
-  static DaemonClient ca;
-  static DaemonClient cb;
-  static DaemonClient cc;
   static byte[] module;
 
   @BeforeAll
@@ -40,14 +37,11 @@ class BundleTrustTest {
     b = DaemonProcess.start(dir.resolve("b"), dir.resolve("b.sock"), "--config", trusting(keyA));
     String keyB = b.publicKey();
     c = DaemonProcess.start(dir.resolve("c"), dir.resolve("c.sock"), "--config", trusting(keyB));
-    ca = new DaemonClient(a.socket);
-    cb = new DaemonClient(b.socket);
-    cc = new DaemonClient(c.socket);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    Submissions.closeAll(ca, cb, cc, a, b, c);
+    Submissions.closeAll(a, b, c);
   }
 
   static String trusting(String key) throws Exception {
@@ -58,8 +52,8 @@ class BundleTrustTest {
 
   /** A run parked on a and exported with the CLI for {@code destination}; the bundle's bytes. */
   static byte[] parkedBundleFor(String destination) throws Exception {
-    String run = Submissions.detached(ca, module, DurableRunTest.GRANTS, "step");
-    assertEquals("parked", Submissions.suspend(ca, run));
+    String run = Submissions.detached(a.client(), module, DurableRunTest.GRANTS, "step");
+    assertEquals("parked", Submissions.suspend(a.client(), run));
     Path file = dir.resolve(run + ".bundle");
     DaemonProcess.Result e =
         a.ctl("runs", "export", run, "--bundle", file.toString(), "--to", destination);
@@ -79,26 +73,27 @@ class BundleTrustTest {
   void aBundleForBIsRefusedByCAndWhenEditedOrUnsealedByBAndImportedIntactByB() throws Exception {
     byte[] forB = parkedBundleFor(b.publicKey());
     String keyC = c.publicKey();
-    String other = refused(cc, forB);
+    String other = refused(c.client(), forB);
     assertTrue(
         other.contains("destination: the bundle is for node key " + b.publicKey())
             && other.contains("this node is " + c.publicKey()),
         other);
 
-    String edited = refused(cb, Bundles.edit(forB, o -> o.put("entry", "other_export")));
+    String edited = refused(b.client(), Bundles.edit(forB, o -> o.put("entry", "other_export")));
     assertTrue(edited.contains("entry: differs from what the exporting node sealed"), edited);
-    String unsealed = refused(cb, Bundles.edit(forB, o -> o.remove("seal")));
+    String unsealed = refused(b.client(), Bundles.edit(forB, o -> o.remove("seal")));
     assertTrue(unsealed.contains("seal: missing"), unsealed);
     String readdressed =
         refused(
-            cb,
+            b.client(),
             Bundles.edit(
                 forB, o -> ((ObjectNode) o.get("seal").get("core")).put("destination", keyC)));
     assertTrue(readdressed.contains("seal: "), readdressed);
 
     assertEquals(
         "parked",
-        cb.stub()
+        b.client()
+            .stub()
             .importRun(ImportRunRequest.newBuilder().setBundle(ByteString.copyFrom(forB)).build())
             .getState());
   }
@@ -106,7 +101,7 @@ class BundleTrustTest {
   @Test
   void aNodeRefusesABundleFromAKeyItsConfigDoesNotTrustNamingTheKey() throws Exception {
     byte[] forC = parkedBundleFor(c.publicKey());
-    String why = refused(cc, forC);
+    String why = refused(c.client(), forC);
     assertTrue(
         why.contains("signer: node key " + a.publicKey()) && why.contains("durable.trusted_nodes"),
         why);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.daemon.DaemonClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ final class DaemonProcess implements AutoCloseable {
   final Path socket;
   final Path log;
   final Process process;
+  private DaemonClient client;
 
   private DaemonProcess(Path state, Path socket, Path log, Process process) {
     this.state = state;
@@ -159,8 +161,21 @@ final class DaemonProcess implements AutoCloseable {
     }
   }
 
+  /** A client on this daemon's socket, opened on first use and closed with the daemon. */
+  synchronized DaemonClient client() {
+    if (client == null) {
+      client = new DaemonClient(socket);
+    }
+    return client;
+  }
+
   @Override
   public void close() throws InterruptedException {
+    synchronized (this) {
+      if (client != null) {
+        client.close();
+      }
+    }
     if (process.isAlive()) {
       stop();
     }

@@ -21,7 +21,6 @@ import io.sandboxd.daemon.rpc.ImportRunRequest;
 import io.sandboxd.daemon.rpc.ListRunsRequest;
 import io.sandboxd.daemon.rpc.ResumeRunRequest;
 import io.sandboxd.daemon.rpc.SubmitReply;
-import io.sandboxd.daemon.rpc.SubmitRequest;
 import io.sandboxd.daemon.rpc.WaitRunRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -144,13 +143,7 @@ class DurableRunTest {
     SubmitReply r =
         c.stub()
             .submit(
-                SubmitRequest.newBuilder()
-                    .setModule(ByteString.copyFrom(module))
-                    .setGrantsJson(GRANTS)
-                    .setEntry("step")
-                    .setEnv(env)
-                    .setDetach(true)
-                    .build());
+                Submissions.request(module, GRANTS, "step").setEnv(env).setDetach(true).build());
     assertTrue(r.getOutcomeJson().isEmpty(), "a detached submit answers before any outcome");
     return r.getRunId();
   }

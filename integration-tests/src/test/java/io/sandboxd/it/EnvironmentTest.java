@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.CanonicalJson;
@@ -129,14 +128,12 @@ class EnvironmentTest {
   }
 
   static SubmitReply submit(String env) {
-    return Submissions.submit(
-        client,
-        SubmitRequest.newBuilder()
-            .setModule(ByteString.copyFrom(guest))
-            .setGrantsJson(GRANTS)
-            .setEntry("_start")
-            .setEnv(env)
-            .build());
+    return Submissions.submit(client, inEnv(env));
+  }
+
+  /** The guest's _start under GRANTS in the environment {@code env}. */
+  static SubmitRequest inEnv(String env) {
+    return Submissions.request(guest, GRANTS, "_start").setEnv(env).build();
   }
 
   @Test
@@ -264,15 +261,7 @@ class EnvironmentTest {
     try (DaemonProcess d =
             DaemonProcess.start(state, sock, "--config", config("r1", dc, data).toString());
         DaemonClient c = new DaemonClient(sock)) {
-      SubmitReply r =
-          c.stub()
-              .submit(
-                  SubmitRequest.newBuilder()
-                      .setModule(ByteString.copyFrom(guest))
-                      .setGrantsJson(GRANTS)
-                      .setEntry("_start")
-                      .setEnv("py312")
-                      .build());
+      SubmitReply r = c.stub().submit(inEnv("py312"));
       runId = r.getRunId();
       address = CanonicalJson.parse(r.getAttestation()).get("core").get("manifest").asText();
     }

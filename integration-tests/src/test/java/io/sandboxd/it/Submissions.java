@@ -27,12 +27,17 @@ final class Submissions {
       DaemonClient c, byte[] module, String grants, String entry, long deadlineSeconds) {
     return c.stub()
         .withDeadlineAfter(deadlineSeconds, TimeUnit.SECONDS)
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry(entry)
-                .build());
+        .submit(request(module, grants, entry).build());
+  }
+
+  /**
+   * A request for {@code module}'s {@code entry} under {@code grants}, for the caller to finish.
+   */
+  static SubmitRequest.Builder request(byte[] module, String grants, String entry) {
+    return SubmitRequest.newBuilder()
+        .setModule(ByteString.copyFrom(module))
+        .setGrantsJson(grants)
+        .setEntry(entry);
   }
 
   /** Submits {@code request}, waiting up to two minutes. */
@@ -52,15 +57,7 @@ final class Submissions {
 
   /** Submits {@code module}'s {@code entry} under {@code grants} detached: the new run's id. */
   static String detached(DaemonClient c, byte[] module, String grants, String entry) {
-    return c.stub()
-        .submit(
-            SubmitRequest.newBuilder()
-                .setModule(ByteString.copyFrom(module))
-                .setGrantsJson(grants)
-                .setEntry(entry)
-                .setDetach(true)
-                .build())
-        .getRunId();
+    return c.stub().submit(request(module, grants, entry).setDetach(true).build()).getRunId();
   }
 
   /** Submits {@code module}'s `step` detached under the minted grant {@code grantsId}: its id. */
