@@ -17,7 +17,6 @@ import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * `sandboxctl bench`: a closed-loop load generator over the daemon's real gRPC API. Each of {@code
@@ -33,11 +32,7 @@ final class BenchCommand implements Callable<Integer> {
   /** Connections the clients share: within the daemon's default per-peer connection limit. */
   static final int MAX_CHANNELS = 16;
 
-  @Parameters(
-      index = "0",
-      paramLabel = "MODULE.wasm|b3:ADDR",
-      description = "The unit's module, or b3:<64 hex> of one the daemon holds.")
-  Path module;
+  @Mixin ModuleArgument module;
 
   @Option(names = "--grants", required = true, paramLabel = "FILE", description = "Grants JSON.")
   Path grants;
@@ -99,7 +94,7 @@ final class BenchCommand implements Callable<Integer> {
     try {
       SubmitRequest.Builder req =
           SubmitRequest.newBuilder().setEntry(entry).setGrantsJson(Input.text(grants));
-      request = ModuleArgument.into(req, module).build();
+      request = module.into(req).build();
     } catch (Input.Unreadable e) {
       return Sandboxctl.unusable("bench", e.getMessage());
     }

@@ -2,6 +2,7 @@ package io.sandboxd.daemon.cli;
 
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Mixin;
@@ -27,6 +28,11 @@ abstract class DaemonCommand implements Callable<Integer> {
    */
   Optional<String> unusable() {
     return Optional.empty();
+  }
+
+  /** {@code why}, as {@link #unusable} answers it, when any of {@code values} is negative. */
+  static Optional<String> unusableIfNegative(String why, long... values) {
+    return Arrays.stream(values).anyMatch(v -> v < 0) ? Optional.of(why) : Optional.empty();
   }
 
   @Override

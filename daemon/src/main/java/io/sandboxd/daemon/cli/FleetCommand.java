@@ -59,9 +59,7 @@ final class FleetCommand extends CommandGroup {
 
     @Override
     Optional<String> unusable() {
-      return since < 0 || until < 0
-          ? Optional.of("--since/--until must not be negative")
-          : Optional.empty();
+      return unusableIfNegative("--since/--until must not be negative", since, until);
     }
 
     @Override

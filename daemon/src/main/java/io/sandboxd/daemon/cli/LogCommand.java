@@ -69,9 +69,7 @@ final class LogCommand extends CommandGroup {
 
     @Override
     Optional<String> unusable() {
-      return oldSize < 0 || newSize < 0
-          ? Optional.of("sizes must not be negative")
-          : Optional.empty();
+      return unusableIfNegative("sizes must not be negative", oldSize, newSize);
     }
 
     @Override

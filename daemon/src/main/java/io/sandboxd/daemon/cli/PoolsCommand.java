@@ -34,7 +34,7 @@ final class PoolsCommand extends DaemonCommand {
 
   @Override
   Optional<String> unusable() {
-    return evictions < 0 ? Optional.of("--evictions: must not be negative") : Optional.empty();
+    return unusableIfNegative("--evictions: must not be negative", evictions);
   }
 
   @Override

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -37,11 +38,7 @@ final class RunCommand extends DaemonCommand {
   /** What a guest exit status above 255 exits with. */
   static final int STATUS_ABOVE_255 = 255;
 
-  @Parameters(
-      index = "0",
-      paramLabel = "MODULE.wasm|b3:ADDR",
-      description = "The unit's module, or b3:<64 hex> of one the daemon holds (modules put).")
-  Path module;
+  @Mixin ModuleArgument module;
 
   @Parameters(
       index = "1..*",
@@ -106,10 +103,11 @@ final class RunCommand extends DaemonCommand {
   /** The submission, its module, grants and stdin read (an unreadable one exits 2). */
   private SubmitRequest request() throws Input.Unreadable {
     List<String> argv = new ArrayList<>();
-    argv.add(argv0 != null ? argv0 : String.valueOf(module.getFileName()));
+    argv.add(argv0 != null ? argv0 : String.valueOf(module.path.getFileName()));
     argv.addAll(args);
     SubmitRequest.Builder req =
-        ModuleArgument.into(SubmitRequest.newBuilder(), module)
+        module
+            .into(SubmitRequest.newBuilder())
             // b3:<grants_id> names a child grant minted on the daemon (sandboxctl jcp event).
             .setGrantsJson(minted(grants).isEmpty() ? Input.text(grants) : "")
             .setMintedGrants(minted(grants))
