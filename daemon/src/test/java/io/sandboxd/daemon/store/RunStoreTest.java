@@ -335,6 +335,7 @@ class RunStoreTest {
       assertEquals("2", store.pragma("synchronous"), "synchronous=FULL");
       // Savepoint journals stay in memory: none is a temporary file opened per run.
       assertEquals("2", store.pragma("temp_store"), "temp_store=MEMORY");
+      assertEquals(String.valueOf(RunStore.PAGE_BYTES), store.pragma("page_size"));
       assertEquals(file, store.file());
     }
   }

@@ -214,6 +214,8 @@ class StoreMigrationTest extends StoreFileFixture {
     assertEquals(0, userVersion());
     try (RunStore store = RunStore.open(file(), key)) {
       assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
+      // Made with SQLite's default pages, it keeps them: only a new store gets PAGE_BYTES.
+      assertEquals("4096", store.pragma("page_size"));
       assertEquals(List.of(), store.verifyAll());
       assertEquals(
           List.of("run-c", "run-a", "run-b"),
