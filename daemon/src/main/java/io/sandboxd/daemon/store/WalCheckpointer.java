@@ -24,7 +24,7 @@ final class WalCheckpointer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(WalCheckpointer.class.getName());
 
   /**
-   * Commits between checkpoints: about 1,800 pages at a hello run's ~28 of 1 KiB a commit, near
+   * Commits between checkpoints: about 1,200 pages at a hello run's ~19 of 2 KiB a commit, near
    * SQLite's own 1,000.
    */
   static final long COMMITS_PER_CHECKPOINT = 64;
