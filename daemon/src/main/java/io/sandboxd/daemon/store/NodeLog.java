@@ -94,11 +94,12 @@ final class NodeLog {
    *       leaves).
    * </ul>
    *
-   * {@link #find} seeks once in every complete group and once in every bucket of the open one
-   * (about 60 + 64 seeks at a million leaves). These records are logged once, when stored, and are
-   * never looked up to avoid logging them twice. The prefix index keeps the other leaves
-   * (manifests, durable records, store checkpoints, and every leaf logged before), which {@link
-   * #contains} asks about.
+   * {@link #find} seeks once in every complete group (about 60 at a million leaves). Since
+   * migration 21 the bucket index is gone: the open group's leaves are searched in memory ({@link
+   * OpenGroup}), and a leaf's bucket only marks it as logged once. These records are logged once,
+   * when stored, and are never looked up to avoid logging them twice. The prefix index keeps the
+   * other leaves (manifests, durable records, store checkpoints, and every leaf logged before),
+   * which {@link #contains} asks about.
    */
   static void bucketed(Connection db) throws SQLException {
     try (Statement st = db.createStatement()) {
@@ -149,6 +150,9 @@ final class NodeLog {
   private PreparedStatement insertNode;
   private PreparedStatement selectNode;
   private PreparedStatement selectLeaf;
+  private PreparedStatement selectOnce;
+  // The open group's leaves, found in memory rather than through an index (see OpenGroup).
+  private final OpenGroup openGroup = new OpenGroup(GROUP_BITS);
 
   /**
    * The lowest level whose perfect subtree hashes are kept in {@code node_log_subtrees}. Since
@@ -175,6 +179,7 @@ final class NodeLog {
   /** Re-reads the frontier and the last checkpoint from the store (after a rollback). */
   void reload() throws SQLException {
     frontier = LogTree.Frontier.load(HASH, nodes(), storedSize(db));
+    loadOpenGroup();
     checkpointSize = -1;
     checkpointMs = 0;
     try (Statement st = db.createStatement();
@@ -200,6 +205,42 @@ final class NodeLog {
     frontier = m.frontier().copy();
     checkpointSize = m.checkpointSize();
     checkpointMs = m.checkpointMs();
+    if (!openGroup.holds(frontier.size())) {
+      // The rolled-back appends began a group: the one the log is back in is read again.
+      try {
+        loadOpenGroup();
+      } catch (SQLException e) {
+        throw new StoreException("node log: cannot read its open group: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Reads the open group's leaves (at most {@code 2^GROUP_BITS}) into {@link #openGroup}: those
+   * with a bucket were logged once, and only those are searched there by {@link #find}.
+   */
+  private void loadOpenGroup() throws SQLException {
+    openGroup.clear();
+    long size = frontier.size();
+    long start = size >> GROUP_BITS << GROUP_BITS;
+    if (start == size || !StoreSchema.hasColumn(db, "node_log", "bucket")) {
+      return; // an empty group, or a migration before 19, which logs nothing once
+    }
+    try (PreparedStatement st =
+        db.prepareStatement(
+            "SELECT idx, address, bucket IS NOT NULL FROM node_log WHERE idx >= ? AND idx < ?"
+                + " ORDER BY idx")) {
+      st.setLong(1, start);
+      st.setLong(2, size);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          byte[] address = rs.getBytes(2);
+          // A damaged address is never found (a proof that reads it reports it).
+          boolean once = rs.getBoolean(3) && address != null && address.length == 32;
+          openGroup.put(rs.getLong(1), once ? address : new byte[4], once);
+        }
+      }
+    }
   }
 
   static long storedSize(Connection db) throws SQLException {
@@ -228,8 +269,8 @@ final class NodeLog {
 
   /**
    * Appends a record logged only here, once (a stored run's own records, a pool eviction), as the
-   * next leaf, in the open transaction: found by its bucket ({@link #bucketed}), which {@link
-   * #contains} does not search.
+   * next leaf, in the open transaction: found in its group ({@link #bucketed}, {@link OpenGroup}),
+   * which {@link #contains} does not search.
    */
   void appendOnce(String kind, String address) throws SQLException {
     append(kind, address, true);
@@ -266,6 +307,7 @@ final class NodeLog {
     leaf.setBytes(2, raw);
     leaf.setString(3, kind);
     leaf.executeUpdate();
+    openGroup.put(idx, raw, once);
     if (((idx + 1) & ((1L << GROUP_BITS) - 1)) == 0) {
       group(idx >> GROUP_BITS);
     }
@@ -343,8 +385,8 @@ final class NodeLog {
 
   /**
    * The first leaf holding {@code address} (64 hex), if any: one logged through the prefix index
-   * (kept as bytes since migration 18, as hex before it) or one logged once, in its group or, in
-   * the open group, its bucket ({@link #bucketed}).
+   * (kept as bytes since migration 18, as hex before it) or one logged once, in its complete group
+   * ({@link #bucketed}) or in the open group ({@link OpenGroup}).
    */
   Optional<Leaf> find(String address) throws SQLException {
     byte[] raw = Hex.decode(address, 32, "log leaf address");
@@ -355,7 +397,7 @@ final class NodeLog {
     }
     byte[] prefix = java.util.Arrays.copyOf(raw, 4);
     long open = size >> GROUP_BITS;
-    // Group by group, then bucket by bucket: one seek each, where a key is a range of positions.
+    // Group by group: one seek each, where a key is a range of positions.
     if (open > 0) {
       first =
           earlier(
@@ -371,18 +413,25 @@ final class NodeLog {
                   prefix,
                   raw));
     }
-    return earlier(
-        first,
-        StoreDb.first(
-            db,
-            "WITH RECURSIVE b(k) AS (SELECT ? UNION ALL SELECT k + 1 FROM b WHERE k < ?)"
-                + " SELECT n.idx, n.kind FROM b JOIN node_log n ON n.bucket = b.k"
-                + " AND substr(n.address, 1, 4) = ? AND n.address = ? ORDER BY n.idx LIMIT 1",
-            rs -> new Leaf(rs.getLong(1), address, rs.getString(2)),
-            open << (GROUP_BITS - BUCKET_BITS),
-            (size - 1) >> BUCKET_BITS,
-            prefix,
-            raw));
+    // The open group: its leaves' first 4 bytes in memory, each match read by its position.
+    if (!openGroup.holds(size)) {
+      loadOpenGroup();
+    }
+    if (selectOnce == null) {
+      selectOnce = db.prepareStatement("SELECT kind FROM node_log WHERE idx = ? AND address = ?");
+    }
+    for (long idx = openGroup.next(raw, open << GROUP_BITS, size);
+        idx >= 0;
+        idx = openGroup.next(raw, idx + 1, size)) {
+      selectOnce.setLong(1, idx);
+      selectOnce.setBytes(2, raw);
+      try (ResultSet rs = selectOnce.executeQuery()) {
+        if (rs.next()) {
+          return earlier(first, Optional.of(new Leaf(idx, address, rs.getString(1))));
+        }
+      }
+    }
+    return first;
   }
 
   private static Optional<Leaf> earlier(Optional<Leaf> a, Optional<Leaf> b) {

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.ToLongFunction;
 
 /**
  * A run's signed records and journal as stored, for its audit: read with one query each when the
@@ -156,10 +157,7 @@ interface RunReads {
 
     /** Adds the rows {@code sql} finds in this chunk (position first) to their runs' lists. */
     private <T> void fill(
-        String sql,
-        List<List<T>> into,
-        RowReader<T> reader,
-        java.util.function.ToLongFunction<T> size)
+        String sql, List<List<T>> into, RowReader<T> reader, ToLongFunction<T> size)
         throws SQLException {
       PreparedStatement st = q.of(sql);
       StoreDb.bind(st, from, end);

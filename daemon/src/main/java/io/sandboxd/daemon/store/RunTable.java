@@ -70,7 +70,7 @@ final class RunTable {
     PreparedStatement run =
         store.prepared(
             "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry,"
-                + " uid) VALUES (?,?,?,?,?,?,?,?,?)");
+                + " uid, position) VALUES (?,?,?,?,?,?,?,?,?,?)");
     run.setString(1, r.runId());
     run.setLong(2, r.createdMs());
     run.setString(3, r.unit());
@@ -84,6 +84,8 @@ final class RunTable {
     } else {
       run.setNull(9, java.sql.Types.INTEGER);
     }
+    // The position its store record takes below: how the run's ledger record is found.
+    run.setLong(10, ledger.size());
     run.executeUpdate();
     long seq = r.segment().core().get("seq").longValue();
     insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
@@ -291,7 +293,8 @@ final class RunTable {
         "SELECT "
             + StoreAudit.ROW_COLUMNS
             + ", l.envelope"
-            + " FROM runs r LEFT JOIN ledger l ON l.run_id = r.run_id "
+            + " FROM runs r LEFT JOIN ledger l ON l.position = r.position"
+            + " AND l.run_id = r.run_id "
             + where
             + " ORDER BY r.created_ms DESC, r.run_id DESC LIMIT ?";
     return store.transact(
@@ -343,7 +346,11 @@ final class RunTable {
   private void requireIntact(Connection db, String runId) throws SQLException {
     byte[] ledgerEnvelope =
         StoreDb.first(
-                db, "SELECT envelope FROM ledger WHERE run_id = ?", rs -> rs.getBytes(1), runId)
+                db,
+                "SELECT l.envelope FROM runs r JOIN ledger l ON l.position = r.position"
+                    + " AND l.run_id = r.run_id WHERE r.run_id = ?",
+                rs -> rs.getBytes(1),
+                runId)
             .orElse(null);
     for (StoreAudit.RunRow row : StoreAudit.rows(db, runId)) {
       Optional<String> why = damage(row, ledgerEnvelope);

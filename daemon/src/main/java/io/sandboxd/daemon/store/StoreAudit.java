@@ -493,7 +493,8 @@ final class StoreAudit {
             "SELECT "
                 + ROW_COLUMNS
                 + " FROM runs r WHERE NOT EXISTS"
-                + " (SELECT 1 FROM ledger l WHERE l.run_id = r.run_id)"
+                + " (SELECT 1 FROM ledger l WHERE l.position = r.position"
+                + " AND l.run_id = r.run_id)"
                 + " ORDER BY r.created_ms, r.run_id")) {
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {

@@ -120,6 +120,31 @@ final class StoreLedger {
     return new StoreLedger(db, l.size, l.chain, rows.durableSize, rows.durableChain);
   }
 
+  /**
+   * Migration 22: a run's row names its ledger position ({@code runs.position}), through which its
+   * store record is found, and the ledger is rebuilt without its index by run id. Idempotent: a
+   * store whose version was stamped back is filled and rebuilt the same way.
+   */
+  static void foundByPosition(Connection db) throws SQLException {
+    try (Statement st = db.createStatement()) {
+      if (!StoreSchema.hasColumn(db, "runs", "position")) {
+        st.execute("ALTER TABLE runs ADD COLUMN position INTEGER");
+      }
+      // Driven by the ledger, each run found by its key: no index by run id is needed.
+      st.execute(
+          "UPDATE runs SET position = l.position FROM ledger l WHERE l.run_id = runs.run_id");
+      st.execute("DROP TABLE IF EXISTS ledger_rebuilt");
+      st.execute(
+          "CREATE TABLE ledger_rebuilt (position INTEGER PRIMARY KEY, run_id TEXT NOT NULL,"
+              + " envelope TEXT NOT NULL)");
+      st.execute(
+          "INSERT INTO ledger_rebuilt (position, run_id, envelope)"
+              + " SELECT position, run_id, envelope FROM ledger ORDER BY position");
+      st.execute("DROP TABLE ledger");
+      st.execute("ALTER TABLE ledger_rebuilt RENAME TO ledger");
+    }
+  }
+
   /** The position the next stored run takes: the ledger's length. */
   long size() {
     return size;

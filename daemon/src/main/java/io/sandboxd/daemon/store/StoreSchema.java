@@ -188,7 +188,20 @@ final class StoreSchema {
                   + " (a hash, whose index in pool_records took a page write at random for every"
                   + " pooled run); claims stored before stay in pool_records and are read from"
                   + " there",
-              PoolRecordTable.CLAIMS_DDL));
+              PoolRecordTable.CLAIMS_DDL),
+          StoreMigration.ddl(
+              21,
+              "the node log's open group of leaves logged once is searched in memory, no longer"
+                  + " through node_log_by_bucket (keyed by each leaf's first 4 bytes, a hash: a"
+                  + " page written at random in every commit); complete groups are found in"
+                  + " node_log_groups as before",
+              List.of("DROP INDEX IF EXISTS node_log_by_bucket")),
+          new StoreMigration(
+              22,
+              "each run's row names its ledger position, and the ledger loses its index by run id"
+                  + " (a b-tree a stored run wrote a page of at every commit): runs get the column,"
+                  + " filled from the ledger, and the ledger is rebuilt once in position order",
+              (db, key) -> StoreLedger.foundByPosition(db)));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

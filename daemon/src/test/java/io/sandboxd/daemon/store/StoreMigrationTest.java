@@ -456,4 +456,70 @@ class StoreMigrationTest extends StoreFileFixture {
       assertEquals(java.util.OptionalLong.of(1234), store.submitter("run-1"));
     }
   }
+
+  @Test
+  void versions21And22DropTheLogsBucketIndexAndFindTheLedgerByEachRunsPosition() throws Exception {
+    try (RunStore store = RunStore.open(file(), key)) {
+      // Stored out of id order, so that a position is not an id's rank.
+      store.append(TestRuns.simple(key, "run-b", 1_000));
+      store.append(TestRuns.simple(key, "run-a", 2_000));
+      store.append(TestRuns.simple(key, "run-c", 3_000));
+    }
+    // Back to the version-20 shape: the ledger indexed by run id, no position in runs, the node
+    // log's open leaves indexed by bucket.
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE TABLE ledger_v20 (position INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,"
+              + " envelope TEXT NOT NULL)");
+      st.execute("INSERT INTO ledger_v20 SELECT position, run_id, envelope FROM ledger");
+      st.execute("DROP TABLE ledger");
+      st.execute("ALTER TABLE ledger_v20 RENAME TO ledger");
+      st.execute("ALTER TABLE runs DROP COLUMN position");
+      st.execute(
+          "CREATE INDEX node_log_by_bucket ON node_log (bucket, substr(address, 1, 4))"
+              + " WHERE bucket IS NOT NULL");
+      st.execute("PRAGMA user_version = 20");
+    }
+    try (RunStore store = RunStore.open(file(), key)) {
+      assertEquals(String.valueOf(StoreSchema.LATEST), store.pragma("user_version"));
+      assertEquals(List.of(), store.verifyAll());
+      for (String id : List.of("run-a", "run-b", "run-c")) {
+        assertEquals(id, store.run(id).orElseThrow().runId());
+      }
+      assertEquals(3, store.list(10).size());
+      store.append(TestRuns.simple(key, "run-d", 4_000));
+      assertEquals("run-d", store.run("run-d").orElseThrow().runId());
+      assertEquals(List.of(), store.verifyAll());
+    }
+    assertEquals(List.of("run-b", "run-a", "run-c", "run-d"), ledgerRunIds());
+    List<String> positions = new ArrayList<>();
+    List<String> indexes = new ArrayList<>();
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      try (ResultSet rs = st.executeQuery("SELECT run_id, position FROM runs ORDER BY position")) {
+        while (rs.next()) {
+          positions.add(rs.getString(1) + "@" + rs.getLong(2));
+        }
+      }
+      try (ResultSet rs =
+          st.executeQuery(
+              "SELECT name FROM sqlite_master WHERE type = 'index'"
+                  + " AND (tbl_name = 'ledger' OR name = 'node_log_by_bucket')")) {
+        while (rs.next()) {
+          indexes.add(rs.getString(1));
+        }
+      }
+    }
+    assertEquals(List.of("run-b@0", "run-a@1", "run-c@2", "run-d@3"), positions);
+    assertEquals(List.of(), indexes, "no index by run id on the ledger, none by bucket");
+    // A run's store record is read by its position, not by a scan of the ledger.
+    String plan =
+        plan(
+            "SELECT l.envelope FROM runs r JOIN ledger l ON l.position = r.position"
+                + " AND l.run_id = r.run_id WHERE r.run_id = ?",
+            "run-a");
+    assertTrue(plan.contains("USING INTEGER PRIMARY KEY"), plan);
+    assertFalse(plan.contains("SCAN"), plan);
+  }
 }
