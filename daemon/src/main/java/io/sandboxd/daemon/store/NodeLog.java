@@ -230,8 +230,7 @@ final class NodeLog {
         db.prepareStatement(
             "SELECT idx, address, bucket IS NOT NULL FROM node_log WHERE idx >= ? AND idx < ?"
                 + " ORDER BY idx")) {
-      st.setLong(1, start);
-      st.setLong(2, size);
+      StoreDb.bind(st, start, size);
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
           byte[] address = rs.getBytes(2);
