@@ -6,7 +6,7 @@ import java.util.BitSet;
  * The node log's open group in memory: for each of its leaves, its first 4 bytes and whether it was
  * logged once (a stored run's records, a pool eviction), by position in the group. This replaces an
  * index of those leaves keyed by their first bytes, a hash, which took a page write at random in
- * every commit. It holds at most one group ({@code 2^GROUP_BITS} leaves, 80 KiB at 16,384), and is
+ * every commit. It holds at most one group ({@code 2^GROUP_BITS} leaves: 66 KiB at 16,384), and is
  * read back from {@code node_log} when the log is loaded, or when a rollback takes the log back
  * into a group it no longer holds.
  */
