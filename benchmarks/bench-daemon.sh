@@ -37,3 +37,46 @@ pool_config() {
   printf '{"pools":[{"module":"%s","min_idle":4,"max_idle":32,"ttl_ms":300000}],%s}\n' \
     "$1" '"pool_limits":{"adaptive":{"submits":0}}'
 }
+
+# jar_for WHAT NAME
+# Puts $work/NAME.jar: the jar path WHAT, or the daemon jar of commit WHAT built in a throwaway
+# worktree under $work (mvn package, tests skipped). Needs $root and $work; calls die on failure.
+# shellcheck disable=SC2154 # root and work are the sourcing script's
+jar_for() {
+  local what="$1" name="$2"
+  if [[ -f "$what" ]]; then
+    cp "$what" "$work/$name.jar"
+    return
+  fi
+  local sha
+  sha="$(git -C "$root" rev-parse --verify "$what^{commit}")" || die "no such commit: $what"
+  echo "building $name ($sha)..." >&2
+  git -C "$root" worktree add -q --detach "$work/src-$name" "$sha"
+  (cd "$work/src-$name" && mvn -B -q -pl daemon -am package -DskipTests -Dspotless.check.skip=true \
+    >"$work/build-$name.log" 2>&1) || { tail -30 "$work/build-$name.log" >&2; die "build of $what failed"; }
+  cp "$work/src-$name/daemon/target/sandboxd.jar" "$work/$name.jar"
+  git -C "$root" worktree remove --force "$work/src-$name"
+}
+
+# compare_setup NAME BASE HEAD
+# For a script that compares two daemons: makes $work (removed on exit, after any daemon still
+# running is killed: $daemon_pid, or a pid in $work/*.pid), defines die (its messages named NAME),
+# and puts $work/base.jar and $work/head.jar (jar_for BASE and HEAD).
+compare_setup() {
+  compare_name="$1"
+  work="$(mktemp -d)"
+  trap compare_cleanup EXIT
+  jar_for "$2" base
+  jar_for "$3" head
+}
+
+compare_cleanup() {
+  if [[ -n "${daemon_pid:-}" ]]; then kill "$daemon_pid" 2>/dev/null || true; fi
+  for p in "$work"/*.pid; do
+    if [[ -f "$p" ]]; then kill "$(cat "$p")" 2>/dev/null || true; fi
+  done
+  git -C "$root" worktree prune >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+
+die() { echo "${compare_name:-$(basename "$0")}: $*" >&2; exit 1; }

@@ -40,36 +40,7 @@ DURATION="${DURATION:-20}"
 WARMUP="${WARMUP:-40}"
 CLIENT_WARMUP="${CLIENT_WARMUP:-3}"
 SCENARIOS="${SCENARIOS:-1:default 16:default 1:nopool 1:pool 16:nopool 16:pool}"
-work="$(mktemp -d)"
-cleanup() {
-  for p in "$work"/*.pid; do
-    if [[ -f "$p" ]]; then kill "$(cat "$p")" 2>/dev/null || true; fi
-  done
-  git -C "$root" worktree prune >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-die() { echo "run-pipeline-compare: $*" >&2; exit 1; }
-
-# A jar for a commit (built in a throwaway worktree) or the jar path given.
-jar_for() {
-  local what="$1" name="$2"
-  if [[ -f "$what" ]]; then
-    cp "$what" "$work/$name.jar"
-    return
-  fi
-  local sha
-  sha="$(git -C "$root" rev-parse --verify "$what^{commit}")" || die "no such commit: $what"
-  echo "building $name ($sha)..." >&2
-  git -C "$root" worktree add -q --detach "$work/src-$name" "$sha"
-  (cd "$work/src-$name" && mvn -B -q -pl daemon -am package -DskipTests -Dspotless.check.skip=true \
-    >"$work/build-$name.log" 2>&1) || { tail -30 "$work/build-$name.log" >&2; die "build of $what failed"; }
-  cp "$work/src-$name/daemon/target/sandboxd.jar" "$work/$name.jar"
-  git -C "$root" worktree remove --force "$work/src-$name"
-}
-
-jar_for "$base" base
-jar_for "$head" head
+compare_setup run-pipeline-compare "$base" "$head"
 module="${MODULE:-$root/examples/hello.wasm}"
 grants="${GRANTS:-$root/examples/hello.grants.json}"
 address="$(java -cp "$work/head.jar" io.sandboxd.daemon.cli.Sandboxctl address --raw "$module")"

@@ -30,6 +30,7 @@ import io.sandboxd.daemon.run.OfferedEnvironments;
 import io.sandboxd.daemon.run.PoolWiring;
 import io.sandboxd.daemon.run.RecordSealer;
 import io.sandboxd.daemon.run.RunIds;
+import io.sandboxd.daemon.run.RunPathPrimer;
 import io.sandboxd.daemon.run.RunSupervisor;
 import io.sandboxd.daemon.run.SubmitterPolicy;
 import io.sandboxd.daemon.store.CpuShare;
@@ -421,6 +422,8 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
+      // While the first client starts and connects, the run path loads and runs once.
+      Thread primer = RunPathPrimer.start(executor, meterable, paths.stateDir().resolve("prime"));
       retainInBackground(
           store,
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
@@ -444,6 +447,7 @@ public final class Daemon implements AutoCloseable {
               metrics,
               Optional.ofNullable(endpoint));
       daemon.durable = durableRuns;
+      daemon.primer = primer;
       daemon.parkOnStop = config.durable().parkOnStop();
       daemon.sealOnStop = config.limits().store().sealOnStop();
       return daemon;
@@ -690,6 +694,7 @@ public final class Daemon implements AutoCloseable {
 
   // Durable runs and whether a stop parks them (durable.park_on_stop); set once at start.
   private DurableRuns durable;
+  private Thread primer;
   private boolean parkOnStop;
   // Whether a drained stop seals the runs since the checkpoint (store.seal_on_stop); set once.
   private boolean sealOnStop;
@@ -786,6 +791,15 @@ public final class Daemon implements AutoCloseable {
 
   public NodeIdentity node() {
     return node;
+  }
+
+  /**
+   * Waits up to {@code max} for the start-up primer's run to end (see {@link RunPathPrimer}): a dry
+   * start that trains the class-data archive stops after it, so the archive holds the run path's
+   * classes too.
+   */
+  public void awaitPrimed(java.time.Duration max) throws InterruptedException {
+    primer.join(Math.max(1, max.toMillis()));
   }
 
   public void awaitTermination() throws InterruptedException {

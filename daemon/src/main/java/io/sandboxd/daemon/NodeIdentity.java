@@ -59,6 +59,16 @@ public final class NodeIdentity {
     return new NodeIdentity(key, new HostIdentity(id, key.publicKey().hex(), platform));
   }
 
+  /**
+   * A node identity that lives only in memory, under a fresh key no one else holds: what the
+   * start-up primer signs with, so that nothing it seals could pass for this node's record.
+   */
+  public static NodeIdentity ephemeral() {
+    SigningKey key = SigningKey.generate();
+    return new NodeIdentity(
+        key, new HostIdentity("ephemeral", key.publicKey().hex(), System.getProperty("os.name")));
+  }
+
   private static String hostname() {
     try {
       String h = Files.readString(Path.of("/etc/hostname"), StandardCharsets.UTF_8).strip();

@@ -69,8 +69,9 @@ public final class SandboxdMain implements Runnable {
     @Option(
         names = "--exit-when-ready",
         description =
-            "Stop as on SIGTERM once serving (after READY=1): a dry start. build-start-cache trains"
-                + " the class-data archive with it on a throwaway state directory.")
+            "Stop as on SIGTERM once serving (after READY=1) and the run path is primed: a dry"
+                + " start. build-start-cache trains the class-data archive with it on a throwaway"
+                + " state directory.")
     boolean exitWhenReady;
 
     @Override
@@ -145,7 +146,17 @@ public final class SandboxdMain implements Runnable {
                                       Math.max(100, Math.min(5_000, iv.toMillis() / 4))))));
       Thread statusLine = storeStatusLine(daemon, systemd, paths);
       if (exitWhenReady) {
-        new Thread(stop, "sandboxd-stop").start();
+        new Thread(
+                () -> {
+                  try {
+                    daemon.awaitPrimed(java.time.Duration.ofSeconds(60));
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  stop.run();
+                },
+                "sandboxd-stop")
+            .start();
       }
       daemon.awaitTermination();
       stopped.await();

@@ -166,7 +166,7 @@ public final class EnvironmentMounts {
   }
 
   /** Deletes {@code dir} and everything beneath it, never following a link. */
-  static void removeTree(Path dir) throws IOException {
+  public static void removeTree(Path dir) throws IOException {
     if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
       return;
     }

@@ -31,6 +31,10 @@ class StartCacheTest {
   private static final String FROM_ARCHIVE =
       "io.sandboxd.daemon.Daemon source: shared objects file (top)";
 
+  /** A class only a run loads (the module compiler), as loaded from the archive. */
+  private static final String FROM_ARCHIVE_RUN_PATH =
+      "com.dylibso.chicory.compiler.MachineFactoryCompiler source: shared objects file (top)";
+
   private record Result(int exit, String output) {}
 
   private Result run(Map<String, String> env, String... command)
@@ -153,7 +157,12 @@ class StartCacheTest {
             + file.resolve("tmp")
             + " -Dio.netty.native.workdir="
             + Files.createDirectories(tmp.resolve("netty"));
-    assertTrue(dryStart(noTmp).contains(FROM_ARCHIVE), "the archive was not used");
+    String matching = dryStart(noTmp);
+    assertTrue(matching.contains(FROM_ARCHIVE), "the archive was not used");
+    // The dry start stops once the run path is primed, so the archive holds that path's classes
+    // (the module compiler's among them), and priming needs no temporary directory.
+    assertTrue(matching.contains(FROM_ARCHIVE_RUN_PATH), "the run path is not in the archive");
+    assertTrue(matching.contains("run path primed in"), matching);
 
     // Its stamp matches but the JVM cannot use it (here: its header overwritten): the JVM checks
     // the archive itself and starts without it.

@@ -270,4 +270,41 @@ class StartupTest {
           RUNS, fillMs, empty.ms(), first.ms(), second.ms(), backgroundMs);
     }
   }
+
+  /**
+   * As it serves, the daemon runs one embedded unit through its run pipeline (RunPathPrimer) so a
+   * client's first run does not load it: the real process says so, and nothing of it is left: no
+   * stored run, no unit storage, no module; the first client run is the store's first.
+   */
+  @Test
+  void theRunPathIsPrimedAsItServesAndLeavesNothing() throws Exception {
+    Path state = dir.resolve("primed");
+    try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("p.sock"))) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!d.log().contains("run path primed in") && System.nanoTime() < deadline) {
+        assertTrue(!d.log().contains("run path not primed"), d.log());
+        Thread.sleep(50);
+      }
+      assertTrue(d.log().contains("(\"Completed\"), nothing stored"), d.log());
+      StatusReply s = d.client().stub().getStatus(GetStatusRequest.getDefaultInstance());
+      assertEquals(0, s.getStoredRuns());
+      assertTrue(isEmptyOrAbsent(state.resolve("storage")), "unit storage left by the primer");
+      assertTrue(isEmptyOrAbsent(state.resolve("modules")), "module left by the primer");
+      assertTrue(isEmptyOrAbsent(state.resolve("prime")), "the primer's own storage left");
+
+      Submissions.submit(
+          d.client(), Submissions.exampleUnit("hello"), Submissions.exampleGrants("hello"));
+      s = d.client().stub().getStatus(GetStatusRequest.getDefaultInstance());
+      assertEquals(1, s.getStoredRuns());
+    }
+  }
+
+  private static boolean isEmptyOrAbsent(Path dir) throws java.io.IOException {
+    if (!java.nio.file.Files.exists(dir)) {
+      return true;
+    }
+    try (java.util.stream.Stream<Path> entries = java.nio.file.Files.list(dir)) {
+      return entries.findAny().isEmpty();
+    }
+  }
 }

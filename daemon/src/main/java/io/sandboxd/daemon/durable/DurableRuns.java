@@ -40,10 +40,8 @@ import io.sandboxd.executor.SnapshotStore;
 import io.sandboxd.warmpool.IdlePower;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -54,7 +52,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.stream.Stream;
 
 /**
  * Durable runs (issue 12, WIRE.md §2.6): a detached run executes on its own thread and can be
@@ -1133,13 +1130,8 @@ public final class DurableRuns {
   }
 
   private static void deleteTree(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(root)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
+    try {
+      io.sandboxd.executor.EnvironmentMounts.removeTree(root);
     } catch (IOException e) {
       throw new DurableRunException.Refused("cannot clear " + root + ": " + e.getMessage(), e);
     }

@@ -83,7 +83,8 @@ public final class RunSupervisor {
   /**
    * A supervisor on the node's own run pipeline, which durable runs share: {@code admission}
    * (already offering the node's environments and io caps) checks, {@code launch} runs, {@code
-   * sealer} signs, {@code ids} names runs, and {@code store} keeps what they leave.
+   * sealer} signs, {@code ids} names runs, and {@code store} keeps what they leave (null only for
+   * {@link RunPathPrimer}'s, which calls nothing but {@link #sealUnstored}).
    */
   public RunSupervisor(
       Admission admission, Launch launch, RecordSealer sealer, RunIds ids, RunStore store) {
@@ -157,8 +158,25 @@ public final class RunSupervisor {
     }
   }
 
+  /**
+   * Admits, launches and seals {@code s} as {@link #submit(Submission)} does, and stores nothing:
+   * the start-up primer's run, whose record is dropped once built (see {@link RunPathPrimer}).
+   */
+  RunRecord sealUnstored(Submission s) {
+    try (AdmittedRun run = admission.admit(s)) {
+      return sealed(run);
+    }
+  }
+
   /** Declines, or launches, then seals and stores one admitted run. */
   private RunRecord run(AdmittedRun run) {
+    RunRecord record = sealed(run);
+    store.append(record);
+    return record;
+  }
+
+  /** Declines, or launches, then seals one admitted run. */
+  private RunRecord sealed(AdmittedRun run) {
     Admission.Admitted a = run.admitted();
     String runId = ids.next();
     Optional<String> decline = admission.declineReason(a.grants());
@@ -171,18 +189,15 @@ public final class RunSupervisor {
       result = launched.execution();
       claim = launched.claim();
     }
-    RunRecord record =
-        seal(
-            runId,
-            a,
-            result,
-            claim,
-            run.environment().map(OfferedEnvironments.Offer::address),
-            run.io(),
-            run.submitterUid(),
-            run.jcp());
-    store.append(record);
-    return record;
+    return seal(
+        runId,
+        a,
+        result,
+        claim,
+        run.environment().map(OfferedEnvironments.Offer::address),
+        run.io(),
+        run.submitterUid(),
+        run.jcp());
   }
 
   private ExecutionResult declined(Admission.Admitted a, String reason) {
