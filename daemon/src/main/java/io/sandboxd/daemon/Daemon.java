@@ -423,7 +423,12 @@ public final class Daemon implements AutoCloseable {
       serving.serving();
       verifier.start();
       // While the first client starts and connects, the run path loads and runs once.
-      Thread primer = RunPathPrimer.start(executor, meterable, paths.stateDir().resolve("prime"));
+      Thread primer =
+          RunPathPrimer.start(
+              executor,
+              meterable,
+              paths.stateDir().resolve("prime"),
+              () -> serving.inFlight() > 0 || serving.draining());
       retainInBackground(
           store,
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));

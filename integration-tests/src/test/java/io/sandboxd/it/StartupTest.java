@@ -285,7 +285,7 @@ class StartupTest {
         assertTrue(!d.log().contains("run path not primed"), d.log());
         Thread.sleep(50);
       }
-      assertTrue(d.log().contains("(\"Completed\"), nothing stored"), d.log());
+      assertTrue(d.log().contains("(the last \"Completed\"), nothing stored"), d.log());
       StatusReply s = d.client().stub().getStatus(GetStatusRequest.getDefaultInstance());
       assertEquals(0, s.getStoredRuns());
       assertTrue(isEmptyOrAbsent(state.resolve("storage")), "unit storage left by the primer");

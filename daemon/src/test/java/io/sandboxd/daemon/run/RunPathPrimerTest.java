@@ -31,7 +31,7 @@ class RunPathPrimerTest {
     Path storage = tmp.resolve("prime");
     // What a crash in an earlier prime left there.
     Files.writeString(Files.createDirectories(storage.resolve("left")).resolve("file"), "x");
-    RunRecord r = RunPathPrimer.prime(executor.get(), Set.of(DeviceClass.Cpu), storage);
+    RunRecord r = once(Set.of(DeviceClass.Cpu), storage);
 
     assertEquals("\"Completed\"", r.outcomeJson());
     assertTrue(r.log().contains("hello from a sandboxd unit"), r.log());
@@ -45,10 +45,46 @@ class RunPathPrimerTest {
     }
   }
 
+  /** One prime run: a prime told to stop at once still makes its first run. */
+  private RunRecord once(Set<DeviceClass> meterable, Path storage) {
+    RunPathPrimer.Primed p =
+        RunPathPrimer.prime(executor.get(), meterable, storage, 1_000, 60_000, () -> true);
+    assertEquals(1, p.runs());
+    return p.last();
+  }
+
+  @Test
+  void itRunsAgainUntilItsCountItsTimeOrAClientStopsIt() {
+    // Its count.
+    assertEquals(
+        7,
+        RunPathPrimer.prime(executor.get(), Set.of(), tmp.resolve("c"), 7, 60_000, () -> false)
+            .runs());
+    // Its time: past the budget after the first run, it makes no second.
+    assertEquals(
+        1,
+        RunPathPrimer.prime(executor.get(), Set.of(), tmp.resolve("t"), 1_000, 0, () -> false)
+            .runs());
+    // A client's run: asked after each run, the third answer stops it.
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    RunPathPrimer.Primed p =
+        RunPathPrimer.prime(
+            executor.get(),
+            Set.of(),
+            tmp.resolve("s"),
+            1_000,
+            60_000,
+            () -> asked.incrementAndGet() >= 3);
+    assertEquals(3, p.runs());
+    assertEquals("\"Completed\"", p.last().outcomeJson());
+    assertFalse(Files.exists(tmp.resolve("s")));
+  }
+
   @Test
   void eachPrimeSignsUnderAFreshKey() {
-    RunRecord a = RunPathPrimer.prime(executor.get(), Set.of(), tmp.resolve("a"));
-    RunRecord b = RunPathPrimer.prime(executor.get(), Set.of(), tmp.resolve("b"));
+    RunRecord a = once(Set.of(), tmp.resolve("a"));
+    RunRecord b = once(Set.of(), tmp.resolve("b"));
     assertNotEquals(a.receipt().publicKey(), b.receipt().publicKey());
   }
 
@@ -59,7 +95,8 @@ class RunPathPrimerTest {
     Path storage = Files.createDirectories(tmp.resolve("left").resolve("inner"));
     Files.writeString(storage.resolve("file"), "x");
     assertThrows(
-        RuntimeException.class, () -> RunPathPrimer.prime(closed, Set.of(), tmp.resolve("left")));
+        RuntimeException.class,
+        () -> RunPathPrimer.prime(closed, Set.of(), tmp.resolve("left"), 5, 60_000, () -> false));
     assertFalse(Files.exists(tmp.resolve("left")));
   }
 
