@@ -422,7 +422,8 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
-      // While the first client starts and connects, the run path loads and runs once.
+      // While the first client starts and connects, the run path loads and runs, and runs again
+      // until a client's run is in flight (the JIT warms on its runs).
       Thread primer =
           RunPathPrimer.start(
               executor,
@@ -799,9 +800,9 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
-   * Waits up to {@code max} for the start-up primer's run to end (see {@link RunPathPrimer}): a dry
-   * start that trains the class-data archive stops after it, so the archive holds the run path's
-   * classes too.
+   * Waits up to {@code max} for the start-up primer's runs to end (see {@link RunPathPrimer}): a
+   * dry start that trains the class-data archive stops after them, so the archive holds the run
+   * path's classes too.
    */
   public void awaitPrimed(java.time.Duration max) throws InterruptedException {
     primer.join(Math.max(1, max.toMillis()));
