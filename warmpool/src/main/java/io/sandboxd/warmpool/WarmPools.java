@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.Predicate;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -278,20 +277,6 @@ public final class WarmPools implements AutoCloseable {
     pool.notPoolable = unpoolable(unit);
     pools.put(key, pool);
     return pool;
-  }
-
-  /** Evicts every idle instance of pools {@code drifted} names (their environment changed). */
-  public void evictDrifted(Predicate<PoolKey> drifted) {
-    List<WarmpoolEvict> evicted = new ArrayList<>();
-    synchronized (this) {
-      long now = nowMs.getAsLong();
-      for (Pool p : pools.values()) {
-        if (drifted.test(p.key)) {
-          drain(p, WarmpoolEvict.Reason.Drift, now, evicted);
-        }
-      }
-    }
-    publish(evicted);
   }
 
   /** Every pool's counters, in the order the pools were made. */

@@ -25,7 +25,7 @@ final class DurableCalls {
   private final DurableRuns durable;
   private final RunOwners owners;
   private final SubmitRequests requests;
-  // Status, drain and metrics; null for a service built without them (tests).
+  // Status, drain and metrics.
   private final SandboxdService.Operations ops;
 
   private ExportHandoff handoff;
@@ -44,8 +44,7 @@ final class DurableCalls {
 
   /** A detached submission: a durable run started, its id answered at once. */
   SubmitReply start(SubmitRequest req) {
-    return SandboxdService.Operations.admitted(
-        ops,
+    return ops.admitted(
         () -> {
           String runId = runs().start(Caller.current(), requests.decode(req));
           ownedBy(runId, Caller.current());

@@ -10,7 +10,7 @@ import java.util.logging.Logger;
 
 /**
  * Single-step runs: a submission waited on to its signed records, and a recorded run replayed
- * ({@code ops}, status, drain and metrics, null for a service built without them: tests).
+ * ({@code ops}: status, drain and metrics).
  */
 record RunCalls(RunSupervisor supervisor, SubmitRequests requests, SandboxdService.Operations ops) {
   private static final Logger LOG = Logger.getLogger(RunCalls.class.getName());
@@ -18,18 +18,12 @@ record RunCalls(RunSupervisor supervisor, SubmitRequests requests, SandboxdServi
   SubmitReply submit(SubmitRequest req) {
     RunRecord r;
     try {
-      r =
-          SandboxdService.Operations.admitted(
-              ops, () -> supervisor.submit(Caller.current(), requests.decode(req)));
+      r = ops.admitted(() -> supervisor.submit(Caller.current(), requests.decode(req)));
     } catch (RuntimeException e) {
-      if (ops != null) {
-        ops.metrics().refused(ErrorStatus.of(e).getCode().name());
-      }
+      ops.metrics().refused(ErrorStatus.of(e).getCode().name());
       throw e;
     }
-    if (ops != null) {
-      ops.metrics().recordRun(r);
-    }
+    ops.metrics().recordRun(r);
     // FINE, not INFO: a line per run floods the journal under load (journald rate-limits and
     // drops), and the run's signed records already say what the line said.
     LOG.fine(() -> "run " + r.runId() + " unit " + r.unit() + " -> " + r.outcomeJson());

@@ -24,7 +24,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   private final ModuleStore modules;
   // The node's warm pools; null when it keeps none.
   private final WarmPools pools;
-  // Status, drain and metrics; null for a service built without them (tests).
+  // Status, drain and metrics.
   private final Operations ops;
   // Minted child grants a submission may name (SubmitRequest.minted_grants); null: none.
   private StandingGrants standing;
@@ -43,23 +43,15 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   /** What the operator-facing calls and the admission gate need (status, drain, metrics). */
   public record Operations(ServingState serving, DaemonMetrics metrics, NodeStatus status) {
-    /** Runs {@code body} as one admitted submission (none while draining); no gate without ops. */
-    static <T> T admitted(Operations ops, Supplier<T> body) {
-      if (ops != null) {
-        ops.serving().enter();
-      }
+    /** Runs {@code body} as one admitted submission (none while draining). */
+    <T> T admitted(Supplier<T> body) {
+      serving.enter();
       try {
         return body.get();
       } finally {
-        if (ops != null) {
-          ops.serving().exit();
-        }
+        serving.exit();
       }
     }
-  }
-
-  public SandboxdService(RunSupervisor supervisor, RunStore store, ModuleStore modules) {
-    this(supervisor, store, modules, null, null);
   }
 
   public SandboxdService(
