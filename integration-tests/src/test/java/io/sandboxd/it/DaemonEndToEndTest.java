@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.attest.Attestation;
@@ -159,45 +160,8 @@ class DaemonEndToEndTest {
         assertThrows(StatusRuntimeException.class, () -> submit(hello, helloGrants, "main"));
     assertTrue(noEntry.getStatus().getDescription().contains("\"main\""), noEntry.getMessage());
 
-    // A module importing something the ABI does not define: (import "sandbox" "teleport" ...).
-    byte[] unknownImport = {
-      0x00,
-      0x61,
-      0x73,
-      0x6d,
-      0x01,
-      0x00,
-      0x00,
-      0x00, // magic, version
-      0x01,
-      0x04,
-      0x01,
-      0x60,
-      0x00,
-      0x00, // type section: () -> ()
-      0x02,
-      0x14,
-      0x01,
-      0x07,
-      's',
-      'a',
-      'n',
-      'd',
-      'b',
-      'o',
-      'x',
-      0x08,
-      't',
-      'e',
-      'l',
-      'e',
-      'p',
-      'o',
-      'r',
-      't',
-      0x00,
-      0x00 // import sandbox.teleport, func type 0
-    };
+    // A module importing something the ABI does not define.
+    byte[] unknownImport = Wat2Wasm.parse("(module (import \"sandbox\" \"teleport\" (func)))");
     StatusRuntimeException badImport =
         assertThrows(StatusRuntimeException.class, () -> submit(unknownImport, helloGrants, "run"));
     assertTrue(
