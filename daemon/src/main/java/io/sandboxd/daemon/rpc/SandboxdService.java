@@ -32,7 +32,6 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   private DurableRuns durable;
 
   // The areas, built by wire() from the above; set while wiring, before the service is bound.
-  private StatusCalls status;
   private FleetCalls fleet;
   private ModuleCalls moduleCalls;
   private PoolCalls poolCalls;
@@ -85,7 +84,6 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
   /** Builds each area from the collaborators it uses (again when a setter adds one). */
   private void wire() {
     SubmitRequests requests = new SubmitRequests(modules, standing);
-    status = new StatusCalls(ops);
     fleet = new FleetCalls(store, new FleetRecords(store));
     moduleCalls = new ModuleCalls(modules, supervisor.environments());
     poolCalls = new PoolCalls(pools, store);
@@ -206,12 +204,12 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
 
   @Override
   public void getStatus(GetStatusRequest req, StreamObserver<StatusReply> out) {
-    Answer.reply("getStatus", out, status::status);
+    Answer.reply("getStatus", out, ops.status()::status);
   }
 
   @Override
   public void verifyStore(VerifyStoreRequest req, StreamObserver<VerifyStoreReply> out) {
-    Answer.reply("verifyStore", out, status::verifyStore);
+    Answer.reply("verifyStore", out, ops.status()::verifyStore);
   }
 
   // ---- node log and fleet records (issue 14) ----
