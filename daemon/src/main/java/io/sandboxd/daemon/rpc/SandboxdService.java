@@ -63,7 +63,7 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     this.store = store;
     this.modules = modules;
     this.pools = pools;
-    this.ops = ops;
+    this.ops = java.util.Objects.requireNonNull(ops, "ops");
     wire();
   }
 
