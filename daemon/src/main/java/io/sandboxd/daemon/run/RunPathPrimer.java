@@ -3,7 +3,6 @@ package io.sandboxd.daemon.run;
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.store.RunRecord;
-import io.sandboxd.daemon.store.RunStore;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.UnitCompiler;
@@ -26,11 +25,9 @@ import java.util.logging.Logger;
  *
  * <p>The unit is {@code examples/hello.wasm} under {@code examples/hello.grants.json} (it logs,
  * reads the clock and is denied a random number). A compiler of its own compiles it, so the node's
- * module cache never holds it; it runs on the node's executor; it is sealed under an {@linkplain
- * NodeIdentity#ephemeral() ephemeral key}, so nothing it signs could pass for this node's record;
- * and it is stored, group commit, encoding, ledger and log included, in a throwaway store of its
- * own, never the node's. Its storage and that store live in a directory of their own, removed
- * before (what a crash left) and after.
+ * module cache never holds it; it runs on the node's executor with its storage in a directory of
+ * its own, removed afterwards; it is sealed under an {@linkplain NodeIdentity#ephemeral() ephemeral
+ * key}, so nothing it signs could pass for this node's record; and nothing reaches the store.
  */
 public final class RunPathPrimer {
   private static final Logger LOG = Logger.getLogger(RunPathPrimer.class.getName());
@@ -43,29 +40,26 @@ public final class RunPathPrimer {
 
   static final long BUDGET_MS = 2_000;
 
-  /**
-   * What a prime did: the runs it made, the record the last one built, and the runs its throwaway
-   * store held before it was removed.
-   */
-  record Primed(int runs, RunRecord last, int stored) {}
+  /** What a prime did: the runs it made, and the record the last one built (stored nowhere). */
+  record Primed(int runs, RunRecord last) {}
 
   private RunPathPrimer() {}
 
   /**
-   * Primes on a daemon thread of its own, the unit's storage and the throwaway store under {@code
-   * base} (a directory of the node's state: the JVM's temporary directory may be unusable under the
-   * service's sandbox), giving way as soon as {@code clientsRun} says a client's run is in flight;
-   * returns that thread. A failure is logged and otherwise ignored: a client's run meets any real
-   * fault with its own answer.
+   * Primes on a daemon thread of its own, the unit's storage under {@code storageBase} (a directory
+   * of the node's state: the JVM's temporary directory may be unusable under the service's
+   * sandbox), giving way as soon as {@code clientsRun} says a client's run is in flight; returns
+   * that thread. A failure is logged and otherwise ignored: a client's run meets any real fault
+   * with its own answer.
    */
   public static Thread start(
-      Executor executor, Set<DeviceClass> meterable, Path base, BooleanSupplier clientsRun) {
+      Executor executor, Set<DeviceClass> meterable, Path storageBase, BooleanSupplier clientsRun) {
     Thread t =
         new Thread(
             () -> {
               long t0 = System.nanoTime();
               try {
-                Primed p = prime(executor, meterable, base, MAX_RUNS, BUDGET_MS, clientsRun);
+                Primed p = prime(executor, meterable, storageBase, MAX_RUNS, BUDGET_MS, clientsRun);
                 LOG.info(
                     "run path primed in "
                         + (System.nanoTime() - t0) / 1_000_000
@@ -73,7 +67,7 @@ public final class RunPathPrimer {
                         + p.runs()
                         + " run(s) of an embedded unit admitted, run and sealed (the last "
                         + p.last().outcomeJson()
-                        + "), stored in a throwaway store, removed");
+                        + "), nothing stored");
               } catch (RuntimeException e) {
                 LOG.log(Level.INFO, "run path not primed: " + e, e);
               }
@@ -85,50 +79,48 @@ public final class RunPathPrimer {
   }
 
   /**
-   * Admits, runs, seals and stores the embedded unit on {@code executor}, its storage and a
-   * throwaway store under {@code base}, which is removed before (what a crash left) and after:
-   * once, then again while fewer than {@code maxRuns} ran, {@code budgetMs} has not passed and
-   * {@code stop} says no.
+   * Admits, runs and seals the embedded unit on {@code executor}, its storage under {@code
+   * storageBase}, which is removed before (what a crash left) and after: once, then again while
+   * fewer than {@code maxRuns} ran, {@code budgetMs} has not passed and {@code stop} says no.
    */
   static Primed prime(
       Executor executor,
       Set<DeviceClass> meterable,
-      Path base,
+      Path storageBase,
       int maxRuns,
       long budgetMs,
       BooleanSupplier stop) {
     long deadline = System.nanoTime() + budgetMs * 1_000_000;
     try {
-      EnvironmentMounts.removeTree(base);
+      EnvironmentMounts.removeTree(storageBase);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    NodeIdentity throwaway = NodeIdentity.ephemeral();
-    try (RunStore store = RunStore.open(base.resolve("runs.db"), throwaway.key())) {
+    try {
       RunSupervisor pipeline =
           new RunSupervisor(
               new Admission(new UnitCompiler(1), meterable),
-              new Launch(executor, base.resolve("units"), OfferedEnvironments.none()),
-              new RecordSealer(throwaway),
+              new Launch(executor, storageBase, OfferedEnvironments.none()),
+              new RecordSealer(NodeIdentity.ephemeral()),
               new RunIds(),
-              store);
+              null);
       Submission s =
           Submission.of(
               resource(MODULE), new String(resource(GRANTS), StandardCharsets.UTF_8), "run");
-      RunRecord last = pipeline.submit(s);
+      RunRecord last = pipeline.sealUnstored(s);
       int runs = 1;
       // The runs after the first bring the path's code to the JIT's thresholds before a client's
       // runs have to, on a node still idle; the first client's run stops them.
       while (runs < maxRuns && System.nanoTime() < deadline && !stop.getAsBoolean()) {
-        last = pipeline.submit(s);
+        last = pipeline.sealUnstored(s);
         runs++;
       }
-      return new Primed(runs, last, store.count());
+      return new Primed(runs, last);
     } finally {
       try {
-        EnvironmentMounts.removeTree(base);
+        EnvironmentMounts.removeTree(storageBase);
       } catch (IOException e) {
-        LOG.log(Level.FINE, "primer's directory " + base + " not removed", e);
+        LOG.log(Level.FINE, "primer's storage " + storageBase + " not removed", e);
       }
     }
   }

@@ -83,7 +83,8 @@ public final class RunSupervisor {
   /**
    * A supervisor on the node's own run pipeline, which durable runs share: {@code admission}
    * (already offering the node's environments and io caps) checks, {@code launch} runs, {@code
-   * sealer} signs, {@code ids} names runs, and {@code store} keeps what they leave.
+   * sealer} signs, {@code ids} names runs, and {@code store} keeps what they leave (null only for
+   * {@link RunPathPrimer}'s, which calls nothing but {@link #sealUnstored}).
    */
   public RunSupervisor(
       Admission admission, Launch launch, RecordSealer sealer, RunIds ids, RunStore store) {
@@ -154,6 +155,16 @@ public final class RunSupervisor {
   public RunRecord submit(Caller caller, Submission s) {
     try (AdmittedRun run = admission.admit(caller, s)) {
       return run(run);
+    }
+  }
+
+  /**
+   * Admits, launches and seals {@code s} as {@link #submit(Submission)} does, and stores nothing:
+   * the start-up primer's run, whose record is dropped once built (see {@link RunPathPrimer}).
+   */
+  RunRecord sealUnstored(Submission s) {
+    try (AdmittedRun run = admission.admit(s)) {
+      return sealed(run);
     }
   }
 
