@@ -48,20 +48,6 @@ public final class MerkleTree {
     return of(MerkleHash.blake3(), leafData);
   }
 
-  /** The tree over leaf hashes computed elsewhere (each must be {@code hash.size()} bytes). */
-  public static MerkleTree ofLeafHashes(MerkleHash hash, List<byte[]> leafHashes) {
-    byte[][] leaves = new byte[leafHashes.size()][];
-    for (int i = 0; i < leaves.length; i++) {
-      byte[] h = leafHashes.get(i);
-      if (h.length != hash.size()) {
-        throw new IllegalArgumentException(
-            "leaf hash " + i + ": expected " + hash.size() + " bytes, got " + h.length);
-      }
-      leaves[i] = h.clone();
-    }
-    return new MerkleTree(hash, leaves);
-  }
-
   public MerkleHash hash() {
     return hash;
   }

@@ -11,7 +11,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -249,16 +248,5 @@ public final class QueryRunner {
   private static String baseName(String path) {
     int slash = path.lastIndexOf('/');
     return slash >= 0 ? path.substring(slash + 1) : path;
-  }
-
-  /** Splits a text of query lines (for tests and small inputs). */
-  public List<String> answerAll(String lines) {
-    List<String> out = new ArrayList<>();
-    for (String line : lines.split("\n", -1)) {
-      if (!line.isBlank()) {
-        out.add(answer(line));
-      }
-    }
-    return out;
   }
 }
