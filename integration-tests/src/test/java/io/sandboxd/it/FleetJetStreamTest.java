@@ -148,7 +148,7 @@ class FleetJetStreamTest {
         Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery(
-                "SELECT r.address, p.proof FROM records r LEFT JOIN fleet_proofs p"
+                "SELECT r.address, p.proof FROM run_records r LEFT JOIN fleet_proofs p"
                     + " ON p.address = r.address")) {
       while (rs.next()) {
         out.put(rs.getString(1), rs.getString(2));

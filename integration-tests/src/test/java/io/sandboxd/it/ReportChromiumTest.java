@@ -124,7 +124,7 @@ class ReportChromiumTest {
     try (Connection c = StoppedState.store(state);
         PreparedStatement st =
             c.prepareStatement(
-                "UPDATE records SET envelope = record_bytes(replace(record_text(envelope),"
+                "UPDATE run_records SET envelope = record_bytes(replace(record_text(envelope),"
                     + " '\"tier\":\"S2\"', '\"tier\":\"S3\"'))"
                     + " WHERE kind = 'receipt' AND run_id = ?")) {
       st.setString(1, victim.getRunId());

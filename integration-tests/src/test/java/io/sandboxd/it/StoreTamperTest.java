@@ -130,7 +130,7 @@ class StoreTamperTest {
     Path changed =
         tampered(
             "receipt",
-            "UPDATE records SET envelope = record_bytes(replace(record_text(envelope),"
+            "UPDATE run_records SET envelope = record_bytes(replace(record_text(envelope),"
                 + " '\"tier\":\"S2\"', '\"tier\":\"S3\"'))"
                 + " WHERE kind = 'receipt' AND run_id = '"
                 + hello1.getRunId()
@@ -141,7 +141,7 @@ class StoreTamperTest {
     Path swapped =
         tampered(
             "swapped",
-            "UPDATE records SET (envelope, address) = (SELECT envelope, address FROM records WHERE"
+            "UPDATE run_records SET (envelope, address) = (SELECT envelope, address FROM run_records WHERE"
                 + " kind = 'receipt' AND run_id = '"
                 + hello2.getRunId()
                 + "') WHERE kind = 'receipt'"
@@ -158,7 +158,7 @@ class StoreTamperTest {
       List<String> statements = new ArrayList<>();
       statements.add("DELETE FROM runs WHERE run_id = '" + id + "'");
       if (!how.equals("row")) {
-        statements.add("DELETE FROM records WHERE run_id = '" + id + "'");
+        statements.add("DELETE FROM run_records WHERE run_id = '" + id + "'");
         statements.add("DELETE FROM ledger WHERE run_id = '" + id + "'");
       }
       String said =

@@ -41,8 +41,14 @@ class StoreUpgradeTest {
     Path target = StoppedState.copy(pristine, dir.resolve(name));
     exec(
         target,
-        // Rows as version 1 kept them: records as text, each run's grants text in its row.
-        "UPDATE records SET envelope = record_text(envelope)",
+        // Rows as version 1 kept them: records as text in records (schema 23 moved them), each
+        // run's grants text in its row.
+        "INSERT INTO records (address, run_id, kind, seq, envelope)"
+            + " SELECT address, run_id, kind, seq, record_text(envelope) FROM run_records"
+            + " ORDER BY id",
+        "DROP TABLE run_records",
+        "ALTER TABLE runs DROP COLUMN records_at",
+        "ALTER TABLE runs DROP COLUMN records_n",
         "UPDATE runs SET grants = (SELECT g.text FROM grants_texts g"
             + " WHERE g.address = runs.grants_id) WHERE grants = '@'",
         "DROP TABLE grants_texts",

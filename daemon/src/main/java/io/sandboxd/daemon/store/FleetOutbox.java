@@ -59,14 +59,15 @@ public final class FleetOutbox {
 
   private List<Unshipped> runRecords(int limit) {
     return store.onConnection(
-        db ->
-            StoreDb.all(
-                db,
-                "SELECT r.address, r.envelope FROM records r LEFT JOIN fleet_proofs p"
-                    + " ON p.address = r.address WHERE p.address IS NULL ORDER BY r.rowid"
-                    + " LIMIT ?",
-                FleetOutbox::unshippedRecord,
-                limit));
+        db -> {
+          List<Unshipped> out = new ArrayList<>();
+          for (String sql : RecordRows.UNSHIPPED) {
+            if (out.size() < limit) {
+              out.addAll(StoreDb.all(db, sql, FleetOutbox::unshippedRecord, limit - out.size()));
+            }
+          }
+          return out;
+        });
   }
 
   /**
@@ -109,10 +110,7 @@ public final class FleetOutbox {
         db -> {
           long n;
           try (Statement st = db.createStatement();
-              ResultSet rs =
-                  st.executeQuery(
-                      "SELECT count(*) FROM records r LEFT JOIN fleet_proofs p"
-                          + " ON p.address = r.address WHERE p.address IS NULL")) {
+              ResultSet rs = st.executeQuery(RecordRows.UNSHIPPED_COUNT)) {
             n = rs.next() ? rs.getLong(1) : 0L;
           }
           if (StoreSchema.hasTable(db, "durable_records")) {

@@ -45,6 +45,8 @@ final class LedgerMigration {
     // The first release's runs table lacked these; later version-1 stores have them.
     addColumnIfMissing(db, "grants");
     addColumnIfMissing(db, "entry");
+    // The audit below reads a run's records as this code does, in both of their tables.
+    RecordRows.addTable(db);
     try (Statement st = db.createStatement()) {
       for (String s : DDL) {
         st.execute(s);

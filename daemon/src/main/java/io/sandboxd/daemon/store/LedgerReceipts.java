@@ -54,16 +54,18 @@ record LedgerReceipts(StoreDb store, PublicKey signer) {
     }
   }
 
+  /** The records of kind {@code ?1} at ledger positions {@code ?2..?3}, at most {@code ?4}. */
+  static final String RECEIPTS =
+      "SELECT position, run_id, envelope FROM "
+          + RecordRows.byLedger("l.position BETWEEN ?2 AND ?3")
+          + " WHERE +kind = ?1 ORDER BY position, seq LIMIT ?4";
+
   /** The receipts at ledger positions {@code from..to}, in ledger then seq order; at most max. */
   List<RunStore.FleetLeaf> leaves(long from, long to, long maxLeaves) {
     return store.transact(
         "run store: cannot read receipts",
         db -> {
-          try (PreparedStatement st =
-              db.prepareStatement(
-                  "SELECT l.position, l.run_id, rec.envelope FROM ledger l JOIN records rec"
-                      + " ON rec.run_id = l.run_id AND rec.kind = ?"
-                      + " WHERE l.position BETWEEN ? AND ? ORDER BY l.position, rec.seq LIMIT ?")) {
+          try (PreparedStatement st = db.prepareStatement(RECEIPTS)) {
             st.setString(1, RecordKind.RECEIPT.stored());
             st.setLong(2, from);
             st.setLong(3, to);

@@ -30,7 +30,7 @@ interface RunReads {
   record RecordRow(String kind, String address, byte[] envelope) {
     /** A run's records, by kind then sequence. */
     static final String OF_RUN =
-        "SELECT kind, address, envelope FROM records WHERE run_id = ? ORDER BY kind, seq";
+        "SELECT kind, address, envelope FROM " + RecordRows.OF_RUN_ID + " ORDER BY kind, seq";
 
     /** The row from columns {@code at} (kind), {@code at + 1} (address), {@code at + 2}. */
     static RecordRow read(ResultSet rs, int at) throws SQLException {
@@ -130,6 +130,12 @@ interface RunReads {
       }
     }
 
+    /** The records of the runs at ledger positions {@code [?1, ?2)}, position first. */
+    static final String RECORDS =
+        "SELECT position, kind, address, envelope FROM "
+            + RecordRows.byLedger("l.position >= ?1 AND l.position < ?2")
+            + " ORDER BY position, kind, seq";
+
     /** Reads the chunk that starts at ledger position {@code from}. */
     static Chunk read(Statements q, long from) throws SQLException {
       return read(q, from, MAX_BYTES);
@@ -138,13 +144,7 @@ interface RunReads {
     /** As above, holding at most {@code maxBytes} of rows. */
     static Chunk read(Statements q, long from, long maxBytes) throws SQLException {
       Chunk c = new Chunk(q, from, maxBytes);
-      c.fill(
-          "SELECT l.position, s.kind, s.address, s.envelope FROM ledger l"
-              + " JOIN records s ON s.run_id = l.run_id"
-              + " WHERE l.position >= ? AND l.position < ? ORDER BY l.position, s.kind, s.seq",
-          c.records,
-          RecordRow::read,
-          r -> r.envelope().length + 128L);
+      c.fill(RECORDS, c.records, RecordRow::read, r -> r.envelope().length + 128L);
       c.fill(
           "SELECT l.position, j.seq, j.entry FROM ledger l"
               + " JOIN journal j ON j.run_id = l.run_id"

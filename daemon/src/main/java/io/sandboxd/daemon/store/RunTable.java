@@ -38,6 +38,9 @@ final class RunTable {
   // not scan every run. Null until counted. Guarded by the store's lock.
   private Map<String, Long> outcomes;
 
+  /** A single-step run's records: its segment, receipt and attestation (a claim is kept apart). */
+  private static final int RECORDS_PER_RUN = 3;
+
   RunTable(StoreDb store, PublicKey signer, NodeLog log, StoreLedger ledger) {
     this.store = store;
     this.signer = signer;
@@ -70,7 +73,7 @@ final class RunTable {
     PreparedStatement run =
         store.prepared(
             "INSERT INTO runs (run_id, created_ms, unit, grants_id, outcome, log, grants, entry,"
-                + " uid, position) VALUES (?,?,?,?,?,?,?,?,?,?)");
+                + " uid, position, records_at, records_n) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     run.setString(1, r.runId());
     run.setLong(2, r.createdMs());
     run.setString(3, r.unit());
@@ -86,11 +89,18 @@ final class RunTable {
     }
     // The position its store record takes below: how the run's ledger record is found.
     run.setLong(10, ledger.size());
+    // The ids its records take below, in the same transaction: how they are found.
+    long at;
+    try (ResultSet rs = store.prepared(RecordRows.NEXT_ID).executeQuery()) {
+      at = rs.next() ? rs.getLong(1) : 1;
+    }
+    run.setLong(11, at);
+    run.setLong(12, RECORDS_PER_RUN);
     run.executeUpdate();
     long seq = r.segment().core().get("seq").longValue();
-    insertRecord(r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
-    insertRecord(r.runId(), RecordKind.RECEIPT, seq, r.receipt(), e.receipt());
-    insertRecord(r.runId(), RecordKind.ATTESTATION, seq, r.attestation(), e.attestation());
+    insertRecord(at, r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
+    insertRecord(at + 1, r.runId(), RecordKind.RECEIPT, seq, r.receipt(), e.receipt());
+    insertRecord(at + 2, r.runId(), RecordKind.ATTESTATION, seq, r.attestation(), e.attestation());
     log.appendOnce(NodeLog.SEGMENT, r.segment().address());
     log.appendOnce(NodeLog.RECEIPT, r.receipt().address());
     log.appendOnce(NodeLog.ATTESTATION, r.attestation().address());
@@ -212,16 +222,16 @@ final class RunTable {
     b.executeBatch();
   }
 
-  private void insertRecord(String runId, RecordKind kind, long seq, Envelope env, byte[] stored)
+  private void insertRecord(
+      long id, String runId, RecordKind kind, long seq, Envelope env, byte[] stored)
       throws SQLException {
-    PreparedStatement st =
-        store.prepared(
-            "INSERT INTO records (address, run_id, kind, seq, envelope) VALUES (?,?,?,?,?)");
-    st.setString(1, env.address());
-    st.setString(2, runId);
-    st.setString(3, kind.stored());
-    st.setLong(4, seq);
-    st.setBytes(5, stored);
+    PreparedStatement st = store.prepared(RecordRows.INSERT);
+    st.setLong(1, id);
+    st.setString(2, env.address());
+    st.setString(3, runId);
+    st.setString(4, kind.stored());
+    st.setLong(5, seq);
+    st.setBytes(6, stored);
     st.executeUpdate();
   }
 
@@ -360,6 +370,10 @@ final class RunTable {
     }
   }
 
+  /** The envelopes of run {@code ?1}'s records of kind {@code ?2}, by sequence. */
+  static final String RECORDS_OF_KIND =
+      "SELECT envelope FROM " + RecordRows.OF_RUN_ID + " WHERE +kind = ?2 ORDER BY seq";
+
   List<Envelope> records(String runId, RecordKind kind) {
     return store.transact(
         "run " + runId + ": cannot read records",
@@ -367,7 +381,7 @@ final class RunTable {
           List<Envelope> out =
               StoreDb.all(
                   db,
-                  "SELECT envelope FROM records WHERE run_id = ? AND kind = ? ORDER BY seq",
+                  RECORDS_OF_KIND,
                   rs -> storedEnvelope(runId, kind, rs.getBytes(1)),
                   runId,
                   kind.stored());

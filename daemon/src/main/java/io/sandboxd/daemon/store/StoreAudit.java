@@ -805,13 +805,15 @@ final class StoreAudit {
   /** The columns {@link #row} reads, over {@code runs r}. */
   static final String ROW_COLUMNS =
       "r.run_id, r.created_ms, r.unit, r.grants_id, r.outcome, r.log, r.grants, r.entry,"
-          + " (SELECT COUNT(*) FROM records s WHERE s.run_id = r.run_id AND s.kind='"
-          + RecordKind.SEGMENT.stored()
-          + "'),"
-          + " (SELECT s.address FROM records s WHERE s.run_id = r.run_id AND s.kind='"
-          + RecordKind.SEGMENT.stored()
-          + "'"
-          + " ORDER BY s.seq DESC LIMIT 1),"
+          + " "
+          + RecordRows.ofRow("r", "COUNT(*)", "+kind = '" + RecordKind.SEGMENT.stored() + "'", "")
+          + ", "
+          + RecordRows.ofRow(
+              "r",
+              "address",
+              "+kind = '" + RecordKind.SEGMENT.stored() + "'",
+              " ORDER BY seq DESC LIMIT 1")
+          + ","
           + " EXISTS (SELECT 1 FROM pruned p WHERE p.run_id = r.run_id)";
 
   /** Reads a {@link RunRow} from the 11 {@link #ROW_COLUMNS} starting at {@code first}. */

@@ -201,7 +201,14 @@ final class StoreSchema {
               "each run's row names its ledger position, and the ledger loses its index by run id"
                   + " (a b-tree a stored run wrote a page of at every commit): runs get the column,"
                   + " filled from the ledger, and the ledger is rebuilt once in position order",
-              (db, key) -> StoreLedger.foundByPosition(db)));
+              (db, key) -> StoreLedger.foundByPosition(db)),
+          new StoreMigration(
+              23,
+              "a run's signed records are appended to run_records, in store order with no key of"
+                  + " their own, and its runs row names their range (records_at, records_n): the"
+                  + " key of records, on the run id (a hash), took a page write at random for every"
+                  + " stored run; records stored before stay in records and are read from there",
+              (db, key) -> RecordRows.addTable(db)));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

@@ -174,10 +174,16 @@ class NodeLogTest {
     List<String> before = storedRuns(4);
     // Back to the schema before the log: drop its tables and step the version back.
     // 9: the version before migration 10 added the log (later migrations run again, idempotent).
+    // Its records go back to the table they were kept in then (schema 23 moved them).
     execute(
         "DROP TABLE node_log",
         "DROP TABLE node_log_subtrees",
         "DROP TABLE node_log_checkpoints",
+        "INSERT INTO records (address, run_id, kind, seq, envelope)"
+            + " SELECT address, run_id, kind, seq, envelope FROM run_records ORDER BY id",
+        "DROP TABLE run_records",
+        "ALTER TABLE runs DROP COLUMN records_at",
+        "ALTER TABLE runs DROP COLUMN records_n",
         "PRAGMA user_version = 9");
     try (RunStore s = open()) {
       assertEquals(before, leaves());

@@ -69,7 +69,7 @@ class ParallelStartupCheckTest extends StoreFileFixture {
     sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00290'");
     sql("UPDATE runs SET outcome = '{\"Failed\":{\"reason\":\"x\"}}' WHERE run_id = 'run-00011'");
     sql("DELETE FROM journal WHERE run_id = 'run-00150' AND seq = 1");
-    sql("DELETE FROM records WHERE run_id = 'run-00077' AND kind = 'segment'");
+    sql("DELETE FROM run_records WHERE run_id = 'run-00077' AND kind = 'segment'");
     sql("DELETE FROM runs WHERE run_id = 'run-00201'");
     sql("UPDATE journal SET entry = '{\"n\":3}' WHERE run_id = 'run-00012' AND seq = 1");
     try (RunStore store = RunStore.open(file(), key)) {

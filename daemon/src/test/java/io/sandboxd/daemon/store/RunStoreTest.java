@@ -186,7 +186,12 @@ class RunStoreTest {
       assertEquals(List.of(), store.records("run-broken", RecordKind.SEGMENT));
       assertEquals(List.of(), store.journal("run-broken"));
     }
-    assertEquals(0, countWhere("SELECT COUNT(*) FROM records WHERE run_id = ?", "run-broken"));
+    assertEquals(
+        0,
+        countWhere(
+            "SELECT (SELECT COUNT(*) FROM records WHERE run_id = ?1)"
+                + " + (SELECT COUNT(*) FROM run_records WHERE run_id = ?1)",
+            "run-broken"));
     assertEquals(0, countWhere("SELECT COUNT(*) FROM journal WHERE run_id = ?", "run-broken"));
   }
 
@@ -220,7 +225,7 @@ class RunStoreTest {
       store.append(simple("run-bad", 2_000));
     }
     sql(
-        "UPDATE records SET envelope = record_bytes(replace(record_text(envelope),"
+        "UPDATE run_records SET envelope = record_bytes(replace(record_text(envelope),"
             + " '\"at_ms\":2000', '\"at_ms\":2001'))"
             + " WHERE run_id = 'run-bad' AND kind = 'segment'");
     try (RunStore store = RunStore.open(tmp.resolve("runs.db"), key)) {
@@ -282,7 +287,7 @@ class RunStoreTest {
       {
         "DELETE FROM runs WHERE run_id = 'run-bad'",
         "DELETE FROM ledger WHERE run_id = 'run-bad'",
-        "DELETE FROM records WHERE run_id = 'run-bad'"
+        "DELETE FROM run_records WHERE run_id = 'run-bad'"
       },
     };
     for (String[] deletion : deletions) {
@@ -306,8 +311,8 @@ class RunStoreTest {
   void aSwappedReceiptOrJournalIsDetected() throws Exception {
     List<StoreDamage> receipt =
         tamperAndReopen(
-            "UPDATE records SET envelope = (SELECT envelope FROM records WHERE run_id = 'run-good'"
-                + " AND kind = 'receipt'), address = (SELECT address FROM records WHERE run_id ="
+            "UPDATE run_records SET envelope = (SELECT envelope FROM run_records WHERE run_id = 'run-good'"
+                + " AND kind = 'receipt'), address = (SELECT address FROM run_records WHERE run_id ="
                 + " 'run-good' AND kind = 'receipt') WHERE run_id = 'run-bad' AND kind = 'receipt'");
     assertEquals(List.of("run-bad"), receipt.stream().map(StoreDamage::runId).toList());
     Files.delete(tmp.resolve("runs.db"));

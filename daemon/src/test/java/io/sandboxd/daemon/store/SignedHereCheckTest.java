@@ -64,14 +64,14 @@ class SignedHereCheckTest extends StoreFileFixture {
             // A signed value changed (and the record re-encoded, so it still decodes).
             Map.entry(
                 "run-00003",
-                "UPDATE records SET envelope = record_bytes(replace("
+                "UPDATE run_records SET envelope = record_bytes(replace("
                     + text
                     + ", '\"tier\":\"S2\"', '\"tier\":\"S3\"'))"
                     + " WHERE run_id = 'run-00003' AND kind = 'receipt'"),
             // The signature's last hex digit changed: the same core, so the same address.
             Map.entry(
                 "run-00007",
-                "UPDATE records SET envelope = record_bytes(substr("
+                "UPDATE run_records SET envelope = record_bytes(substr("
                     + text
                     + ", 1, length("
                     + text
@@ -83,26 +83,27 @@ class SignedHereCheckTest extends StoreFileFixture {
                     + " WHERE run_id = 'run-00007' AND kind = 'attestation'"),
             Map.entry(
                 "run-00011",
-                "UPDATE records SET address = '"
+                "UPDATE run_records SET address = '"
                     + zeros
                     + "' WHERE run_id = 'run-00011' AND kind = 'segment'"),
             Map.entry(
-                "run-00015", "DELETE FROM records WHERE run_id = 'run-00015' AND kind = 'receipt'"),
+                "run-00015",
+                "DELETE FROM run_records WHERE run_id = 'run-00015' AND kind = 'receipt'"),
             // Another run's record (signed here, valid) in place of the run's own.
             Map.entry(
                 "run-00019",
-                "UPDATE records SET"
-                    + " envelope = (SELECT envelope FROM records"
+                "UPDATE run_records SET"
+                    + " envelope = (SELECT envelope FROM run_records"
                     + " WHERE run_id = 'run-00001' AND kind = 'attestation'),"
-                    + " address = (SELECT address FROM records"
+                    + " address = (SELECT address FROM run_records"
                     + " WHERE run_id = 'run-00001' AND kind = 'attestation')"
                     + " WHERE run_id = 'run-00019' AND kind = 'attestation'"),
-            // The run's own record twice.
+            // The run's own record twice (its segment, again in place of its receipt).
             Map.entry(
                 "run-00023",
-                "INSERT INTO records (address, run_id, kind, seq, envelope)"
-                    + " SELECT address, run_id, kind, seq + 1, envelope FROM records"
-                    + " WHERE run_id = 'run-00023' AND kind = 'segment'"),
+                "UPDATE run_records SET (address, kind, seq, envelope) = (SELECT address, kind,"
+                    + " seq + 1, envelope FROM run_records WHERE run_id = 'run-00023'"
+                    + " AND kind = 'segment') WHERE run_id = 'run-00023' AND kind = 'receipt'"),
             Map.entry(
                 "run-00027",
                 "UPDATE journal SET entry = '{\"n\":3}' WHERE run_id = 'run-00027' AND seq = 1"),
@@ -111,7 +112,7 @@ class SignedHereCheckTest extends StoreFileFixture {
             // Another key in the envelope: the same core and address, not this signer's.
             Map.entry(
                 "run-00039",
-                "UPDATE records SET envelope = record_bytes(replace("
+                "UPDATE run_records SET envelope = record_bytes(replace("
                     + text
                     + ", '\"public_key\":\""
                     + key.publicKey().hex()
@@ -125,7 +126,7 @@ class SignedHereCheckTest extends StoreFileFixture {
     // A record kept in another stored form (its plain text, as before store schema 17) is no
     // damage: the quick check does not know that form and leaves the run to the full check.
     edit(
-        "UPDATE records SET envelope = CAST("
+        "UPDATE run_records SET envelope = CAST("
             + text
             + " AS BLOB) WHERE run_id = 'run-00043' AND kind = 'receipt'");
     try (RunStore store = RunStore.open(file(), key)) {

@@ -114,7 +114,7 @@ class StoreCheckpointTest extends StoreFileFixture {
       assertEquals(List.of(), store.verifyFromCheckpoint().damage());
     }
     // An old run deleted with its ledger record: the signed head's count says so at once.
-    sql("DELETE FROM records WHERE run_id = 'run-00002'");
+    sql("DELETE FROM run_records WHERE run_id = 'run-00002'");
     sql("DELETE FROM journal WHERE run_id = 'run-00002'");
     sql("DELETE FROM runs WHERE run_id = 'run-00002'");
     sql("DELETE FROM ledger WHERE run_id = 'run-00002'");

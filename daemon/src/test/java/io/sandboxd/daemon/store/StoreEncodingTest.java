@@ -240,13 +240,13 @@ class StoreEncodingTest {
     }
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
         Statement st = c.createStatement()) {
-      assertEquals("blob", one(st, "SELECT typeof(envelope) FROM records LIMIT 1"));
+      assertEquals("blob", one(st, "SELECT typeof(envelope) FROM run_records LIMIT 1"));
       assertEquals("blob", one(st, "SELECT typeof(envelope) FROM ledger LIMIT 1"));
       // The deflate stream cut in half: the header still says "encoded".
       assertEquals(
           1,
           st.executeUpdate(
-              "UPDATE records SET envelope = substr(envelope, 1, 110)"
+              "UPDATE run_records SET envelope = substr(envelope, 1, 110)"
                   + " WHERE run_id = 'run-bad' AND kind = 'receipt'"));
     }
     try (RunStore store = RunStore.open(file, key)) {

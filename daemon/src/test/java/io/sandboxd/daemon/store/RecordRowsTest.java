@@ -1,0 +1,112 @@
+package io.sandboxd.daemon.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sandboxd.attest.Verification;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A run's records in either layout (schema 23): every read finds them by key or by range, never by
+ * a scan, and a store holding both reads, verifies and finds damage in both alike.
+ */
+class RecordRowsTest extends StoreFileFixture {
+  /** Every query that reads records, with what it must never do in its plan. */
+  @Test
+  void everyReadOfRecordsFindsThemByKeyOrRangeNotByAScan() throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 0, 40);
+    }
+    oldLayout("run-00020");
+    List<String> queries =
+        List.of(
+            RunReads.RecordRow.OF_RUN,
+            RunTable.RECORDS_OF_KIND,
+            RunReads.Chunk.RECORDS,
+            LedgerReceipts.RECEIPTS,
+            "SELECT " + StoreAudit.ROW_COLUMNS + " FROM runs r WHERE r.run_id = ?");
+    try (Connection c = raw();
+        Statement st = c.createStatement()) {
+      for (String q : queries) {
+        List<String> plan = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery("EXPLAIN QUERY PLAN " + q)) {
+          while (rs.next()) {
+            plan.add(rs.getString(4));
+          }
+        }
+        assertFalse(plan.isEmpty(), q);
+        for (String step : plan) {
+          // A co-routine's own rows are read as they come; a table is only ever searched.
+          boolean scan = step.startsWith("SCAN ") && !step.startsWith("SCAN (subquery");
+          assertFalse(scan || step.contains("AUTOMATIC"), step + " in the plan of " + q);
+        }
+        assertTrue(
+            plan.stream().anyMatch(p -> p.contains("INTEGER PRIMARY KEY")),
+            "run_records read by its range in " + q + ": " + plan);
+      }
+    }
+  }
+
+  @Test
+  void runsStoredBeforeAndAfterAreReadAndVerifiedAlike() throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 0, 20);
+    }
+    oldLayout("run-00010");
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 20, 5);
+      assertEquals(List.of(), s.verifyAll());
+      for (String run : List.of("run-00003", "run-00015", "run-00022")) {
+        for (RecordKind kind :
+            List.of(RecordKind.SEGMENT, RecordKind.RECEIPT, RecordKind.ATTESTATION)) {
+          var records = s.records(run, kind);
+          assertEquals(1, records.size(), run + " " + kind);
+          assertTrue(
+              records.get(0).verify(Optional.of(key.publicKey())) instanceof Verification.Valid,
+              run + " " + kind);
+        }
+      }
+      List<RunStore.FleetLeaf> leaves = s.fleetLeaves(0, 24, 100);
+      assertEquals(25, leaves.size());
+      for (int i = 0; i < 25; i++) {
+        assertEquals(i, leaves.get(i).position());
+        assertEquals(String.format("run-%05d", i), leaves.get(i).runId());
+      }
+      assertEquals(5, s.fleetLeaves(8, 12, 100).size(), "a range across both layouts");
+    }
+    // Damage in either table, and a range edited to take in the next run's rows, is found.
+    sql("DELETE FROM records WHERE run_id = 'run-00004' AND kind = 'receipt'");
+    sql("DELETE FROM run_records WHERE run_id = 'run-00021' AND kind = 'receipt'");
+    sql(
+        "UPDATE runs SET records_at = (SELECT records_at FROM runs WHERE run_id = 'run-00023')"
+            + " WHERE run_id = 'run-00022'");
+    try (RunStore s = RunStore.open(file(), key)) {
+      Set<String> damaged = new TreeSet<>();
+      s.verifyAll().forEach(d -> damaged.add(d.runId()));
+      assertEquals(Set.of("run-00004", "run-00021", "run-00022"), damaged);
+    }
+  }
+
+  /**
+   * Moves the records of the runs before {@code firstNew} back to where a store before 23 kept
+   * them.
+   */
+  private void oldLayout(String firstNew) throws Exception {
+    String before = "run_id < '" + firstNew + "'";
+    sql(
+        "INSERT INTO records (address, run_id, kind, seq, envelope)"
+            + " SELECT address, run_id, kind, seq, envelope FROM run_records WHERE "
+            + before);
+    sql("DELETE FROM run_records WHERE " + before);
+    sql("UPDATE runs SET records_at = NULL, records_n = NULL WHERE " + before);
+  }
+}
