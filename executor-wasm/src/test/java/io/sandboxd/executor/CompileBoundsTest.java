@@ -143,6 +143,23 @@ class CompileBoundsTest {
   }
 
   @Test
+  void aClosedCompilerRefusesNewModulesAsBusyAndStillAnswersFromItsCache() {
+    byte[] kept = WasmWriter.brTable(10);
+    byte[] other = WasmWriter.brTable(11);
+    UnitCompiler.Compilation compiled;
+    try (UnitCompiler c = compiler()) {
+      compiled = c.compileMetered(kept);
+      c.close();
+      ExecutorBusyException e =
+          assertThrows(ExecutorBusyException.class, () -> c.compileMetered(other));
+      assertTrue(e.getMessage().contains("shut down"), e.getMessage());
+      UnitCompiler.Compilation again = c.compileMetered(kept);
+      assertEquals(compiled.unit(), again.unit());
+      assertEquals(0, again.cpuNanos());
+    }
+  }
+
+  @Test
   void aCompilePastItsBudgetIsRefusedAndItsSlotIsHeldUntilItEnds() throws Exception {
     UnitCompiler c =
         new UnitCompiler(4, CompileLimits.defaults().withBudget(1, Duration.ofMillis(1)));

@@ -69,7 +69,10 @@ public final class RunPathPrimer {
                         + p.last().outcomeJson()
                         + "), nothing stored");
               } catch (RuntimeException e) {
-                LOG.log(Level.INFO, "run path not primed: " + e, e);
+                // Also what a stop while priming ends in (the executor shut under it): one line,
+                // the trace only for whoever asks for it.
+                LOG.info("run path not primed: " + e);
+                LOG.log(Level.FINE, "run path not primed", e);
               }
             },
             "sandboxd-prime");
@@ -96,10 +99,11 @@ public final class RunPathPrimer {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    try {
+    // Its own compiler, closed afterwards: its thread does not linger for its idle minute.
+    try (UnitCompiler compiler = new UnitCompiler(1)) {
       RunSupervisor pipeline =
           new RunSupervisor(
-              new Admission(new UnitCompiler(1), meterable),
+              new Admission(compiler, meterable),
               new Launch(executor, storageBase, OfferedEnvironments.none()),
               new RecordSealer(NodeIdentity.ephemeral()),
               new RunIds(),
