@@ -524,9 +524,7 @@ final class StoreAudit {
               "store_head",
               "the store holds "
                   + runRows
-                  + " run(s) but no signed store head (deleted: since schema 24 the last"
-                  + " run's ledger row holds it, so a run deleted from the end takes it along;"
-                  + " or written by an older sandboxd)");
+                  + " run(s) but no signed store head (deleted, or written by an older sandboxd)");
     }
     StoreHead head;
     try {

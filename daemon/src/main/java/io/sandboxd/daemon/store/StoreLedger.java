@@ -30,22 +30,8 @@ final class StoreLedger {
   // Prepared once, like NodeLog's: they run on every append (under the store's lock).
   private PreparedStatement insertRun;
   private PreparedStatement replaceHead;
-  private PreparedStatement headInRow;
-  private PreparedStatement headOutOfRow;
   private long size;
   private String chain;
-
-  /**
-   * Whether the ledger has a {@code head} column (schema 24), and the position of the row that
-   * holds the signed head, -1 when none does. A commit that stores runs puts its head in the last
-   * ledger row, whose page it writes anyway, and takes it out of the row that held it, so only the
-   * last row ever holds one; a commit that stores durable segments only writes {@code store_head},
-   * as every commit did before (a page more per commit). The current head is the newer of the two
-   * ({@link #headText}).
-   */
-  private final boolean headInLedger;
-
-  private long headAt;
 
   /** Durable segments stored (issue 23): their count and chain, signed into the same head. */
   private long durableSize;
@@ -66,32 +52,13 @@ final class StoreLedger {
   /** Heads kept at most (about 0.3 KiB each): 4 Mi runs at {@link #HEAD_STEP}. */
   static final int MAX_HEADS = 4096;
 
-  private StoreLedger(Connection db, long size, String chain, long durableSize, String durableChain)
-      throws SQLException {
+  private StoreLedger(
+      Connection db, long size, String chain, long durableSize, String durableChain) {
     this.db = db;
     this.size = size;
     this.chain = chain;
     this.durableSize = durableSize;
     this.durableChain = durableChain;
-    this.headInLedger = StoreSchema.hasColumn(db, "ledger", "head");
-    this.headAt =
-        headInLedger
-            ? StoreDb.first(
-                    db,
-                    "SELECT position FROM ledger WHERE position = (SELECT MAX(position) FROM ledger)"
-                        + " AND head IS NOT NULL",
-                    rs -> rs.getLong(1))
-                .orElse(-1L)
-            : -1;
-  }
-
-  /** Migration 24: the ledger's column for the signed head. Idempotent. */
-  static void addHeadColumn(Connection db) throws SQLException {
-    if (!StoreSchema.hasColumn(db, "ledger", "head")) {
-      try (Statement st = db.createStatement()) {
-        st.execute("ALTER TABLE ledger ADD COLUMN head BLOB");
-      }
-    }
   }
 
   /** Durable-ledger DDL (migration 13): each stored durable segment's address in store order. */
@@ -117,55 +84,9 @@ final class StoreLedger {
     return rebuilt(db);
   }
 
-  /**
-   * The signed store head's envelope as stored (not parsed or verified); empty when none. Of the
-   * head in {@code store_head} and the one in the ledger's last row, the newer: the one over more
-   * runs, then more durable segments, then signed later; one that does not parse is answered as it
-   * is, so that its damage is reported, not passed over.
-   */
+  /** The signed store head's envelope as stored (not parsed or verified); empty when none. */
   static Optional<String> headText(Connection db) throws SQLException {
-    Optional<String> table =
-        StoreDb.first(db, "SELECT envelope FROM store_head WHERE id = 1", rs -> rs.getString(1));
-    if (!StoreSchema.hasColumn(db, "ledger", "head")) {
-      return table;
-    }
-    Optional<String> row =
-        StoreDb.first(
-            db,
-            "SELECT head FROM ledger WHERE position = (SELECT MAX(position) FROM ledger)"
-                + " AND head IS NOT NULL",
-            rs -> headOf(rs.getBytes(1)));
-    if (row.isEmpty() || table.isEmpty()) {
-      return row.isPresent() ? row : table;
-    }
-    StoreHead a;
-    StoreHead b;
-    try {
-      a = StoreHead.fromCore(CanonicalJson.parse(row.get()).get("core"));
-    } catch (RuntimeException e) {
-      return row;
-    }
-    try {
-      b = StoreHead.fromCore(CanonicalJson.parse(table.get()).get("core"));
-    } catch (RuntimeException e) {
-      return table;
-    }
-    int newer =
-        a.runs() != b.runs()
-            ? Long.compare(a.runs(), b.runs())
-            : a.durableSegments() != b.durableSegments()
-                ? Long.compare(a.durableSegments(), b.durableSegments())
-                : Long.compare(a.atMs(), b.atMs());
-    return newer >= 0 ? row : table;
-  }
-
-  /** A head as a ledger row keeps it, as text; bytes that do not decode, as they are. */
-  private static String headOf(byte[] stored) {
-    try {
-      return StoreEncoding.decode(stored);
-    } catch (StoreEncodingException e) {
-      return new String(stored, java.nio.charset.StandardCharsets.ISO_8859_1);
-    }
+    return StoreDb.first(db, "SELECT envelope FROM store_head WHERE id = 1", rs -> rs.getString(1));
   }
 
   /** Length and chain recomputed from the ledger rows (no head, or an unreadable one). */
@@ -213,19 +134,12 @@ final class StoreLedger {
       st.execute(
           "UPDATE runs SET position = l.position FROM ledger l WHERE l.run_id = runs.run_id");
       st.execute("DROP TABLE IF EXISTS ledger_rebuilt");
-      // A store stamped back from schema 24 or later keeps the head its last row holds.
-      String head = StoreSchema.hasColumn(db, "ledger", "head") ? ", head" : "";
       st.execute(
           "CREATE TABLE ledger_rebuilt (position INTEGER PRIMARY KEY, run_id TEXT NOT NULL,"
-              + " envelope TEXT NOT NULL"
-              + (head.isEmpty() ? "" : ", head BLOB")
-              + ")");
+              + " envelope TEXT NOT NULL)");
       st.execute(
-          "INSERT INTO ledger_rebuilt (position, run_id, envelope"
-              + head
-              + ") SELECT position, run_id, envelope"
-              + head
-              + " FROM ledger ORDER BY position");
+          "INSERT INTO ledger_rebuilt (position, run_id, envelope)"
+              + " SELECT position, run_id, envelope FROM ledger ORDER BY position");
       st.execute("DROP TABLE ledger");
       st.execute("ALTER TABLE ledger_rebuilt RENAME TO ledger");
     }
@@ -249,10 +163,10 @@ final class StoreLedger {
   }
 
   /** What a rollback restores. */
-  record Mark(long size, String chain, long durableSize, String durableChain, long headAt) {}
+  record Mark(long size, String chain, long durableSize, String durableChain) {}
 
   Mark mark() {
-    return new Mark(size, chain, durableSize, durableChain, headAt);
+    return new Mark(size, chain, durableSize, durableChain);
   }
 
   void reset(Mark m) {
@@ -262,7 +176,6 @@ final class StoreLedger {
     chain = m.chain();
     durableSize = m.durableSize();
     durableChain = m.durableChain();
-    headAt = m.headAt();
   }
 
   /**
@@ -314,30 +227,13 @@ final class StoreLedger {
   void signHead(SigningKey key) throws SQLException {
     StoreHead head =
         new StoreHead(size, chain, System.currentTimeMillis(), durableSize, durableChain);
-    Envelope signed = Envelope.sign(head.toCore(), key);
-    if (headInLedger && size - 1 > headAt) {
-      if (headInRow == null) {
-        headInRow = db.prepareStatement("UPDATE ledger SET head = ? WHERE position = ?");
-        headOutOfRow = db.prepareStatement("UPDATE ledger SET head = NULL WHERE position = ?");
-      }
-      // Encoded as the row's own core is (StoreEncoding): the smaller the row, the fewer pages
-      // its growth and the previous row's shrinking touch.
-      headInRow.setBytes(1, StoreEncoding.encode(signed.toJsonLine()));
-      headInRow.setLong(2, size - 1);
-      headInRow.executeUpdate();
-      if (headAt >= 0) {
-        headOutOfRow.setLong(1, headAt);
-        headOutOfRow.executeUpdate();
-      }
-      headAt = size - 1;
-    } else {
-      if (replaceHead == null) {
-        replaceHead =
-            db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)");
-      }
-      replaceHead.setString(1, signed.toJsonLine());
-      replaceHead.executeUpdate();
+    if (replaceHead == null) {
+      replaceHead =
+          db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)");
     }
+    Envelope signed = Envelope.sign(head.toCore(), key);
+    replaceHead.setString(1, signed.toJsonLine());
+    replaceHead.executeUpdate();
     Map.Entry<Long, Envelope> last = signedHeads.lastEntry();
     if (size > 0 && (last == null || size - last.getKey() >= HEAD_STEP)) {
       signedHeads.put(size, signed);

@@ -208,15 +208,7 @@ final class StoreSchema {
                   + " their own, and its runs row names their range (records_at, records_n): the"
                   + " key of records, on the run id (a hash), took a page write at random for every"
                   + " stored run; records stored before stay in records and are read from there",
-              (db, key) -> RecordRows.addTable(db)),
-          new StoreMigration(
-              24,
-              "the signed store head rides in the ledger's last row (ledger.head) when a commit"
-                  + " stores runs, and leaves the row that held it: that commit writes the"
-                  + " ledger's last page anyway, and store_head's page was one more page written"
-                  + " by every commit; a commit of durable segments only still writes store_head,"
-                  + " and the newer of the two heads is the store's",
-              (db, key) -> StoreLedger.addHeadColumn(db)));
+              (db, key) -> RecordRows.addTable(db)));
 
   /** Migration 13: the durable ledger, backfilled, and a head that covers it. */
   private static void durableLedger(Connection db, SigningKey key) throws SQLException {

@@ -12,6 +12,8 @@ import io.sandboxd.attest.StoreCheckpoint;
 import io.sandboxd.attest.StoreHead;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -131,8 +133,11 @@ class StoreCheckpointTest extends StoreFileFixture {
     }
     // The signed store head copied in as a checkpoint: another schema, refused.
     String head;
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file())) {
-      head = StoreLedger.headText(c).orElseThrow();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file());
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head")) {
+      rs.next();
+      head = rs.getString(1);
     }
     assertEquals(
         StoreHead.SCHEMA, Envelope.fromJson(CanonicalJson.parse(head)).schema().orElseThrow());

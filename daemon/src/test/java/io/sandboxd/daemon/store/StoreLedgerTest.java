@@ -29,9 +29,11 @@ import org.junit.jupiter.api.Test;
 class StoreLedgerTest extends StoreFileFixture {
 
   private String headText() throws Exception {
-    // Where the store keeps it: the ledger's last row or store_head, whichever is newer.
-    try (Connection c = raw()) {
-      return StoreLedger.headText(c).orElseThrow();
+    try (Connection c = raw();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT envelope FROM store_head WHERE id = 1")) {
+      assertTrue(rs.next());
+      return rs.getString(1);
     }
   }
 
@@ -235,117 +237,6 @@ class StoreLedgerTest extends StoreFileFixture {
           step,
           StoreHead.fromCore(ledger.signedHeadAtMost(2 * step - 1).orElseThrow().core()).runs());
       assertTrue(ledger.signedHeadAtMost(step - 1).isEmpty());
-    }
-  }
-
-  /** The ledger positions whose rows hold a signed head, and how many heads store_head holds. */
-  private List<Long> headRows() throws Exception {
-    List<Long> out = new ArrayList<>();
-    try (Connection c = raw();
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT position FROM ledger WHERE head IS NOT NULL ORDER BY position")) {
-      while (rs.next()) {
-        out.add(rs.getLong(1));
-      }
-    }
-    return out;
-  }
-
-  private long tableHeads() throws Exception {
-    try (Connection c = raw();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM store_head")) {
-      return rs.next() ? rs.getLong(1) : 0;
-    }
-  }
-
-  private static StoreHead parsed(String text) {
-    return StoreHead.fromCore(Envelope.fromJson(CanonicalJson.parse(text)).core());
-  }
-
-  @Test
-  void theHeadRidesInTheLastLedgerRowAndLeavesTheRowBeforeIt() throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 3);
-      assertEquals(List.of(2L), headRows());
-      store.append(TestRuns.simple(key, "run-a", 5_000));
-      fill(store, 3, 4);
-      // Three commits, one head each, always and only in the row the last commit stored.
-      assertEquals(List.of(7L), headRows());
-      assertEquals(0, tableHeads(), "no commit of runs wrote store_head");
-      assertEquals(8, parsed(headText()).runs());
-      // A run refused (its id taken) rolls its commit back, head included.
-      org.junit.jupiter.api.Assertions.assertThrows(
-          StoreException.class, () -> store.append(TestRuns.simple(key, "run-a", 6_000)));
-      store.append(TestRuns.simple(key, "run-b", 7_000));
-      assertEquals(List.of(8L), headRows());
-      assertEquals(List.of(), store.verifyAll());
-    }
-  }
-
-  @Test
-  void aCommitOfDurableSegmentsOnlyWritesStoreHeadAndTheNewerHeadIsTheStores() throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 2);
-    }
-    // A durable segment's commit, as DurableRunTable makes one: the ledger gains no row.
-    try (Connection c = raw()) {
-      c.setAutoCommit(false);
-      StoreLedger ledger = StoreLedger.open(c);
-      ledger.appendDurable("run-d", 0, "ab".repeat(32));
-      ledger.signHead(key);
-      c.commit();
-      StoreHead head = parsed(StoreLedger.headText(c).orElseThrow());
-      assertEquals(2, head.runs());
-      assertEquals(1, head.durableSegments(), "store_head's, the newer");
-    }
-    assertEquals(1, tableHeads());
-    assertEquals(List.of(1L), headRows(), "the older head stays in the last row until it moves");
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 2, 1);
-    }
-    assertEquals(List.of(2L), headRows());
-    StoreHead head = parsed(headText());
-    assertEquals(3, head.runs());
-    assertEquals(1, head.durableSegments(), "the ledger's, the newer, covers the durable part");
-  }
-
-  @Test
-  void aHeadTakenOutOfTheLastRowIsDamageWhetherOrNotAnOlderOneIsLeft() throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 4);
-    }
-    // Rolled back to nothing: no head at all beside four chained rows.
-    sql("UPDATE ledger SET head = NULL WHERE head IS NOT NULL");
-    try (RunStore store = RunStore.open(file(), key)) {
-      assertTrue(
-          store.verifyAll().stream().anyMatch(d -> d.runId().equals(StoreDamage.STORE)),
-          "a store without its head is damage");
-    }
-    java.nio.file.Files.delete(file());
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 2);
-    }
-    try (Connection c = raw()) {
-      c.setAutoCommit(false);
-      StoreLedger ledger = StoreLedger.open(c);
-      ledger.signHead(key);
-      c.commit();
-    }
-    try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 2, 2);
-    }
-    // Rolled back to the older head store_head still holds (two runs of four).
-    sql("UPDATE ledger SET head = NULL WHERE head IS NOT NULL");
-    try (Connection c = raw()) {
-      assertEquals(2, parsed(StoreLedger.headText(c).orElseThrow()).runs());
-    }
-    try (RunStore store = RunStore.open(file(), key)) {
-      assertTrue(
-          store.verifyAll().stream().anyMatch(d -> d.runId().equals(StoreDamage.STORE)),
-          "a head over fewer runs than the ledger holds is damage");
     }
   }
 }
