@@ -1,5 +1,9 @@
 package io.sandboxd.daemon.store;
 
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -15,78 +19,168 @@ import java.util.List;
  * aggregator would refuse them on this node's subject.
  */
 public final class FleetOutbox {
+  /**
+   * Rows of one table read under one hold of the store's lock: a node with every record shipped
+   * would otherwise hold it for a probe of every row it ever stored, every poll (1.35 s at 108,000
+   * runs), while runs wait to be stored.
+   */
+  static final int CHUNK_ROWS = 1024;
+
   private final RunStore store;
+  private final int chunkRows;
+  // Oldest first: single-step runs' records (before schema 23, then since), then durable runs'.
+  private final List<Source> sources;
 
   /** One record to ship: its address and its envelope's canonical JSON. */
   public record Unshipped(String address, String envelope) {}
 
   public FleetOutbox(RunStore store) {
-    this.store = store;
+    this(store, CHUNK_ROWS);
   }
 
-  /** This node's durable segments and records without a proof, in store order. */
-  private static final String DURABLE_UNSHIPPED =
-      "SELECT d.address, d.envelope FROM (SELECT address, envelope, 0 AS part, rowid AS r"
-          + " FROM durable_segments UNION ALL SELECT address, envelope, 1, rowid"
-          + " FROM durable_records) d LEFT JOIN fleet_proofs p ON p.address = d.address"
-          + " WHERE p.address IS NULL AND json_extract(d.envelope, '$.public_key') = ?"
-          + " ORDER BY d.part, d.r";
+  FleetOutbox(RunStore store, int chunkRows) {
+    this.store = store;
+    this.chunkRows = chunkRows;
+    String node = store.publicKey().hex();
+    this.sources =
+        List.of(
+            new Source("records", true, ""),
+            new Source("run_records", true, ""),
+            new Source("durable_segments", false, node),
+            new Source("durable_records", false, node));
+  }
 
   /**
    * Up to {@code limit} records without a proof, oldest first: single-step runs' records, then
-   * durable runs' (one query each, so neither waits on the other's order).
+   * durable runs' (each table in its own store order).
    */
-  public List<Unshipped> unshipped(int limit) {
-    List<Unshipped> out = new ArrayList<>(runRecords(limit));
-    if (out.size() < limit) {
-      out.addAll(durable(limit - out.size()));
+  public synchronized List<Unshipped> unshipped(int limit) {
+    List<Unshipped> out = new ArrayList<>();
+    for (Source s : sources) {
+      if (out.size() >= limit) {
+        break;
+      }
+      s.read(limit, out);
     }
     return out;
   }
 
-  private List<Unshipped> durable(int limit) {
-    String node = store.publicKey().hex();
-    return store.onConnection(
-        db -> {
-          List<Unshipped> out = new ArrayList<>();
-          if (!StoreSchema.hasTable(db, "durable_records")) {
-            return out;
+  /**
+   * A table of signed records, read by rowid a chunk at a time from its watermark: every row below
+   * it had a proof (or is another node's) when last read. Proofs are only ever added, so the mark
+   * only moves up; it lives in memory, and a new outbox (a restart) reads once from the start. Used
+   * by the one shipping thread ({@link #unshipped} is synchronized).
+   */
+  private final class Source {
+    private final String table;
+    private final boolean encoded;
+    private final String chunk;
+    private final String node;
+    private long shippedBelow = Long.MIN_VALUE;
+
+    /** {@code node}: only rows signed by this key ship (empty: all). */
+    Source(String table, boolean encoded, String node) {
+      this.table = table;
+      this.encoded = encoded;
+      this.node = node;
+      this.chunk =
+          "SELECT r.rowid, r.address, r.envelope FROM "
+              + table
+              + " r LEFT JOIN fleet_proofs p ON p.address = r.address WHERE r.rowid BETWEEN ? AND ?"
+              + " AND p.address IS NULL"
+              + (node.isEmpty() ? "" : " AND json_extract(r.envelope, '$.public_key') = ?")
+              + " ORDER BY r.rowid LIMIT ?";
+    }
+
+    /** Adds this table's unshipped rows to {@code out} until it holds {@code limit}. */
+    void read(int limit, List<Unshipped> out) {
+      long[] span = store.onConnection(this::span);
+      boolean marking = true;
+      long at = Math.max(shippedBelow, span[0]);
+      while (at <= span[1] && out.size() < limit) {
+        long from = at;
+        long to = Math.min(span[1], from + chunkRows - 1);
+        int want = limit - out.size();
+        List<Row> rows = store.onConnection(db -> rows(db, from, to, want));
+        if (marking) {
+          if (rows.isEmpty()) {
+            shippedBelow = to + 1;
+          } else {
+            shippedBelow = rows.get(0).rowid();
+            marking = false;
           }
-          return StoreDb.all(
-              db, DURABLE_UNSHIPPED + " LIMIT ?", FleetOutbox::unshipped, node, limit);
-        });
+        }
+        for (Row r : rows) {
+          out.add(r.unshipped(encoded));
+        }
+        at = to + 1;
+      }
+    }
+
+    /** The table's lowest and highest rowid ({@code [1, 0]}: no rows, or no such table). */
+    private long[] span(Connection db) throws SQLException {
+      if (!StoreSchema.hasTable(db, table)) {
+        return new long[] {1, 0};
+      }
+      try (Statement st = db.createStatement();
+          ResultSet rs = st.executeQuery(spanQuery())) {
+        return rs.next() && rs.getObject(1) != null
+            ? new long[] {rs.getLong(1), rs.getLong(2)}
+            : new long[] {1, 0};
+      }
+    }
+
+    private List<Row> rows(Connection db, long from, long to, int want) throws SQLException {
+      StoreDb.Row<Row> row = rs -> new Row(rs.getLong(1), rs.getString(2), rs.getBytes(3));
+      return node.isEmpty()
+          ? StoreDb.all(db, chunk, row, from, to, want)
+          : StoreDb.all(db, chunk, row, from, to, node, want);
+    }
+
+    /**
+     * Each of min and max in its own select: SQLite finds one from the end of the table, but both
+     * in one select scan it whole.
+     */
+    String spanQuery() {
+      return "SELECT (SELECT min(rowid) FROM "
+          + table
+          + "), (SELECT max(rowid) FROM "
+          + table
+          + ")";
+    }
+
+    /** The plan of a chunk's read ({@code FleetOutboxTest} holds it to a rowid range). */
+    String chunkQuery() {
+      return chunk;
+    }
   }
 
-  private List<Unshipped> runRecords(int limit) {
-    return store.onConnection(
-        db -> {
-          List<Unshipped> out = new ArrayList<>();
-          for (String sql : RecordRows.UNSHIPPED) {
-            if (out.size() < limit) {
-              out.addAll(StoreDb.all(db, sql, FleetOutbox::unshippedRecord, limit - out.size()));
-            }
-          }
-          return out;
-        });
+  /** A row as read under the lock; its text is decoded after, off it. */
+  private record Row(long rowid, String address, byte[] envelope) {
+    Unshipped unshipped(boolean encoded) {
+      return new Unshipped(address, encoded ? text(envelope) : new String(envelope, UTF_8));
+    }
+  }
+
+  /** Each table's span and chunk queries, for tests of their plans. */
+  List<List<String>> queries() {
+    List<List<String>> out = new ArrayList<>();
+    for (Source s : sources) {
+      out.add(List.of(s.spanQuery(), s.chunkQuery()));
+    }
+    return out;
   }
 
   /**
    * A single-step run's record as its text. Bytes that do not decode go out as they are, which the
    * aggregator refuses like any damaged record, so one damaged row cannot stall shipping.
    */
-  private static Unshipped unshippedRecord(ResultSet rs) throws SQLException {
-    byte[] stored = rs.getBytes(2);
-    String text;
+  private static String text(byte[] stored) {
     try {
-      text = StoreEncoding.decode(stored);
+      return StoreEncoding.decode(stored);
     } catch (StoreEncodingException e) {
-      text = new String(stored, java.nio.charset.StandardCharsets.ISO_8859_1);
+      return new String(stored, ISO_8859_1);
     }
-    return new Unshipped(rs.getString(1), text);
-  }
-
-  private static Unshipped unshipped(ResultSet rs) throws SQLException {
-    return new Unshipped(rs.getString(1), rs.getString(2));
   }
 
   /** Keeps a verified proof; the record counts as shipped from now on. */
@@ -101,28 +195,5 @@ public final class FleetOutbox {
                 treeSize,
                 proofJson,
                 System.currentTimeMillis()));
-  }
-
-  /** Records still without a proof, durable runs' included. */
-  public long unshippedCount() {
-    String node = store.publicKey().hex();
-    return store.onConnection(
-        db -> {
-          long n;
-          try (Statement st = db.createStatement();
-              ResultSet rs = st.executeQuery(RecordRows.UNSHIPPED_COUNT)) {
-            n = rs.next() ? rs.getLong(1) : 0L;
-          }
-          if (StoreSchema.hasTable(db, "durable_records")) {
-            n +=
-                StoreDb.first(
-                        db,
-                        "SELECT count(*) FROM (" + DURABLE_UNSHIPPED + ")",
-                        rs -> rs.getLong(1),
-                        node)
-                    .orElse(0L);
-          }
-          return n;
-        });
   }
 }

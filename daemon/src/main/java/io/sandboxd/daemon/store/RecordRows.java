@@ -12,7 +12,8 @@ import java.util.List;
  * stored run writes no index page at random for them. A run stored before keeps them in {@code
  * records}, found by that table's key {@code (run_id, kind, seq)}. Every read of a run's records
  * goes through these fragments, which read both layouts alike (columns {@code address, run_id,
- * kind, seq, envelope}); {@code RunTable.write} is the only writer.
+ * kind, seq, envelope}); the fleet outbox alone reads both tables whole, by rowid. {@code
+ * RunTable.write} is the only writer.
  */
 final class RecordRows {
   private RecordRows() {}
@@ -127,26 +128,4 @@ final class RecordRows {
         + ledgerWhere
         + ")";
   }
-
-  /**
-   * Records without a fleet proof, oldest first: those of runs stored before schema 23, then those
-   * after (one query each, so neither is sorted into the other); columns {@code address, envelope};
-   * the one parameter is the most to answer.
-   */
-  static final List<String> UNSHIPPED =
-      List.of(unshipped("records", "rowid"), unshipped("run_records", "id"));
-
-  private static String unshipped(String table, String order) {
-    return "SELECT r.address, r.envelope FROM "
-        + table
-        + " r LEFT JOIN fleet_proofs p ON p.address = r.address WHERE p.address IS NULL ORDER BY r."
-        + order
-        + " LIMIT ?";
-  }
-
-  /** How many records have no fleet proof, in both tables. */
-  static final String UNSHIPPED_COUNT =
-      "SELECT (SELECT count(*) FROM records r LEFT JOIN fleet_proofs p ON p.address = r.address"
-          + " WHERE p.address IS NULL) + (SELECT count(*) FROM run_records r LEFT JOIN fleet_proofs"
-          + " p ON p.address = r.address WHERE p.address IS NULL)";
 }

@@ -95,18 +95,4 @@ class RecordRowsTest extends StoreFileFixture {
       assertEquals(Set.of("run-00004", "run-00021", "run-00022"), damaged);
     }
   }
-
-  /**
-   * Moves the records of the runs before {@code firstNew} back to where a store before 23 kept
-   * them.
-   */
-  private void oldLayout(String firstNew) throws Exception {
-    String before = "run_id < '" + firstNew + "'";
-    sql(
-        "INSERT INTO records (address, run_id, kind, seq, envelope)"
-            + " SELECT address, run_id, kind, seq, envelope FROM run_records WHERE "
-            + before);
-    sql("DELETE FROM run_records WHERE " + before);
-    sql("UPDATE runs SET records_at = NULL, records_n = NULL WHERE " + before);
-  }
 }

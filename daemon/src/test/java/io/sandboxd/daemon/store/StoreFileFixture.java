@@ -28,4 +28,18 @@ abstract class StoreFileFixture {
   void sql(String statement) throws Exception {
     TestRuns.change(file(), statement);
   }
+
+  /**
+   * Moves the records of the runs before {@code firstNew} back to where a store before schema 23
+   * kept them.
+   */
+  void oldLayout(String firstNew) throws Exception {
+    String before = "run_id < '" + firstNew + "'";
+    sql(
+        "INSERT INTO records (address, run_id, kind, seq, envelope)"
+            + " SELECT address, run_id, kind, seq, envelope FROM run_records WHERE "
+            + before);
+    sql("DELETE FROM run_records WHERE " + before);
+    sql("UPDATE runs SET records_at = NULL, records_n = NULL WHERE " + before);
+  }
 }
