@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Issue 22: what the fleet shipper's polls cost a store append, two daemon jars side by side in one
+# session. Fills one store of RUNS runs (default 100,000) with every record proven, then each round
+# runs FleetOutboxPoll (this tree's benchmarks jar) against a fresh copy of it with the base jar's
+# classes, then the head's, first on the class path; prints each run's line.
+#
+#   benchmarks/run-outbox-compare.sh BASE_SANDBOXD_JAR HEAD_SANDBOXD_JAR [ROUNDS]
+#   (mvn -B -q -pl benchmarks -am package -DskipTests first, for benchmarks/target/benchmarks.jar)
+set -euo pipefail
+(($# >= 2)) || { echo "usage: $0 BASE_JAR HEAD_JAR [ROUNDS]" >&2; exit 2; }
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bench="$root/benchmarks/target/benchmarks.jar"
+base="$(realpath "$1")"
+head="$(realpath "$2")"
+rounds="${3:-3}"
+runs="${RUNS:-100000}"
+appends="${APPENDS:-400}"
+# Under target/ (a real disk, not a tmpfs): every append is fsynced.
+work="$(mktemp -d "$root/benchmarks/target/outbox-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+java -cp "$base:$bench" io.sandboxd.benchmarks.FleetOutboxPoll make "$work/filled.db" "$runs"
+for r in $(seq 1 "$rounds"); do
+  for side in base head; do
+    jar="$base"
+    [[ "$side" == head ]] && jar="$head"
+    rm -f "$work"/run.db*
+    cp "$work/filled.db" "$work/run.db"
+    printf 'round %s %s: ' "$r" "$side"
+    java -cp "$jar:$bench" io.sandboxd.benchmarks.FleetOutboxPoll run "$work/run.db" "$appends"
+  done
+done

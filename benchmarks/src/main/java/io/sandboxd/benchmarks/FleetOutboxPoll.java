@@ -1,0 +1,146 @@
+package io.sandboxd.benchmarks;
+
+import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.store.FleetOutbox;
+import io.sandboxd.daemon.store.RunRecord;
+import io.sandboxd.daemon.store.RunStore;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A command, not JMH: what the fleet shipper's polls cost the run path (issue 22). {@code make FILE
+ * N} fills a store with N signed runs and a fleet proof for every record (a node that has shipped
+ * all it holds). {@code run FILE APPENDS} takes one poll as a start does, then stores APPENDS runs
+ * one by one (each fsynced, 2 ms apart) with no poller and again with a thread polling as {@code
+ * RecordShipper} does (1,000 at most; 20 ms after a poll that found some, else 250 ms), and prints
+ * each phase's append latency and the polls' own time. {@code run-outbox-compare.sh} runs it
+ * against two daemon jars in one session.
+ */
+public final class FleetOutboxPoll {
+  private FleetOutboxPoll() {}
+
+  private static final SigningKey KEY = SigningKey.fromSeed(new byte[32]);
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 3) {
+      System.err.println("usage: FleetOutboxPoll make FILE RUNS | run FILE APPENDS");
+      System.exit(2);
+    }
+    Path file = Path.of(args[1]);
+    int n = Integer.parseInt(args[2]);
+    if (args[0].equals("make")) {
+      make(file, n);
+    } else {
+      run(file, n);
+    }
+  }
+
+  private static void make(Path file, int runs) throws Exception {
+    try (RunStore s = RunStore.open(file, KEY)) {
+      for (int i = 0; i < runs; i += 1000) {
+        List<RunRecord> batch = new ArrayList<>();
+        for (int j = i; j < Math.min(runs, i + 1000); j++) {
+          batch.add(SignedRun.ofBench(KEY, String.format("run-%08d", j), List.of()));
+        }
+        s.appendAll(batch);
+      }
+    }
+    // Proofs as the shipper keeps them, written directly: a fixture, not what is measured.
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement st = c.createStatement()) {
+      for (String table : List.of("records", "run_records")) {
+        if (hasTable(c, table)) {
+          st.executeUpdate(
+              "INSERT OR IGNORE INTO fleet_proofs (address, tree_size, proof, proven_ms)"
+                  + " SELECT address, 1, '{}', 0 FROM "
+                  + table);
+        }
+      }
+    }
+  }
+
+  private static void run(Path file, int appends) throws Exception {
+    try (RunStore s = RunStore.open(file, KEY)) {
+      FleetOutbox outbox = new FleetOutbox(s);
+      long t0 = System.nanoTime();
+      outbox.unshipped(1000);
+      long firstPollMs = (System.nanoTime() - t0) / 1_000_000;
+      long[] quiet = appendLoop(s, appends, "quiet-");
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Long> polls = new ArrayList<>();
+      Thread poller =
+          new Thread(
+              () -> {
+                while (!stop.get()) {
+                  long p0 = System.nanoTime();
+                  int got = outbox.unshipped(1000).size();
+                  synchronized (polls) {
+                    polls.add(System.nanoTime() - p0);
+                  }
+                  try {
+                    Thread.sleep(got == 0 ? 250 : 20);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "poller");
+      poller.start();
+      long[] busy = appendLoop(s, appends, "polled-");
+      stop.set(true);
+      poller.join();
+      long[] p;
+      synchronized (polls) {
+        p = polls.stream().mapToLong(Long::longValue).sorted().toArray();
+      }
+      System.out.printf(
+          "first poll %d ms | append p50/p99/max us, no poller: %d %d %d | polled: %d %d %d"
+              + " | %d polls, p50 %d us, max %d us%n",
+          firstPollMs,
+          at(quiet, 50),
+          at(quiet, 99),
+          at(quiet, 100),
+          at(busy, 50),
+          at(busy, 99),
+          at(busy, 100),
+          p.length,
+          at(p, 50),
+          at(p, 100));
+    }
+  }
+
+  private static long[] appendLoop(RunStore s, int n, String prefix) throws Exception {
+    long[] took = new long[n];
+    for (int i = 0; i < n; i++) {
+      RunRecord r = SignedRun.ofBench(KEY, prefix + System.nanoTime(), List.of());
+      long t0 = System.nanoTime();
+      s.append(r);
+      took[i] = System.nanoTime() - t0;
+      Thread.sleep(2);
+    }
+    Arrays.sort(took);
+    return took;
+  }
+
+  /** The {@code pct}th percentile of sorted nanoseconds, in microseconds (100: the largest). */
+  private static long at(long[] sorted, int pct) {
+    if (sorted.length == 0) {
+      return 0;
+    }
+    int i = Math.min(sorted.length - 1, sorted.length * pct / 100);
+    return sorted[i] / 1000;
+  }
+
+  private static boolean hasTable(Connection c, String table) throws Exception {
+    try (ResultSet rs = c.getMetaData().getTables(null, null, table, null)) {
+      return rs.next();
+    }
+  }
+}
