@@ -7,13 +7,13 @@ import java.util.List;
 
 /**
  * Where single-step runs' signed records are kept, as the SQL that reads them. A run stored since
- * schema 23 keeps its records in {@code run_records}, at the ids its {@code runs} row names ({@code
- * records_at}, {@code records_n}): rows appended in store order with no key of their own, so a
- * stored run writes no index page at random for them. A run stored before keeps them in {@code
- * records}, found by that table's key {@code (run_id, kind, seq)}. Every read of a run's records
- * goes through these fragments, which read both layouts alike (columns {@code address, run_id,
- * kind, seq, envelope}); the fleet outbox alone reads both tables whole, by rowid. {@code
- * RunTable.write} is the only writer.
+ * schema 23 keeps its records in {@code run_records}, {@link #PER_RUN} of them at consecutive ids
+ * from the one its {@code runs} row names ({@code records_at}): rows appended in store order with
+ * no key of their own, so a stored run writes no index page at random for them. A run stored before
+ * keeps them in {@code records}, found by that table's key {@code (run_id, kind, seq)}. Every read
+ * of a run's records goes through these fragments, which read both layouts alike (columns {@code
+ * address, run_id, kind, seq, envelope}); the fleet outbox alone reads both tables whole, by rowid.
+ * {@code RunTable.write} is the only writer.
  */
 final class RecordRows {
   private RecordRows() {}
@@ -37,15 +37,19 @@ final class RecordRows {
     }
   }
 
+  /**
+   * A single-step run's records: its segment, receipt and attestation (a claim is kept apart), at
+   * consecutive ids from its {@code records_at}. Its {@code records_n} says the same and is written
+   * for the daemons of schema 23 that read the range by it; no read here does, so the unsigned
+   * column, edited, cannot widen what a read takes in.
+   */
+  static final int PER_RUN = 3;
+
   private static final String COLUMNS = "address, run_id, kind, seq, envelope";
 
-  /**
-   * The id the next stored run's first record takes (ids only grow; a rolled-back run's stay
-   * unused).
-   */
-  static final String NEXT_ID = "SELECT COALESCE(MAX(id), 0) + 1 FROM run_records";
-
-  static final String INSERT = "INSERT INTO run_records (id, " + COLUMNS + ") VALUES (?,?,?,?,?,?)";
+  /** One record in, at the id bound first (null: the table's next), answering the id it took. */
+  static final String INSERT =
+      "INSERT INTO run_records (id, " + COLUMNS + ") VALUES (?,?,?,?,?,?) RETURNING id";
 
   /**
    * The rows of {@code run_records} in the range of the runs row aliased {@code u}, and only those
@@ -60,8 +64,8 @@ final class RecordRows {
         + ".records_at AND "
         + u
         + ".records_at + "
-        + u
-        + ".records_n - 1 AND +x.run_id = "
+        + (PER_RUN - 1)
+        + " AND +x.run_id = "
         + u
         + ".run_id";
   }
@@ -102,8 +106,8 @@ final class RecordRows {
         + ".records_at AND "
         + r
         + ".records_at + "
-        + r
-        + ".records_n - 1 AND +run_id = "
+        + (PER_RUN - 1)
+        + " AND +run_id = "
         + r
         + ".run_id AND "
         + where

@@ -38,9 +38,6 @@ final class RunTable {
   // not scan every run. Null until counted. Guarded by the store's lock.
   private Map<String, Long> outcomes;
 
-  /** A single-step run's records: its segment, receipt and attestation (a claim is kept apart). */
-  private static final int RECORDS_PER_RUN = 3;
-
   RunTable(StoreDb store, PublicKey signer, NodeLog log, StoreLedger ledger) {
     this.store = store;
     this.signer = signer;
@@ -89,18 +86,15 @@ final class RunTable {
     }
     // The position its store record takes below: how the run's ledger record is found.
     run.setLong(10, ledger.size());
-    // The ids its records take below, in the same transaction: how they are found.
-    long at;
-    try (ResultSet rs = store.prepared(RecordRows.NEXT_ID).executeQuery()) {
-      at = rs.next() ? rs.getLong(1) : 1;
-    }
-    run.setLong(11, at);
-    run.setLong(12, RECORDS_PER_RUN);
-    run.executeUpdate();
     long seq = r.segment().core().get("seq").longValue();
-    insertRecord(at, r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
+    // Its records at consecutive ids from the table's next, in the same transaction: the run's
+    // row names the first, which is how they are found.
+    long at = insertRecord(0, r.runId(), RecordKind.SEGMENT, seq, r.segment(), e.segment());
     insertRecord(at + 1, r.runId(), RecordKind.RECEIPT, seq, r.receipt(), e.receipt());
     insertRecord(at + 2, r.runId(), RecordKind.ATTESTATION, seq, r.attestation(), e.attestation());
+    run.setLong(11, at);
+    run.setLong(12, RecordRows.PER_RUN);
+    run.executeUpdate();
     log.appendOnce(NodeLog.SEGMENT, r.segment().address());
     log.appendOnce(NodeLog.RECEIPT, r.receipt().address());
     log.appendOnce(NodeLog.ATTESTATION, r.attestation().address());
@@ -222,17 +216,27 @@ final class RunTable {
     b.executeBatch();
   }
 
-  private void insertRecord(
+  /** Appends one record at {@code id}, or at the table's next id when {@code id} is 0; its id. */
+  private long insertRecord(
       long id, String runId, RecordKind kind, long seq, Envelope env, byte[] stored)
       throws SQLException {
     PreparedStatement st = store.prepared(RecordRows.INSERT);
-    st.setLong(1, id);
+    if (id == 0) {
+      st.setNull(1, java.sql.Types.INTEGER);
+    } else {
+      st.setLong(1, id);
+    }
     st.setString(2, env.address());
     st.setString(3, runId);
     st.setString(4, kind.stored());
     st.setLong(5, seq);
     st.setBytes(6, stored);
-    st.executeUpdate();
+    try (ResultSet rs = st.executeQuery()) {
+      if (!rs.next()) {
+        throw new SQLException("run_records: an insert answered no id");
+      }
+      return rs.getLong(1);
+    }
   }
 
   // ---- reads --------------------------------------------------------------------------------

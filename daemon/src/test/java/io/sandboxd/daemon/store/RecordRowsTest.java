@@ -95,4 +95,83 @@ class RecordRowsTest extends StoreFileFixture {
       assertEquals(Set.of("run-00004", "run-00021", "run-00022"), damaged);
     }
   }
+
+  /**
+   * {@code records_n} is written for the daemons of schema 23 that read by it and read by none now:
+   * edited to anything, every read and the audit answer as before.
+   */
+  @Test
+  void aRunsRecordCountEditedChangesNoRead() throws Exception {
+    List<String> before;
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 0, 6);
+      before = addresses(s);
+    }
+    sql("UPDATE runs SET records_n = 0 WHERE run_id = 'run-00001'");
+    sql("UPDATE runs SET records_n = NULL WHERE run_id = 'run-00002'");
+    sql("UPDATE runs SET records_n = 1000000000 WHERE run_id = 'run-00003'");
+    try (RunStore s = RunStore.open(file(), key)) {
+      assertEquals(List.of(), s.verifyAll());
+      assertEquals(before, addresses(s));
+      assertEquals(18, before.size());
+      assertEquals(6, s.fleetLeaves(0, 5, 100).size());
+    }
+  }
+
+  /** Each of the six runs' records by kind, one address each (or what a read found instead). */
+  private static List<String> addresses(RunStore s) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      String run = String.format("run-%05d", i);
+      for (RecordKind kind :
+          List.of(RecordKind.SEGMENT, RecordKind.RECEIPT, RecordKind.ATTESTATION)) {
+        var records = s.records(run, kind);
+        out.add(records.size() == 1 ? records.get(0).address() : run + " " + kind + " " + records);
+      }
+    }
+    return out;
+  }
+
+  /** A run's records take the ids after the last stored, a rolled-back run's included. */
+  @Test
+  void eachRunsRecordsTakeConsecutiveIdsAfterTheLastStored() throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 0, 2);
+      RunRecord bad =
+          TestRuns.builder(
+                  key,
+                  "run-bad",
+                  5,
+                  List.of(),
+                  java.util.Map.of(),
+                  new byte[] {1},
+                  "\"Trapped\"",
+                  TestRuns.grantsOf("run-bad"))
+              .build();
+      org.junit.jupiter.api.Assertions.assertThrows(StoreException.class, () -> s.append(bad));
+      fill(s, 2, 2);
+      assertEquals(List.of(), s.verifyAll());
+    }
+    try (Connection c = raw();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT u.run_id, u.records_at, group_concat(x.id || ':' || x.kind, ' ' ORDER BY x.id)"
+                    + " FROM runs u JOIN run_records x ON x.run_id = u.run_id"
+                    + " GROUP BY u.run_id ORDER BY u.records_at")) {
+      long next = 1;
+      int runs = 0;
+      while (rs.next()) {
+        long at = rs.getLong(2);
+        assertEquals(next, at, rs.getString(1));
+        assertEquals(
+            at + ":segment " + (at + 1) + ":receipt " + (at + 2) + ":attestation",
+            rs.getString(3),
+            rs.getString(1));
+        next = at + RecordRows.PER_RUN;
+        runs++;
+      }
+      assertEquals(4, runs);
+    }
+  }
 }
