@@ -71,7 +71,7 @@ public final class RunStore implements AutoCloseable {
     this.runs = new RunTable(db, key.publicKey(), nodeLog, ledger);
     this.checkpointer = WalCheckpointer.start(file);
     this.commit = new GroupCommit(db, runs, ledger, log, key, checkpointer::committed);
-    this.retention = new StoreRetention(db);
+    this.retention = new StoreRetention(db, ledger::size);
     this.checkpoints = new StoreCheckpoints(db, key, log, runs, this::openReader);
     this.receipts = new LedgerReceipts(db, key.publicKey());
     this.durable = new DurableRunTable(this, connection);

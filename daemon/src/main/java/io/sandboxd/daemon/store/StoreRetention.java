@@ -6,11 +6,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -27,14 +27,17 @@ final class StoreRetention {
   static final long EVERY_MS = 1_000;
 
   private final StoreDb store;
+  // How many runs the store holds (its ledger's length), read under the store's lock.
+  private final LongSupplier runCount;
   private volatile RunStore.Retention retention = RunStore.Retention.NONE;
   private final AtomicLong runsSince = new AtomicLong();
   private final AtomicLong bytesSince = new AtomicLong();
   private final AtomicBoolean applying = new AtomicBoolean();
   private volatile long lastMs;
 
-  StoreRetention(StoreDb store) {
+  StoreRetention(StoreDb store, LongSupplier runCount) {
     this.store = store;
+    this.runCount = runCount;
   }
 
   /** Sets the bounds and applies them now. */
@@ -101,23 +104,41 @@ final class StoreRetention {
    */
   static final int CHUNK_RUNS = 256;
 
-  // Where the walk in age order for max_bytes goes on from: the runs before it are pruned (the walk
-  // prunes oldest first), so each check reads on from here instead of past every pruned run again,
-  // which made a store whose records alone pass max_bytes cost a scan of all its runs per check.
-  // In memory only, under the store's lock; a run stored later with an older time than it (a clock
-  // stepped back) is reached from the next start.
+  // Where the walk in age order goes on from: the runs before it are pruned (every bound prunes
+  // oldest first), so each check reads on from here instead of past every pruned run again, which
+  // cost a scan of the pruned runs (max_age_ms, max_bytes) or of the newest max_runs runs
+  // (max_runs) per check. In memory only, under the store's lock; a run stored later with an older
+  // time than it (a clock stepped back) is reached from the next start.
   private long walkedMs = Long.MIN_VALUE;
   private String walkedId = "";
+  // Whether runs_by_unit is known to exist (made, or found, by this process). Under the lock.
+  private boolean byUnit;
+  // Rows in pruned, counted once when max_runs first needs it, then kept by each run pruned.
+  // Under the store's lock; -1 until counted.
+  private long prunedCount = -1;
 
   /**
    * Prunes the bulky data of the oldest runs until {@code r} holds (never {@code keep}'s, the run
-   * just stored); returns how many runs were pruned. Each pruned run is its own commit, and at most
-   * {@link #CHUNK_RUNS} are pruned per hold of the store's lock.
+   * just stored); returns how many runs were pruned. At most {@link #CHUNK_RUNS} are pruned per
+   * hold of the store's lock, in one commit (one fsync, where a commit per pruned run took one
+   * fsync each: a store whose records alone pass {@code max_bytes} prunes every run it stores).
    */
   int prune(RunStore.Retention r, long nowMs, String keep) {
     int total = 0;
     while (true) {
-      int n = store.transact("run store: pruning failed", db -> pruneChunk(db, r, nowMs, keep));
+      long ms = walkedMs;
+      String id = walkedId;
+      long count = prunedCount;
+      // A chunk rolled back takes the walk and the count back with it.
+      Runnable undo =
+          () -> {
+            walkedMs = ms;
+            walkedId = id;
+            prunedCount = count;
+            byUnit = false; // perhaps made in the rolled-back chunk: looked for again
+          };
+      int n =
+          store.transact("run store: pruning failed", undo, db -> pruneChunk(db, r, nowMs, keep));
       total += n;
       if (n < CHUNK_RUNS) {
         return total;
@@ -125,73 +146,71 @@ final class StoreRetention {
     }
   }
 
+  /** The runs not yet pruned after the walk's mark, oldest first: {@code created_ms, run_id}. */
+  static final String WALK =
+      "SELECT created_ms, run_id FROM runs WHERE created_ms >= ?1"
+          + " AND (created_ms > ?1 OR run_id > ?2)"
+          + " AND run_id NOT IN (SELECT run_id FROM pruned)"
+          + " ORDER BY created_ms, run_id LIMIT ?3";
+
+  /**
+   * One walk in age order for every bound: the oldest runs not pruned, each pruned for the first
+   * bound it is past (max_runs while more than that many runs are unpruned, max_age_ms while older
+   * than the bound, max_bytes while the store's pages in use pass it), until one is past none.
+   */
   private int pruneChunk(Connection db, RunStore.Retention r, long nowMs, String keep)
       throws SQLException {
+    long excess = r.maxRuns() > 0 ? runCount.getAsLong() - pruned(db) - r.maxRuns() : 0;
+    long cutoff = r.maxAgeMs() > 0 ? Math.max(0, nowMs - r.maxAgeMs()) : Long.MIN_VALUE;
     int n = 0;
-    List<String> due = new ArrayList<>();
-    if (r.maxRuns() > 0) {
-      due.addAll(
-          ids(
-              db,
-              "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
-                  + " ORDER BY created_ms DESC, run_id DESC LIMIT "
-                  + (CHUNK_RUNS + 1)
-                  + " OFFSET "
-                  + r.maxRuns()));
-    }
-    if (r.maxAgeMs() > 0) {
-      due.addAll(
-          ids(
-              db,
-              "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)"
-                  + " AND created_ms < "
-                  + Math.max(0, nowMs - r.maxAgeMs())
-                  + " ORDER BY created_ms, run_id LIMIT "
-                  + (CHUNK_RUNS + 1)));
-    }
-    for (String id : new LinkedHashSet<>(due)) {
-      if (n == CHUNK_RUNS) {
-        return n;
-      }
-      if (!id.equals(keep)) {
-        pruneRun(db, id, nowMs, r.maxRuns() > 0 ? "store.max_runs" : "store.max_age_ms");
-        n++;
-      }
-    }
     boolean passedKeep = false;
-    while (n < CHUNK_RUNS && usedBytes(db) > r.maxBytes()) {
+    // A check with nothing due reads two runs (the oldest may be the one kept), not a chunk's
+    // worth.
+    boolean first = true;
+    while (n < CHUNK_RUNS) {
       int before = n;
-      try (PreparedStatement st =
-          db.prepareStatement(
-              "SELECT created_ms, run_id FROM runs WHERE created_ms >= ?1"
-                  + " AND (created_ms > ?1 OR run_id > ?2)"
-                  + " AND run_id NOT IN (SELECT run_id FROM pruned)"
-                  + " ORDER BY created_ms, run_id LIMIT ?3")) {
+      List<Object[]> next = new ArrayList<>();
+      try (PreparedStatement st = db.prepareStatement(WALK)) {
         st.setLong(1, walkedMs);
         st.setString(2, walkedId);
-        st.setInt(3, CHUNK_RUNS - n + 1);
-        List<Object[]> next = new ArrayList<>();
+        st.setInt(3, first ? 2 : CHUNK_RUNS - n + 1);
+        first = false;
         try (ResultSet rs = st.executeQuery()) {
           while (rs.next()) {
             next.add(new Object[] {rs.getLong(1), rs.getString(2)});
           }
         }
-        for (Object[] row : next) {
-          if (n == CHUNK_RUNS || usedBytes(db) <= r.maxBytes()) {
-            return n;
-          }
-          String id = (String) row[1];
-          if (id.equals(keep)) {
-            // Kept unpruned: the walk must not pass it, or no later check would reach it.
-            passedKeep = true;
-            continue;
-          }
-          pruneRun(db, id, nowMs, "store.max_bytes");
-          n++;
-          if (!passedKeep) {
-            walkedMs = (Long) row[0];
-            walkedId = id;
-          }
+      }
+      for (Object[] row : next) {
+        long createdMs = (Long) row[0];
+        String id = (String) row[1];
+        String reason =
+            excess > 0
+                ? "store.max_runs"
+                : createdMs < cutoff
+                    ? "store.max_age_ms"
+                    : usedBytes(db) > r.maxBytes() ? "store.max_bytes" : null;
+        if (reason == null || n == CHUNK_RUNS) {
+          return n; // the runs after this one are newer: past no bound this one is not past
+        }
+        excess--;
+        if (id.equals(keep)) {
+          // Kept unpruned: the walk must not pass it, or no later check would reach it.
+          passedKeep = true;
+          continue;
+        }
+        if (!byUnit) {
+          StoreDb.update(db, BY_UNIT);
+          byUnit = true;
+        }
+        pruneRun(db, id, nowMs, reason);
+        if (prunedCount >= 0) {
+          prunedCount++;
+        }
+        n++;
+        if (!passedKeep) {
+          walkedMs = createdMs;
+          walkedId = id;
         }
       }
       if (n == before) {
@@ -199,6 +218,15 @@ final class StoreRetention {
       }
     }
     return n;
+  }
+
+  /** How many runs are pruned, counted from the table the first time. */
+  private long pruned(Connection db) throws SQLException {
+    if (prunedCount < 0) {
+      prunedCount =
+          StoreDb.first(db, "SELECT COUNT(*) FROM pruned", rs -> rs.getLong(1)).orElse(0L);
+    }
+    return prunedCount;
   }
 
   private static void pruneRun(Connection db, String runId, long nowMs, String reason)
@@ -248,14 +276,32 @@ final class StoreRetention {
         "INSERT OR REPLACE INTO pruned (run_id, pruned_ms, reason) VALUES (?1, " + nowMs + ", ?2)",
         runId,
         reason);
-    exec(
-        db,
-        "DELETE FROM modules WHERE address = (SELECT unit FROM runs WHERE run_id = ?1)"
-            + " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.unit = modules.address"
-            + " AND r.run_id NOT IN (SELECT run_id FROM pruned))",
-        runId);
-    db.commit();
+    Optional<String> unit = StoreDb.first(db, UNIT_HELD, rs -> rs.getString(1), runId);
+    if (unit.isPresent() && StoreDb.first(db, UNIT_NEEDED, rs -> 1, unit.get()).isEmpty()) {
+      exec(db, "DELETE FROM modules WHERE address = ?1", unit.get());
+    }
   }
+
+  /**
+   * Runs by unit, for {@link #UNIT_NEEDED}: made the first time a run is pruned (a store that never
+   * reaches its bounds does not pay an index page a stored run for it; 4 KB more written a hello
+   * run at one client, and fewer runs a second, when it was made for every store), kept from then
+   * on. Not a schema version: a daemon that does not use it keeps it like any index.
+   */
+  static final String BY_UNIT = "CREATE INDEX IF NOT EXISTS runs_by_unit ON runs (unit)";
+
+  /** The run's unit, when the store holds its module's bytes. */
+  static final String UNIT_HELD =
+      "SELECT r.unit FROM runs r JOIN modules m ON m.address = r.unit WHERE r.run_id = ?";
+
+  /**
+   * Whether a run not pruned names the unit: its runs newest first, by {@link #BY_UNIT}, so the
+   * search stops at the first such run, where a scan of runs in store order walked every run pruned
+   * before it, once for each run pruned (the oldest are pruned first).
+   */
+  static final String UNIT_NEEDED =
+      "SELECT 1 FROM runs WHERE unit = ?1 AND run_id NOT IN (SELECT run_id FROM pruned)"
+          + " ORDER BY unit DESC, rowid DESC LIMIT 1";
 
   /** Whether, when and why retention pruned this run's bulky data. */
   Optional<RunStore.Pruned> pruned(String runId) {
@@ -268,17 +314,6 @@ final class StoreRetention {
 
   private static void exec(Connection db, String sql, String... args) throws SQLException {
     StoreDb.update(db, sql, (Object[]) args);
-  }
-
-  private static List<String> ids(Connection db, String sql) throws SQLException {
-    List<String> out = new ArrayList<>();
-    try (Statement st = db.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-    }
-    return out;
   }
 
   /** Bytes of store pages in use (freed pages are reused before the file grows). */

@@ -1,11 +1,22 @@
 package io.sandboxd.daemon.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.SigningKey;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -78,6 +89,203 @@ class StoreRetentionTest {
       assertTrue(store.pruned(id(runs - 31)).isPresent());
       assertTrue(store.pruned(id(runs - 30)).isEmpty());
       assertEquals("store.max_age_ms", store.pruned(id(0)).orElseThrow().reason());
+    }
+  }
+
+  /**
+   * max_runs holds across checks, other bounds, new runs and a restart (the count of pruned runs
+   * kept in memory is counted again), with the run just stored kept even when it is among the
+   * oldest.
+   */
+  @Test
+  void maxRunsHoldsAcrossChecksNewRunsAndARestart() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    RunStore.Retention ten = new RunStore.Retention(Long.MAX_VALUE, 10, 0);
+    try (RunStore store = RunStore.open(file, KEY)) {
+      append(store, 0, 30);
+      // Runs pruned by another bound first count too (stored at 1000 + i ms: 5 older than 1 s).
+      assertEquals(5, store.prune(new RunStore.Retention(Long.MAX_VALUE, 0, 1_000), 2_005, id(29)));
+      assertEquals(15, store.prune(ten, 5_000, id(29)));
+      append(store, 30, 35);
+      assertEquals(5, store.prune(ten, 5_000, id(34)));
+      assertEquals(Set.of(ids(25, 35)), unpruned(store, 35));
+    }
+    try (RunStore store = RunStore.open(file, KEY)) {
+      append(store, 35, 38);
+      assertEquals(3, store.prune(ten, 5_000, id(37)));
+      assertEquals(Set.of(ids(28, 38)), unpruned(store, 38));
+      // A run stored with a time older than every unpruned one is the oldest: kept while it is the
+      // one just stored (nothing else goes in its place), pruned at the next check.
+      store.append(TestRuns.simple(KEY, "run-early", 1_000 + 27));
+      assertEquals(0, store.prune(ten, 5_000, "run-early"));
+      assertTrue(store.pruned("run-early").isEmpty());
+      assertEquals(1, store.prune(ten, 5_000, id(37)));
+      assertTrue(store.pruned("run-early").isPresent());
+      assertEquals(List.of(), store.verifyAll());
+    }
+  }
+
+  /** The walk reads on from its mark by the age index: it never scans runs or sorts them. */
+  @Test
+  void theWalkSearchesRunsByAgeFromItsMark() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    try (RunStore store = RunStore.open(file, KEY)) {
+      append(store, 0, 3);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement st = c.createStatement()) {
+      List<String> plan = column(st, "EXPLAIN QUERY PLAN " + StoreRetention.WALK, 4);
+      assertTrue(
+          plan.contains("SEARCH runs USING INDEX runs_by_time (created_ms>?)"), plan.toString());
+      for (String step : plan) {
+        assertFalse(step.startsWith("SCAN ") || step.contains("AUTOMATIC"), step);
+      }
+    }
+  }
+
+  private static String[] ids(int from, int to) {
+    String[] out = new String[to - from];
+    for (int i = from; i < to; i++) {
+      out[i - from] = id(i);
+    }
+    return out;
+  }
+
+  private static Set<String> unpruned(RunStore store, int runs) {
+    Set<String> out = new TreeSet<>();
+    for (int i = 0; i < runs; i++) {
+      if (store.pruned(id(i)).isEmpty()) {
+        out.add(id(i));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A chunk is one commit: one that fails part way prunes nothing, and the walk goes back with it,
+   * so the next check prunes every run the failed one would have.
+   */
+  @Test
+  void aChunkThatFailsPrunesNothingAndTheNextCheckPrunesAllOfIt() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    int runs = 40;
+    try (RunStore store = RunStore.open(file, KEY)) {
+      append(store, 0, runs);
+      String refuse =
+          "CREATE TRIGGER refuse BEFORE INSERT ON pruned WHEN NEW.run_id = '"
+              + id(20)
+              + "' BEGIN SELECT RAISE(ABORT, 'refused here'); END";
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+          Statement st = c.createStatement()) {
+        st.execute(refuse);
+      }
+      RunStore.Retention tiny = new RunStore.Retention(1, 0, 0);
+      StoreException e =
+          assertThrows(StoreException.class, () -> store.prune(tiny, 5_000, id(runs - 1)));
+      assertTrue(e.getMessage().contains("refused here"), e.getMessage());
+      for (int i = 0; i < runs; i++) {
+        assertTrue(store.pruned(id(i)).isEmpty(), id(i));
+      }
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+          Statement st = c.createStatement()) {
+        st.execute("DROP TRIGGER refuse");
+      }
+      assertEquals(runs - 1, store.prune(tiny, 6_000, id(runs - 1)));
+      for (int i = 0; i < runs - 1; i++) {
+        assertTrue(store.pruned(id(i)).isPresent(), id(i));
+      }
+      assertEquals(List.of(), store.verifyAll());
+    }
+  }
+
+  /**
+   * Seeded runs of a few shared modules and some of their own, pruned by ever tighter bounds: after
+   * each prune the store holds exactly the modules that a run not pruned names.
+   */
+  @Test
+  void aModuleStaysWhileARunNotPrunedNamesItAndGoesWithTheLast() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    Random random = new Random(24);
+    List<byte[]> shared = List.of(new byte[] {1}, new byte[] {2}, new byte[] {3});
+    int runs = 90;
+    try (RunStore store = RunStore.open(file, KEY)) {
+      for (int i = 0; i < runs; i++) {
+        byte[] module =
+            random.nextInt(5) == 0
+                ? ("own " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                : shared.get(random.nextInt(shared.size()));
+        store.append(TestRuns.record(KEY, id(i), 1_000 + i, List.of(), Map.of(), module));
+      }
+      assertEquals(moduleUnits(file), unprunedUnits(file));
+      for (int keep : new int[] {70, 45, 44, 20, 7, 1}) {
+        store.prune(new RunStore.Retention(Long.MAX_VALUE, keep, 0), 5_000, id(runs - 1));
+        Set<String> held = moduleUnits(file);
+        assertEquals(unprunedUnits(file), held, "keeping " + keep);
+        assertTrue(held.size() <= keep, "keeping " + keep + ": " + held);
+      }
+      assertEquals(List.of(), store.verifyAll());
+    }
+  }
+
+  /**
+   * The module check searches the unit's runs newest first, by an index made the first time a run
+   * is pruned: a store that never prunes has none to write.
+   */
+  @Test
+  void theModuleCheckSearchesTheUnitsNewestRunsByAnIndexMadeWhenFirstNeeded() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    String index = "SELECT count(*) FROM sqlite_master WHERE name = 'runs_by_unit'";
+    try (RunStore store = RunStore.open(file, KEY)) {
+      append(store, 0, 3);
+      assertEquals(0, store.prune(new RunStore.Retention(Long.MAX_VALUE, 5, 0), 5_000, id(2)));
+      assertEquals(Set.of("0"), set(file, index), "nothing pruned, no index");
+      assertEquals(1, store.prune(new RunStore.Retention(Long.MAX_VALUE, 2, 0), 5_000, id(2)));
+      assertEquals(Set.of("1"), set(file, index));
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement st = c.createStatement()) {
+      for (String q : List.of(StoreRetention.UNIT_HELD, StoreRetention.UNIT_NEEDED)) {
+        List<String> plan = column(st, "EXPLAIN QUERY PLAN " + q, 4);
+        for (String step : plan) {
+          assertFalse(
+              step.startsWith("SCAN ")
+                  || step.contains("TEMP B-TREE")
+                  || step.contains("AUTOMATIC"),
+              step + " in the plan of " + q);
+        }
+      }
+      assertTrue(
+          column(st, "EXPLAIN QUERY PLAN " + StoreRetention.UNIT_NEEDED, 4)
+              .contains("SEARCH runs USING INDEX runs_by_unit (unit=?)"));
+      // Newest first: the index is read backwards from the unit's last entry.
+      List<String> ops = column(st, "EXPLAIN " + StoreRetention.UNIT_NEEDED, 2);
+      assertTrue(ops.contains("SeekLE") && ops.contains("Prev"), ops.toString());
+      assertFalse(ops.contains("Next"), ops.toString());
+    }
+  }
+
+  private static List<String> column(Statement st, String query, int column) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (ResultSet rs = st.executeQuery(query)) {
+      while (rs.next()) {
+        out.add(rs.getString(column));
+      }
+    }
+    return out;
+  }
+
+  private static Set<String> moduleUnits(Path file) throws Exception {
+    return set(file, "SELECT address FROM modules");
+  }
+
+  private static Set<String> unprunedUnits(Path file) throws Exception {
+    return set(file, "SELECT unit FROM runs WHERE run_id NOT IN (SELECT run_id FROM pruned)");
+  }
+
+  private static Set<String> set(Path file, String query) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement st = c.createStatement()) {
+      return new TreeSet<>(column(st, query, 1));
     }
   }
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 22: a daemon whose store is past store.max_bytes prunes every run it stores; whether it
+# slows as the pruned runs pile up. For each of two daemon jars (base first, then head, ROUNDS
+# times), a fresh --dev daemon with store.max_bytes MAX_BYTES (default 4,000,000: a few thousand
+# hello runs' signed records) takes BENCHES (default 6) `sandboxctl bench` runs of hello by bytes
+# at CLIENTS (default 16) for SECONDS (default 10) each, in a row; prints each bench's units/s,
+# p50 and p99 with the runs stored and pruned so far (sqlite3 on the store, read-only).
+#
+# Then RetentionCheck (this tree's benchmarks jar, with each daemon jar's classes first) on a copy
+# of one store of CHECK_RUNS runs (default 100,000): what pruning half of it by age, then to a
+# quarter by count, takes, and what a check with nothing more due costs after each.
+#
+#   benchmarks/run-retention-compare.sh BASE_SANDBOXD_JAR HEAD_SANDBOXD_JAR [ROUNDS]
+#   (mvn -B -q -pl benchmarks -am package -DskipTests first, for benchmarks/target/benchmarks.jar)
+set -euo pipefail
+(($# >= 2)) || { echo "usage: $0 BASE_JAR HEAD_JAR [ROUNDS]" >&2; exit 2; }
+root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/benchmarks/bench-daemon.sh"
+base="$(realpath "$1")"
+head="$(realpath "$2")"
+rounds="${3:-1}"
+max_bytes="${MAX_BYTES:-4000000}"
+benches="${BENCHES:-6}"
+clients="${CLIENTS:-16}"
+seconds="${SECONDS_EACH:-10}"
+work="$(mktemp -d)"
+trap 'stop_daemon 2>/dev/null || true; rm -rf "$work"' EXIT
+for r in $(seq 1 "$rounds"); do
+  for side in base head; do
+    jar="$base"
+    [[ "$side" == head ]] && jar="$head"
+    d="$work/$side-$r"
+    mkdir -p "$d/state" "$d/run"
+    printf '{"store":{"max_bytes":%s}}\n' "$max_bytes" >"$d/cfg.json"
+    serve_daemon "$d/log" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
+      --state "$d/state" --socket "$d/run/s.sock" --config "$d/cfg.json"
+    for i in $(seq 1 "$benches"); do
+      out=$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl bench "$root/examples/hello.wasm" \
+        --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
+        --duration "$seconds" --socket "$d/run/s.sock" --json)
+      counts=$(sqlite3 "file:$d/state/runs.db?mode=ro" \
+        "SELECT (SELECT count(*) FROM runs) || ' runs, ' || (SELECT count(*) FROM pruned) || ' pruned'")
+      printf 'round %s %s bench %s: %s | %s\n' "$r" "$side" "$i" \
+        "$(python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.1f units/s, p50 %.1f ms, p99 %.1f ms" % (j["units_per_s"], j["p50_ms"], j["p99_ms"]))' <<<"$out")" \
+        "$counts"
+    done
+    stop_daemon
+  done
+done
+bench="$root/benchmarks/target/benchmarks.jar"
+java -cp "$base:$bench" io.sandboxd.benchmarks.RetentionCheck make "$work/filled.db" \
+  "${CHECK_RUNS:-100000}"
+for r in $(seq 1 "$rounds"); do
+  for side in base head; do
+    jar="$base"
+    [[ "$side" == head ]] && jar="$head"
+    rm -f "$work"/check.db*
+    cp "$work/filled.db" "$work/check.db"
+    printf 'round %s %s: ' "$r" "$side"
+    java -cp "$jar:$bench" io.sandboxd.benchmarks.RetentionCheck run "$work/check.db"
+  done
+done
