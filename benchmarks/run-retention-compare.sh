@@ -15,6 +15,7 @@
 set -euo pipefail
 (($# >= 2)) || { echo "usage: $0 BASE_JAR HEAD_JAR [ROUNDS]" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
 source "$root/benchmarks/bench-daemon.sh"
 base="$(realpath "$1")"
 head="$(realpath "$2")"
