@@ -23,6 +23,17 @@ serve_daemon() {
   exit 1
 }
 
+# alternate ROUNDS BASE_JAR HEAD_JAR FN
+# Calls `FN ROUND SIDE JAR` ROUNDS times for the base jar and then the head's: the same-session
+# alternation a compare script makes.
+alternate() {
+  local r
+  for r in $(seq 1 "$1"); do
+    "$4" "$r" base "$2"
+    "$4" "$r" head "$3"
+  done
+}
+
 # Stops the daemon serve_daemon started (SIGTERM) and waits for it to end.
 stop_daemon() {
   kill "$daemon_pid"

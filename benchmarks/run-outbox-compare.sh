@@ -9,6 +9,8 @@
 set -euo pipefail
 (($# >= 2)) || { echo "usage: $0 BASE_JAR HEAD_JAR [ROUNDS]" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
+source "$root/benchmarks/bench-daemon.sh"
 bench="$root/benchmarks/target/benchmarks.jar"
 base="$(realpath "$1")"
 head="$(realpath "$2")"
@@ -19,13 +21,11 @@ appends="${APPENDS:-400}"
 work="$(mktemp -d "$root/benchmarks/target/outbox-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 java -cp "$base:$bench" io.sandboxd.benchmarks.FleetOutboxPoll make "$work/filled.db" "$runs"
-for r in $(seq 1 "$rounds"); do
-  for side in base head; do
-    jar="$base"
-    [[ "$side" == head ]] && jar="$head"
-    rm -f "$work"/run.db*
-    cp "$work/filled.db" "$work/run.db"
-    printf 'round %s %s: ' "$r" "$side"
-    java -cp "$jar:$bench" io.sandboxd.benchmarks.FleetOutboxPoll run "$work/run.db" "$appends"
-  done
-done
+# poll_round ROUND SIDE JAR: FleetOutboxPoll with JAR's daemon classes, on a fresh copy.
+poll_round() {
+  rm -f "$work"/run.db*
+  cp "$work/filled.db" "$work/run.db"
+  printf 'round %s %s: ' "$1" "$2"
+  java -cp "$3:$bench" io.sandboxd.benchmarks.FleetOutboxPoll run "$work/run.db" "$appends"
+}
+alternate "$rounds" "$base" "$head" poll_round

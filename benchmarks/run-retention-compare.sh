@@ -26,38 +26,34 @@ clients="${CLIENTS:-16}"
 seconds="${SECONDS_EACH:-10}"
 work="$(mktemp -d)"
 trap 'stop_daemon 2>/dev/null || true; rm -rf "$work"' EXIT
-for r in $(seq 1 "$rounds"); do
-  for side in base head; do
-    jar="$base"
-    [[ "$side" == head ]] && jar="$head"
-    d="$work/$side-$r"
-    mkdir -p "$d/state" "$d/run"
-    printf '{"store":{"max_bytes":%s}}\n' "$max_bytes" >"$d/cfg.json"
-    serve_daemon "$d/log" -cp "$jar" io.sandboxd.daemon.SandboxdMain serve --dev \
-      --state "$d/state" --socket "$d/run/s.sock" --config "$d/cfg.json"
-    for i in $(seq 1 "$benches"); do
-      out=$(java -cp "$jar" io.sandboxd.daemon.cli.Sandboxctl bench "$root/examples/hello.wasm" \
-        --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
-        --duration "$seconds" --socket "$d/run/s.sock" --json)
-      counts=$(sqlite3 "file:$d/state/runs.db?mode=ro" \
-        "SELECT (SELECT count(*) FROM runs) || ' runs, ' || (SELECT count(*) FROM pruned) || ' pruned'")
-      printf 'round %s %s bench %s: %s | %s\n' "$r" "$side" "$i" \
-        "$(python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.1f units/s, p50 %.1f ms, p99 %.1f ms" % (j["units_per_s"], j["p50_ms"], j["p99_ms"]))' <<<"$out")" \
-        "$counts"
-    done
-    stop_daemon
+# bench_round ROUND SIDE JAR: a fresh daemon of JAR past its bound, BENCHES benches in a row.
+bench_round() {
+  local d="$work/$2-$1" i out counts
+  mkdir -p "$d/state" "$d/run"
+  printf '{"store":{"max_bytes":%s}}\n' "$max_bytes" >"$d/cfg.json"
+  serve_daemon "$d/log" -cp "$3" io.sandboxd.daemon.SandboxdMain serve --dev \
+    --state "$d/state" --socket "$d/run/s.sock" --config "$d/cfg.json"
+  for i in $(seq 1 "$benches"); do
+    out=$(java -cp "$3" io.sandboxd.daemon.cli.Sandboxctl bench "$root/examples/hello.wasm" \
+      --grants "$root/examples/hello.grants.json" --concurrency "$clients" \
+      --duration "$seconds" --socket "$d/run/s.sock" --json)
+    counts=$(sqlite3 "file:$d/state/runs.db?mode=ro" \
+      "SELECT (SELECT count(*) FROM runs) || ' runs, ' || (SELECT count(*) FROM pruned) || ' pruned'")
+    printf 'round %s %s bench %s: %s | %s\n' "$1" "$2" "$i" \
+      "$(python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.1f units/s, p50 %.1f ms, p99 %.1f ms" % (j["units_per_s"], j["p50_ms"], j["p99_ms"]))' <<<"$out")" \
+      "$counts"
   done
-done
+  stop_daemon
+}
+alternate "$rounds" "$base" "$head" bench_round
 bench="$root/benchmarks/target/benchmarks.jar"
 java -cp "$base:$bench" io.sandboxd.benchmarks.RetentionCheck make "$work/filled.db" \
   "${CHECK_RUNS:-100000}"
-for r in $(seq 1 "$rounds"); do
-  for side in base head; do
-    jar="$base"
-    [[ "$side" == head ]] && jar="$head"
-    rm -f "$work"/check.db*
-    cp "$work/filled.db" "$work/check.db"
-    printf 'round %s %s: ' "$r" "$side"
-    java -cp "$jar:$bench" io.sandboxd.benchmarks.RetentionCheck run "$work/check.db"
-  done
-done
+# check_round ROUND SIDE JAR: RetentionCheck with JAR's daemon classes, on a fresh copy.
+check_round() {
+  rm -f "$work"/check.db*
+  cp "$work/filled.db" "$work/check.db"
+  printf 'round %s %s: ' "$1" "$2"
+  java -cp "$3:$bench" io.sandboxd.benchmarks.RetentionCheck run "$work/check.db"
+}
+alternate "$rounds" "$base" "$head" check_round
