@@ -8,7 +8,9 @@
 #
 # Then RetentionCheck (this tree's benchmarks jar, with each daemon jar's classes first) on a copy
 # of one store of CHECK_RUNS runs (default 100,000): what pruning half of it by age, then to a
-# quarter by count, takes, and what a check with nothing more due costs after each.
+# quarter by count, takes, and what a check with nothing more due costs after each. CHECK_IO=1: each
+# of those runs a WASI command's that printed the same greeting (its stdout and empty stderr named
+# by every run); BENCHES=0 skips the daemon benches.
 #
 #   benchmarks/run-retention-compare.sh BASE_SANDBOXD_JAR HEAD_SANDBOXD_JAR [ROUNDS]
 #   (mvn -B -q -pl benchmarks -am package -DskipTests first, for benchmarks/target/benchmarks.jar)
@@ -45,10 +47,12 @@ bench_round() {
   done
   stop_daemon
 }
-alternate "$rounds" "$base" "$head" bench_round
+if ((benches > 0)); then
+  alternate "$rounds" "$base" "$head" bench_round
+fi
 bench="$root/benchmarks/target/benchmarks.jar"
 java -cp "$base:$bench" io.sandboxd.benchmarks.RetentionCheck make "$work/filled.db" \
-  "${CHECK_RUNS:-100000}"
+  "${CHECK_RUNS:-100000}" ${CHECK_IO:+io}
 # check_round ROUND SIDE JAR: RetentionCheck with JAR's daemon classes, on a fresh copy.
 check_round() {
   rm -f "$work"/check.db*

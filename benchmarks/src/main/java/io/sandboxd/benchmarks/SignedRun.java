@@ -132,6 +132,22 @@ final class SignedRun {
       long memoryPeakBytes,
       List<String> journal,
       long createdMs) {
+    return completedBuilder(
+            key, hostId, runId, module, grantsId, cpuMs, memoryPeakBytes, journal, createdMs)
+        .build();
+  }
+
+  /** As {@link #completed}, to add to before it is built. */
+  static RunRecord.Builder completedBuilder(
+      SigningKey key,
+      String hostId,
+      String runId,
+      byte[] module,
+      String grantsId,
+      long cpuMs,
+      long memoryPeakBytes,
+      List<String> journal,
+      long createdMs) {
     String unit = Blake3.hex(module);
     Envelope r = receipt(key, runId, unit, grantsId, cpuMs, memoryPeakBytes, createdMs);
     Envelope a =
@@ -145,8 +161,7 @@ final class SignedRun {
         .signed(r, a, sg)
         .journal(journal, Map.of())
         .log("")
-        .submission(module, "{\"compute\":{}}", "run")
-        .build();
+        .submission(module, "{\"compute\":{}}", "run");
   }
 
   /**

@@ -6,8 +6,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -260,17 +263,7 @@ final class StoreRetention {
     }
     exec(db, "DELETE FROM journal WHERE run_id = ?1", runId);
     exec(db, "UPDATE runs SET log = '' WHERE run_id = ?1", runId);
-    // A WASI command's stdin and outputs, unless another unpruned run names the same bytes.
-    exec(
-        db,
-        "DELETE FROM io_blobs WHERE address IN (SELECT stdin FROM run_io WHERE run_id = ?1"
-            + " UNION SELECT stdout FROM run_io WHERE run_id = ?1"
-            + " UNION SELECT stderr FROM run_io WHERE run_id = ?1)"
-            + " AND NOT EXISTS (SELECT 1 FROM run_io o WHERE o.run_id <> ?1"
-            + " AND o.run_id NOT IN (SELECT run_id FROM pruned)"
-            + " AND (o.stdin = io_blobs.address OR o.stdout = io_blobs.address"
-            + " OR o.stderr = io_blobs.address))",
-        runId);
+    pruneIo(db, runId);
     exec(
         db,
         "INSERT OR REPLACE INTO pruned (run_id, pruned_ms, reason) VALUES (?1, " + nowMs + ", ?2)",
@@ -280,6 +273,61 @@ final class StoreRetention {
     if (unit.isPresent() && StoreDb.first(db, UNIT_NEEDED, rs -> 1, unit.get()).isEmpty()) {
       exec(db, "DELETE FROM modules WHERE address = ?1", unit.get());
     }
+  }
+
+  /** The columns of {@code run_io} that name bytes in {@code io_blobs}, each with its index. */
+  private static final List<String> IO_COLUMNS = List.of("stdin", "stdout", "stderr");
+
+  /**
+   * Whether a run not pruned, other than {@code ?2}, names the bytes {@code ?1} in the column, one
+   * column a query: its runs newest first by the column's index, so the search stops at the first
+   * such run. One query over the three columns at once was answered by gathering every run that
+   * names the bytes from all three indexes: every run, for a command that prints the same greeting
+   * (or nothing to stderr) each time, once for each run pruned.
+   */
+  static String ioNeeded(String column) {
+    return "SELECT 1 FROM run_io WHERE "
+        + column
+        + " = ?1 AND run_id <> ?2 AND run_id NOT IN (SELECT run_id FROM pruned)"
+        + " ORDER BY "
+        + column
+        + " DESC, rowid DESC LIMIT 1";
+  }
+
+  /**
+   * A WASI command's stdin and outputs, unless a run not pruned names the same bytes. Each address
+   * is looked for first in the column the pruned run names it in: runs of the same command most
+   * likely name it there too.
+   */
+  private static void pruneIo(Connection db, String runId) throws SQLException {
+    Optional<List<String>> io =
+        StoreDb.first(
+            db,
+            "SELECT stdin, stdout, stderr FROM run_io WHERE run_id = ?",
+            rs -> Arrays.asList(rs.getString(1), rs.getString(2), rs.getString(3)),
+            runId);
+    if (io.isEmpty()) {
+      return;
+    }
+    Set<String> checked = new HashSet<>();
+    for (int i = 0; i < IO_COLUMNS.size(); i++) {
+      String address = io.get().get(i);
+      if (address == null || !checked.add(address) || ioNeeded(db, address, i, runId)) {
+        continue;
+      }
+      exec(db, "DELETE FROM io_blobs WHERE address = ?1", address);
+    }
+  }
+
+  private static boolean ioNeeded(Connection db, String address, int first, String runId)
+      throws SQLException {
+    for (int k = 0; k < IO_COLUMNS.size(); k++) {
+      String column = IO_COLUMNS.get((first + k) % IO_COLUMNS.size());
+      if (StoreDb.first(db, ioNeeded(column), rs -> 1, address, runId).isPresent()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.executor.ExecutionResult;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -14,6 +16,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -262,6 +265,115 @@ class StoreRetentionTest {
       assertTrue(ops.contains("SeekLE") && ops.contains("Prev"), ops.toString());
       assertFalse(ops.contains("Next"), ops.toString());
     }
+  }
+
+  /**
+   * Seeded runs of WASI commands that print the same greeting or their own text, read a shared
+   * stdin, their own or none, and write nothing or their own text to stderr (and runs with no I/O),
+   * pruned by ever tighter bounds: after each prune the store holds exactly the I/O bytes that a
+   * run not pruned names, in any of its three streams.
+   */
+  @Test
+  void ioBytesStayWhileARunNotPrunedNamesThemAndGoWithTheLast() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    Random random = new Random(22);
+    int runs = 120;
+    try (RunStore store = RunStore.open(file, KEY)) {
+      for (int i = 0; i < runs; i++) {
+        RunRecord.Builder run =
+            TestRuns.builder(
+                KEY,
+                id(i),
+                1_000 + i,
+                List.of(),
+                Map.of(),
+                new byte[] {(byte) random.nextInt(3)},
+                "\"Completed\"",
+                TestRuns.grantsOf(id(i)));
+        if (random.nextInt(6) > 0) {
+          run.io(
+              new RunIo(
+                  List.of("cmd"),
+                  stdin(pick(random, new String[] {null, "shared in", "in " + i})),
+                  output(pick(random, new String[] {"hello", "hello", "", "out " + i})),
+                  output(pick(random, new String[] {"", "", "hello", "err " + i})),
+                  0,
+                  true));
+        }
+        store.append(run.build());
+      }
+      assertEquals(ioNamed(file, false), set(file, "SELECT address FROM io_blobs"));
+      for (int keep : new int[] {100, 80, 79, 50, 20, 6, 1}) {
+        store.prune(new RunStore.Retention(Long.MAX_VALUE, keep, 0), 5_000, id(runs - 1));
+        assertEquals(
+            ioNamed(file, true), set(file, "SELECT address FROM io_blobs"), "keeping " + keep);
+      }
+      assertEquals(List.of(), store.verifyAll());
+    }
+  }
+
+  /**
+   * Whether a run not pruned still names I/O bytes is looked up one stream at a time, newest first
+   * by that stream's index; over the three at once it gathered every run naming the bytes, from all
+   * three indexes, for each run pruned.
+   */
+  @Test
+  void theIoCheckSearchesEachStreamsNewestRunsByItsIndex() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    try (RunStore store = RunStore.open(file, KEY)) {
+      append(store, 0, 3);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement st = c.createStatement()) {
+      for (String stream : List.of("stdin", "stdout", "stderr")) {
+        String q = StoreRetention.ioNeeded(stream);
+        List<String> plan = column(st, "EXPLAIN QUERY PLAN " + q, 4);
+        assertTrue(
+            plan.contains("SEARCH run_io USING INDEX run_io_" + stream + " (" + stream + "=?)"),
+            plan.toString());
+        for (String step : plan) {
+          assertFalse(
+              step.startsWith("SCAN ")
+                  || step.contains("MULTI-INDEX")
+                  || step.contains("TEMP B-TREE")
+                  || step.contains("AUTOMATIC"),
+              step + " in the plan of " + q);
+        }
+        List<String> ops = column(st, "EXPLAIN " + q, 2);
+        assertTrue(ops.contains("SeekLE") && ops.contains("Prev"), ops.toString());
+        assertFalse(ops.contains("Next"), ops.toString());
+      }
+    }
+  }
+
+  private static <T> T pick(Random random, T[] choices) {
+    return choices[random.nextInt(choices.length)];
+  }
+
+  private static Optional<byte[]> stdin(String text) {
+    return Optional.ofNullable(text).map(t -> t.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static ExecutionResult.Output output(String text) {
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    return new ExecutionResult.Output(b, b.length, true);
+  }
+
+  /** The I/O addresses that runs name (only those not pruned, if {@code unprunedOnly}). */
+  private static Set<String> ioNamed(Path file, boolean unprunedOnly) throws Exception {
+    String runs =
+        unprunedOnly
+            ? "FROM run_io WHERE run_id NOT IN (SELECT run_id FROM pruned)"
+            : "FROM run_io";
+    return set(
+        file,
+        "SELECT stdin a "
+            + runs
+            + " UNION SELECT stdout "
+            + runs
+            + " UNION SELECT stderr "
+            + runs
+            + " EXCEPT SELECT NULL");
   }
 
   private static List<String> column(Statement st, String query, int column) throws Exception {
