@@ -66,17 +66,7 @@ public final class MerkleVerifier {
     }
     // A walk that runs longer than the tree is deep is unreachable after the length check; the
     // walk keeps the RFC's own guard all the same.
-    Walk w = walk(null, leafHash, index, size - 1, path, 0);
-    if (w.depth() != null) {
-      return invalid(
-          ProofCheck.Failure.PROOF_LENGTH, "path " + w.depth() + " than the tree is deep");
-    }
-    if (!same(w.all(), root)) {
-      return invalid(
-          ProofCheck.Failure.ROOT_MISMATCH,
-          "path leads to root " + Hex.encode(w.all()) + ", expected " + hexOf(root));
-    }
-    return new ProofCheck.Valid();
+    return ended(walk(null, leafHash, index, size - 1, path, 0), "path", null, "root", root);
   }
 
   /**
@@ -155,20 +145,29 @@ public final class MerkleVerifier {
       fn >>= 1;
       sn >>= 1;
     }
-    Walk w = walk(seed, seed, fn, sn, path, next);
+    return ended(walk(seed, seed, fn, sn, path, next), "proof", oldRoot, "new root", newRoot);
+  }
+
+  /**
+   * The verdict on where a walk up {@code what} ("path" or "proof") ended: it must fit the tree's
+   * depth, rebuild {@code oldRoot} from its left siblings unless that is null (an inclusion proof),
+   * and rebuild {@code root} (called {@code rootName} in the detail) from all of them.
+   */
+  private static ProofCheck ended(
+      Walk w, String what, byte[] oldRoot, String rootName, byte[] root) {
     if (w.depth() != null) {
       return invalid(
-          ProofCheck.Failure.PROOF_LENGTH, "proof " + w.depth() + " than the tree is deep");
+          ProofCheck.Failure.PROOF_LENGTH, what + " " + w.depth() + " than the tree is deep");
     }
-    if (!same(w.left(), oldRoot)) {
+    if (oldRoot != null && !same(w.left(), oldRoot)) {
       return invalid(
           ProofCheck.Failure.OLD_ROOT_MISMATCH,
-          "proof leads to old root " + Hex.encode(w.left()) + ", expected " + hexOf(oldRoot));
+          what + " leads to old root " + Hex.encode(w.left()) + ", expected " + hexOf(oldRoot));
     }
-    if (!same(w.all(), newRoot)) {
+    if (!same(w.all(), root)) {
       return invalid(
           ProofCheck.Failure.ROOT_MISMATCH,
-          "proof leads to new root " + Hex.encode(w.all()) + ", expected " + hexOf(newRoot));
+          what + " leads to " + rootName + " " + Hex.encode(w.all()) + ", expected " + hexOf(root));
     }
     return new ProofCheck.Valid();
   }
