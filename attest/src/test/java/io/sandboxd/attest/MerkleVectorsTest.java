@@ -160,38 +160,37 @@ class MerkleVectorsTest {
   void generatedProofsEqualVectorProofs() {
     MerkleTree tree = MerkleTree.of(MerkleHash.sha256(), CT_LEAVES);
     int matched = 0;
-    for (Vector v : load("merkle/inclusion")) {
-      if (v.wantErr()) {
-        continue;
-      }
+    for (Vector v : happyPaths("merkle/inclusion")) {
       int size = (int) v.num("treeSize");
       int index = (int) v.num("leafIdx");
-      if (size > CT_LEAVES.size()
-          || !Arrays.equals(tree.root(size), v.bytes("root"))
-          || !Arrays.equals(tree.leafHash(index), v.bytes("leafHash"))) {
-        continue;
+      if (ctRoot(tree, size, v, "root")
+          && Arrays.equals(tree.leafHash(index), v.bytes("leafHash"))) {
+        assertEquals(
+            new InclusionProof(index, size, v.proof()), tree.inclusionProof(index, size), v.name());
+        matched++;
       }
-      assertEquals(
-          new InclusionProof(index, size, v.proof()), tree.inclusionProof(index, size), v.name());
-      matched++;
     }
-    for (Vector v : load("merkle/consistency")) {
-      if (v.wantErr()) {
-        continue;
-      }
+    for (Vector v : happyPaths("merkle/consistency")) {
       int m = (int) v.num("size1");
       int n = (int) v.num("size2");
-      if (n > CT_LEAVES.size()
-          || !Arrays.equals(tree.root(m), v.bytes("root1"))
-          || !Arrays.equals(tree.root(n), v.bytes("root2"))) {
-        continue;
+      if (ctRoot(tree, n, v, "root2") && ctRoot(tree, m, v, "root1")) {
+        assertEquals(new ConsistencyProof(m, n, v.proof()), tree.consistencyProof(m, n), v.name());
+        matched++;
       }
-      assertEquals(new ConsistencyProof(m, n, v.proof()), tree.consistencyProof(m, n), v.name());
-      matched++;
     }
     // inclusion/{0..4} and consistency/{0..4} happy paths all use the CT leaves.
     assertTrue(matched >= 10, "only " + matched + " happy paths matched the CT leaves");
     System.out.printf("merkle: %d generated proofs equal the vectors' proofs%n", matched);
+  }
+
+  /** The vectors under {@code dir} that want no error. */
+  private static List<Vector> happyPaths(String dir) {
+    return load(dir).stream().filter(v -> !v.wantErr()).toList();
+  }
+
+  /** Whether the vector's root {@code field} is the root of the first {@code size} CT leaves. */
+  private static boolean ctRoot(MerkleTree tree, int size, Vector v, String field) {
+    return size <= CT_LEAVES.size() && Arrays.equals(tree.root(size), v.bytes(field));
   }
 
   @Test

@@ -15,63 +15,71 @@ import org.junit.jupiter.api.Test;
 
 /** Ed25519 (RFC 8032, pure) through {@link SigningKey} and {@link PublicKey}: WIRE.md §2.0.3. */
 class SigningTest {
+  /** One RFC 8032 §7.1 test case: the secret seed, public key and signature, in hex. */
+  private record Rfc8032(String secretHex, String publicHex, String signatureHex) {
+    SigningKey key() {
+      return SigningKey.fromSeed(Hex.decode(secretHex, 32, "secret"));
+    }
+
+    PublicKey publicKey() {
+      return PublicKey.ofHex(publicHex, "pk");
+    }
+
+    byte[] signature() {
+      return Hex.decode(signatureHex, 64, "sig");
+    }
+  }
+
   // RFC 8032 §7.1, TEST 1: empty message.
-  private static final String T1_SECRET =
-      "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
-  private static final String T1_PUBLIC =
-      "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
-  private static final String T1_SIGNATURE =
-      "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b";
+  private static final Rfc8032 T1 =
+      new Rfc8032(
+          "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+          "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+          "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
 
   // RFC 8032 §7.1, TEST 2: one-byte message 0x72.
-  private static final String T2_SECRET =
-      "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb";
-  private static final String T2_PUBLIC =
-      "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
-  private static final String T2_SIGNATURE =
-      "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00";
+  private static final Rfc8032 T2 =
+      new Rfc8032(
+          "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
+          "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c",
+          "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00");
 
   /** Group order of edwards25519 (RFC 8032 §5.1). */
   private static final BigInteger L =
       BigInteger.TWO.pow(252).add(new BigInteger("27742317777372353535851937790883648493"));
 
-  private static SigningKey rfcKey1() {
-    return SigningKey.fromSeed(Hex.decode(T1_SECRET, 32, "secret"));
-  }
-
   @Test
   void rfc8032Test1PublicKeyIsDerivedFromTheSeed() {
-    assertEquals(T1_PUBLIC, rfcKey1().publicKey().hex());
+    assertEquals(T1.publicHex(), T1.key().publicKey().hex());
   }
 
   @Test
   void rfc8032Test1SignatureIsByteExact() {
-    byte[] sig = rfcKey1().sign(new byte[0]);
+    byte[] sig = T1.key().sign(new byte[0]);
     assertEquals(64, sig.length);
-    assertEquals(T1_SIGNATURE, Hex.encode(sig));
+    assertEquals(T1.signatureHex(), Hex.encode(sig));
   }
 
   @Test
   void rfc8032Test1SignatureVerifiesUnderThePublishedKey() {
-    PublicKey pk = PublicKey.ofHex(T1_PUBLIC, "public");
-    assertTrue(pk.verify(new byte[0], Hex.decode(T1_SIGNATURE, 64, "sig")));
+    PublicKey pk = T1.publicKey();
+    assertTrue(pk.verify(new byte[0], T1.signature()));
   }
 
   @Test
   void rfc8032Test2OneByteMessage() {
-    SigningKey key = SigningKey.fromSeed(Hex.decode(T2_SECRET, 32, "secret"));
+    SigningKey key = T2.key();
     byte[] msg = {0x72};
-    assertEquals(T2_PUBLIC, key.publicKey().hex());
-    assertEquals(T2_SIGNATURE, Hex.encode(key.sign(msg)));
-    assertTrue(PublicKey.ofHex(T2_PUBLIC, "pk").verify(msg, Hex.decode(T2_SIGNATURE, 64, "sig")));
+    assertEquals(T2.publicHex(), key.publicKey().hex());
+    assertEquals(T2.signatureHex(), Hex.encode(key.sign(msg)));
+    assertTrue(T2.publicKey().verify(msg, T2.signature()));
     // The TEST 1 signature is not a signature of TEST 2's message, nor under TEST 2's key.
-    assertFalse(
-        PublicKey.ofHex(T2_PUBLIC, "pk").verify(new byte[0], Hex.decode(T1_SIGNATURE, 64, "s")));
+    assertFalse(T2.publicKey().verify(new byte[0], T1.signature()));
   }
 
   @Test
   void signingIsDeterministic() {
-    SigningKey key = rfcKey1();
+    SigningKey key = T1.key();
     byte[] msg = "the same bytes".getBytes(StandardCharsets.UTF_8);
     assertArrayEquals(key.sign(msg), key.sign(msg));
   }
@@ -99,7 +107,7 @@ class SigningTest {
           byte[] message = g.bytes(1, 256);
           int index = g.intBetween(0, 255);
           int xor = g.intBetween(1, 255);
-          SigningKey key = rfcKey1();
+          SigningKey key = T1.key();
           byte[] sig = key.sign(message);
           byte[] tampered = message.clone();
           tampered[index % tampered.length] ^= (byte) xor;
@@ -109,7 +117,7 @@ class SigningTest {
 
   @Test
   void anExtendedOrTruncatedMessageFails() {
-    SigningKey key = rfcKey1();
+    SigningKey key = T1.key();
     byte[] msg = "receipt".getBytes(StandardCharsets.UTF_8);
     byte[] sig = key.sign(msg);
     assertFalse(key.publicKey().verify(Arrays.copyOf(msg, msg.length + 1), sig));
@@ -123,16 +131,16 @@ class SigningTest {
         g -> {
           int index = g.intBetween(0, 63);
           int xor = g.intBetween(1, 255);
-          byte[] sig = Hex.decode(T1_SIGNATURE, 64, "sig");
+          byte[] sig = T1.signature();
           sig[index] ^= (byte) xor;
-          assertFalse(PublicKey.ofHex(T1_PUBLIC, "pk").verify(new byte[0], sig));
+          assertFalse(T1.publicKey().verify(new byte[0], sig));
         });
   }
 
   @Test
   void wrongLengthSignaturesFailWithoutThrowing() {
-    PublicKey pk = PublicKey.ofHex(T1_PUBLIC, "pk");
-    byte[] good = Hex.decode(T1_SIGNATURE, 64, "sig");
+    PublicKey pk = T1.publicKey();
+    byte[] good = T1.signature();
     assertFalse(pk.verify(new byte[0], new byte[0]));
     assertFalse(pk.verify(new byte[0], Arrays.copyOf(good, 63)));
     assertFalse(pk.verify(new byte[0], Arrays.copyOf(good, 65)));
@@ -143,7 +151,7 @@ class SigningTest {
   @Test
   void aNonCanonicalScalarIsRefused() {
     // S + L encodes the same scalar mod L; RFC 8032 §5.1.7 requires S < L (no malleability).
-    byte[] sig = Hex.decode(T1_SIGNATURE, 64, "sig");
+    byte[] sig = T1.signature();
     byte[] sLe = Arrays.copyOfRange(sig, 32, 64);
     BigInteger s = new BigInteger(1, reverse(sLe));
     BigInteger bumped = s.add(L);
@@ -156,7 +164,7 @@ class SigningTest {
     byte[] malleated = sig.clone();
     System.arraycopy(le, 0, malleated, 32, 32);
     assertNotEquals(Hex.encode(sig), Hex.encode(malleated));
-    assertFalse(PublicKey.ofHex(T1_PUBLIC, "pk").verify(new byte[0], malleated));
+    assertFalse(T1.publicKey().verify(new byte[0], malleated));
   }
 
   @Test
@@ -189,11 +197,11 @@ class SigningTest {
     AttestException upper =
         assertThrows(
             AttestException.class,
-            () -> PublicKey.ofHex(T1_PUBLIC.toUpperCase(Locale.ROOT), "host.key"));
+            () -> PublicKey.ofHex(T1.publicHex().toUpperCase(Locale.ROOT), "host.key"));
     assertTrue(upper.getMessage().startsWith("host.key:"), upper.getMessage());
     AttestException shortHex =
         assertThrows(
-            AttestException.class, () -> PublicKey.ofHex(T1_PUBLIC.substring(2), "host.key"));
+            AttestException.class, () -> PublicKey.ofHex(T1.publicHex().substring(2), "host.key"));
     assertTrue(shortHex.getMessage().contains("expected 64 hex characters"), shortHex.getMessage());
   }
 
@@ -207,24 +215,24 @@ class SigningTest {
 
   @Test
   void publicKeyValueSemantics() {
-    PublicKey a = PublicKey.ofHex(T1_PUBLIC, "pk");
-    PublicKey b = PublicKey.ofRaw(Hex.decode(T1_PUBLIC, 32, "pk"));
+    PublicKey a = T1.publicKey();
+    PublicKey b = PublicKey.ofRaw(Hex.decode(T1.publicHex(), 32, "pk"));
     assertEquals(a, b);
     assertEquals(a.hashCode(), b.hashCode());
-    assertNotEquals(a, PublicKey.ofHex(T2_PUBLIC, "pk"));
-    assertEquals(T1_PUBLIC, a.toString());
+    assertNotEquals(a, T2.publicKey());
+    assertEquals(T1.publicHex(), a.toString());
     // raw() hands out a copy: changing it does not change the key.
     byte[] raw = a.raw();
     raw[0] ^= 1;
-    assertEquals(T1_PUBLIC, a.hex());
+    assertEquals(T1.publicHex(), a.hex());
   }
 
   @Test
   void signingKeyToStringDoesNotLeakTheSeed() {
-    String s = rfcKey1().toString();
-    assertTrue(s.contains(T1_PUBLIC), s);
-    assertFalse(s.contains(T1_SECRET), s);
-    assertFalse(s.contains(T1_SECRET.substring(0, 16)), s);
+    String s = T1.key().toString();
+    assertTrue(s.contains(T1.publicHex()), s);
+    assertFalse(s.contains(T1.secretHex()), s);
+    assertFalse(s.contains(T1.secretHex().substring(0, 16)), s);
   }
 
   @Test
