@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 
 /**
  * devcontainer.json (JSONC, as people write it) into the environment manifest core of WIRE.md §2.7,
@@ -170,15 +171,31 @@ public final class DevcontainerIngest {
       String key = e.getKey();
       JsonNode v = e.getValue();
       if (IDENTITY.contains(key)) {
+        if (v.isNull()) {
+          continue; // as if absent: a null image is reported missing below
+        }
         switch (key) {
           case "image" -> {
-            sawImage = !v.isNull();
-            image(r, v);
+            sawImage = true;
+            r.image = nonEmptyText(v, "image", "an image reference", r::unresolved);
           }
-          case "features" -> features(r, v);
-          case "containerEnv" -> containerEnv(r, v);
+          case "features" ->
+              eachMember(
+                  r,
+                  v,
+                  "features",
+                  "an object mapping feature id to options",
+                  DevcontainerIngest::feature);
+          case "containerEnv" ->
+              eachMember(
+                  r,
+                  v,
+                  "containerEnv",
+                  "an object of name: value strings",
+                  DevcontainerIngest::variable);
           case "mounts" -> mounts(r, v);
-          case "remoteUser" -> remoteUser(r, v);
+          case "remoteUser" ->
+              r.remoteUser = nonEmptyText(v, "remoteUser", "a user name", r::removeField);
           default -> throw new IllegalStateException(key);
         }
       } else if (!EXCLUDED.contains(key)) {
@@ -213,50 +230,64 @@ public final class DevcontainerIngest {
     return "unknown field: dropping it silently could mint a false identity";
   }
 
-  private static void image(Reading r, JsonNode v) {
-    if (v.isNull()) {
-      return; // reported as missing
-    }
+  /**
+   * The text of field {@code key} when it is a non-empty string; else null, the field refused
+   * through {@code refuse} as not {@code expected}.
+   */
+  private static String nonEmptyText(
+      JsonNode v, String key, String expected, BiConsumer<String, String> refuse) {
     if (!v.isTextual() || v.textValue().isEmpty()) {
-      r.unresolved("image", "expected an image reference (a non-empty string), got " + what(v));
-      return;
+      refuse.accept(key, "expected " + expected + " (a non-empty string), got " + what(v));
+      return null;
     }
-    r.image = v.textValue();
+    return v.textValue();
   }
 
-  private static void features(Reading r, JsonNode v) {
-    if (v.isNull()) {
-      return;
-    }
+  /** Takes one member of an object field into the reading, or says why it is refused. */
+  @FunctionalInterface
+  private interface Member {
+    String take(Reading r, String name, JsonNode value);
+  }
+
+  /**
+   * Reads object field {@code key} member by member; a member {@code member} refuses is left out of
+   * the derived document too, and a field that is not an object ({@code expected}) whole.
+   */
+  private static void eachMember(
+      Reading r, JsonNode v, String key, String expected, Member member) {
     if (!v.isObject()) {
-      r.removeField("features", "expected an object mapping feature id to options, got " + what(v));
+      r.removeField(key, "expected " + expected + ", got " + what(v));
       return;
     }
-    ObjectNode kept = (ObjectNode) r.derived.get("features");
-    for (Map.Entry<String, JsonNode> f : v.properties()) {
-      String id = f.getKey();
-      String path = "features." + id;
-      JsonNode opts = f.getValue();
-      String fault = null;
-      ObjectNode options = null;
-      if (id.isEmpty()) {
-        fault = "a feature id must not be empty";
-      } else if (opts.isTextual()) {
-        // The string shorthand names a version (INF, WIRE.md §2.7).
-        options = CanonicalJson.mapper().createObjectNode().put("version", opts.textValue());
-      } else if (opts.isObject()) {
-        fault = integersOnly(opts, path);
-        options = (ObjectNode) opts;
-      } else {
-        fault = "expected an options object or a version string, got " + what(opts);
-      }
+    ObjectNode kept = (ObjectNode) r.derived.get(key);
+    for (Map.Entry<String, JsonNode> e : v.properties()) {
+      String fault = member.take(r, e.getKey(), e.getValue());
       if (fault != null) {
-        r.remove(path, fault);
-        kept.remove(id);
-      } else {
-        r.features.add(new Feature(id, options));
+        r.remove(key + "." + e.getKey(), fault);
+        kept.remove(e.getKey());
       }
     }
+  }
+
+  private static String feature(Reading r, String id, JsonNode opts) {
+    if (id.isEmpty()) {
+      return "a feature id must not be empty";
+    }
+    ObjectNode options;
+    if (opts.isTextual()) {
+      // The string shorthand names a version (INF, WIRE.md §2.7).
+      options = CanonicalJson.mapper().createObjectNode().put("version", opts.textValue());
+    } else if (opts.isObject()) {
+      String fault = integersOnly(opts, "features." + id);
+      if (fault != null) {
+        return fault;
+      }
+      options = (ObjectNode) opts;
+    } else {
+      return "expected an options object or a version string, got " + what(opts);
+    }
+    r.features.add(new Feature(id, options));
+    return null;
   }
 
   /** Signed records carry integers in [0, 2^53-1] only: the first other number, or null. */
@@ -292,50 +323,21 @@ public final class DevcontainerIngest {
     return m.entrySet();
   }
 
-  private static void containerEnv(Reading r, JsonNode v) {
-    if (v.isNull()) {
-      return;
+  private static String variable(Reading r, String name, JsonNode val) {
+    if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
+      return "not a variable name (empty, or contains '=' or NUL)";
     }
-    if (!v.isObject()) {
-      r.removeField("containerEnv", "expected an object of name: value strings, got " + what(v));
-      return;
+    if (!val.isTextual()) {
+      return "expected a string value, got " + what(val);
     }
-    ObjectNode kept = (ObjectNode) r.derived.get("containerEnv");
-    for (Map.Entry<String, JsonNode> e : v.properties()) {
-      String name = e.getKey();
-      JsonNode val = e.getValue();
-      String fault = null;
-      if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
-        fault = "not a variable name (empty, or contains '=' or NUL)";
-      } else if (!val.isTextual()) {
-        fault = "expected a string value, got " + what(val);
-      } else if (val.textValue().indexOf('\0') >= 0) {
-        fault = "a value must not contain NUL";
-      }
-      if (fault != null) {
-        r.remove("containerEnv." + name, fault);
-        kept.remove(name);
-      } else {
-        r.env.put(name, val.textValue());
-      }
+    if (val.textValue().indexOf('\0') >= 0) {
+      return "a value must not contain NUL";
     }
-  }
-
-  private static void remoteUser(Reading r, JsonNode v) {
-    if (v.isNull()) {
-      return;
-    }
-    if (!v.isTextual() || v.textValue().isEmpty()) {
-      r.removeField("remoteUser", "expected a user name (a non-empty string), got " + what(v));
-      return;
-    }
-    r.remoteUser = v.textValue();
+    r.env.put(name, val.textValue());
+    return null;
   }
 
   private static void mounts(Reading r, JsonNode v) {
-    if (v.isNull()) {
-      return;
-    }
     if (!v.isArray()) {
       r.removeField("mounts", "expected an array of mounts, got " + what(v));
       return;

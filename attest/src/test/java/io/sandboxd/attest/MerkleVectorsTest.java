@@ -83,13 +83,7 @@ class MerkleVectorsTest {
   @TestFactory
   Stream<DynamicTest> inclusion() {
     List<Vector> cases = load("merkle/inclusion");
-    return judged(
-        cases,
-        v -> {
-          InclusionProof proof = new InclusionProof(v.num("leafIdx"), v.num("treeSize"), v.proof());
-          return SHA256.verifyInclusion(
-              proof, v.bytes("leafHash"), new TreeHead(v.num("treeSize"), v.bytes("root")));
-        });
+    return judged(cases, v -> verifyInclusion(v.num("leafIdx"), v.num("treeSize"), v));
   }
 
   @TestFactory
@@ -114,9 +108,7 @@ class MerkleVectorsTest {
           BigInteger start = v.big("start");
           long index = u64(v.big("leafIdx").subtract(start));
           long size = u64(v.big("end").subtract(start));
-          InclusionProof proof = new InclusionProof(index, size, v.proof());
-          return SHA256.verifyInclusion(
-              proof, v.bytes("leafHash"), new TreeHead(size, v.bytes("root")));
+          return verifyInclusion(index, size, v);
         });
   }
 
@@ -220,6 +212,13 @@ class MerkleVectorsTest {
                       assertEquals(
                           !v.wantErr(), verdict.isValid(), () -> v.name() + ": " + verdict);
                     }));
+  }
+
+  private static ProofCheck verifyInclusion(long index, long size, Vector v) {
+    return SHA256.verifyInclusion(
+        new InclusionProof(index, size, v.proof()),
+        v.bytes("leafHash"),
+        new TreeHead(size, v.bytes("root")));
   }
 
   private static ProofCheck verifyConsistency(long size1, long size2, Vector v) {
