@@ -210,10 +210,8 @@ final class WasiImports {
     return run()
         .pathOpen(
             memory,
-            dirFd,
+            new GuestPath(dirFd, pathPtr, pathLen),
             lookup,
-            pathPtr,
-            pathLen,
             oflags,
             rights,
             rightsInheriting,
@@ -223,13 +221,13 @@ final class WasiImports {
 
   @WasmExport("path_create_directory")
   public int pathCreateDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
-    return run().pathCreateDirectory(memory, dirFd, pathPtr, pathLen);
+    return run().pathCreateDirectory(memory, new GuestPath(dirFd, pathPtr, pathLen));
   }
 
   @WasmExport("path_filestat_get")
   public int pathFilestatGet(
       Memory memory, int dirFd, int lookup, int pathPtr, int pathLen, int buf) {
-    return run().pathFilestatGet(memory, dirFd, lookup, pathPtr, pathLen, buf);
+    return run().pathFilestatGet(memory, new GuestPath(dirFd, pathPtr, pathLen), lookup, buf);
   }
 
   @WasmExport("path_filestat_set_times")
@@ -243,7 +241,8 @@ final class WasiImports {
       long mtim,
       int fstFlags) {
     return run()
-        .pathFilestatSetTimes(memory, dirFd, lookup, pathPtr, pathLen, atim, mtim, fstFlags);
+        .pathFilestatSetTimes(
+            memory, new GuestPath(dirFd, pathPtr, pathLen), lookup, atim, mtim, fstFlags);
   }
 
   @WasmExport("path_link")
@@ -255,18 +254,20 @@ final class WasiImports {
   @WasmExport("path_readlink")
   public int pathReadlink(
       Memory memory, int dirFd, int pathPtr, int pathLen, int buf, int bufLen, int usedPtr) {
-    return run().pathReadlink(memory, dirFd, pathPtr, pathLen, buf, bufLen, usedPtr);
+    return run().pathReadlink(memory, new GuestPath(dirFd, pathPtr, pathLen), buf, bufLen, usedPtr);
   }
 
   @WasmExport("path_remove_directory")
   public int pathRemoveDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
-    return run().pathRemoveDirectory(memory, dirFd, pathPtr, pathLen);
+    return run().pathRemoveDirectory(memory, new GuestPath(dirFd, pathPtr, pathLen));
   }
 
   @WasmExport("path_rename")
   public int pathRename(
       Memory memory, int oldFd, int oldPtr, int oldLen, int newFd, int newPtr, int newLen) {
-    return run().pathRename(memory, oldFd, oldPtr, oldLen, newFd, newPtr, newLen);
+    return run()
+        .pathRename(
+            memory, new GuestPath(oldFd, oldPtr, oldLen), new GuestPath(newFd, newPtr, newLen));
   }
 
   @WasmExport("path_symlink")
@@ -276,7 +277,7 @@ final class WasiImports {
 
   @WasmExport("path_unlink_file")
   public int pathUnlinkFile(Memory memory, int dirFd, int pathPtr, int pathLen) {
-    return run().pathUnlinkFile(memory, dirFd, pathPtr, pathLen);
+    return run().pathUnlinkFile(memory, new GuestPath(dirFd, pathPtr, pathLen));
   }
 
   @WasmExport("fd_readdir")

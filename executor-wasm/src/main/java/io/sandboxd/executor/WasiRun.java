@@ -247,19 +247,17 @@ final class WasiRun implements AutoCloseable {
 
   int pathOpen(
       Memory memory,
-      int dirFd,
+      GuestPath path,
       int lookup,
-      int pathPtr,
-      int pathLen,
       int oflags,
       long rights,
       long rightsInheriting,
       int fdflags,
       int fdPtr) {
     GuestMemory mem = new GuestMemory(memory);
-    String raw = string(mem, pathPtr, pathLen);
+    String raw = path.text(mem);
     if (raw == null) {
-      return stringErrno(mem, pathPtr, pathLen);
+      return path.errno(mem);
     }
     if (!mem.inBounds(fdPtr, 4)) {
       return Errno.FAULT;
@@ -274,7 +272,7 @@ final class WasiRun implements AutoCloseable {
         read && write
             ? new PathMode[] {PathMode.READ, PathMode.WRITE}
             : write ? new PathMode[] {PathMode.WRITE} : new PathMode[] {PathMode.READ};
-    WasiPathBroker.Brokered b = resolve(dirFd, raw, follows(lookup), modes);
+    WasiPathBroker.Brokered b = resolve(path.dirFd(), raw, follows(lookup), modes);
     if (!b.ok()) {
       return b.errno();
     }
@@ -321,7 +319,7 @@ final class WasiRun implements AutoCloseable {
       }
       if (read) {
         // Opened for reading: the run holds the bytes from here on, under both names it used.
-        noteRead(dirFd, raw, b);
+        noteRead(path.dirFd(), raw, b);
       }
       broker.opened(
           fd,
@@ -334,12 +332,10 @@ final class WasiRun implements AutoCloseable {
     return errno;
   }
 
-  int pathCreateDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
+  int pathCreateDirectory(Memory memory, GuestPath path) {
     return onePath(
         memory,
-        dirFd,
-        pathPtr,
-        pathLen,
+        path,
         false,
         PathMode.WRITE,
         b -> {
@@ -355,16 +351,14 @@ final class WasiRun implements AutoCloseable {
         });
   }
 
-  int pathFilestatGet(Memory memory, int dirFd, int lookup, int pathPtr, int pathLen, int buf) {
+  int pathFilestatGet(Memory memory, GuestPath path, int lookup, int buf) {
     if (!new GuestMemory(memory).inBounds(buf, FILESTAT_BYTES)) {
       return Errno.FAULT;
     }
     int errno =
         onePath(
             memory,
-            dirFd,
-            pathPtr,
-            pathLen,
+            path,
             follows(lookup),
             PathMode.READ,
             b ->
@@ -377,19 +371,10 @@ final class WasiRun implements AutoCloseable {
   }
 
   int pathFilestatSetTimes(
-      Memory memory,
-      int dirFd,
-      int lookup,
-      int pathPtr,
-      int pathLen,
-      long atim,
-      long mtim,
-      int fstFlags) {
+      Memory memory, GuestPath path, int lookup, long atim, long mtim, int fstFlags) {
     return onePath(
         memory,
-        dirFd,
-        pathPtr,
-        pathLen,
+        path,
         follows(lookup),
         PathMode.WRITE,
         b ->
@@ -407,17 +392,14 @@ final class WasiRun implements AutoCloseable {
     return broker == null ? Errno.BADF : Errno.PERM;
   }
 
-  int pathReadlink(
-      Memory memory, int dirFd, int pathPtr, int pathLen, int buf, int bufLen, int usedPtr) {
+  int pathReadlink(Memory memory, GuestPath path, int buf, int bufLen, int usedPtr) {
     GuestMemory mem = new GuestMemory(memory);
     if (!mem.inBounds(buf, bufLen) || !mem.inBounds(usedPtr, 4)) {
       return Errno.FAULT;
     }
     return onePath(
         memory,
-        dirFd,
-        pathPtr,
-        pathLen,
+        path,
         false,
         PathMode.READ,
         b ->
@@ -425,22 +407,18 @@ final class WasiRun implements AutoCloseable {
                 memory, b.fd(), b.forChicory(), (int) buf, (int) bufLen, (int) usedPtr));
   }
 
-  int pathRemoveDirectory(Memory memory, int dirFd, int pathPtr, int pathLen) {
+  int pathRemoveDirectory(Memory memory, GuestPath path) {
     return removed(
         memory,
-        dirFd,
-        pathPtr,
-        pathLen,
+        path,
         b -> StorageLedger.ENTRY_BYTES,
         b -> wasi.pathRemoveDirectory(b.fd(), b.forChicory()));
   }
 
-  int pathUnlinkFile(Memory memory, int dirFd, int pathPtr, int pathLen) {
+  int pathUnlinkFile(Memory memory, GuestPath path) {
     return removed(
         memory,
-        dirFd,
-        pathPtr,
-        pathLen,
+        path,
         b -> StorageRoot.cost(b.host()),
         b -> wasi.pathUnlinkFile(b.fd(), b.forChicory()));
   }
@@ -450,17 +428,10 @@ final class WasiRun implements AutoCloseable {
    * cost ({@code cost}, read before it is gone) once the removal succeeds.
    */
   private int removed(
-      Memory memory,
-      int dirFd,
-      int pathPtr,
-      int pathLen,
-      ToLongFunction<WasiPathBroker.Brokered> cost,
-      Act remove) {
+      Memory memory, GuestPath path, ToLongFunction<WasiPathBroker.Brokered> cost, Act remove) {
     return onePath(
         memory,
-        dirFd,
-        pathPtr,
-        pathLen,
+        path,
         false,
         PathMode.DELETE,
         b -> {
@@ -473,23 +444,22 @@ final class WasiRun implements AutoCloseable {
         });
   }
 
-  int pathRename(
-      Memory memory, int oldFd, int oldPtr, int oldLen, int newFd, int newPtr, int newLen) {
+  int pathRename(Memory memory, GuestPath oldPath, GuestPath newPath) {
     GuestMemory mem = new GuestMemory(memory);
-    String oldRaw = string(mem, oldPtr, oldLen);
-    String newRaw = string(mem, newPtr, newLen);
+    String oldRaw = oldPath.text(mem);
+    String newRaw = newPath.text(mem);
     if (oldRaw == null || newRaw == null) {
-      return oldRaw == null ? stringErrno(mem, oldPtr, oldLen) : stringErrno(mem, newPtr, newLen);
+      return oldRaw == null ? oldPath.errno(mem) : newPath.errno(mem);
     }
     // Moving bytes changes them under both names: the old name must be readable, writable and
     // deletable, the new one writable (and deletable when something is there to be replaced), so a
     // rename can never make readable or writable what was not.
     WasiPathBroker.Brokered from =
-        resolve(oldFd, oldRaw, false, PathMode.READ, PathMode.WRITE, PathMode.DELETE);
+        resolve(oldPath.dirFd(), oldRaw, false, PathMode.READ, PathMode.WRITE, PathMode.DELETE);
     if (!from.ok()) {
       return from.errno();
     }
-    WasiPathBroker.Brokered to = resolve(newFd, newRaw, false, PathMode.WRITE);
+    WasiPathBroker.Brokered to = resolve(newPath.dirFd(), newRaw, false, PathMode.WRITE);
     if (!to.ok()) {
       return to.errno();
     }
@@ -565,17 +535,16 @@ final class WasiRun implements AutoCloseable {
     int on(WasiPathBroker.Brokered b);
   }
 
-  private int onePath(
-      Memory memory, int dirFd, long ptr, long len, boolean follow, PathMode mode, Act act) {
+  private int onePath(Memory memory, GuestPath path, boolean follow, PathMode mode, Act act) {
     GuestMemory mem = new GuestMemory(memory);
-    String raw = string(mem, ptr, len);
+    String raw = path.text(mem);
     if (raw == null) {
-      return stringErrno(mem, ptr, len);
+      return path.errno(mem);
     }
-    WasiPathBroker.Brokered b = resolve(dirFd, raw, follow, mode);
+    WasiPathBroker.Brokered b = resolve(path.dirFd(), raw, follow, mode);
     if (b.ok() && mode == PathMode.READ) {
       // A stat or readlink hands the guest what lies at the path: a read like any other.
-      noteRead(dirFd, raw, b);
+      noteRead(path.dirFd(), raw, b);
     }
     return b.ok() ? act.on(b) : b.errno();
   }
@@ -812,20 +781,6 @@ final class WasiRun implements AutoCloseable {
       total += len;
     }
     return total;
-  }
-
-  // ---- guest strings ----
-
-  /** The guest's bytes as strict UTF-8, or null (see {@link #stringErrno}). */
-  private static String string(GuestMemory mem, long ptr, long len) {
-    if (!mem.inBounds(ptr, len)) {
-      return null;
-    }
-    return SandboxImports.utf8(mem.read(ptr, len));
-  }
-
-  private static int stringErrno(GuestMemory mem, long ptr, long len) {
-    return mem.inBounds(ptr, len) ? Errno.ILSEQ : Errno.FAULT;
   }
 
   /** Notes cut output in the log and closes every descriptor the guest left open. */
