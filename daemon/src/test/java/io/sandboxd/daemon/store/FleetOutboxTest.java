@@ -26,10 +26,7 @@ class FleetOutboxTest extends StoreFileFixture {
    */
   @Test
   void answersWhatIsUnprovenInStoreOrderWhateverOrderProofsComeIn() throws Exception {
-    try (RunStore s = RunStore.open(file(), key)) {
-      fill(s, 0, 12);
-    }
-    oldLayout("run-00005");
+    fillInBothLayouts(12, "run-00005");
     for (long seed = 1; seed <= 4; seed++) {
       Random random = new Random(seed);
       Set<String> proven = new HashSet<>();

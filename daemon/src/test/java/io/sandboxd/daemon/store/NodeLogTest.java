@@ -64,6 +64,18 @@ class NodeLogTest {
     }
   }
 
+  /**
+   * The leaves after storing {@code n} runs in a fresh store (then closed) and taking its file back
+   * to schema {@code version} by {@code statements}, as a store left by that version for the next
+   * open to upgrade.
+   */
+  private List<String> storedRunsBackAt(int n, int version, String... statements) throws Exception {
+    List<String> leaves = storedRuns(n);
+    execute(statements);
+    execute("PRAGMA user_version = " + version);
+    return leaves;
+  }
+
   /** Runs {@code statements} on the store's file behind its back, in order. */
   private void execute(String... statements) throws Exception {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db());
@@ -171,20 +183,21 @@ class NodeLogTest {
 
   @Test
   void anUpgradedStoreLogsTheRecordsItAlreadyHolds() throws Exception {
-    List<String> before = storedRuns(4);
     // Back to the schema before the log: drop its tables and step the version back.
     // 9: the version before migration 10 added the log (later migrations run again, idempotent).
     // Its records go back to the table they were kept in then (schema 23 moved them).
-    execute(
-        "DROP TABLE node_log",
-        "DROP TABLE node_log_subtrees",
-        "DROP TABLE node_log_checkpoints",
-        "INSERT INTO records (address, run_id, kind, seq, envelope)"
-            + " SELECT address, run_id, kind, seq, envelope FROM run_records ORDER BY id",
-        "DROP TABLE run_records",
-        "ALTER TABLE runs DROP COLUMN records_at",
-        "ALTER TABLE runs DROP COLUMN records_n",
-        "PRAGMA user_version = 9");
+    List<String> before =
+        storedRunsBackAt(
+            4,
+            9,
+            "DROP TABLE node_log",
+            "DROP TABLE node_log_subtrees",
+            "DROP TABLE node_log_checkpoints",
+            "INSERT INTO records (address, run_id, kind, seq, envelope)"
+                + " SELECT address, run_id, kind, seq, envelope FROM run_records ORDER BY id",
+            "DROP TABLE run_records",
+            "ALTER TABLE runs DROP COLUMN records_at",
+            "ALTER TABLE runs DROP COLUMN records_n");
     try (RunStore s = open()) {
       assertEquals(before, leaves());
       checkInclusion(s, before.get(before.size() - 1));
@@ -211,15 +224,16 @@ class NodeLogTest {
 
   @Test
   void subtreeHashesKeptByLevelBeforeMigration16AreReKeyedAndStillProve() throws Exception {
-    List<String> before = storedRuns(7);
     // Back to the version-15 shape: the same hashes in node_log_nodes, keyed (level, idx).
-    execute(
-        "CREATE TABLE node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
-            + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
-        "INSERT INTO node_log_nodes (level, idx, hash) SELECT pos & 63,"
-            + " (((pos >> 6) + 1) >> (pos & 63)) - 1, hash FROM node_log_subtrees",
-        "DROP TABLE node_log_subtrees",
-        "PRAGMA user_version = 15");
+    List<String> before =
+        storedRunsBackAt(
+            7,
+            15,
+            "CREATE TABLE node_log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL,"
+                + " hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID",
+            "INSERT INTO node_log_nodes (level, idx, hash) SELECT pos & 63,"
+                + " (((pos >> 6) + 1) >> (pos & 63)) - 1, hash FROM node_log_subtrees",
+            "DROP TABLE node_log_subtrees");
     try (RunStore s = open()) {
       assertEquals(before, leaves());
       for (String address : before) {
@@ -377,14 +391,15 @@ class NodeLogTest {
 
   @Test
   void hexLeavesFromBeforeMigration18StillProveBesideNewByteLeaves() throws Exception {
-    List<String> before = storedRuns(5);
     // Back to version 17: every leaf as 64 hex characters, indexed whole.
-    execute(
-        "DROP INDEX node_log_by_prefix",
-        "DROP INDEX IF EXISTS node_log_by_bucket",
-        "UPDATE node_log SET address = lower(hex(address)), bucket = NULL",
-        NodeLog.V10_DDL.get(1),
-        "PRAGMA user_version = 17");
+    List<String> before =
+        storedRunsBackAt(
+            5,
+            17,
+            "DROP INDEX node_log_by_prefix",
+            "DROP INDEX IF EXISTS node_log_by_bucket",
+            "UPDATE node_log SET address = lower(hex(address)), bucket = NULL",
+            NodeLog.V10_DDL.get(1));
     String manifest = Blake3.hex(new byte[] {42});
     try (RunStore s = open()) {
       assertEquals(before, leaves());
@@ -507,14 +522,15 @@ class NodeLogTest {
 
   @Test
   void leavesLoggedBeforeMigration19AreFoundByPrefixBesideBucketedOnes() throws Exception {
-    List<String> before = storedRuns(4);
     // Back to version 18: no bucket column, every leaf in the prefix index.
-    execute(
-        "DROP INDEX IF EXISTS node_log_by_bucket",
-        "DROP INDEX node_log_by_prefix",
-        "ALTER TABLE node_log DROP COLUMN bucket",
-        NodeLog.COMPACT_DDL.get(1),
-        "PRAGMA user_version = 18");
+    List<String> before =
+        storedRunsBackAt(
+            4,
+            18,
+            "DROP INDEX IF EXISTS node_log_by_bucket",
+            "DROP INDEX node_log_by_prefix",
+            "ALTER TABLE node_log DROP COLUMN bucket",
+            NodeLog.COMPACT_DDL.get(1));
     try (RunStore s = open()) {
       assertEquals(String.valueOf(StoreSchema.LATEST), s.pragma("user_version"));
       s.append(TestRuns.simple(key, "run-later", 9));

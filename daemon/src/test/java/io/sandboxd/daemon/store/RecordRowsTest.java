@@ -23,10 +23,7 @@ class RecordRowsTest extends StoreFileFixture {
   /** Every query that reads records, with what it must never do in its plan. */
   @Test
   void everyReadOfRecordsFindsThemByKeyOrRangeNotByAScan() throws Exception {
-    try (RunStore s = RunStore.open(file(), key)) {
-      fill(s, 0, 40);
-    }
-    oldLayout("run-00020");
+    fillInBothLayouts(40, "run-00020");
     List<String> queries =
         List.of(
             RunReads.RecordRow.OF_RUN,
@@ -58,10 +55,7 @@ class RecordRowsTest extends StoreFileFixture {
 
   @Test
   void runsStoredBeforeAndAfterAreReadAndVerifiedAlike() throws Exception {
-    try (RunStore s = RunStore.open(file(), key)) {
-      fill(s, 0, 20);
-    }
-    oldLayout("run-00010");
+    fillInBothLayouts(20, "run-00010");
     try (RunStore s = RunStore.open(file(), key)) {
       fill(s, 20, 5);
       assertEquals(List.of(), s.verifyAll());

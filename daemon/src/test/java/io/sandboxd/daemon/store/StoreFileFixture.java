@@ -42,4 +42,15 @@ abstract class StoreFileFixture {
     sql("DELETE FROM run_records WHERE " + before);
     sql("UPDATE runs SET records_at = NULL, records_n = NULL WHERE " + before);
   }
+
+  /**
+   * Stores runs 0 .. {@code n - 1}, then moves those before {@code firstNew} to the layout before
+   * schema 23: a store holding both.
+   */
+  void fillInBothLayouts(int n, String firstNew) throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 0, n);
+    }
+    oldLayout(firstNew);
+  }
 }
