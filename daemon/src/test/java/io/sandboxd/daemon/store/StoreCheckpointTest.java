@@ -25,6 +25,23 @@ import org.junit.jupiter.api.Test;
  * the full check, which still finds it.
  */
 class StoreCheckpointTest extends StoreFileFixture {
+  /** Stores runs 0 .. {@code n - 1} and seals a checkpoint at them by a start-up check. */
+  private void fillAndSeal(RunStore store, int n) {
+    fill(store, 0, n);
+    assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+  }
+
+  /**
+   * A start-up check of {@code store} that finds no damage, from a checkpoint sealed at {@code
+   * checkpointRuns} runs.
+   */
+  private static RunStore.StartupCheck cleanFromCheckpoint(RunStore store, long checkpointRuns) {
+    RunStore.StartupCheck check = store.verifyFromCheckpoint();
+    assertEquals(List.of(), check.damage());
+    assertEquals(checkpointRuns, check.checkpointRuns());
+    return check;
+  }
+
   @Test
   void startUpChecksOnlyTheRunsAfterTheCheckpointAndSealsThem() {
     try (RunStore store = RunStore.open(file(), key)) {
@@ -33,17 +50,13 @@ class StoreCheckpointTest extends StoreFileFixture {
       assertEquals(0, empty.verifiedRuns());
       fill(store, 0, 50);
       // No checkpoint yet: everything is checked once, then sealed.
-      RunStore.StartupCheck first = store.verifyFromCheckpoint();
-      assertEquals(List.of(), first.damage());
-      assertEquals(0, first.checkpointRuns());
+      RunStore.StartupCheck first = cleanFromCheckpoint(store, 0);
       assertEquals(50, first.verifiedRuns());
       assertEquals(50, store.checkpoint().orElseThrow().runs());
       fill(store, 50, 7);
     }
     try (RunStore store = RunStore.open(file(), key)) {
-      RunStore.StartupCheck next = store.verifyFromCheckpoint();
-      assertEquals(List.of(), next.damage());
-      assertEquals(50, next.checkpointRuns());
+      RunStore.StartupCheck next = cleanFromCheckpoint(store, 50);
       assertEquals(7, next.verifiedRuns());
       assertEquals(57, next.headRuns());
       RunStore.StartupCheck again = store.verifyFromCheckpoint();
@@ -55,8 +68,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   void damageAfterTheCheckpointStopsStartUpAndDamageBeforeItIsFoundByTheFullCheck()
       throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 20);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 20);
       fill(store, 20, 5);
     }
     sql("UPDATE runs SET outcome = '{\"Failed\":{\"reason\":\"x\"}}' WHERE run_id = 'run-00003'");
@@ -80,8 +92,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void startUpReadsNoRunBeforeTheCheckpointAndLeavesASwappedRowToTheFullCheck() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 40);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 40);
       fill(store, 40, 3);
     }
     // Every run before the checkpoint rewritten: a start-up that read any of them would say so.
@@ -94,9 +105,7 @@ class StoreCheckpointTest extends StoreFileFixture {
             + " FROM runs WHERE run_id = 'run-00005'");
     sql("DELETE FROM runs WHERE run_id = 'run-00006'");
     try (RunStore store = RunStore.open(file(), key)) {
-      RunStore.StartupCheck c = store.verifyFromCheckpoint();
-      assertEquals(List.of(), c.damage());
-      assertEquals(40, c.checkpointRuns());
+      RunStore.StartupCheck c = cleanFromCheckpoint(store, 40);
       assertEquals(3, c.verifiedRuns());
       // Reads check the row they show: the unsigned one is never shown as a run.
       assertTrue(store.run("run-99999").orElseThrow().tampered().isPresent());
@@ -110,8 +119,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void storeWideChangesAreCaughtAtStartUpWhateverTheirAge() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 10);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 10);
     }
     // An old run deleted with its ledger record: the signed head's count says so at once.
     sql("DELETE FROM run_records WHERE run_id = 'run-00002'");
@@ -128,8 +136,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void aForgedOrCopiedCheckpointIsDamageAndTheWholeStoreIsChecked() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 5);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 5);
     }
     // The signed store head copied in as a checkpoint: another schema, refused.
     String head;
@@ -190,8 +197,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void runsAppendedDuringALongFullPassAreSealedBeforeItEnds() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 600);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 600);
       // At 1% of a core the full pass over 600 runs lasts many times what sealing 12 takes.
       try (StoreVerifier v = started(store, 10, 20, 1)) {
         fill(store, 600, 12);
@@ -292,8 +298,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void aStopSealsTheRunsSinceTheCheckpointSoTheNextStartChecksNone() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 30);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 30);
       fill(store, 30, 600);
       // A throttled background pass is under way (1% of a core: it would take a minute or more).
       try (StoreVerifier v = started(store, 100_000, 20, 1)) {
@@ -305,9 +310,7 @@ class StoreCheckpointTest extends StoreFileFixture {
       }
     }
     try (RunStore store = RunStore.open(file(), key)) {
-      RunStore.StartupCheck next = store.verifyFromCheckpoint();
-      assertEquals(List.of(), next.damage());
-      assertEquals(630, next.checkpointRuns());
+      RunStore.StartupCheck next = cleanFromCheckpoint(store, 630);
       assertEquals(0, next.verifiedRuns());
     }
   }
@@ -315,8 +318,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void aStopOutOfTimeSealsNothingAndLeavesTheRunsToStartUp() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 10);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 10);
       fill(store, 10, 2_000);
       try (StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 20, 1)) {
         assertEquals(0, v.sealBeforeStop(0));
@@ -333,8 +335,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void damageFoundAtAStopIsReportedAndNothingIsSealed() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 20);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 20);
       fill(store, 20, 5);
     }
     sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00022'");
@@ -351,8 +352,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   void aVerifierFarBehindSealsStepByStepAgainstHeadsSignedHereAndNeverOneRolledBack()
       throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 10);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 10);
       // One commit each: heads at 1,110, 2,210 and 3,310 runs (a head kept every 1,024 runs).
       fill(store, 10, 1_100);
       fill(store, 1_110, 1_100);
@@ -379,17 +379,14 @@ class StoreCheckpointTest extends StoreFileFixture {
       assertEquals(List.of(1_110L, 2_210L, 3_310L, 4_410L, 5_000L), steps);
     }
     try (RunStore store = RunStore.open(file(), key)) {
-      RunStore.StartupCheck next = store.verifyFromCheckpoint();
-      assertEquals(List.of(), next.damage());
-      assertEquals(5_000, next.checkpointRuns());
+      cleanFromCheckpoint(store, 5_000);
     }
   }
 
   @Test
   void aStopFarBehindSealsEveryStepItHasTimeFor() throws Exception {
     try (RunStore store = RunStore.open(file(), key)) {
-      fill(store, 0, 10);
-      assertEquals(List.of(), store.verifyFromCheckpoint().damage());
+      fillAndSeal(store, 10);
       for (int from = 10; from < 10 + 8 * 1_100; from += 1_100) {
         fill(store, from, 1_100);
       }
