@@ -19,9 +19,6 @@ import io.sandboxd.daemon.rpc.SubmitReply;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -65,17 +62,13 @@ class FleetDurableTest {
   /** The durable run's receipts as the store holds them (read beside the running daemon). */
   private static List<Receipt> durableReceipts(Path state, String run) throws Exception {
     List<Receipt> out = new ArrayList<>();
-    try (Connection c = StoppedState.store(state);
-        PreparedStatement st =
-            c.prepareStatement(
-                "SELECT envelope FROM durable_records WHERE run_id = ?"
-                    + " AND envelope LIKE '%sandbox.receipt/1%' ORDER BY rowid")) {
-      st.setString(1, run);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          out.add(Receipt.fromCore(Envelope.fromJson(CanonicalJson.parse(rs.getString(1))).core()));
-        }
-      }
+    for (List<String> row :
+        StoppedState.rows(
+            state,
+            "SELECT envelope FROM durable_records WHERE run_id = ?"
+                + " AND envelope LIKE '%sandbox.receipt/1%' ORDER BY rowid",
+            run)) {
+      out.add(Receipt.fromCore(Envelope.fromJson(CanonicalJson.parse(row.get(0))).core()));
     }
     return out;
   }
@@ -205,30 +198,24 @@ class FleetDurableTest {
     }
 
     // Behind the node's back: the first durable receipt's energy raised in the store.
-    try (Connection c = StoppedState.store(state)) {
-      String address;
-      String text;
-      try (PreparedStatement st =
-          c.prepareStatement(
-              "SELECT address, envelope FROM durable_records WHERE run_id = ?"
-                  + " AND envelope LIKE '%sandbox.receipt/1%' ORDER BY rowid LIMIT 1")) {
-        st.setString(1, durable);
-        try (ResultSet rs = st.executeQuery()) {
-          assertTrue(rs.next());
-          address = rs.getString(1);
-          text = rs.getString(2);
-        }
-      }
-      ObjectNode env = (ObjectNode) CanonicalJson.parse(text);
-      ObjectNode core = (ObjectNode) env.get("core");
-      core.put("total_uj", core.get("total_uj").asLong() + 1_000_000);
-      try (PreparedStatement st =
-          c.prepareStatement("UPDATE durable_records SET envelope = ? WHERE address = ?")) {
-        st.setString(1, CanonicalJson.canonicalString(env));
-        st.setString(2, address);
-        assertEquals(1, st.executeUpdate());
-      }
-    }
+    List<List<String>> first =
+        StoppedState.rows(
+            state,
+            "SELECT address, envelope FROM durable_records WHERE run_id = ?"
+                + " AND envelope LIKE '%sandbox.receipt/1%' ORDER BY rowid LIMIT 1",
+            durable);
+    assertEquals(1, first.size());
+    String address = first.get(0).get(0);
+    ObjectNode env = (ObjectNode) CanonicalJson.parse(first.get(0).get(1));
+    ObjectNode core = (ObjectNode) env.get("core");
+    core.put("total_uj", core.get("total_uj").asLong() + 1_000_000);
+    assertEquals(
+        1,
+        StoppedState.update(
+            state,
+            "UPDATE durable_records SET envelope = ? WHERE address = ?",
+            CanonicalJson.canonicalString(env),
+            address));
     Path sock2 = dir.resolve("run/sandboxd2.sock");
     try (DaemonProcess daemon = DaemonProcess.start(state, sock2, "--serve-damaged-store")) {
       DaemonProcess.Result fp =

@@ -21,8 +21,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -144,15 +142,12 @@ class FleetJetStreamTest {
   /** address -> proof JSON (null when none yet) of every record a node's store holds. */
   static Map<String, String> records(DaemonProcess d) throws Exception {
     Map<String, String> out = new HashMap<>();
-    try (java.sql.Connection c = StoppedState.store(d.state);
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "SELECT r.address, p.proof FROM run_records r LEFT JOIN fleet_proofs p"
-                    + " ON p.address = r.address")) {
-      while (rs.next()) {
-        out.put(rs.getString(1), rs.getString(2));
-      }
+    for (List<String> row :
+        StoppedState.rows(
+            d.state,
+            "SELECT r.address, p.proof FROM run_records r LEFT JOIN fleet_proofs p"
+                + " ON p.address = r.address")) {
+      out.put(row.get(0), row.get(1));
     }
     return out;
   }

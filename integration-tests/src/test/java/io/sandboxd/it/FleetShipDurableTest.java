@@ -13,9 +13,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -37,18 +34,14 @@ class FleetShipDurableTest {
   /** address -> proof JSON (null when none yet) of the run's durable segments and records. */
   static Map<String, String> durable(Path state, String run) throws Exception {
     Map<String, String> out = new HashMap<>();
-    try (Connection c = StoppedState.store(state);
-        PreparedStatement st =
-            c.prepareStatement(
-                "SELECT d.address, p.proof FROM (SELECT address FROM durable_segments"
-                    + " WHERE run_id = ?1 UNION ALL SELECT address FROM durable_records"
-                    + " WHERE run_id = ?1) d LEFT JOIN fleet_proofs p ON p.address = d.address")) {
-      st.setString(1, run);
-      try (ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          out.put(rs.getString(1), rs.getString(2));
-        }
-      }
+    for (List<String> row :
+        StoppedState.rows(
+            state,
+            "SELECT d.address, p.proof FROM (SELECT address FROM durable_segments"
+                + " WHERE run_id = ?1 UNION ALL SELECT address FROM durable_records"
+                + " WHERE run_id = ?1) d LEFT JOIN fleet_proofs p ON p.address = d.address",
+            run)) {
+      out.put(row.get(0), row.get(1));
     }
     return out;
   }

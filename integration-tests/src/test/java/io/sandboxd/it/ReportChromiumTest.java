@@ -16,8 +16,6 @@ import java.awt.image.BufferedImage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -121,15 +119,14 @@ class ReportChromiumTest {
     List<SubmitReply> before =
         StoppedState.record(state, dir.resolve("a.sock"), "hello", "spin", "hello");
     SubmitReply victim = before.get(0);
-    try (Connection c = StoppedState.store(state);
-        PreparedStatement st =
-            c.prepareStatement(
-                "UPDATE run_records SET envelope = record_bytes(replace(record_text(envelope),"
-                    + " '\"tier\":\"S2\"', '\"tier\":\"S3\"'))"
-                    + " WHERE kind = 'receipt' AND run_id = ?")) {
-      st.setString(1, victim.getRunId());
-      assertEquals(1, st.executeUpdate());
-    }
+    assertEquals(
+        1,
+        StoppedState.update(
+            state,
+            "UPDATE run_records SET envelope = record_bytes(replace(record_text(envelope),"
+                + " '\"tier\":\"S2\"', '\"tier\":\"S3\"'))"
+                + " WHERE kind = 'receipt' AND run_id = ?",
+            victim.getRunId()));
     List<SubmitReply> verified = new ArrayList<>(before.subList(1, before.size()));
     Path out = dir.resolve("report");
     try (DaemonProcess d =

@@ -13,8 +13,10 @@ import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -71,6 +73,47 @@ final class StoppedState {
     // Signed records are stored encoded: record_text/record_bytes read and write them as text.
     io.sandboxd.daemon.store.StoreEncoding.addSqlFunctions(c);
     return c;
+  }
+
+  /**
+   * The rows {@code query} reads from {@code state}'s run store, its parameters bound to {@code
+   * params} in order, each row as its columns' text (null where a column is).
+   */
+  static List<List<String>> rows(Path state, String query, String... params) throws SQLException {
+    List<List<String>> out = new ArrayList<>();
+    try (Connection c = store(state);
+        PreparedStatement st = bound(c, query, params);
+        ResultSet rs = st.executeQuery()) {
+      int columns = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        String[] row = new String[columns];
+        for (int i = 0; i < columns; i++) {
+          row[i] = rs.getString(i + 1);
+        }
+        out.add(Arrays.asList(row));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Runs {@code statement} on {@code state}'s run store, its parameters bound to {@code params} in
+   * order: how many rows it changed.
+   */
+  static int update(Path state, String statement, String... params) throws SQLException {
+    try (Connection c = store(state);
+        PreparedStatement st = bound(c, statement, params)) {
+      return st.executeUpdate();
+    }
+  }
+
+  private static PreparedStatement bound(Connection c, String sql, String... params)
+      throws SQLException {
+    PreparedStatement st = c.prepareStatement(sql);
+    for (int i = 0; i < params.length; i++) {
+      st.setString(i + 1, params[i]);
+    }
+    return st;
   }
 
   /** Runs each of {@code statements} on {@code state}'s run store; each must change a row. */

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,12 +70,7 @@ class StoreUpgradeTest {
   }
 
   static long userVersion(Path state) throws Exception {
-    try (Connection c = StoppedState.store(state);
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("PRAGMA user_version")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return Long.parseLong(StoppedState.rows(state, "PRAGMA user_version").get(0).get(0));
   }
 
   @Test
