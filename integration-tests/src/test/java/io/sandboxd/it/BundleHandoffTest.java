@@ -108,6 +108,13 @@ class BundleHandoffTest {
     assertEquals("parked", Submissions.suspend(node, run));
   }
 
+  /** A detached run of {@code wat} on {@code node}, suspended until it parked: its id. */
+  static String parked(DaemonClient node, String wat, String grants) throws Exception {
+    String run = detached(node, wat, grants);
+    suspend(node, run);
+    return run;
+  }
+
   static String refusal(DaemonProcess.Result r) {
     assertEquals(2, r.exit(), r.out() + r.err());
     return r.err();
@@ -115,8 +122,7 @@ class BundleHandoffTest {
 
   @Test
   void aBundleOverTheMessageLimitMovesAndAnInterruptedExportLeavesTheRunHere() throws Exception {
-    String run = detached(a.client(), BIG, BIG_GRANTS);
-    suspend(a.client(), run);
+    String run = parked(a.client(), BIG, BIG_GRANTS);
 
     // Interrupted: the client reads one chunk and goes; the run is parked here again.
     Context.CancellableContext cancellable = Context.current().withCancellation();
@@ -157,8 +163,7 @@ class BundleHandoffTest {
 
   @Test
   void anUnconfirmedExportIsNeitherResumableNorMovedUntilTakenBack() throws Exception {
-    String run = detached(a.client(), DurableRunTest.COUNTER, DurableRunTest.GRANTS);
-    suspend(a.client(), run);
+    String run = parked(a.client(), DurableRunTest.COUNTER, DurableRunTest.GRANTS);
     // A bundle the CLI cannot write: the export is taken back at once, the run parked here.
     String unwritable =
         refusal(a.ctl("runs", "export", run, "--bundle", dir.resolve("no/such/dir/b").toString()));
@@ -194,8 +199,7 @@ class BundleHandoffTest {
 
   @Test
   void aBundleResumedOnItsDestinationIsRefusedByAnotherNodeAndAnEditedOneByAll() throws Exception {
-    String run = detached(a.client(), DurableRunTest.COUNTER, DurableRunTest.GRANTS);
-    suspend(a.client(), run);
+    String run = parked(a.client(), DurableRunTest.COUNTER, DurableRunTest.GRANTS);
     Path file = dir.resolve(run + ".bundle");
     String keyB = b.publicKey();
     DaemonProcess.Result ex =

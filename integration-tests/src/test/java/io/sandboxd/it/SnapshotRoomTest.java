@@ -75,8 +75,7 @@ class SnapshotRoomTest {
       assertTrue(packBytes(state) < 1 << 20, packBytes(state) + " bytes of packs");
       assertEquals(0, snapshotBytes(d));
 
-      String small = BundleHandoffTest.detached(c, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
-      BundleHandoffTest.suspend(c, small);
+      String small = BundleHandoffTest.parked(c, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
       assertTrue(snapshotBytes(d) >= 65_536, "a parked page is held");
       assertEquals(0, d.ctl("runs", "resume", small).exit());
     }
@@ -131,8 +130,7 @@ class SnapshotRoomTest {
     Path state = dir.resolve("s");
     try (DaemonProcess d = DaemonProcess.start(state, dir.resolve("s.sock"));
         DaemonClient c = new DaemonClient(d.socket)) {
-      String run = BundleHandoffTest.detached(c, STATIC_PAGES, DurableRunTest.GRANTS);
-      BundleHandoffTest.suspend(c, run);
+      String run = BundleHandoffTest.parked(c, STATIC_PAGES, DurableRunTest.GRANTS);
       assertEquals(0, d.ctl("runs", "resume", run).exit());
       // The second snapshot writes only the counter's page; the three others it refers to were
       // written by the first, whose blobs the sweep after this park must not take.

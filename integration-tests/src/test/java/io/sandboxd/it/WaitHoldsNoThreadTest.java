@@ -33,13 +33,17 @@ class WaitHoldsNoThreadTest {
   static final int CONNECTIONS = 40;
   static final int PER_CONNECTION = 250;
 
+  /** A detached run of {@link #SPINS} under a CPU grant of {@code cpuMs}: its id. */
+  static String spinning(DaemonClient c, long cpuMs) {
+    return Submissions.detached(c, SPINS, WarmPoolTest.grants(1 << 20, cpuMs), "step");
+  }
+
   @Test
   void tenThousandWaitsHoldNoThreadsAndLeaveNothingWhenAbandoned() throws Exception {
     Path socket = dir.resolve("d.sock");
     try (DaemonProcess d = DaemonProcess.start(dir.resolve("state"), socket);
         DaemonClient c = new DaemonClient(socket)) {
-      String grants = WarmPoolTest.grants(1 << 20, 60000);
-      String run = Submissions.detached(c, SPINS, grants, "step");
+      String run = spinning(c, 60000);
       long pid = d.process.pid();
       Thread.sleep(500);
       int threads0 = count(pid);
@@ -133,8 +137,7 @@ class WaitHoldsNoThreadTest {
     try (DaemonProcess d = DaemonProcess.start(dir.resolve("state-e"), socket);
         DaemonClient c = new DaemonClient(socket)) {
       // Stopped cold by its CPU grant after 4 s without ever reaching a park boundary.
-      String grants = WarmPoolTest.grants(1 << 20, 4000);
-      String run = Submissions.detached(c, SPINS, grants, "step");
+      String run = spinning(c, 4000);
       int calls = 2000;
       Answers<DurableRunReply> states = new Answers<>(calls, DurableRunReply::getState);
       List<DaemonClient> clients = new ArrayList<>();
