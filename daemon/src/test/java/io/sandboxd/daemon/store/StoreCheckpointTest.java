@@ -32,6 +32,17 @@ class StoreCheckpointTest extends StoreFileFixture {
   }
 
   /**
+   * Leaves a closed store of runs 0 .. {@code sealed - 1} sealed by a checkpoint and {@code more}
+   * runs stored after it.
+   */
+  private void sealedThenMore(int sealed, int more) {
+    try (RunStore store = RunStore.open(file(), key)) {
+      fillAndSeal(store, sealed);
+      fill(store, sealed, more);
+    }
+  }
+
+  /**
    * A start-up check of {@code store} that finds no damage, from a checkpoint sealed at {@code
    * checkpointRuns} runs.
    */
@@ -67,10 +78,7 @@ class StoreCheckpointTest extends StoreFileFixture {
   @Test
   void damageAfterTheCheckpointStopsStartUpAndDamageBeforeItIsFoundByTheFullCheck()
       throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fillAndSeal(store, 20);
-      fill(store, 20, 5);
-    }
+    sealedThenMore(20, 5);
     sql("UPDATE runs SET outcome = '{\"Failed\":{\"reason\":\"x\"}}' WHERE run_id = 'run-00003'");
     sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00022'");
     try (RunStore store = RunStore.open(file(), key)) {
@@ -91,10 +99,7 @@ class StoreCheckpointTest extends StoreFileFixture {
 
   @Test
   void startUpReadsNoRunBeforeTheCheckpointAndLeavesASwappedRowToTheFullCheck() throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fillAndSeal(store, 40);
-      fill(store, 40, 3);
-    }
+    sealedThenMore(40, 3);
     // Every run before the checkpoint rewritten: a start-up that read any of them would say so.
     sql("UPDATE runs SET log = 'rewritten' WHERE run_id < 'run-00040'");
     // A row the ledger does not sign in place of a deleted one: the counts still agree, so only a
@@ -334,10 +339,7 @@ class StoreCheckpointTest extends StoreFileFixture {
 
   @Test
   void damageFoundAtAStopIsReportedAndNothingIsSealed() throws Exception {
-    try (RunStore store = RunStore.open(file(), key)) {
-      fillAndSeal(store, 20);
-      fill(store, 20, 5);
-    }
+    sealedThenMore(20, 5);
     sql("UPDATE runs SET log = 'rewritten' WHERE run_id = 'run-00022'");
     try (RunStore store = RunStore.open(file(), key);
         StoreVerifier v = new StoreVerifier(store, s -> {}, 100_000, 20, 1)) {
