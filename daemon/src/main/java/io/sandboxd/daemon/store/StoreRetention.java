@@ -8,7 +8,9 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -139,6 +141,7 @@ final class StoreRetention {
             walkedId = id;
             prunedCount = count;
             byUnit = false; // perhaps made in the rolled-back chunk: looked for again
+            allPrunedTo.clear(); // perhaps learnt from runs the rollback takes back
           };
       int n =
           store.transact("run store: pruning failed", undo, db -> pruneChunk(db, r, nowMs, keep));
@@ -232,7 +235,7 @@ final class StoreRetention {
     return prunedCount;
   }
 
-  private static void pruneRun(Connection db, String runId, long nowMs, String reason)
+  private void pruneRun(Connection db, String runId, long nowMs, String reason)
       throws SQLException {
     // Blobs only this run's journal references, then the journal, the log, and the module
     // bytes no other unpruned run needs.
@@ -270,9 +273,39 @@ final class StoreRetention {
         runId,
         reason);
     Optional<String> unit = StoreDb.first(db, UNIT_HELD, rs -> rs.getString(1), runId);
-    if (unit.isPresent() && StoreDb.first(db, UNIT_NEEDED, rs -> 1, unit.get()).isEmpty()) {
+    if (unit.isPresent() && !moduleNeeded(db, unit.get())) {
       exec(db, "DELETE FROM modules WHERE address = ?1", unit.get());
     }
+  }
+
+  /** Units a module check remembers as wholly pruned up to a run, at most. */
+  static final int UNITS_REMEMBERED = 4096;
+
+  // Per unit, a rowid of runs up to which every run of the unit is pruned: learnt when a module
+  // check found none of its runs unpruned, so the next check of the unit reads only the runs stored
+  // since, where it read every run of the unit again (a store whose signed records alone pass
+  // max_bytes prunes every run, the newest of each unit too, at every check). Pruning is never
+  // undone but by a chunk rolled back, which clears this, and later runs take higher rowids. The
+  // least recently used unit goes first. Under the store's lock.
+  private final Map<String, Long> allPrunedTo =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+          return size() > UNITS_REMEMBERED;
+        }
+      };
+
+  /** Whether a run not pruned names the unit (the run being pruned is in pruned already). */
+  private boolean moduleNeeded(Connection db, String unit) throws SQLException {
+    long from = allPrunedTo.getOrDefault(unit, 0L);
+    if (StoreDb.first(db, UNIT_NEEDED, rs -> 1, unit, from).isPresent()) {
+      return true;
+    }
+    allPrunedTo.put(
+        unit, StoreDb.first(db, "SELECT max(rowid) FROM runs", rs -> rs.getLong(1)).orElse(0L));
+    return false;
   }
 
   /** The columns of {@code run_io} that name bytes in {@code io_blobs}, each with its index. */
@@ -348,7 +381,8 @@ final class StoreRetention {
    * before it, once for each run pruned (the oldest are pruned first).
    */
   static final String UNIT_NEEDED =
-      "SELECT 1 FROM runs WHERE unit = ?1 AND run_id NOT IN (SELECT run_id FROM pruned)"
+      "SELECT 1 FROM runs WHERE unit = ?1 AND rowid > ?2"
+          + " AND run_id NOT IN (SELECT run_id FROM pruned)"
           + " ORDER BY unit DESC, rowid DESC LIMIT 1";
 
   /** Whether, when and why retention pruned this run's bulky data. */

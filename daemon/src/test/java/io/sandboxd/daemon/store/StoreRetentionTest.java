@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.executor.ExecutionResult;
 import java.nio.charset.StandardCharsets;
@@ -178,10 +179,7 @@ class StoreRetentionTest {
           "CREATE TRIGGER refuse BEFORE INSERT ON pruned WHEN NEW.run_id = '"
               + id(20)
               + "' BEGIN SELECT RAISE(ABORT, 'refused here'); END";
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
-          Statement st = c.createStatement()) {
-        st.execute(refuse);
-      }
+      execute(file, refuse);
       RunStore.Retention tiny = new RunStore.Retention(1, 0, 0);
       StoreException e =
           assertThrows(StoreException.class, () -> store.prune(tiny, 5_000, id(runs - 1)));
@@ -189,10 +187,7 @@ class StoreRetentionTest {
       for (int i = 0; i < runs; i++) {
         assertTrue(store.pruned(id(i)).isEmpty(), id(i));
       }
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
-          Statement st = c.createStatement()) {
-        st.execute("DROP TRIGGER refuse");
-      }
+      execute(file, "DROP TRIGGER refuse");
       assertEquals(runs - 1, store.prune(tiny, 6_000, id(runs - 1)));
       for (int i = 0; i < runs - 1; i++) {
         assertTrue(store.pruned(id(i)).isPresent(), id(i));
@@ -231,6 +226,64 @@ class StoreRetentionTest {
   }
 
   /**
+   * A store whose signed records alone pass max_bytes prunes every run but the one just stored, the
+   * newest of each unit too, at every check: seeded runs of a few units, rounds of new runs each
+   * pruned so, and a restart; after each check the store holds exactly the modules a run not pruned
+   * names (a unit found wholly pruned is remembered, and only its runs stored since are read at its
+   * next check).
+   */
+  @Test
+  void modulesFollowChecksThatPruneEveryRunButTheNewest() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    Random random = new Random(53);
+    RunStore.Retention tiny = new RunStore.Retention(1, 0, 0);
+    int next = 0;
+    for (int start = 0; start < 2; start++) {
+      try (RunStore store = RunStore.open(file, KEY)) {
+        for (int round = 0; round < 6; round++) {
+          for (int k = random.nextInt(9); k >= 0; k--, next++) {
+            byte[] module = {(byte) random.nextInt(4)};
+            store.append(TestRuns.record(KEY, id(next), 1_000 + next, List.of(), Map.of(), module));
+          }
+          store.prune(tiny, 5_000, id(next - 1));
+          assertEquals(unprunedUnits(file), moduleUnits(file), "round " + round);
+        }
+        assertEquals(List.of(), store.verifyAll());
+      }
+    }
+  }
+
+  /**
+   * What a chunk rolled back had learnt of wholly pruned units goes with it: a later check that
+   * prunes only some of a unit's runs keeps its module.
+   */
+  @Test
+  void aRolledBackChunkForgetsTheUnitsItFoundWhollyPruned() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    byte[] a = {1};
+    byte[] b = {2};
+    try (RunStore store = RunStore.open(file, KEY)) {
+      for (int i = 0; i < 12; i++) {
+        store.append(TestRuns.record(KEY, id(i), 1_000 + i, List.of(), Map.of(), i < 5 ? a : b));
+      }
+      execute(
+          file,
+          "CREATE TRIGGER refuse BEFORE INSERT ON pruned WHEN NEW.run_id = '"
+              + id(9)
+              + "' BEGIN SELECT RAISE(ABORT, 'refused here'); END");
+      // Runs 0-4 pruned (all of a's: its module goes), then run 9 refused: all taken back.
+      assertThrows(
+          StoreException.class, () -> store.prune(new RunStore.Retention(1, 0, 0), 5_000, id(11)));
+      assertEquals(unprunedUnits(file), moduleUnits(file));
+      execute(file, "DROP TRIGGER refuse");
+      // Two of a's five runs pruned: its module stays for the other three.
+      assertEquals(2, store.prune(new RunStore.Retention(Long.MAX_VALUE, 10, 0), 5_000, id(11)));
+      assertEquals(unprunedUnits(file), moduleUnits(file));
+      assertTrue(moduleUnits(file).contains(Blake3.hex(a)));
+    }
+  }
+
+  /**
    * The module check searches the unit's runs newest first, by an index made the first time a run
    * is pruned: a store that never prunes has none to write.
    */
@@ -259,7 +312,7 @@ class StoreRetentionTest {
       }
       assertTrue(
           column(st, "EXPLAIN QUERY PLAN " + StoreRetention.UNIT_NEEDED, 4)
-              .contains("SEARCH runs USING INDEX runs_by_unit (unit=?)"));
+              .contains("SEARCH runs USING INDEX runs_by_unit (unit=? AND rowid>?)"));
       // Newest first: the index is read backwards from the unit's last entry.
       List<String> ops = column(st, "EXPLAIN " + StoreRetention.UNIT_NEEDED, 2);
       assertTrue(ops.contains("SeekLE") && ops.contains("Prev"), ops.toString());
@@ -384,6 +437,14 @@ class StoreRetentionTest {
       }
     }
     return out;
+  }
+
+  /** Runs a statement on the store's file beside the store (a trigger that refuses a row). */
+  private static void execute(Path file, String statement) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        Statement st = c.createStatement()) {
+      st.execute(statement);
+    }
   }
 
   private static Set<String> moduleUnits(Path file) throws Exception {
