@@ -2,7 +2,6 @@ package io.sandboxd.daemon.report;
 
 import static io.sandboxd.daemon.report.Html.esc;
 import static io.sandboxd.daemon.report.Html.time;
-import static io.sandboxd.daemon.report.Html.uj;
 
 import io.sandboxd.attest.DeviceClass;
 import io.sandboxd.attest.Outcome;
@@ -90,13 +89,11 @@ public final class ReportPage {
           r.rejected(),
           3,
           x ->
-              b.append("<tr class=\"rejected\"><td><code>")
-                  .append(esc(x.runId()))
-                  .append("</code></td><td>")
-                  .append(esc(x.where()))
-                  .append("</td><td>did not verify: ")
-                  .append(esc(x.reason()))
-                  .append("</td></tr>\n"));
+              TableRow.in(b, "rejected")
+                  .code(x.runId())
+                  .cell(esc(x.where()))
+                  .cell("did not verify: " + esc(x.reason()))
+                  .end());
       b.append("</table>\n");
     }
   }
@@ -133,13 +130,7 @@ public final class ReportPage {
     Map<String, Long> count = new java.util.TreeMap<>();
     r.runs().forEach(x -> count.merge(x.outcomeKind(), 1L, Long::sum));
     b.append("<table id=\"outcomes\"><tr><th>outcome</th><th>runs</th></tr>\n");
-    count.forEach(
-        (k, v) ->
-            b.append("<tr><td>")
-                .append(esc(k))
-                .append("</td><td class=\"n\">")
-                .append(v)
-                .append("</td></tr>\n"));
+    count.forEach((k, v) -> TableRow.in(b).cell(esc(k)).number(v).end());
     b.append("</table>\n");
   }
 
@@ -170,11 +161,11 @@ public final class ReportPage {
   }
 
   private static void row(StringBuilder b, String label, Map<Provenance, Long> v) {
-    b.append("<tr><td>").append(esc(label)).append("</td>");
+    TableRow row = TableRow.in(b).cell(esc(label));
     for (Provenance p : Provenance.values()) {
-      b.append("<td class=\"n\">").append(uj(v.getOrDefault(p, 0L))).append("</td>");
+      row.uj(v.getOrDefault(p, 0L));
     }
-    b.append("</tr>\n");
+    row.end();
   }
 
   private static void usage(
@@ -208,21 +199,14 @@ public final class ReportPage {
       for (Provenance p : u.activeByProvenance().keySet()) {
         worst = worst.worst(p);
       }
-      b.append("<tr><td><code>")
-          .append(esc(u.key()))
-          .append("</code></td><td class=\"n\">")
-          .append(u.runs())
-          .append("</td><td class=\"n\">")
-          .append(uj(u.cpuMs()))
-          .append("</td><td class=\"n\">")
-          .append(uj(u.activeUj()))
-          .append("</td><td class=\"n\">")
-          .append(uj(u.idleUj()))
-          .append("</td><td class=\"prov-")
-          .append(worst)
-          .append("\">")
-          .append(u.activeByProvenance().isEmpty() ? "none" : worst.name())
-          .append("</td></tr>\n");
+      TableRow.in(b)
+          .code(u.key())
+          .number(u.runs())
+          .uj(u.cpuMs())
+          .uj(u.activeUj())
+          .uj(u.idleUj())
+          .provenance(worst, u.activeByProvenance().isEmpty() ? "none" : worst.name())
+          .end();
     }
     b.append("</table>\n");
   }
@@ -236,18 +220,19 @@ public final class ReportPage {
 
   private static void grantRow(StringBuilder b, ReportAggregates.GrantUse g) {
     String text = g.text().orElse("");
-    b.append("<tr><td><code title=\"")
-        .append(esc(text.isEmpty() ? "grant text not available" : text))
-        .append("\">")
-        .append(esc(g.grantsId()))
-        .append("</code></td><td class=\"n\">")
-        .append(g.runs())
-        .append("</td><td>")
-        .append(
+    TableRow.in(b)
+        .cell(
+            "<code title=\""
+                + esc(text.isEmpty() ? "grant text not available" : text)
+                + "\">"
+                + esc(g.grantsId())
+                + "</code>")
+        .number(g.runs())
+        .cell(
             text.isEmpty()
                 ? "not available (not kept, or it does not hash to this grants_id)"
                 : "<pre>" + esc(text) + "</pre>")
-        .append("</td></tr>\n");
+        .end();
   }
 
   private static void breaches(StringBuilder b, ReportAggregates a) {
@@ -265,17 +250,13 @@ public final class ReportPage {
 
   private static void breachRow(StringBuilder b, VerifiedRun r) {
     Outcome o = r.outcome().orElseThrow();
-    b.append("<tr><td>")
-        .append(runLink(r.runId()))
-        .append("</td><td>")
-        .append(esc(o.summary()))
-        .append("</td><td><code>")
-        .append(esc(ReportCharts.shortKey(r.unit())))
-        .append("</code></td><td class=\"n\">")
-        .append(uj(r.cpuTimeMs()))
-        .append("</td><td class=\"n\">")
-        .append(uj(r.total().totalUj()))
-        .append("</td></tr>\n");
+    TableRow.in(b)
+        .cell(runLink(r.runId()))
+        .cell(esc(o.summary()))
+        .code(ReportCharts.shortKey(r.unit()))
+        .uj(r.cpuTimeMs())
+        .uj(r.total().totalUj())
+        .end();
   }
 
   private static void durable(StringBuilder b, ReportAggregates a) {
@@ -294,17 +275,13 @@ public final class ReportPage {
           .append('@')
           .append(s.hostId());
     }
-    b.append("<tr><td>")
-        .append(runLink(r.runId()))
-        .append("</td><td class=\"n\">")
-        .append(r.segments().size())
-        .append("</td><td>")
-        .append(esc(chain.toString()))
-        .append("</td><td>")
-        .append(esc(String.join(", ", r.hosts())))
-        .append("</td><td class=\"n\">")
-        .append(uj(r.total().idleUj()))
-        .append("</td></tr>\n");
+    TableRow.in(b)
+        .cell(runLink(r.runId()))
+        .number(r.segments().size())
+        .cell(esc(chain.toString()))
+        .cell(esc(String.join(", ", r.hosts())))
+        .uj(r.total().idleUj())
+        .end();
   }
 
   private static void runs(StringBuilder b, VerifiedRecords r) {
@@ -318,21 +295,15 @@ public final class ReportPage {
   }
 
   private static void runRow(StringBuilder b, VerifiedRun x) {
-    b.append("<tr><td>")
-        .append(runLink(x.runId()))
-        .append("</td><td>")
-        .append(time(x.startedMs()))
-        .append("</td><td>")
-        .append(esc(x.outcome().map(Outcome::summary).orElse(x.outcomeKind())))
-        .append("</td><td><code>")
-        .append(esc(ReportCharts.shortKey(x.unit())))
-        .append("</code></td><td>")
-        .append(x.submitterUid().isPresent() ? "uid " + x.submitterUid().getAsLong() : "")
-        .append("</td><td class=\"n\">")
-        .append(uj(x.cpuTimeMs()))
-        .append("</td><td class=\"n\">")
-        .append(uj(x.total().totalUj()))
-        .append("</td></tr>\n");
+    TableRow.in(b)
+        .cell(runLink(x.runId()))
+        .cell(time(x.startedMs()))
+        .cell(esc(x.outcome().map(Outcome::summary).orElse(x.outcomeKind())))
+        .code(ReportCharts.shortKey(x.unit()))
+        .cell(x.submitterUid().isPresent() ? "uid " + x.submitterUid().getAsLong() : "")
+        .uj(x.cpuTimeMs())
+        .uj(x.total().totalUj())
+        .end();
   }
 
   private static String runLink(String runId) {

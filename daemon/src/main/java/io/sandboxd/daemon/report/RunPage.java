@@ -165,21 +165,18 @@ public final class RunPage {
     b.append("<tr><th>device class</th><th>µJ</th><th>provenance</th><th>meter</th></tr>\n");
     for (Map.Entry<DeviceClass, ClassEnergy> e : r.energy().entrySet()) {
       ClassEnergy c = e.getValue();
-      b.append("<tr><td>")
-          .append(e.getKey().jsonName())
-          .append("</td><td class=\"n\">")
-          .append(uj(c.uj()))
-          .append("</td><td class=\"prov-")
-          .append(c.provenance())
-          .append("\">")
-          .append(c.provenance())
-          .append("</td><td>")
-          .append(esc(c.source()))
-          .append(", resolution ")
-          .append(c.resolutionUj())
-          .append(" µJ, window ")
-          .append(c.minWindowNs())
-          .append(" ns</td></tr>\n");
+      TableRow.in(b)
+          .cell(e.getKey().jsonName())
+          .uj(c.uj())
+          .provenance(c.provenance(), c.provenance().name())
+          .cell(
+              esc(c.source())
+                  + ", resolution "
+                  + c.resolutionUj()
+                  + " µJ, window "
+                  + c.minWindowNs()
+                  + " ns")
+          .end();
     }
     b.append("</table>\n<table>\n");
     kv(b, "total_uj", uj(r.totalUj()));
@@ -245,10 +242,6 @@ public final class RunPage {
   }
 
   private static void kv(StringBuilder b, String k, String htmlValue) {
-    b.append("<tr><th>")
-        .append(esc(k))
-        .append("</th><td>")
-        .append(htmlValue)
-        .append("</td></tr>\n");
+    TableRow.in(b).header(esc(k)).cell(htmlValue).end();
   }
 }
