@@ -88,7 +88,7 @@ final class ReportCommand implements Callable<Integer> {
   static final int LIST_LIMIT = 10_000;
 
   @Override
-  public Integer call() {
+  public Integer call() throws Exception {
     ReportWindow window;
     Set<PublicKey> trusted = new LinkedHashSet<>();
     try {
@@ -103,11 +103,15 @@ final class ReportCommand implements Callable<Integer> {
     } catch (AttestException | IllegalArgumentException e) {
       return Sandboxctl.unusable("report", e.getMessage());
     }
-    Path sock = daemon.path();
+    return daemon.call("report", c -> report(c, window, trusted), e -> Sandboxctl.UNUSABLE);
+  }
+
+  /** Checks the runs in {@code window} the daemon answers and writes the report of them. */
+  private int report(DaemonClient c, ReportWindow window, Set<PublicKey> trusted) {
     List<String> notes = new ArrayList<>();
     List<RunEvidence> evidence = new ArrayList<>();
     Optional<NodeLogCheck> nodeLog;
-    try (DaemonClient c = new DaemonClient(sock)) {
+    try {
       SandboxdGrpc.SandboxdBlockingStub stub = c.stub();
       LogCheckpointReply cp = stub.getLogCheckpoint(GetLogCheckpointRequest.getDefaultInstance());
       PublicKey node = PublicKey.ofHex(cp.getPublicKey(), "the daemon's public_key");
@@ -148,9 +152,6 @@ final class ReportCommand implements Callable<Integer> {
         evidence.add(e);
       }
       nodeLog = Optional.of(checkpoint(cp, node, proven));
-    } catch (StatusRuntimeException e) {
-      daemon.complain("report", e);
-      return Sandboxctl.UNUSABLE;
     } catch (AttestException e) {
       return Sandboxctl.unusable("report", e.getMessage());
     }
@@ -158,7 +159,7 @@ final class ReportCommand implements Callable<Integer> {
     List<String> keys = trusted.stream().map(PublicKey::hex).toList();
     ReportContext ctx =
         new ReportContext(
-            System.currentTimeMillis(), sock.toString(), window, keys, nodeLog, notes);
+            System.currentTimeMillis(), daemon.path().toString(), window, keys, nodeLog, notes);
     ReportSite.Written w;
     try {
       w = ReportSite.write(out, records, ctx);

@@ -18,7 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Iterator;
-import java.util.concurrent.Callable;
+import java.util.Optional;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -41,7 +41,7 @@ import picocli.CommandLine.Option;
             + " Statement v1 (subjects: the module and the outputs by digest) in a DSSE envelope"
             + " signed by the node key, as a Sigstore bundle v0.3 (verify with the node's public"
             + " key, e.g. sigstore-js).")
-final class RunsExportCommand implements Callable<Integer> {
+final class RunsExportCommand extends DaemonCommand {
   @Mixin RunArgument run;
 
   /** Exactly one of the two outputs. */
@@ -80,22 +80,23 @@ final class RunsExportCommand implements Callable<Integer> {
               + " other node refuses the bundle.")
   String to;
 
-  @Mixin DaemonSocket daemon;
-
   @Override
-  public Integer call() {
-    Path sock = daemon.path();
-    return target.bundle != null ? bundle(sock) : intoto(sock);
+  Optional<String> unusable() {
+    return target.bundle != null && module != null
+        ? Optional.of("--module goes with --intoto only")
+        : Optional.empty();
   }
 
-  private Integer bundle(Path sock) {
-    if (module != null) {
-      return Sandboxctl.unusable("runs export", "--module goes with --intoto only");
-    }
+  @Override
+  int ask(DaemonClient c) {
+    return target.bundle != null ? bundle(c) : intoto(c);
+  }
+
+  private int bundle(DaemonClient c) {
     Path abs = target.bundle.toAbsolutePath();
     Path tmp = null;
     boolean placed = false;
-    try (DaemonClient c = new DaemonClient(sock)) {
+    try {
       // Streamed (issue 23): chunks go to a temporary file; only once it is whole, fsynced and in
       // place is the export confirmed, so an interruption leaves the run resumable on the node.
       // The daemon answers first, so a refusal is reported as such, before any file is made.
@@ -169,7 +170,7 @@ final class RunsExportCommand implements Callable<Integer> {
           c.stub().reclaimRun(DurableRunRequest.newBuilder().setRunId(run.id).build());
           back = "taken back: parked on the node again";
         } catch (StatusRuntimeException r) {
-          back = "not taken back (" + RpcErrors.describe(r, sock) + ")";
+          back = "not taken back (" + RpcErrors.describe(r, daemon.path()) + ")";
         } catch (IOException r) {
           back = "not taken back (" + abs + " could not be removed: " + r.getMessage() + ")";
         }
@@ -182,9 +183,6 @@ final class RunsExportCommand implements Callable<Integer> {
                 + "; the run was not moved, "
                 + back);
       }
-    } catch (StatusRuntimeException e) {
-      daemon.complain("runs export", e);
-      return Sandboxctl.UNUSABLE;
     } finally {
       try {
         if (tmp != null) {
@@ -203,7 +201,7 @@ final class RunsExportCommand implements Callable<Integer> {
     }
   }
 
-  private Integer intoto(Path sock) {
+  private int intoto(DaemonClient c) {
     ExportIntotoRequest.Builder req = ExportIntotoRequest.newBuilder().setRunId(run.id);
     if (module != null) {
       try {
@@ -212,13 +210,7 @@ final class RunsExportCommand implements Callable<Integer> {
         return Sandboxctl.unusable("runs export", "--module: cannot read " + module + ": " + e);
       }
     }
-    ExportIntotoReply r;
-    try (DaemonClient c = new DaemonClient(sock)) {
-      r = c.stub().exportIntoto(req.build());
-    } catch (StatusRuntimeException e) {
-      daemon.complain("runs export", e);
-      return Sandboxctl.UNUSABLE;
-    }
+    ExportIntotoReply r = c.stub().exportIntoto(req.build());
     byte[] bytes = (r.getBundleJson() + "\n").getBytes(StandardCharsets.UTF_8);
     try {
       if (target.intoto.toString().equals("-")) {

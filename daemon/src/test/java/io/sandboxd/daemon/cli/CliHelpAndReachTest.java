@@ -147,6 +147,8 @@ class CliHelpAndReachTest {
           {"runs log", "r1"},
           {"runs import", absent},
           {"runs reclaim", "r1"},
+          {"runs export", "r1", "--bundle", tmp.resolve("bundle").toString()},
+          {"runs export", "r1", "--intoto", "-"},
           {"log checkpoint"},
           {"log prove", "ab"},
           {"log consistency", "1", "2"},
@@ -158,7 +160,8 @@ class CliHelpAndReachTest {
           {"jcp event", "ab", absent},
           {"jcp release", "ab"},
           {"jcp checkpoint", "r1"},
-          {"jcp amend", "r1", absent}
+          {"jcp amend", "r1", absent},
+          {"report", "--out", tmp.resolve("report").toString()}
         }) {
       List<String> argv = new ArrayList<>(List.of(command[0].split(" ")));
       argv.addAll(List.of(command).subList(1, command.length));
