@@ -395,9 +395,9 @@ public final class Daemon implements AutoCloseable {
                                   store,
                                   modules,
                                   pools,
+                                  standing,
+                                  durableRuns,
                                   new SandboxdService.Operations(serving, metrics, status))
-                              .useStanding(standing)
-                              .durable(durableRuns)
                               .bindService(),
                           authz)))
               .addService(

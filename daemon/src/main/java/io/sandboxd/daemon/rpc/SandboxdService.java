@@ -19,26 +19,17 @@ import java.util.function.Supplier;
  * UNAVAILABLE; nothing a client sends can take the daemon down.
  */
 public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
-  private final RunSupervisor supervisor;
-  private final RunStore store;
-  private final ModuleStore modules;
-  // The node's warm pools; null when it keeps none.
-  private final WarmPools pools;
   // Status, drain and metrics.
   private final Operations ops;
-  // Minted child grants a submission may name (SubmitRequest.minted_grants); null: none.
-  private StandingGrants standing;
-  // Durable runs (issue 12); null for a service built without them (tests).
-  private DurableRuns durable;
 
-  // The areas, built by wire() from the above; set while wiring, before the service is bound.
-  private FleetCalls fleet;
-  private ModuleCalls moduleCalls;
-  private PoolCalls poolCalls;
-  private RunCalls runs;
-  private RunInfoCalls runInfo;
-  private RecordCalls records;
-  private DurableCalls durableCalls;
+  // The areas, each built from the collaborators it uses.
+  private final FleetCalls fleet;
+  private final ModuleCalls moduleCalls;
+  private final PoolCalls poolCalls;
+  private final RunCalls runs;
+  private final RunInfoCalls runInfo;
+  private final RecordCalls records;
+  private final DurableCalls durableCalls;
 
   /** What the operator-facing calls and the admission gate need (status, drain, metrics). */
   public record Operations(ServingState serving, DaemonMetrics metrics, NodeStatus status) {
@@ -53,36 +44,20 @@ public final class SandboxdService extends SandboxdGrpc.SandboxdImplBase {
     }
   }
 
+  /**
+   * The service over the node's collaborators: {@code pools} null when it keeps no warm pools,
+   * {@code standing} null when no minted child grant may be named (SubmitRequest.minted_grants),
+   * {@code durable} null for a service without durable runs (issue 12).
+   */
   public SandboxdService(
       RunSupervisor supervisor,
       RunStore store,
       ModuleStore modules,
       WarmPools pools,
+      StandingGrants standing,
+      DurableRuns durable,
       Operations ops) {
-    this.supervisor = supervisor;
-    this.store = store;
-    this.modules = modules;
-    this.pools = pools;
     this.ops = java.util.Objects.requireNonNull(ops, "ops");
-    wire();
-  }
-
-  /** Serves durable runs through {@code d}. */
-  public SandboxdService durable(DurableRuns d) {
-    this.durable = d;
-    wire();
-    return this;
-  }
-
-  /** Resolves SubmitRequest.minted_grants against {@code standing} from now on. */
-  public SandboxdService useStanding(StandingGrants standing) {
-    this.standing = standing;
-    wire();
-    return this;
-  }
-
-  /** Builds each area from the collaborators it uses (again when a setter adds one). */
-  private void wire() {
     SubmitRequests requests = new SubmitRequests(modules, standing);
     fleet = new FleetCalls(store, new FleetRecords(store));
     moduleCalls = new ModuleCalls(modules, supervisor.environments());
