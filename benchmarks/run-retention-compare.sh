@@ -8,9 +8,11 @@
 #
 # Then RetentionCheck (this tree's benchmarks jar, with each daemon jar's classes first) on a copy
 # of one store of CHECK_RUNS runs (default 100,000): what pruning half of it by age, then to a
-# quarter by count, takes, and what a check with nothing more due costs after each. CHECK_IO=1: each
-# of those runs a WASI command's that printed the same greeting (its stdout and empty stderr named
-# by every run); BENCHES=0 skips the daemon benches.
+# quarter by count, takes, and what a check with nothing more due costs after each. Then 20 rounds of
+# 64 runs, each followed by a check that prunes every run but the newest (a store whose records
+# alone pass max_bytes). CHECK_KIND=io: each run a WASI command's that printed the same greeting
+# (its stdout and empty stderr named by every run); CHECK_KIND=units: runs of two modules in turn.
+# BENCHES=0 skips the daemon benches.
 #
 #   benchmarks/run-retention-compare.sh BASE_SANDBOXD_JAR HEAD_SANDBOXD_JAR [ROUNDS]
 #   (mvn -B -q -pl benchmarks -am package -DskipTests first, for benchmarks/target/benchmarks.jar)
@@ -52,12 +54,13 @@ if ((benches > 0)); then
 fi
 bench="$root/benchmarks/target/benchmarks.jar"
 java -cp "$base:$bench" io.sandboxd.benchmarks.RetentionCheck make "$work/filled.db" \
-  "${CHECK_RUNS:-100000}" ${CHECK_IO:+io}
+  "${CHECK_RUNS:-100000}" ${CHECK_KIND:+"$CHECK_KIND"}
 # check_round ROUND SIDE JAR: RetentionCheck with JAR's daemon classes, on a fresh copy.
 check_round() {
   rm -f "$work"/check.db*
   cp "$work/filled.db" "$work/check.db"
   printf 'round %s %s: ' "$1" "$2"
-  java -cp "$3:$bench" io.sandboxd.benchmarks.RetentionCheck run "$work/check.db"
+  java -cp "$3:$bench" io.sandboxd.benchmarks.RetentionCheck run "$work/check.db" \
+    ${CHECK_KIND:+"$CHECK_KIND"}
 }
 alternate "$rounds" "$base" "$head" check_round
