@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A command, not JMH: what the fleet shipper's polls cost the run path (issue 22). {@code make FILE
  * N} fills a store with N signed runs and a fleet proof for every record (a node that has shipped
- * all it holds). {@code run FILE APPENDS} takes one poll as a start does, then stores APPENDS runs
+ * all it holds; {@code make FILE N stuck}: all but the first, a record the aggregator never proves,
+ * a damaged one). {@code run FILE APPENDS} takes one poll as a start does, then stores APPENDS runs
  * one by one (each fsynced, 2 ms apart) with no poller and again with a thread polling as {@code
  * RecordShipper} does (1,000 at most; 20 ms after a poll that found some, else 250 ms), and prints
  * each phase's append latency and the polls' own time. {@code run-outbox-compare.sh} runs it
@@ -29,20 +30,20 @@ public final class FleetOutboxPoll {
   private static final SigningKey KEY = SigningKey.fromSeed(new byte[32]);
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 3) {
-      System.err.println("usage: FleetOutboxPoll make FILE RUNS | run FILE APPENDS");
+    if (args.length < 3) {
+      System.err.println("usage: FleetOutboxPoll make FILE RUNS [stuck] | run FILE APPENDS");
       System.exit(2);
     }
     Path file = Path.of(args[1]);
     int n = Integer.parseInt(args[2]);
     if (args[0].equals("make")) {
-      make(file, n);
+      make(file, n, args.length > 3 && args[3].equals("stuck"));
     } else {
       run(file, n);
     }
   }
 
-  private static void make(Path file, int runs) throws Exception {
+  private static void make(Path file, int runs, boolean stuck) throws Exception {
     try (RunStore s = RunStore.open(file, KEY)) {
       for (int i = 0; i < runs; i += 1000) {
         List<RunRecord> batch = new ArrayList<>();
@@ -62,6 +63,11 @@ public final class FleetOutboxPoll {
                   + " SELECT address, 1, '{}', 0 FROM "
                   + table);
         }
+      }
+      if (stuck) {
+        st.executeUpdate(
+            "DELETE FROM fleet_proofs WHERE address ="
+                + " (SELECT address FROM run_records ORDER BY rowid LIMIT 1)");
       }
     }
   }

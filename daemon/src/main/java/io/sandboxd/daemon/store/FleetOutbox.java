@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeSet;
 
 /**
  * What the node still has to ship to the fleet (issue 14 item 3): every signed record in the run
@@ -26,8 +27,17 @@ public final class FleetOutbox {
    */
   static final int CHUNK_ROWS = 1024;
 
+  /**
+   * Rows of one table read without a proof that the outbox looks up again by rowid, at most: past
+   * them, it reads on from the first it could not hold, as it did for every row.
+   */
+  static final int PENDING_ROWS = 4096;
+
   private final RunStore store;
   private final int chunkRows;
+  private final int pendingRows;
+  // Rowid ranges read, for tests of what a poll reads (under the outbox's monitor).
+  private long chunksRead;
   // Oldest first: single-step runs' records (before schema 23, then since), then durable runs'.
   private final List<Source> sources;
 
@@ -35,12 +45,13 @@ public final class FleetOutbox {
   public record Unshipped(String address, String envelope) {}
 
   public FleetOutbox(RunStore store) {
-    this(store, CHUNK_ROWS);
+    this(store, CHUNK_ROWS, PENDING_ROWS);
   }
 
-  FleetOutbox(RunStore store, int chunkRows) {
+  FleetOutbox(RunStore store, int chunkRows, int pendingRows) {
     this.store = store;
     this.chunkRows = chunkRows;
+    this.pendingRows = pendingRows;
     String node = store.publicKey().hex();
     this.sources =
         List.of(
@@ -65,55 +76,102 @@ public final class FleetOutbox {
     return out;
   }
 
+  /** How many rowid ranges the polls so far have read. */
+  synchronized long chunksRead() {
+    return chunksRead;
+  }
+
   /**
-   * A table of signed records, read by rowid a chunk at a time from its watermark: every row below
-   * it had a proof (or is another node's) when last read. Proofs are only ever added, so the mark
-   * only moves up; it lives in memory, and a new outbox (a restart) reads once from the start. Used
-   * by the one shipping thread ({@link #unshipped} is synchronized).
+   * A table of signed records, read by rowid a chunk at a time from where the last poll stopped.
+   * Every row below that had a proof (or is another node's) when read, or is pending: read without
+   * a proof, and looked up again by its rowid at each poll until it has one. So a record the
+   * aggregator never proves (a damaged one) costs a lookup a poll, where before it held the
+   * outbox's mark at itself and every poll read on past it through every row stored since, a chunk
+   * per hold of the store's lock (the whole store, every 250 ms). Proofs are only ever added. In
+   * memory; a new outbox (a restart) reads once from the start. Used by the one shipping thread
+   * ({@link #unshipped} is synchronized).
    */
   private final class Source {
     private final String table;
     private final boolean encoded;
     private final String chunk;
+    private final String again;
     private final String node;
-    private long shippedBelow = Long.MIN_VALUE;
+    private long readTo = Long.MIN_VALUE;
+    private final TreeSet<Long> pending = new TreeSet<>();
 
     /** {@code node}: only rows signed by this key ship (empty: all). */
     Source(String table, boolean encoded, String node) {
       this.table = table;
       this.encoded = encoded;
       this.node = node;
-      this.chunk =
+      String unproven =
           "SELECT r.rowid, r.address, r.envelope FROM "
               + table
-              + " r LEFT JOIN fleet_proofs p ON p.address = r.address WHERE r.rowid BETWEEN ? AND ?"
-              + " AND p.address IS NULL"
+              + " r LEFT JOIN fleet_proofs p ON p.address = r.address WHERE ";
+      this.chunk =
+          unproven
+              + "r.rowid BETWEEN ? AND ? AND p.address IS NULL"
               + (node.isEmpty() ? "" : " AND json_extract(r.envelope, '$.public_key') = ?")
               + " ORDER BY r.rowid LIMIT ?";
+      this.again =
+          unproven
+              + "r.rowid IN (SELECT value FROM json_each(?)) AND p.address IS NULL"
+              + " ORDER BY r.rowid";
     }
 
     /** Adds this table's unshipped rows to {@code out} until it holds {@code limit}. */
     void read(int limit, List<Unshipped> out) {
+      readPending(limit, out);
       long[] span = store.onConnection(this::span);
-      boolean marking = true;
-      long at = Math.max(shippedBelow, span[0]);
+      long at = Math.max(readTo, span[0]);
+      boolean holding = true;
       while (at <= span[1] && out.size() < limit) {
         long from = at;
         long to = Math.min(span[1], from + chunkRows - 1);
         int want = limit - out.size();
         List<Row> rows = store.onConnection(db -> rows(db, from, to, want));
-        if (marking) {
-          if (rows.isEmpty()) {
-            shippedBelow = to + 1;
-          } else {
-            shippedBelow = rows.get(0).rowid();
-            marking = false;
-          }
-        }
+        chunksRead++;
         for (Row r : rows) {
           out.add(r.unshipped(encoded));
+          if (holding && pending.size() >= pendingRows) {
+            holding = false;
+            readTo = r.rowid(); // the next poll reads again from here: this row on is not held
+          }
+          if (holding) {
+            pending.add(r.rowid());
+          }
         }
-        at = to + 1;
+        // Read through the chunk's end, or through the last row taken when the limit cut it.
+        long through = rows.size() == want ? rows.get(rows.size() - 1).rowid() : to;
+        if (holding) {
+          readTo = through + 1;
+        }
+        at = through + 1;
+      }
+    }
+
+    /** The pending rows still without a proof, oldest first, until {@code out} holds limit. */
+    private void readPending(int limit, List<Unshipped> out) {
+      List<Long> ids = new ArrayList<>(pending);
+      for (int i = 0; i < ids.size() && out.size() < limit; i += chunkRows) {
+        List<Long> some = ids.subList(i, Math.min(ids.size(), i + chunkRows));
+        String list = some.toString();
+        List<Row> rows =
+            store.onConnection(
+                db ->
+                    StoreDb.all(
+                        db,
+                        again,
+                        rs -> new Row(rs.getLong(1), rs.getString(2), rs.getBytes(3)),
+                        list));
+        pending.removeAll(some);
+        for (Row r : rows) {
+          pending.add(r.rowid());
+          if (out.size() < limit) {
+            out.add(r.unshipped(encoded));
+          }
+        }
       }
     }
 
@@ -153,6 +211,11 @@ public final class FleetOutbox {
     String chunkQuery() {
       return chunk;
     }
+
+    /** The plan of a pending rows' lookup ({@code FleetOutboxTest} holds it to rowid lookups). */
+    String againQuery() {
+      return again;
+    }
   }
 
   /** A row as read under the lock; its text is decoded after, off it. */
@@ -162,11 +225,11 @@ public final class FleetOutbox {
     }
   }
 
-  /** Each table's span and chunk queries, for tests of their plans. */
+  /** Each table's span, chunk and pending queries, for tests of their plans. */
   List<List<String>> queries() {
     List<List<String>> out = new ArrayList<>();
     for (Source s : sources) {
-      out.add(List.of(s.spanQuery(), s.chunkQuery()));
+      out.add(List.of(s.spanQuery(), s.chunkQuery(), s.againQuery()));
     }
     return out;
   }
