@@ -85,7 +85,8 @@ public class NodeLogBench {
     byte[] module = ("module " + runId).getBytes(StandardCharsets.UTF_8);
     String grantsId = Blake3.hex(("grants " + runId).getBytes(StandardCharsets.UTF_8));
     return SignedRun.completed(
-        key, "host-1", runId, module, grantsId, 7, 0, List.of("{\"n\":1}"), createdMs);
+            key, "host-1", runId, module, grantsId, 7, 0, List.of("{\"n\":1}"), createdMs)
+        .build();
   }
 
   /**

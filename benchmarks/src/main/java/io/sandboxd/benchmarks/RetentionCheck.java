@@ -110,7 +110,7 @@ public final class RetentionCheck {
     byte[] module = ("retention module" + (other ? " 2" : "")).getBytes(StandardCharsets.UTF_8);
     String grantsId = Blake3.hex("retention grants".getBytes(StandardCharsets.UTF_8));
     RunRecord.Builder r =
-        SignedRun.completedBuilder(
+        SignedRun.completed(
             KEY, "bench-host", runId(i), module, grantsId, 0, 65536, List.of(), 1_000 + i);
     return (io ? r.io(GREETING) : r).build();
   }

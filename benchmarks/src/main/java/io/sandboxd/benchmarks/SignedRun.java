@@ -120,25 +120,9 @@ final class SignedRun {
   /**
    * A completed run of {@code module} as the supervisor stores it: its receipt, attestation and
    * first segment signed by {@code key} as host {@code hostId}, {@code journal} with no blobs, an
-   * empty log.
+   * empty log; to add to before it is built.
    */
-  static RunRecord completed(
-      SigningKey key,
-      String hostId,
-      String runId,
-      byte[] module,
-      String grantsId,
-      long cpuMs,
-      long memoryPeakBytes,
-      List<String> journal,
-      long createdMs) {
-    return completedBuilder(
-            key, hostId, runId, module, grantsId, cpuMs, memoryPeakBytes, journal, createdMs)
-        .build();
-  }
-
-  /** As {@link #completed}, to add to before it is built. */
-  static RunRecord.Builder completedBuilder(
+  static RunRecord.Builder completed(
       SigningKey key,
       String hostId,
       String runId,
@@ -172,6 +156,15 @@ final class SignedRun {
     byte[] module = "bench module".getBytes(StandardCharsets.UTF_8);
     String grantsId = Blake3.hex("bench grants".getBytes(StandardCharsets.UTF_8));
     return completed(
-        key, "bench-host", runId, module, grantsId, 0, 65536, journal, System.currentTimeMillis());
+            key,
+            "bench-host",
+            runId,
+            module,
+            grantsId,
+            0,
+            65536,
+            journal,
+            System.currentTimeMillis())
+        .build();
   }
 }
