@@ -33,11 +33,23 @@ public final class FleetOutbox {
    */
   static final int PENDING_ROWS = 4096;
 
+  /**
+   * Rowid ranges one poll reads at most while it can hold the rows it reads without a proof. A
+   * start's first polls read the store once from the start, and though the lock is let go between
+   * ranges, the poller takes it back first (a monitor is not fair): a poll of a 100,000-run store
+   * held appends off for as long as it took (0.7 s). The next poll goes on from where this one
+   * stopped.
+   */
+  static final int CHUNKS_PER_POLL = 64;
+
   private final RunStore store;
   private final int chunkRows;
   private final int pendingRows;
-  // Rowid ranges read, for tests of what a poll reads (under the outbox's monitor).
+  private final int chunksPerPoll;
+  // Rowid ranges read, for tests of what a poll reads, and those this poll may still read (under
+  // the outbox's monitor).
   private long chunksRead;
+  private int rangesLeft;
   // Oldest first: single-step runs' records (before schema 23, then since), then durable runs'.
   private final List<Source> sources;
 
@@ -45,13 +57,14 @@ public final class FleetOutbox {
   public record Unshipped(String address, String envelope) {}
 
   public FleetOutbox(RunStore store) {
-    this(store, CHUNK_ROWS, PENDING_ROWS);
+    this(store, CHUNK_ROWS, PENDING_ROWS, CHUNKS_PER_POLL);
   }
 
-  FleetOutbox(RunStore store, int chunkRows, int pendingRows) {
+  FleetOutbox(RunStore store, int chunkRows, int pendingRows, int chunksPerPoll) {
     this.store = store;
     this.chunkRows = chunkRows;
     this.pendingRows = pendingRows;
+    this.chunksPerPoll = chunksPerPoll;
     String node = store.publicKey().hex();
     this.sources =
         List.of(
@@ -63,15 +76,18 @@ public final class FleetOutbox {
 
   /**
    * Up to {@code limit} records without a proof, oldest first: single-step runs' records, then
-   * durable runs' (each table in its own store order).
+   * durable runs' (each table in its own store order). A poll reads at most {@link
+   * #CHUNKS_PER_POLL} rowid ranges, so it may answer fewer than there are (none, while a start's
+   * first polls read through what was proven before); the next poll goes on.
    */
   public synchronized List<Unshipped> unshipped(int limit) {
     List<Unshipped> out = new ArrayList<>();
+    rangesLeft = chunksPerPoll;
     for (Source s : sources) {
-      if (out.size() >= limit) {
+      // A table read only in part: the next table's records come after those not yet read.
+      if (out.size() >= limit || !s.read(limit, out)) {
         break;
       }
-      s.read(limit, out);
     }
     return out;
   }
@@ -120,13 +136,21 @@ public final class FleetOutbox {
               + " ORDER BY r.rowid";
     }
 
-    /** Adds this table's unshipped rows to {@code out} until it holds {@code limit}. */
-    void read(int limit, List<Unshipped> out) {
+    /**
+     * Adds this table's unshipped rows to {@code out} until it holds {@code limit}, reading no more
+     * rowid ranges than the poll has left; false when those ran out first.
+     */
+    boolean read(int limit, List<Unshipped> out) {
       readPending(limit, out);
       long[] span = store.onConnection(this::span);
       long at = Math.max(readTo, span[0]);
       boolean holding = true;
       while (at <= span[1] && out.size() < limit) {
+        // Bounded while what was read can be held: past that the rows after those not held must
+        // be read through to be answered at all, as before the bound.
+        if (holding && rangesLeft == 0) {
+          return false;
+        }
         long from = at;
         long to = Math.min(span[1], from + chunkRows - 1);
         int want = limit - out.size();
@@ -146,9 +170,11 @@ public final class FleetOutbox {
         long through = rows.size() == want ? rows.get(rows.size() - 1).rowid() : to;
         if (holding) {
           readTo = through + 1;
+          rangesLeft--; // only a range the mark moves past counts: each one is progress
         }
         at = through + 1;
       }
+      return true;
     }
 
     /** The pending rows still without a proof, oldest first, until {@code out} holds limit. */

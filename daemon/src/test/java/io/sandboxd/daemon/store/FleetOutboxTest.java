@@ -38,8 +38,16 @@ class FleetOutboxTest extends StoreFileFixture {
           List<String> model = new ArrayList<>(allInStoreOrder());
           model.removeAll(proven);
           List<String> expected = model.subList(0, Math.min(limit, model.size()));
+          String at = "seed " + seed + " round " + round + " limit " + limit;
+          // A poll answers the first of them; those after, the next polls.
           List<String> got = addresses(outbox.unshipped(limit));
-          assertEquals(expected, got, "seed " + seed + " round " + round + " limit " + limit);
+          for (int again = 1; got.size() < expected.size(); again++) {
+            assertEquals(expected.subList(0, got.size()), got, at + " poll " + again);
+            assertTrue(
+                again < 200, at + ": the polls never read through: " + got + " of " + expected);
+            got = addresses(outbox.unshipped(limit));
+          }
+          assertEquals(expected, got, at);
           // Proofs for some of what was answered, in any order, and now and then one ahead.
           List<String> some = new ArrayList<>(got);
           Collections.shuffle(some, random);
@@ -62,9 +70,34 @@ class FleetOutboxTest extends StoreFileFixture {
           prove(outbox, a, proven);
         }
         assertEquals(List.of(), outbox.unshipped(10));
-        assertEquals(List.of(), new FleetOutbox(s, 3, 2).unshipped(10));
+        assertEquals(List.of(), new FleetOutbox(s, 3, 2, 100).unshipped(10));
       }
       sql("DELETE FROM fleet_proofs WHERE 1 = 1");
+    }
+  }
+
+  /**
+   * A poll reads at most so many rowid ranges, however far it is from reading through, and the next
+   * goes on from where it stopped: a start's first polls read through a store whose records are all
+   * proven a few ranges each, letting appends in between.
+   */
+  @Test
+  void aPollReadsABoundedNumberOfRangesAndTheNextGoesOn() throws Exception {
+    try (RunStore s = RunStore.open(file(), key)) {
+      fill(s, 0, 40); // 120 records, 30 ranges of 4
+      Set<String> proven = new HashSet<>();
+      FleetOutbox first = new FleetOutbox(s, 4, 2, 100);
+      for (String a : allInStoreOrder().subList(0, 119)) {
+        prove(first, a, proven);
+      }
+      String last = allInStoreOrder().get(119);
+      FleetOutbox outbox = new FleetOutbox(s, 4, 2, 3);
+      for (int poll = 1; poll < 10; poll++) {
+        assertEquals(List.of(), outbox.unshipped(1000), "poll " + poll);
+        assertEquals(3L * poll, outbox.chunksRead());
+      }
+      assertEquals(List.of(last), addresses(outbox.unshipped(1000)));
+      assertEquals(30, outbox.chunksRead());
     }
   }
 
@@ -77,7 +110,7 @@ class FleetOutboxTest extends StoreFileFixture {
   void aRecordNeverProvenCostsALookupAPollNotAReadOfEveryRowAfterIt() throws Exception {
     try (RunStore s = RunStore.open(file(), key)) {
       fill(s, 0, 40); // 120 records
-      FleetOutbox outbox = new FleetOutbox(s, 4, 2);
+      FleetOutbox outbox = new FleetOutbox(s, 4, 2, 100);
       Set<String> proven = new HashSet<>();
       List<String> all = allInStoreOrder();
       String stuck = all.get(0);
@@ -109,7 +142,7 @@ class FleetOutboxTest extends StoreFileFixture {
   void aProofRemovedBehindTheOutboxIsFoundAgainByTheNextStart() throws Exception {
     try (RunStore s = RunStore.open(file(), key)) {
       fill(s, 0, 4);
-      FleetOutbox outbox = new FleetOutbox(s, 2, 2);
+      FleetOutbox outbox = new FleetOutbox(s, 2, 2, 100);
       Set<String> proven = new HashSet<>();
       for (String a : allInStoreOrder()) {
         prove(outbox, a, proven);
@@ -117,7 +150,7 @@ class FleetOutboxTest extends StoreFileFixture {
       assertEquals(List.of(), outbox.unshipped(5));
       String first = allInStoreOrder().get(0);
       sql("DELETE FROM fleet_proofs WHERE address = '" + first + "'");
-      assertEquals(List.of(first), addresses(new FleetOutbox(s, 2, 2).unshipped(5)));
+      assertEquals(List.of(first), addresses(new FleetOutbox(s, 2, 2, 100).unshipped(5)));
     }
   }
 
@@ -169,7 +202,7 @@ class FleetOutboxTest extends StoreFileFixture {
 
   /** An outbox with seeded chunk and pending bounds small enough to be passed often. */
   private static FleetOutbox outbox(RunStore s, Random random) {
-    return new FleetOutbox(s, 1 + random.nextInt(5), 1 + random.nextInt(6));
+    return new FleetOutbox(s, 1 + random.nextInt(5), 1 + random.nextInt(6), 1 + random.nextInt(8));
   }
 
   private void prove(FleetOutbox outbox, String address, Set<String> proven) {
