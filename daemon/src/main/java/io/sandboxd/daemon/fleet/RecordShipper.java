@@ -159,7 +159,7 @@ public final class RecordShipper implements AutoCloseable {
             sentMs.clear();
           }
         }
-        Thread.sleep(sent == 0 ? 250 : 20);
+        Thread.sleep(sent == 0 && !outbox.behind() ? 250 : 20);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;

@@ -95,9 +95,11 @@ class FleetOutboxTest extends StoreFileFixture {
       for (int poll = 1; poll < 10; poll++) {
         assertEquals(List.of(), outbox.unshipped(1000), "poll " + poll);
         assertEquals(3L * poll, outbox.chunksRead());
+        assertTrue(outbox.behind(), "poll " + poll + " stopped at its bound");
       }
       assertEquals(List.of(last), addresses(outbox.unshipped(1000)));
       assertEquals(30, outbox.chunksRead());
+      assertFalse(outbox.behind());
     }
   }
 
