@@ -10,9 +10,20 @@ import io.sandboxd.executor.CompiledUnit;
 import io.sandboxd.executor.ExecutionResult;
 import java.nio.charset.StandardCharsets;
 
-/** What the executor benchmarks share: a generous grant and the bare-Chicory baseline run. */
+/**
+ * What the benchmarks share: a generous grant, the bare-Chicory baseline run, and the commands'
+ * usage check.
+ */
 final class BenchSupport {
   private BenchSupport() {}
+
+  /** For a command, not JMH: prints {@code usage} and exits 2 when fewer than {@code min} args. */
+  static void usage(String[] args, int min, String usage) {
+    if (args.length < min) {
+      System.err.println("usage: " + usage);
+      System.exit(2);
+    }
+  }
 
   /**
    * Budgets no benchmark run comes near (10 min of CPU, 256 MiB, 10^15 µJ), with {@code logging}

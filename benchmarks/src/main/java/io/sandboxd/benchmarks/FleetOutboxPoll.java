@@ -1,6 +1,5 @@
 package io.sandboxd.benchmarks;
 
-import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.FleetOutbox;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
@@ -28,13 +27,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class FleetOutboxPoll {
   private FleetOutboxPoll() {}
 
-  private static final SigningKey KEY = SigningKey.fromSeed(new byte[32]);
-
   public static void main(String[] args) throws Exception {
-    if (args.length < 3) {
-      System.err.println("usage: FleetOutboxPoll make FILE RUNS [stuck] | run FILE APPENDS");
-      System.exit(2);
-    }
+    BenchSupport.usage(args, 3, "FleetOutboxPoll make FILE RUNS [stuck] | run FILE APPENDS");
     Path file = Path.of(args[1]);
     int n = Integer.parseInt(args[2]);
     if (args[0].equals("make")) {
@@ -45,11 +39,11 @@ public final class FleetOutboxPoll {
   }
 
   private static void make(Path file, int runs, boolean stuck) throws Exception {
-    try (RunStore s = RunStore.open(file, KEY)) {
+    try (RunStore s = RunStore.open(file, SignedRun.KEY)) {
       for (int i = 0; i < runs; i += 1000) {
         List<RunRecord> batch = new ArrayList<>();
         for (int j = i; j < Math.min(runs, i + 1000); j++) {
-          batch.add(SignedRun.ofBench(KEY, String.format("run-%08d", j), List.of()));
+          batch.add(SignedRun.ofBench(SignedRun.KEY, String.format("run-%08d", j), List.of()));
         }
         s.appendAll(batch);
       }
@@ -74,7 +68,7 @@ public final class FleetOutboxPoll {
   }
 
   private static void run(Path file, int appends) throws Exception {
-    try (RunStore s = RunStore.open(file, KEY)) {
+    try (RunStore s = RunStore.open(file, SignedRun.KEY)) {
       long[] quiet = appendLoop(s, appends, "quiet-");
       // A start's outbox: its first polls read the store from the start while appends go on.
       FleetOutbox outbox = new FleetOutbox(s);
@@ -138,7 +132,7 @@ public final class FleetOutboxPoll {
   private static long[] appendLoop(RunStore s, int n, String prefix) throws Exception {
     long[] took = new long[n];
     for (int i = 0; i < n; i++) {
-      RunRecord r = SignedRun.ofBench(KEY, prefix + System.nanoTime(), List.of());
+      RunRecord r = SignedRun.ofBench(SignedRun.KEY, prefix + System.nanoTime(), List.of());
       long t0 = System.nanoTime();
       s.append(r);
       took[i] = System.nanoTime() - t0;

@@ -52,7 +52,7 @@ public class NodeLogBench {
     @Param({"on", "off"})
     public String log;
 
-    final SigningKey key = SigningKey.fromSeed(new byte[32]);
+    final SigningKey key = SignedRun.KEY;
     final AtomicLong next = new AtomicLong();
     Path dir;
     RunStore store;
@@ -144,7 +144,7 @@ public class NodeLogBench {
     @Param({"1000000"})
     public int leaves;
 
-    final SigningKey key = SigningKey.fromSeed(new byte[32]);
+    final SigningKey key = SignedRun.KEY;
     final Random random = new Random(19);
     Path dir;
     RunStore store;

@@ -1,7 +1,6 @@
 package io.sandboxd.benchmarks;
 
 import io.sandboxd.attest.Blake3;
-import io.sandboxd.attest.SigningKey;
 import io.sandboxd.daemon.store.RunIo;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.daemon.store.RunStore;
@@ -29,13 +28,8 @@ import java.util.Optional;
 public final class RetentionCheck {
   private RetentionCheck() {}
 
-  private static final SigningKey KEY = SigningKey.fromSeed(new byte[32]);
-
   public static void main(String[] args) throws Exception {
-    if (args.length < 2) {
-      System.err.println("usage: RetentionCheck make FILE RUNS [io|units] | run FILE [io|units]");
-      System.exit(2);
-    }
+    BenchSupport.usage(args, 2, "RetentionCheck make FILE RUNS [io|units] | run FILE [io|units]");
     Path file = Path.of(args[1]);
     if (args[0].equals("make")) {
       String kind = args.length > 3 ? args[3] : "";
@@ -43,7 +37,7 @@ public final class RetentionCheck {
       return;
     }
     String kind = args.length > 2 ? args[2] : "";
-    try (RunStore s = RunStore.open(file, KEY)) {
+    try (RunStore s = RunStore.open(file, SignedRun.KEY)) {
       long n = s.count();
       String keep = runId(n - 1);
       long now = 1_000 + n;
@@ -94,7 +88,7 @@ public final class RetentionCheck {
   }
 
   private static void make(Path file, int n, boolean io, boolean units) {
-    try (RunStore s = RunStore.open(file, KEY)) {
+    try (RunStore s = RunStore.open(file, SignedRun.KEY)) {
       for (int i = 0; i < n; i += 1000) {
         List<RunRecord> batch = new ArrayList<>();
         for (int j = i; j < Math.min(n, i + 1000); j++) {
@@ -111,7 +105,15 @@ public final class RetentionCheck {
     String grantsId = Blake3.hex("retention grants".getBytes(StandardCharsets.UTF_8));
     RunRecord.Builder r =
         SignedRun.completed(
-            KEY, "bench-host", runId(i), module, grantsId, 0, 65536, List.of(), 1_000 + i);
+            SignedRun.KEY,
+            "bench-host",
+            runId(i),
+            module,
+            grantsId,
+            0,
+            65536,
+            List.of(),
+            1_000 + i);
     return (io ? r.io(GREETING) : r).build();
   }
 

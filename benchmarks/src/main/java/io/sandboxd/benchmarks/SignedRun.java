@@ -29,6 +29,12 @@ final class SignedRun {
   private SignedRun() {}
 
   /**
+   * The key the benchmarks sign with: a fixed seed, so a store one command fills opens under the
+   * next (a store's records must verify under its node's key).
+   */
+  static final SigningKey KEY = SigningKey.fromSeed(new byte[32]);
+
+  /**
    * The receipt of an S2 run of {@code unit} that took {@code cpuMs} of CPU (5 µJ, estimated) and 1
    * ms of wall time from {@code startedMs}, with no inference, I/O or network, signed by {@code
    * key}.

@@ -352,11 +352,15 @@ final class StoreRetention {
     }
   }
 
+  /** {@link #ioNeeded(String)} of each of {@link #IO_COLUMNS}, in that order. */
+  private static final List<String> IO_NEEDED =
+      IO_COLUMNS.stream().map(StoreRetention::ioNeeded).toList();
+
   private static boolean ioNeeded(Connection db, String address, int first, String runId)
       throws SQLException {
     for (int k = 0; k < IO_COLUMNS.size(); k++) {
-      String column = IO_COLUMNS.get((first + k) % IO_COLUMNS.size());
-      if (StoreDb.first(db, ioNeeded(column), rs -> 1, address, runId).isPresent()) {
+      String query = IO_NEEDED.get((first + k) % IO_COLUMNS.size());
+      if (StoreDb.first(db, query, rs -> 1, address, runId).isPresent()) {
         return true;
       }
     }
