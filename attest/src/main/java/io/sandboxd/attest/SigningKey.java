@@ -2,16 +2,30 @@ package io.sandboxd.attest;
 
 import java.security.SecureRandom;
 import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
-import org.bouncycastle.crypto.signers.Ed25519Signer;
 
 /** An Ed25519 private key (raw 32-byte seed); lives in the daemon only, never in an executor. */
 public final class SigningKey {
   private final Ed25519PrivateKeyParameters params;
   private final PublicKey publicKey;
+  // The seed then the public key: what either engine signs with, derived once.
+  private final byte[] secret;
+  private final Ed25519Engine engine;
 
   private SigningKey(Ed25519PrivateKeyParameters params) {
     this.params = params;
-    this.publicKey = PublicKey.ofRaw(params.generatePublicKey().getEncoded());
+    byte[] pk = params.generatePublicKey().getEncoded();
+    this.publicKey = PublicKey.ofRaw(pk);
+    this.secret = new byte[64];
+    params.encode(secret, 0);
+    System.arraycopy(pk, 0, secret, 32, 32);
+    this.engine = Ed25519Engine.bouncyCastle();
+  }
+
+  private SigningKey(SigningKey key, Ed25519Engine engine) {
+    this.params = key.params;
+    this.publicKey = key.publicKey;
+    this.secret = key.secret;
+    this.engine = engine;
   }
 
   public static SigningKey generate() {
@@ -34,12 +48,24 @@ public final class SigningKey {
     return params.getEncoded();
   }
 
+  /** The same key, its signatures computed by {@code engine} (the same bytes, in other time). */
+  public SigningKey signingWith(Ed25519Engine engine) {
+    return new SigningKey(this, engine);
+  }
+
+  /** What computes this key's signatures. */
+  public Ed25519Engine engine() {
+    return engine;
+  }
+
+  /** The seed then the public key, for an engine's known-answer check. */
+  byte[] secret() {
+    return secret.clone();
+  }
+
   /** Pure Ed25519 (RFC 8032) signature over {@code message}. */
   public byte[] sign(byte[] message) {
-    Ed25519Signer s = new Ed25519Signer();
-    s.init(true, params);
-    s.update(message, 0, message.length);
-    return s.generateSignature();
+    return engine.sign(secret, message);
   }
 
   @Override

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /** Ed25519 (RFC 8032, pure) through {@link SigningKey} and {@link PublicKey}: WIRE.md §2.0.3. */
 class SigningTest {
   /** One RFC 8032 §7.1 test case: the secret seed, public key and signature, in hex. */
-  private record Rfc8032(String secretHex, String publicHex, String signatureHex) {
+  record Rfc8032(String secretHex, String publicHex, String signatureHex) {
     SigningKey key() {
       return SigningKey.fromSeed(Hex.decode(secretHex, 32, "secret"));
     }
@@ -31,14 +31,14 @@ class SigningTest {
   }
 
   // RFC 8032 §7.1, TEST 1: empty message.
-  private static final Rfc8032 T1 =
+  static final Rfc8032 T1 =
       new Rfc8032(
           "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
           "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
           "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
 
   // RFC 8032 §7.1, TEST 2: one-byte message 0x72.
-  private static final Rfc8032 T2 =
+  static final Rfc8032 T2 =
       new Rfc8032(
           "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
           "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c",

@@ -5,6 +5,7 @@ import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.Receipt;
@@ -16,23 +17,33 @@ import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Setup;
 
 /**
  * The cost of signing a receipt (WIRE.md §2.0.3-4): the whole {@link Envelope#sign} path (integer
  * check, JCS, BLAKE3 address, Ed25519, hex) against Ed25519 alone over the same canonical bytes,
- * with canonicalize+address on its own to show where the rest goes.
+ * with canonicalize+address on its own to show where the rest goes. {@code engine} is the daemon's
+ * {@code signing.ed25519}: {@code bouncycastle} or {@code libsodium} (the same bytes).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class SigningBench extends MicroBench {
+  @Param({"bouncycastle", "libsodium"})
+  public String engine;
+
   private SigningKey key;
   private ObjectNode core;
   private byte[] canonical;
 
   @Setup
   public void setUp() {
-    key = SigningKey.fromSeed(Blake3.hash(new byte[] {42}));
+    key =
+        SigningKey.fromSeed(Blake3.hash(new byte[] {42}))
+            .signingWith(
+                engine.equals("libsodium")
+                    ? Ed25519Engine.libsodium()
+                    : Ed25519Engine.bouncyCastle());
     core = typicalReceipt().toCore();
     canonical = CanonicalJson.canonicalize(core);
   }

@@ -45,7 +45,8 @@ public record DaemonConfig(
     Metrics metrics,
     Durable durable,
     Fleet fleet,
-    Standing standing) {
+    Standing standing,
+    Signing signing) {
 
   public DaemonConfig {
     secrets = java.util.Collections.unmodifiableMap(new TreeMap<>(secrets));
@@ -73,7 +74,8 @@ public record DaemonConfig(
         metrics,
         durable,
         fleet,
-        standing);
+        standing,
+        signing);
   }
 
   /**
@@ -351,7 +353,8 @@ public record DaemonConfig(
           "metrics",
           "durable",
           "fleet",
-          "standing");
+          "standing",
+          "signing");
 
   /** The embedded default configuration. */
   public static DaemonConfig defaults() {
@@ -376,7 +379,8 @@ public record DaemonConfig(
         Metrics.OFF,
         Durable.defaults(),
         Fleet.defaults(),
-        Standing.defaults());
+        Standing.defaults(),
+        Signing.defaults());
   }
 
   /** Reads {@code file} if given, else the defaults. */
@@ -517,7 +521,8 @@ public record DaemonConfig(
         metrics,
         Durable.parse(f),
         Fleet.parse(f),
-        Standing.parse(f));
+        Standing.parse(f),
+        Signing.parse(f));
   }
 
   private static Io io(JsonReader f, Io d) {

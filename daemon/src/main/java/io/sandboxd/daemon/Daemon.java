@@ -7,8 +7,12 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
+import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Ed25519Engine;
+import io.sandboxd.config.ConfigException;
 import io.sandboxd.config.DaemonConfig;
+import io.sandboxd.config.Signing;
 import io.sandboxd.daemon.durable.BundleTrust;
 import io.sandboxd.daemon.durable.DurableRuns;
 import io.sandboxd.daemon.durable.StoreRoom;
@@ -114,7 +118,8 @@ public final class Daemon implements AutoCloseable {
           d.metrics(),
           d.durable(),
           d.fleet(),
-          d.standing());
+          d.standing(),
+          d.signing());
     }
   }
 
@@ -272,7 +277,9 @@ public final class Daemon implements AutoCloseable {
     MetricsEndpoint endpoint = null;
     long startedMs = System.currentTimeMillis();
     try {
-      NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile());
+      NodeIdentity node =
+          NodeIdentity.load(
+              paths.stateDir(), paths.keyFile(), signingEngine(config.signing().ed25519()));
       // Read before SQLite's recovery replays or drops it: what an unclean stop left behind (a
       // torn tail SQLite rolls back as it opens was never committed, so never acknowledged).
       WalTail tail = WalTail.inspect(paths.storeFile());
@@ -427,6 +434,7 @@ public final class Daemon implements AutoCloseable {
       Thread primer =
           RunPathPrimer.start(
               executor,
+              node.key().engine(),
               meterable,
               paths.stateDir().resolve("prime"),
               () -> serving.inFlight() > 0 || serving.draining());
@@ -781,6 +789,29 @@ public final class Daemon implements AutoCloseable {
       kv.close();
     } catch (java.sql.SQLException e) {
       LOG.warning("kv store: close failed: " + e.getMessage());
+    }
+  }
+
+  /**
+   * The engine the node's key signs with (signing.ed25519): libsodium where it loads and signs the
+   * known answers, else BouncyCastle; every engine gives the same bytes. A node configured for
+   * libsodium that cannot use it does not start.
+   */
+  static Ed25519Engine signingEngine(Signing.Engine choice) {
+    if (choice == Signing.Engine.BOUNCYCASTLE) {
+      LOG.info("signing: bouncycastle (signing.ed25519)");
+      return Ed25519Engine.bouncyCastle();
+    }
+    try {
+      Ed25519Engine engine = Ed25519Engine.libsodium();
+      LOG.info("signing: " + engine);
+      return engine;
+    } catch (AttestException e) {
+      if (choice == Signing.Engine.LIBSODIUM) {
+        throw new ConfigException("$.signing.ed25519: libsodium cannot be used: " + e.getMessage());
+      }
+      LOG.info("signing: bouncycastle (" + e.getMessage() + ")");
+      return Ed25519Engine.bouncyCastle();
     }
   }
 

@@ -1,5 +1,6 @@
 package io.sandboxd.daemon;
 
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.KeyFile;
 import io.sandboxd.attest.SigningKey;
@@ -26,9 +27,11 @@ public final class NodeIdentity {
 
   /**
    * Loads (or creates on first start) the key and host id under {@code stateDir}; refuses a state
-   * or key directory another user can write and a key file the daemon's user does not own.
+   * or key directory another user can write and a key file the daemon's user does not own. The key
+   * signs through {@code engine}.
    */
-  public static NodeIdentity load(Path stateDir, Path keyFile) throws IOException {
+  public static NodeIdentity load(Path stateDir, Path keyFile, Ed25519Engine engine)
+      throws IOException {
     // Another user who can write these could swap in a key they know: refuse them, as sshd does.
     PrivatePath.requireDirectory(stateDir, "state directory");
     Path keyDir = keyFile.toAbsolutePath().getParent();
@@ -38,7 +41,7 @@ public final class NodeIdentity {
           PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
     PrivatePath.requireDirectory(keyDir, "key directory");
-    SigningKey key = KeyFile.loadOrCreate(keyFile);
+    SigningKey key = KeyFile.loadOrCreate(keyFile).signingWith(engine);
     Path idFile = stateDir.resolve("host-id");
     String id;
     if (Files.exists(idFile)) {
@@ -61,10 +64,11 @@ public final class NodeIdentity {
 
   /**
    * A node identity that lives only in memory, under a fresh key no one else holds: what the
-   * start-up primer signs with, so that nothing it seals could pass for this node's record.
+   * start-up primer signs with, so that nothing it seals could pass for this node's record. It
+   * signs through {@code engine}.
    */
-  public static NodeIdentity ephemeral() {
-    SigningKey key = SigningKey.generate();
+  public static NodeIdentity ephemeral(Ed25519Engine engine) {
+    SigningKey key = SigningKey.generate().signingWith(engine);
     return new NodeIdentity(
         key, new HostIdentity("ephemeral", key.publicKey().hex(), System.getProperty("os.name")));
   }

@@ -32,7 +32,11 @@ class ConfigurationTest {
         Arguments.of(
             "a non-loopback metrics address",
             "{\"metrics\": {\"listen\": \"0.0.0.0:9464\"}}",
-            "$.metrics.listen: 0.0.0.0 is not a loopback address"));
+            "$.metrics.listen: 0.0.0.0 is not a loopback address"),
+        Arguments.of(
+            "an Ed25519 engine the daemon does not have",
+            "{\"signing\": {\"ed25519\": \"openssl\"}}",
+            "$.signing.ed25519: expected \"auto\", \"libsodium\" or \"bouncycastle\""));
   }
 
   @ParameterizedTest(name = "{0}")

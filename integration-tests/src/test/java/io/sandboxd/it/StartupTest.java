@@ -8,6 +8,7 @@ import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.ClassEnergy;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.MerkleTree;
@@ -48,7 +49,8 @@ class StartupTest {
   }
 
   private static NodeIdentity node(Path state) throws Exception {
-    return NodeIdentity.load(state, state.resolve("keys/node.ed25519"));
+    return NodeIdentity.load(
+        state, state.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
   }
 
   private static RunStore openStore(Path state) throws Exception {

@@ -1,6 +1,7 @@
 package io.sandboxd.daemon.run;
 
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.executor.EnvironmentMounts;
@@ -26,8 +27,10 @@ import java.util.logging.Logger;
  * <p>The unit is {@code examples/hello.wasm} under {@code examples/hello.grants.json} (it logs,
  * reads the clock and is denied a random number). A compiler of its own compiles it, so the node's
  * module cache never holds it; it runs on the node's executor with its storage in a directory of
- * its own, removed afterwards; it is sealed under an {@linkplain NodeIdentity#ephemeral() ephemeral
- * key}, so nothing it signs could pass for this node's record; and nothing reaches the store.
+ * its own, removed afterwards; it is sealed under an {@linkplain
+ * NodeIdentity#ephemeral(Ed25519Engine) ephemeral key} that signs through the node's engine (the
+ * code the JIT is to warm), so nothing it signs could pass for this node's record; and nothing
+ * reaches the store.
  */
 public final class RunPathPrimer {
   private static final Logger LOG = Logger.getLogger(RunPathPrimer.class.getName());
@@ -53,13 +56,19 @@ public final class RunPathPrimer {
    * with its own answer.
    */
   public static Thread start(
-      Executor executor, Set<DeviceClass> meterable, Path storageBase, BooleanSupplier clientsRun) {
+      Executor executor,
+      Ed25519Engine engine,
+      Set<DeviceClass> meterable,
+      Path storageBase,
+      BooleanSupplier clientsRun) {
     Thread t =
         new Thread(
             () -> {
               long t0 = System.nanoTime();
               try {
-                Primed p = prime(executor, meterable, storageBase, MAX_RUNS, BUDGET_MS, clientsRun);
+                Primed p =
+                    prime(
+                        executor, engine, meterable, storageBase, MAX_RUNS, BUDGET_MS, clientsRun);
                 LOG.info(
                     "run path primed in "
                         + (System.nanoTime() - t0) / 1_000_000
@@ -88,6 +97,7 @@ public final class RunPathPrimer {
    */
   static Primed prime(
       Executor executor,
+      Ed25519Engine engine,
       Set<DeviceClass> meterable,
       Path storageBase,
       int maxRuns,
@@ -105,7 +115,7 @@ public final class RunPathPrimer {
           new RunSupervisor(
               new Admission(compiler, meterable),
               new Launch(executor, storageBase, OfferedEnvironments.none()),
-              new RecordSealer(NodeIdentity.ephemeral()),
+              new RecordSealer(NodeIdentity.ephemeral(engine)),
               new RunIds(),
               null);
       Submission s =

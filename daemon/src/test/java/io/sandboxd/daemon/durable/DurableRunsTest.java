@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.RunSegment;
@@ -78,7 +79,8 @@ class DurableRunsTest {
   /** A node of its own: key, store, snapshot store, 5 W idle. */
   DurableRuns node(String name) throws Exception {
     Path dir = java.nio.file.Files.createDirectories(tmp.resolve(name));
-    NodeIdentity node = NodeIdentity.load(dir, dir.resolve("keys/node.ed25519"));
+    NodeIdentity node =
+        NodeIdentity.load(dir, dir.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
     RunStore store = RunStore.open(dir.resolve("runs.db"), node.key());
     stores.add(store);
     return new DurableRuns(

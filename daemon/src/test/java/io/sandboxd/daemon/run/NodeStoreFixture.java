@@ -1,5 +1,6 @@
 package io.sandboxd.daemon.run;
 
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.daemon.NodeIdentity;
 import io.sandboxd.daemon.store.RunStore;
 import java.nio.file.Path;
@@ -15,7 +16,7 @@ abstract class NodeStoreFixture {
 
   @BeforeEach
   void openStore() throws Exception {
-    node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"));
+    node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
     store = RunStore.open(tmp.resolve("runs.db"), node.key());
   }
 

@@ -3,6 +3,7 @@ package io.sandboxd.daemon.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.Provenance;
 import io.sandboxd.attest.SigningKey;
@@ -20,7 +21,8 @@ class RecordSealerTest {
 
   @Test
   void evictionsAreSignedByTheNodeInTheOrderGiven() throws Exception {
-    NodeIdentity node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"));
+    NodeIdentity node =
+        NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
     List<WarmpoolEvict> evicted =
         List.of(
             new WarmpoolEvict(

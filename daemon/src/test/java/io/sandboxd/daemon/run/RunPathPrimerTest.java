@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.DeviceClass;
+import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.executor.EnergyModel;
@@ -48,7 +49,14 @@ class RunPathPrimerTest {
   /** One prime run: a prime told to stop at once still makes its first run. */
   private RunRecord once(Set<DeviceClass> meterable, Path storage) {
     RunPathPrimer.Primed p =
-        RunPathPrimer.prime(executor.get(), meterable, storage, 1_000, 60_000, () -> true);
+        RunPathPrimer.prime(
+            executor.get(),
+            Ed25519Engine.bouncyCastle(),
+            meterable,
+            storage,
+            1_000,
+            60_000,
+            () -> true);
     assertEquals(1, p.runs());
     return p.last();
   }
@@ -58,12 +66,26 @@ class RunPathPrimerTest {
     // Its count.
     assertEquals(
         7,
-        RunPathPrimer.prime(executor.get(), Set.of(), tmp.resolve("c"), 7, 60_000, () -> false)
+        RunPathPrimer.prime(
+                executor.get(),
+                Ed25519Engine.bouncyCastle(),
+                Set.of(),
+                tmp.resolve("c"),
+                7,
+                60_000,
+                () -> false)
             .runs());
     // Its time: past the budget after the first run, it makes no second.
     assertEquals(
         1,
-        RunPathPrimer.prime(executor.get(), Set.of(), tmp.resolve("t"), 1_000, 0, () -> false)
+        RunPathPrimer.prime(
+                executor.get(),
+                Ed25519Engine.bouncyCastle(),
+                Set.of(),
+                tmp.resolve("t"),
+                1_000,
+                0,
+                () -> false)
             .runs());
     // A client's run: asked after each run, the third answer stops it.
     java.util.concurrent.atomic.AtomicInteger asked =
@@ -71,6 +93,7 @@ class RunPathPrimerTest {
     RunPathPrimer.Primed p =
         RunPathPrimer.prime(
             executor.get(),
+            Ed25519Engine.bouncyCastle(),
             Set.of(),
             tmp.resolve("s"),
             1_000,
@@ -96,7 +119,15 @@ class RunPathPrimerTest {
     Files.writeString(storage.resolve("file"), "x");
     assertThrows(
         RuntimeException.class,
-        () -> RunPathPrimer.prime(closed, Set.of(), tmp.resolve("left"), 5, 60_000, () -> false));
+        () ->
+            RunPathPrimer.prime(
+                closed,
+                Ed25519Engine.bouncyCastle(),
+                Set.of(),
+                tmp.resolve("left"),
+                5,
+                60_000,
+                () -> false));
     assertFalse(Files.exists(tmp.resolve("left")));
   }
 
