@@ -12,6 +12,7 @@
 #   benchmarks/run-startup.sh [N] [DIR]        # default 1000000 runs in /tmp/sandboxd-startup-N
 #   STARTS=5 UNSEALED=1000 benchmarks/run-startup.sh 100000
 #   SANDBOXD_JAR=copy.jar benchmarks/run-startup.sh   # another daemon jar on the same store
+#   SANDBOXD_JAR=old.jar FILL_JAR=daemon/target/sandboxd.jar benchmarks/run-startup.sh   # filled by this tree
 #   JAVA_OPTS='-XX:StartFlightRecording=filename=/tmp/s.jfr' benchmarks/run-startup.sh
 #   CONFIG=sandboxd.json benchmarks/run-startup.sh   # the daemon's configuration
 #
@@ -45,7 +46,9 @@ m2="${MAVEN_REPO:-$HOME/.m2/repository}"
 newest() { find "$1" -name "$2" -type f | sort -V | tail -1; }
 junit="$(newest "$m2/org/junit/jupiter/junit-jupiter-api" 'junit-jupiter-api-*.jar')"
 ot4j="$(newest "$m2/org/opentest4j/opentest4j" 'opentest4j-*.jar')"
-fill_cp="$classes:$jar:$junit:$ot4j"
+# FILL_JAR: the jar the filler runs against (default the daemon's): the test classes are built
+# against the working tree's API, so an older daemon jar is measured on a store filled by a newer.
+fill_cp="$classes:${FILL_JAR:-$jar}:$junit:$ot4j"
 
 mkdir -p "$dir"
 state="$dir/state"

@@ -67,7 +67,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.logging.Logger;
 
 /**
@@ -259,6 +262,13 @@ public final class Daemon implements AutoCloseable {
     DaemonClient.quietNettyBootstrap();
     // The serving path's classes load on the second core while this thread checks the store.
     ServingPreload preload = ServingPreload.start();
+    // So does the signing engine (JNA, libsodium, its known answers: about 40 ms here), while this
+    // thread reads the node's key.
+    FutureTask<Ed25519Engine> engine =
+        new FutureTask<>(() -> signingEngine(config.signing().ed25519()));
+    Thread engineLoad = new Thread(engine, "sandboxd-signing-load");
+    engineLoad.setDaemon(true);
+    engineLoad.start();
     createPrivateDir(paths.stateDir());
     PrivatePath.requireDirectory(paths.stateDir(), "state directory");
     Path socketDir = paths.socket().getParent();
@@ -277,9 +287,7 @@ public final class Daemon implements AutoCloseable {
     MetricsEndpoint endpoint = null;
     long startedMs = System.currentTimeMillis();
     try {
-      NodeIdentity node =
-          NodeIdentity.load(
-              paths.stateDir(), paths.keyFile(), signingEngine(config.signing().ed25519()));
+      NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile(), () -> ready(engine));
       // Read before SQLite's recovery replays or drops it: what an unclean stop left behind (a
       // torn tail SQLite rolls back as it opens was never committed, so never acknowledged).
       WalTail tail = WalTail.inspect(paths.storeFile());
@@ -798,12 +806,17 @@ public final class Daemon implements AutoCloseable {
    * libsodium that cannot use it does not start.
    */
   static Ed25519Engine signingEngine(Signing.Engine choice) {
+    return signingEngine(choice, Ed25519Engine::libsodium);
+  }
+
+  /** As {@link #signingEngine(Signing.Engine)}, libsodium as {@code libsodium} loads it. */
+  static Ed25519Engine signingEngine(Signing.Engine choice, Supplier<Ed25519Engine> libsodium) {
     if (choice == Signing.Engine.BOUNCYCASTLE) {
       LOG.info("signing: bouncycastle (signing.ed25519)");
       return Ed25519Engine.bouncyCastle();
     }
     try {
-      Ed25519Engine engine = Ed25519Engine.libsodium();
+      Ed25519Engine engine = libsodium.get();
       LOG.info("signing: " + engine);
       return engine;
     } catch (AttestException e) {
@@ -812,6 +825,21 @@ public final class Daemon implements AutoCloseable {
       }
       LOG.info("signing: bouncycastle (" + e.getMessage() + ")");
       return Ed25519Engine.bouncyCastle();
+    }
+  }
+
+  /** The engine {@code load} chose; what it refused with, as it was thrown. */
+  private static Ed25519Engine ready(FutureTask<Ed25519Engine> load) {
+    try {
+      return load.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while the signing engine loaded", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
     }
   }
 

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.function.Supplier;
 
 /**
  * This node's signing key and host record. The private key stays here, in the daemon; executors
@@ -28,9 +29,9 @@ public final class NodeIdentity {
   /**
    * Loads (or creates on first start) the key and host id under {@code stateDir}; refuses a state
    * or key directory another user can write and a key file the daemon's user does not own. The key
-   * signs through {@code engine}.
+   * signs through the engine {@code engine} gives once the key is read (it may still be loading).
    */
-  public static NodeIdentity load(Path stateDir, Path keyFile, Ed25519Engine engine)
+  public static NodeIdentity load(Path stateDir, Path keyFile, Supplier<Ed25519Engine> engine)
       throws IOException {
     // Another user who can write these could swap in a key they know: refuse them, as sshd does.
     PrivatePath.requireDirectory(stateDir, "state directory");
@@ -41,7 +42,7 @@ public final class NodeIdentity {
           PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
     PrivatePath.requireDirectory(keyDir, "key directory");
-    SigningKey key = KeyFile.loadOrCreate(keyFile).signingWith(engine);
+    SigningKey key = KeyFile.loadOrCreate(keyFile).signingWith(engine.get());
     Path idFile = stateDir.resolve("host-id");
     String id;
     if (Files.exists(idFile)) {

@@ -50,7 +50,7 @@ class StartupTest {
 
   private static NodeIdentity node(Path state) throws Exception {
     return NodeIdentity.load(
-        state, state.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
+        state, state.resolve("keys/node.ed25519"), Ed25519Engine::bouncyCastle);
   }
 
   private static RunStore openStore(Path state) throws Exception {

@@ -80,7 +80,7 @@ class DurableRunsTest {
   DurableRuns node(String name) throws Exception {
     Path dir = java.nio.file.Files.createDirectories(tmp.resolve(name));
     NodeIdentity node =
-        NodeIdentity.load(dir, dir.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
+        NodeIdentity.load(dir, dir.resolve("keys/node.ed25519"), Ed25519Engine::bouncyCastle);
     RunStore store = RunStore.open(dir.resolve("runs.db"), node.key());
     stores.add(store);
     return new DurableRuns(

@@ -16,7 +16,7 @@ abstract class NodeStoreFixture {
 
   @BeforeEach
   void openStore() throws Exception {
-    node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
+    node = NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"), Ed25519Engine::bouncyCastle);
     store = RunStore.open(tmp.resolve("runs.db"), node.key());
   }
 

@@ -22,7 +22,7 @@ class RecordSealerTest {
   @Test
   void evictionsAreSignedByTheNodeInTheOrderGiven() throws Exception {
     NodeIdentity node =
-        NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"), Ed25519Engine.bouncyCastle());
+        NodeIdentity.load(tmp, tmp.resolve("keys/node.ed25519"), Ed25519Engine::bouncyCastle);
     List<WarmpoolEvict> evicted =
         List.of(
             new WarmpoolEvict(
