@@ -80,6 +80,7 @@ def kind(comm, stack):
 # so perf cannot walk back to the Java caller): named by the library, or the system call, it is in.
 NATIVE = [
     (r"libz\.so", "store: record encoding (zlib deflate)"),
+    (r"libsodium\.so", "signing"),
     (r"sqlite", "store: SQLite (native)"),
 ]
 SYSCALLS = [
