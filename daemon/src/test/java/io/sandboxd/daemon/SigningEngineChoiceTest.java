@@ -9,26 +9,26 @@ import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.config.ConfigException;
 import io.sandboxd.config.Signing;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** How signing.ed25519 picks the engine when libsodium loads, and when it does not. */
 class SigningEngineChoiceTest {
   private final AtomicInteger loads = new AtomicInteger();
 
-  private Supplier<Ed25519Engine> missing() {
-    return () -> {
-      loads.incrementAndGet();
-      throw new AttestException("libsodium: cannot load 'sodium': not here");
-    };
+  /** A libsodium that does not load, counting the tries. */
+  private Ed25519Engine missing() {
+    loads.incrementAndGet();
+    throw new AttestException("libsodium: cannot load 'sodium': not here");
   }
 
   @Test
   void withoutLibsodiumAutoSignsThroughBouncyCastleAndLibsodiumRefusesTheStart() {
-    assertSame(Ed25519Engine.bouncyCastle(), Daemon.signingEngine(Signing.Engine.AUTO, missing()));
+    assertSame(
+        Ed25519Engine.bouncyCastle(), Daemon.signingEngine(Signing.Engine.AUTO, this::missing));
     ConfigException e =
         assertThrows(
-            ConfigException.class, () -> Daemon.signingEngine(Signing.Engine.LIBSODIUM, missing()));
+            ConfigException.class,
+            () -> Daemon.signingEngine(Signing.Engine.LIBSODIUM, this::missing));
     assertEquals(
         "$.signing.ed25519: libsodium cannot be used: libsodium: cannot load 'sodium': not here",
         e.getMessage());
@@ -38,7 +38,8 @@ class SigningEngineChoiceTest {
   @Test
   void bouncyCastleNeverLoadsLibsodium() {
     assertSame(
-        Ed25519Engine.bouncyCastle(), Daemon.signingEngine(Signing.Engine.BOUNCYCASTLE, missing()));
+        Ed25519Engine.bouncyCastle(),
+        Daemon.signingEngine(Signing.Engine.BOUNCYCASTLE, this::missing));
     assertEquals(0, loads.get());
   }
 
