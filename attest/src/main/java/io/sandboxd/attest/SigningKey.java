@@ -1,18 +1,17 @@
 package io.sandboxd.attest;
 
 import java.security.SecureRandom;
+import java.util.Arrays;
 import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
 
 /** An Ed25519 private key (raw 32-byte seed); lives in the daemon only, never in an executor. */
 public final class SigningKey {
-  private final Ed25519PrivateKeyParameters params;
   private final PublicKey publicKey;
   // The seed then the public key: what either engine signs with, derived once.
   private final byte[] secret;
   private final Ed25519Engine engine;
 
   private SigningKey(Ed25519PrivateKeyParameters params) {
-    this.params = params;
     byte[] pk = params.generatePublicKey().getEncoded();
     this.publicKey = PublicKey.ofRaw(pk);
     this.secret = new byte[64];
@@ -22,7 +21,6 @@ public final class SigningKey {
   }
 
   private SigningKey(SigningKey key, Ed25519Engine engine) {
-    this.params = key.params;
     this.publicKey = key.publicKey;
     this.secret = key.secret;
     this.engine = engine;
@@ -45,7 +43,7 @@ public final class SigningKey {
 
   /** The 32-byte seed, for writing a key file. */
   byte[] seed() {
-    return params.getEncoded();
+    return Arrays.copyOf(secret, 32);
   }
 
   /** The same key, its signatures computed by {@code engine} (the same bytes, in other time). */

@@ -4,6 +4,7 @@ import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.BinaryOperator;
 
 /**
@@ -14,21 +15,22 @@ import java.util.function.BinaryOperator;
 final class SodiumEd25519 implements Ed25519Engine {
   private static final int SIGNATURE_BYTES = 64;
 
-  // RFC 8032 §7.1 TEST 1 (the empty message) and TEST 3 (the two bytes af 82): seed, signature.
-  private static final String[][] KNOWN = {
-    {
-      "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-      "",
-      "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e3970"
-          + "1cf9b46bd25bf5f0595bbe24655141438e7a100b"
-    },
-    {
-      "c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
-      "af82",
-      "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760"
-          + "984dc6594a7c15e9716ed28dc027beceea1ec40a"
-    }
-  };
+  /** A known answer: a seed, a message and the signature RFC 8032 §7.1 gives, all in hex. */
+  private record Known(String seed, String message, String signature) {}
+
+  // TEST 1 (the empty message) and TEST 3 (the two bytes af 82).
+  private static final List<Known> KNOWN =
+      List.of(
+          new Known(
+              "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+              "",
+              "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e3970"
+                  + "1cf9b46bd25bf5f0595bbe24655141438e7a100b"),
+          new Known(
+              "c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
+              "af82",
+              "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760"
+                  + "984dc6594a7c15e9716ed28dc027beceea1ec40a"));
 
   /** The C functions used, bound once to the library {@link #load} found. */
   private static final class Lib {
@@ -84,10 +86,10 @@ final class SodiumEd25519 implements Ed25519Engine {
    * 8032's and, for a message of several SHA-512 blocks, BouncyCastle's.
    */
   static void requireKnownAnswers(String name, BinaryOperator<byte[]> sign) {
-    for (String[] known : KNOWN) {
-      byte[] secret = SigningKey.fromSeed(Hex.decode(known[0], 32, "seed")).secret();
-      byte[] message = Hex.decode(known[1], known[1].length() / 2, "message");
-      requireSame(name, sign, Hex.decode(known[2], 64, "signature"), secret, message);
+    for (Known known : KNOWN) {
+      byte[] secret = SigningKey.fromSeed(Hex.decode(known.seed(), 32, "seed")).secret();
+      byte[] message = Hex.decode(known.message(), -1, "message");
+      requireSame(name, sign, Hex.decode(known.signature(), 64, "signature"), secret, message);
     }
     byte[] secret = SigningKey.fromSeed(Blake3.hash(new byte[] {1})).secret();
     byte[] message = new byte[4099];
