@@ -114,6 +114,11 @@ class InstallScriptTest {
 
   /** What the staged launcher would exec (and said), with {@code cache} as its start-up cache. */
   private String launched(Path root, Path cache) throws Exception {
+    return launched(root, cache.toString());
+  }
+
+  /** As above, with SANDBOXD_CACHE set to {@code cache} as it is (empty: no cache). */
+  private String launched(Path root, String cache) throws Exception {
     SystemTools.Result r =
         SystemTools.run(
             Map.of(
@@ -122,7 +127,7 @@ class InstallScriptTest {
                 "SANDBOXD_LIB",
                 root.resolve("usr/lib/sandboxd").toString(),
                 "SANDBOXD_CACHE",
-                cache.toString()),
+                cache),
             root.resolve("usr/lib/sandboxd/bin/sandboxd").toString(),
             "serve");
     assertEquals(0, r.exit(), r.output());
@@ -194,10 +199,56 @@ class InstallScriptTest {
             + " -Dorg.sqlite.lib.name=libsqlitejdbc.so "
             + plain,
         launched(root, cache));
+    // SANDBOXD_CACHE set but empty (bin/sandboxd with SANDBOXD_START_CACHE=off): none, silently.
+    assertEquals(plain, launched(root, ""));
     // ...but only from a cache made for this jar.
     Files.setLastModifiedTime(
         jar, FileTime.from(Files.getLastModifiedTime(jar).toInstant().plusSeconds(60)));
     assertTrue(launched(root, cache).endsWith(plain));
+  }
+
+  @Test
+  void buildStartCacheIfStaleTrainsOnlyWhenTheCacheDoesNotFit() throws Exception {
+    Path root = tmp.resolve("root");
+    SystemTools.stage(root, fakeJar());
+    Path jar = root.resolve("usr/lib/sandboxd/sandboxd.jar");
+    Path cache = tmp.resolve("cache");
+    Map<String, String> env =
+        Map.of(
+            "SANDBOXD_JAVA",
+            fakeJava().toString(),
+            "SANDBOXD_LIB",
+            root.resolve("usr/lib/sandboxd").toString(),
+            "SANDBOXD_CACHE",
+            cache.toString());
+    String script = root.resolve("usr/lib/sandboxd/bin/build-start-cache").toString();
+    // The stand-in java trains nothing, so a training here ends in "wrote no archive" (exit 1).
+    String training = "build-start-cache: training " + cache;
+    SystemTools.Result none = SystemTools.run(env, script, "--if-stale");
+    assertEquals(1, none.exit(), none.output());
+    assertTrue(none.output().contains(training), none.output());
+    assertTrue(none.output().contains("the JVM wrote no archive"), none.output());
+    Files.createDirectories(cache);
+    Files.write(cache.resolve("sandboxd.jsa"), new byte[] {1, 2, 3});
+    Files.writeString(cache.resolve("made-from"), stamp(jar, fakeJava().toRealPath()));
+    // It fits: nothing to do, nothing said, and the cache untouched.
+    SystemTools.Result fits = SystemTools.run(env, script, "--if-stale");
+    assertEquals(0, fits.exit(), fits.output());
+    assertEquals("", fits.output());
+    assertEquals(3, Files.size(cache.resolve("sandboxd.jsa")));
+    // Without --if-stale it trains all the same (install.sh, a postinst).
+    SystemTools.Result always = SystemTools.run(env, script);
+    assertEquals(1, always.exit(), always.output());
+    assertTrue(always.output().contains(training), always.output());
+    // The jar rebuilt (another mtime): stale, so it trains.
+    Files.setLastModifiedTime(
+        jar, FileTime.from(Files.getLastModifiedTime(jar).toInstant().plusSeconds(60)));
+    SystemTools.Result stale = SystemTools.run(env, script, "--if-stale");
+    assertEquals(1, stale.exit(), stale.output());
+    assertTrue(stale.output().contains(training), stale.output());
+    SystemTools.Result bad = SystemTools.run(env, script, "--now");
+    assertEquals(2, bad.exit(), bad.output());
+    assertTrue(bad.output().contains("unknown argument --now"), bad.output());
   }
 
   @Test
