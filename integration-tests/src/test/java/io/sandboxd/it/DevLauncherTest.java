@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,25 +30,12 @@ class DevLauncherTest {
 
   private int starts;
 
-  private record Result(int exit, String output) {}
-
-  /** bin/sandboxd with {@code env} added, then its arguments; its output (stderr merged). */
-  private Result launcher(Map<String, String> env, String... args) throws Exception {
+  /** bin/sandboxd with {@code env} added, then its arguments. */
+  private ProcessRun launcher(Map<String, String> env, String... args) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(DaemonProcess.ROOT.resolve("bin/sandboxd").toAbsolutePath().toString());
     cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().putAll(env);
-    pb.redirectErrorStream(true);
-    Path out = Files.createTempFile(tmp, "out", ".log");
-    pb.redirectOutput(out.toFile());
-    Process p = pb.start();
-    p.getOutputStream().close();
-    if (!p.waitFor(5, TimeUnit.MINUTES)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", cmd) + ": did not finish in 5 minutes");
-    }
-    return new Result(p.exitValue(), Files.readString(out));
+    return ProcessRun.of(tmp, env, cmd);
   }
 
   /** The launcher's environment: this JVM, {@code cache} as the start-up cache, {@code more}. */
@@ -69,16 +55,9 @@ class DevLauncherTest {
   /** A dry start through bin/sandboxd on fresh state; asserts it served and stopped cleanly. */
   private String dryStart(Path cache, Map<String, String> more) throws Exception {
     Path dir = Files.createDirectories(tmp.resolve("start-" + ++starts));
-    Result r =
-        launcher(
-            env(cache, more),
-            "serve",
-            "--exit-when-ready",
-            "--state",
-            dir.resolve("state").toString(),
-            "--socket",
-            dir.resolve("run/sandboxd.sock").toString(),
-            "--dev");
+    List<String> args = new ArrayList<>(StartCacheTest.dryServe(dir));
+    args.add("--dev");
+    ProcessRun r = launcher(env(cache, more), args.toArray(String[]::new));
     assertEquals(0, r.exit(), r.output());
     assertTrue(Files.exists(dir.resolve("state/runs.db")), r.output());
     assertTrue(r.output().contains("sandboxd serving on"), r.output());
@@ -128,7 +107,7 @@ class DevLauncherTest {
   @Test
   void otherCommandsNeitherTrainNorUseTheCache() throws Exception {
     Path cache = tmp.resolve("cache");
-    Result help = launcher(env(cache, Map.of()), "--help");
+    ProcessRun help = launcher(env(cache, Map.of()), "--help");
     assertEquals(0, help.exit(), help.output());
     assertTrue(help.output().contains("serve"), help.output());
     assertFalse(help.output().contains(TRAINING), help.output());

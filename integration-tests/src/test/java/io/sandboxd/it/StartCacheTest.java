@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,22 +34,9 @@ class StartCacheTest {
   private static final String FROM_ARCHIVE_RUN_PATH =
       "com.dylibso.chicory.compiler.MachineFactoryCompiler source: shared objects file (top)";
 
-  private record Result(int exit, String output) {}
-
-  private Result run(Map<String, String> env, String... command)
+  private ProcessRun run(Map<String, String> env, String... command)
       throws IOException, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(List.of(command));
-    pb.environment().putAll(env);
-    pb.redirectErrorStream(true);
-    Path out = Files.createTempFile(tmp, "out", ".log");
-    pb.redirectOutput(out.toFile());
-    Process p = pb.start();
-    p.getOutputStream().close();
-    if (!p.waitFor(5, TimeUnit.MINUTES)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", command) + ": did not finish in 5 minutes");
-    }
-    return new Result(p.exitValue(), Files.readString(out));
+    return ProcessRun.of(tmp, env, List.of(command));
   }
 
   private Path root() {
@@ -76,6 +62,20 @@ class StartCacheTest {
 
   private int starts;
 
+  /**
+   * A dry start's arguments: serve until READY=1 and the primer are done, then stop, with its state
+   * and socket under {@code dir}.
+   */
+  static List<String> dryServe(Path dir) {
+    return List.of(
+        "serve",
+        "--exit-when-ready",
+        "--state",
+        dir.resolve("state").toString(),
+        "--socket",
+        dir.resolve("run/sandboxd.sock").toString());
+  }
+
   /** A dry start of the installed launcher on a fresh state directory; asserts it served. */
   private String dryStart() throws Exception {
     return dryStart("");
@@ -87,17 +87,9 @@ class StartCacheTest {
     Files.writeString(dir.resolve("sandboxd.json"), "{}");
     List<String> cmd = new ArrayList<>();
     cmd.add(lib().resolve("bin/sandboxd").toString());
-    cmd.addAll(
-        List.of(
-            "serve",
-            "--exit-when-ready",
-            "--state",
-            dir.resolve("state").toString(),
-            "--socket",
-            dir.resolve("run/sandboxd.sock").toString(),
-            "--config",
-            dir.resolve("sandboxd.json").toString()));
-    Result r =
+    cmd.addAll(dryServe(dir));
+    cmd.addAll(List.of("--config", dir.resolve("sandboxd.json").toString()));
+    ProcessRun r =
         run(
             env("-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna") + javaOpts),
             cmd.toArray(String[]::new));
@@ -108,7 +100,7 @@ class StartCacheTest {
 
   @Test
   void theArchiveIsTrainedUsedWhenItMatchesAndNeverStopsAStart() throws Exception {
-    Result staged =
+    ProcessRun staged =
         run(
             Map.of("DESTDIR", root().toString()),
             "bash",
@@ -117,7 +109,7 @@ class StartCacheTest {
     assertEquals(0, staged.exit(), staged.output());
     Path jar = lib().resolve("sandboxd.jar");
 
-    Result built = run(env(""), lib().resolve("bin/build-start-cache").toString());
+    ProcessRun built = run(env(""), lib().resolve("bin/build-start-cache").toString());
     assertEquals(0, built.exit(), built.output());
     Path archive = cache().resolve("sandboxd.jsa");
     assertTrue(Files.size(archive) > 1 << 20, "archive of " + Files.size(archive) + " bytes");

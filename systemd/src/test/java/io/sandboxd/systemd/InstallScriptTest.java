@@ -121,17 +121,22 @@ class InstallScriptTest {
   private String launched(Path root, String cache) throws Exception {
     SystemTools.Result r =
         SystemTools.run(
-            Map.of(
-                "SANDBOXD_JAVA",
-                fakeJava().toString(),
-                "SANDBOXD_LIB",
-                root.resolve("usr/lib/sandboxd").toString(),
-                "SANDBOXD_CACHE",
-                cache),
+            stagedEnv(root, cache),
             root.resolve("usr/lib/sandboxd/bin/sandboxd").toString(),
             "serve");
     assertEquals(0, r.exit(), r.output());
     return r.output();
+  }
+
+  /** The staged tree under {@code root}, the stand-in java, and {@code cache} as the cache. */
+  private Map<String, String> stagedEnv(Path root, String cache) throws IOException {
+    return Map.of(
+        "SANDBOXD_JAVA",
+        fakeJava().toString(),
+        "SANDBOXD_LIB",
+        root.resolve("usr/lib/sandboxd").toString(),
+        "SANDBOXD_CACHE",
+        cache);
   }
 
   /** A stand-in "java" that prints its arguments: it shows what the launcher would exec. */
@@ -213,14 +218,7 @@ class InstallScriptTest {
     SystemTools.stage(root, fakeJar());
     Path jar = root.resolve("usr/lib/sandboxd/sandboxd.jar");
     Path cache = tmp.resolve("cache");
-    Map<String, String> env =
-        Map.of(
-            "SANDBOXD_JAVA",
-            fakeJava().toString(),
-            "SANDBOXD_LIB",
-            root.resolve("usr/lib/sandboxd").toString(),
-            "SANDBOXD_CACHE",
-            cache.toString());
+    Map<String, String> env = stagedEnv(root, cache.toString());
     String script = root.resolve("usr/lib/sandboxd/bin/build-start-cache").toString();
     // The stand-in java trains nothing, so a training here ends in "wrote no archive" (exit 1).
     String training = "build-start-cache: training " + cache;
