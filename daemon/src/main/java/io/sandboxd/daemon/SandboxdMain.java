@@ -69,8 +69,7 @@ public final class SandboxdMain implements Runnable {
     @Option(
         names = "--exit-when-ready",
         description =
-            "Stop as on SIGTERM once serving (after READY=1) and the primer is done (its call"
-                + " through the socket and its runs): a dry"
+            "Stop as on SIGTERM once serving (after READY=1) and the run path is primed: a dry"
                 + " start. build-start-cache trains the class-data archive with it on a throwaway"
                 + " state directory.")
     boolean exitWhenReady;
