@@ -301,35 +301,6 @@ class StartupTest {
     }
   }
 
-  /**
-   * Before its runs the primer makes one health check through the daemon's own socket, so a
-   * client's first connection and call do not load the server's per-connection path: with the
-   * primer done and no client yet, the real process has loaded the server's classes of a connection
-   * (NettyServerTransport) and of a call (NettyServerStream), which only a served connection loads,
-   * and says so.
-   */
-  @Test
-  void theConnectionPathIsWarmedBeforeAnyClientConnects() throws Exception {
-    Path state = dir.resolve("connection");
-    try (DaemonProcess d =
-        DaemonProcess.start(List.of("-Xlog:class+load=info"), state, dir.resolve("c.sock"))) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!d.log().contains("run path primed in") && System.nanoTime() < deadline) {
-        assertTrue(!d.log().contains("run path not primed"), d.log());
-        Thread.sleep(50);
-      }
-      String log = d.log();
-      assertTrue(
-          log.contains("nothing stored; connection path warmed in "),
-          log.lines().filter(l -> l.contains("run path")).toList().toString());
-      assertTrue(log.contains(" ms (one call through the socket, answered SERVING)"), log);
-      for (String serverSide :
-          List.of("io.grpc.netty.NettyServerTransport", "io.grpc.netty.NettyServerStream")) {
-        assertTrue(log.contains("] " + serverSide + " source: "), serverSide + " not loaded");
-      }
-    }
-  }
-
   private static boolean isEmptyOrAbsent(Path dir) throws java.io.IOException {
     if (!java.nio.file.Files.exists(dir)) {
       return true;
