@@ -80,9 +80,6 @@ import java.util.logging.Logger;
 public final class Daemon implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Daemon.class.getName());
 
-  /** How long the start-up primer's call through the socket may take (it is one health check). */
-  static final java.time.Duration PRIME_CALL_DEADLINE = java.time.Duration.ofSeconds(3);
-
   /** Largest gRPC message the daemon accepts (a module and its grants). */
   static final int MAX_INBOUND_BYTES = 64 << 20;
 
@@ -440,18 +437,15 @@ public final class Daemon implements AutoCloseable {
               + node.host().publicKey());
       serving.serving();
       verifier.start();
-      // While the first client starts and connects, one health check through the socket loads the
-      // per-connection path, then the run path loads and runs, and runs again until a client's run
-      // is in flight (the JIT warms on its runs).
-      Path socket = paths.socket();
+      // While the first client starts and connects, the run path loads and runs, and runs again
+      // until a client's run is in flight (the JIT warms on its runs).
       Thread primer =
           RunPathPrimer.start(
               executor,
               node.key().engine(),
               meterable,
               paths.stateDir().resolve("prime"),
-              () -> serving.inFlight() > 0 || serving.draining(),
-              () -> SocketHealthCheck.once(socket, PRIME_CALL_DEADLINE));
+              () -> serving.inFlight() > 0 || serving.draining());
       retainInBackground(
           store,
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
@@ -865,9 +859,9 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
-   * Waits up to {@code max} for the start-up primer's call and runs to end (see {@link
-   * RunPathPrimer}): a dry start that trains the class-data archive stops after them, so the
-   * archive holds the per-connection and run paths' classes too.
+   * Waits up to {@code max} for the start-up primer's runs to end (see {@link RunPathPrimer}): a
+   * dry start that trains the class-data archive stops after them, so the archive holds the run
+   * path's classes too.
    */
   public void awaitPrimed(java.time.Duration max) throws InterruptedException {
     primer.join(Math.max(1, max.toMillis()));

@@ -61,12 +61,9 @@ public final class DaemonClient implements AutoCloseable {
     channel.shutdownNow();
     try {
       channel.awaitTermination(5, TimeUnit.SECONDS);
-      // Until its event loop's thread has ended, so that a closed client leaves no thread behind
-      // (the daemon's own start-up health check closes one while it serves on).
-      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
-      group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       Thread.currentThread().interrupt();
     }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
   }
 }

@@ -14,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -32,12 +31,6 @@ import java.util.logging.Logger;
  * NodeIdentity#ephemeral(Ed25519Engine) ephemeral key} that signs through the node's engine (the
  * code the JIT is to warm), so nothing it signs could pass for this node's record; and nothing
  * reaches the store.
- *
- * <p>Before its runs it makes one call through the daemon's own socket (the daemon wires it: a
- * health check on a connection closed afterwards), so that a client's first connection and call do
- * not load the server's per-connection path either (the child channel, the HTTP/2 codec, gRPC's
- * server call and its marshalling: about 680 classes measured without it). A client meets that path
- * before the run path, and the call is short next to the first run, so it comes first.
  */
 public final class RunPathPrimer {
   private static final Logger LOG = Logger.getLogger(RunPathPrimer.class.getName());
@@ -59,23 +52,19 @@ public final class RunPathPrimer {
    * Primes on a daemon thread of its own, the unit's storage under {@code storageBase} (a directory
    * of the node's state: the JVM's temporary directory may be unusable under the service's
    * sandbox), giving way as soon as {@code clientsRun} says a client's run is in flight; returns
-   * that thread. First it makes {@code connectionCall}, one call through the daemon's socket that
-   * returns what it was answered, unless a client's run is already in flight (that client has been
-   * through the connection path). A failure of either is logged and otherwise ignored: a client's
-   * run meets any real fault with its own answer.
+   * that thread. A failure is logged and otherwise ignored: a client's run meets any real fault
+   * with its own answer.
    */
   public static Thread start(
       Executor executor,
       Ed25519Engine engine,
       Set<DeviceClass> meterable,
       Path storageBase,
-      BooleanSupplier clientsRun,
-      Supplier<String> connectionCall) {
+      BooleanSupplier clientsRun) {
     Thread t =
         new Thread(
             () -> {
               long t0 = System.nanoTime();
-              String connection = warmConnection(connectionCall, clientsRun);
               try {
                 Primed p =
                     prime(
@@ -87,12 +76,11 @@ public final class RunPathPrimer {
                         + p.runs()
                         + " run(s) of an embedded unit admitted, run and sealed (the last "
                         + p.last().outcomeJson()
-                        + "), nothing stored; "
-                        + connection);
+                        + "), nothing stored");
               } catch (RuntimeException e) {
                 // Also what a stop while priming ends in (the executor shut under it): one line,
                 // the trace only for whoever asks for it.
-                LOG.info("run path not primed: " + e + "; " + connection);
+                LOG.info("run path not primed: " + e);
                 LOG.log(Level.FINE, "run path not primed", e);
               }
             },
@@ -100,28 +88,6 @@ public final class RunPathPrimer {
     t.setDaemon(true);
     t.start();
     return t;
-  }
-
-  /**
-   * Makes {@code call} unless {@code clientsRun} already says yes; what came of it, for the
-   * primer's line (the trace of a failure at FINE).
-   */
-  static String warmConnection(Supplier<String> call, BooleanSupplier clientsRun) {
-    if (clientsRun.getAsBoolean()) {
-      return "connection path not warmed: a client's run (or a stop) came first";
-    }
-    long t0 = System.nanoTime();
-    try {
-      String answer = call.get();
-      return "connection path warmed in "
-          + (System.nanoTime() - t0) / 1_000_000
-          + " ms (one call through the socket, answered "
-          + answer
-          + ")";
-    } catch (RuntimeException e) {
-      LOG.log(Level.FINE, "connection path not warmed", e);
-      return "connection path not warmed: " + e;
-    }
   }
 
   /**

@@ -15,14 +15,8 @@ import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.Executor;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -135,123 +129,6 @@ class RunPathPrimerTest {
                 60_000,
                 () -> false));
     assertFalse(Files.exists(tmp.resolve("left")));
-  }
-
-  /** What the primer's logger says while {@code body} runs. */
-  private static String logged(ThrowingRunnable body) throws Exception {
-    Logger log = Logger.getLogger(RunPathPrimer.class.getName());
-    StringBuilder lines = new StringBuilder();
-    Handler h =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            synchronized (lines) {
-              lines.append(r.getLevel()).append(' ').append(r.getMessage()).append('\n');
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    log.addHandler(h);
-    try {
-      body.run();
-    } finally {
-      log.removeHandler(h);
-    }
-    synchronized (lines) {
-      return lines.toString();
-    }
-  }
-
-  private interface ThrowingRunnable {
-    void run() throws Exception;
-  }
-
-  @Test
-  void itMakesItsConnectionCallOnceBeforeItsRunsAndSaysSo() throws Exception {
-    // Asked before the call, then after each run: the second answer stops the runs.
-    AtomicInteger asked = new AtomicInteger();
-    List<Integer> callsAfterAsking = new CopyOnWriteArrayList<>();
-    String log =
-        logged(
-            () ->
-                RunPathPrimer.start(
-                        executor.get(),
-                        Ed25519Engine.bouncyCastle(),
-                        Set.of(),
-                        tmp.resolve("c"),
-                        () -> asked.incrementAndGet() >= 2,
-                        () -> {
-                          callsAfterAsking.add(asked.get());
-                          return "SERVING";
-                        })
-                    .join(60_000));
-    assertEquals(List.of(1), callsAfterAsking, "one call, before the first run");
-    assertTrue(log.contains("INFO run path primed in "), log);
-    assertTrue(
-        log.contains(
-            " 1 run(s) of an embedded unit admitted, run and sealed (the last \"Completed\"),"
-                + " nothing stored; connection path warmed in "),
-        log);
-    assertTrue(log.contains(" ms (one call through the socket, answered SERVING)"), log);
-  }
-
-  @Test
-  void aFailedConnectionCallIsOneLineAndTheRunsStillPrime() throws Exception {
-    AtomicInteger asked = new AtomicInteger();
-    String log =
-        logged(
-            () -> {
-              Thread t =
-                  RunPathPrimer.start(
-                      executor.get(),
-                      Ed25519Engine.bouncyCastle(),
-                      Set.of(),
-                      tmp.resolve("f"),
-                      () -> asked.incrementAndGet() >= 2,
-                      () -> {
-                        throw new IllegalStateException("no socket here");
-                      });
-              t.join(60_000);
-              assertFalse(t.isAlive());
-            });
-    String[] lines = log.strip().split("\n");
-    assertEquals(1, lines.length, log);
-    assertTrue(
-        lines[0].startsWith("INFO run path primed in ")
-            && lines[0].endsWith(
-                "nothing stored; connection path not warmed:"
-                    + " java.lang.IllegalStateException: no socket here"),
-        log);
-    assertFalse(Files.exists(tmp.resolve("f")));
-  }
-
-  @Test
-  void aClientsRunInFlightFirstSparesTheCall() throws Exception {
-    AtomicInteger calls = new AtomicInteger();
-    String log =
-        logged(
-            () ->
-                RunPathPrimer.start(
-                        executor.get(),
-                        Ed25519Engine.bouncyCastle(),
-                        Set.of(),
-                        tmp.resolve("s"),
-                        () -> true,
-                        () -> {
-                          calls.incrementAndGet();
-                          return "SERVING";
-                        })
-                    .join(60_000));
-    assertEquals(0, calls.get());
-    assertTrue(
-        log.contains(
-            "nothing stored; connection path not warmed: a client's run (or a stop) came first"),
-        log);
   }
 
   @Test
