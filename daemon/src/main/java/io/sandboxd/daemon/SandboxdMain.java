@@ -117,6 +117,8 @@ public final class SandboxdMain implements Runnable {
               System.err.println("sandboxd: shutdown: " + e.getMessage());
             } catch (InterruptedException e) {
               Thread.currentThread().interrupt();
+            } catch (Throwable t) {
+              haltAfterFailedStop(t);
             }
             stopped.countDown();
           };
@@ -163,6 +165,23 @@ public final class SandboxdMain implements Runnable {
       watchdog.ifPresent(Watchdog::close);
       statusLine.interrupt();
       return 0;
+    }
+
+    /**
+     * Ends the process after a stop that threw: otherwise main would wait forever on a daemon that
+     * never terminates, and a second SIGTERM would find the stop already begun. Seen with the jar
+     * overwritten under a running daemon (a rebuild of the one `bin/sandboxd` runs), where the
+     * stop's first class not yet loaded fails. Only JDK code from here on, for that reason. What
+     * was acknowledged is on disk (each commit is fsynced); the next start finds the store not
+     * closed cleanly and checks the runs since its last sealed checkpoint, as after a crash.
+     */
+    private static void haltAfterFailedStop(Throwable t) {
+      try {
+        System.err.println("sandboxd: the stop failed, halting with status 70: " + t);
+        t.printStackTrace();
+      } finally {
+        Runtime.getRuntime().halt(70);
+      }
     }
 
     /** Tells systemd (STATUS=) when the background store verification has finished. */
