@@ -172,4 +172,110 @@ class StartCacheTest {
     assertFalse(stale.contains(FROM_ARCHIVE), "an archive of another jar was used");
     assertTrue(stale.contains("was made for another jar or JVM; starting without it"), stale);
   }
+
+  /** A JDK of feature version 25 or later under /usr/lib/jvm (this JVM's own first), if any. */
+  static java.util.Optional<Path> jdk25() throws IOException {
+    List<Path> homes = new ArrayList<>();
+    homes.add(Path.of(System.getProperty("java.home")));
+    Path jvms = Path.of("/usr/lib/jvm");
+    if (Files.isDirectory(jvms)) {
+      try (var list = Files.list(jvms)) {
+        list.sorted().forEach(homes::add);
+      }
+    }
+    for (Path home : homes) {
+      Path release = home.resolve("release");
+      if (Files.isReadable(release) && Files.isExecutable(home.resolve("bin/java"))) {
+        var m =
+            java.util.regex.Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)")
+                .matcher(Files.readString(release));
+        if (m.find() && Integer.parseInt(m.group(1)) >= 25) {
+          return java.util.Optional.of(home.resolve("bin/java"));
+        }
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
+  @Test
+  void onJdk25TheCacheIsAnAotCacheTrainedUnderLoadAndUsed() throws Exception {
+    java.util.Optional<Path> java25 = jdk25();
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java25.isPresent(), "no JDK 25 or later under /usr/lib/jvm");
+    ProcessRun staged =
+        run(
+            Map.of("DESTDIR", root().toString()),
+            "bash",
+            DaemonProcess.ROOT.resolve("systemd/src/main/dist/install.sh").toString(),
+            DaemonProcess.JAR.toAbsolutePath().toString());
+    assertEquals(0, staged.exit(), staged.output());
+    Map<String, String> env = env("");
+    env.put("SANDBOXD_JAVA", java25.get().toString());
+    Path scratch = Files.createDirectories(tmp.resolve("scratch"));
+    env.put("TMPDIR", scratch.toString());
+    // A class archive left from a JDK 17 training: the AOT cache replaces it.
+    Files.createDirectories(cache());
+    Files.write(cache().resolve("sandboxd.jsa"), new byte[] {1, 2, 3});
+
+    ProcessRun built = run(env, lib().resolve("bin/build-start-cache").toString());
+    assertEquals(0, built.exit(), built.output());
+    assertTrue(built.output().contains("(a daemon under load, about 20 s)"), built.output());
+    var trained =
+        java.util.regex.Pattern.compile("trained on (\\d+) runs through its socket")
+            .matcher(built.output());
+    assertTrue(trained.find(), built.output());
+    // 12 s of clients: thousands of runs here; a training without load would teach little.
+    assertTrue(Integer.parseInt(trained.group(1)) > 500, built.output());
+    Path aot = cache().resolve("sandboxd.aot");
+    assertTrue(Files.size(aot) > 1 << 20, "AOT cache of " + Files.size(aot) + " bytes");
+    assertFalse(Files.exists(cache().resolve("sandboxd.jsa")), "the old archive is still there");
+    assertTrue(
+        Files.readString(cache().resolve("made-from"))
+            .contains(java25.get().getParent().getParent().toRealPath().toString()),
+        "made for JDK 25");
+    // Fits: --if-stale does nothing, says nothing.
+    ProcessRun again = run(env, lib().resolve("bin/build-start-cache").toString(), "--if-stale");
+    assertEquals(0, again.exit(), again.output());
+    assertEquals("", again.output());
+    // The training's scratch state, its training daemon and its clients are gone.
+    try (var left = Files.list(scratch)) {
+      assertEquals(List.of(), left.toList(), "scratch left behind");
+    }
+
+    // The launcher passes it, and the daemon's classes, the run path's among them, come from it.
+    Path dir = Files.createDirectories(tmp.resolve("aot-start"));
+    Files.writeString(dir.resolve("sandboxd.json"), "{}");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(lib().resolve("bin/sandboxd").toString());
+    cmd.addAll(dryServe(dir));
+    cmd.addAll(List.of("--config", dir.resolve("sandboxd.json").toString()));
+    Map<String, String> logged = new HashMap<>(env);
+    logged.put("SANDBOXD_JAVA_OPTS", "-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna"));
+    ProcessRun used = run(logged, cmd.toArray(String[]::new));
+    assertEquals(0, used.exit(), used.output());
+    assertTrue(
+        used.output().contains("io.sandboxd.daemon.Daemon source: shared objects file"),
+        "the AOT cache was not used");
+    assertTrue(
+        used.output()
+            .contains("com.dylibso.chicory.compiler.MachineFactoryCompiler source: shared objects"),
+        "the run path is not in the AOT cache");
+
+    // One the JVM cannot use (its header overwritten) never stops a start.
+    try (FileChannel ch = FileChannel.open(aot, StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(new byte[64]), 0);
+    }
+    Path dir2 = Files.createDirectories(tmp.resolve("aot-broken"));
+    Files.writeString(dir2.resolve("sandboxd.json"), "{}");
+    List<String> cmd2 = new ArrayList<>();
+    cmd2.add(lib().resolve("bin/sandboxd").toString());
+    cmd2.addAll(dryServe(dir2));
+    cmd2.addAll(List.of("--config", dir2.resolve("sandboxd.json").toString()));
+    logged.put("SANDBOXD_JAVA_OPTS", "-Xlog:class+load=info -Djna.tmpdir=" + dir2.resolve("jna"));
+    ProcessRun broken = run(logged, cmd2.toArray(String[]::new));
+    assertEquals(0, broken.exit(), broken.output());
+    assertFalse(
+        broken.output().contains("io.sandboxd.daemon.Daemon source: shared objects file"),
+        "a broken AOT cache was used");
+  }
 }

@@ -204,6 +204,22 @@ class InstallScriptTest {
             + " -Dorg.sqlite.lib.name=libsqlitejdbc.so "
             + plain,
         launched(root, cache));
+    // An AOT cache (build-start-cache on JDK 25 and later) is passed instead of an archive beside
+    // it, under the same made-from.
+    Files.write(cache.resolve("sandboxd.aot"), new byte[] {5});
+    assertEquals(
+        "-XX:AOTCache="
+            + cache.resolve("sandboxd.aot")
+            + " -Dorg.sqlite.lib.path="
+            + cache
+            + " -Dorg.sqlite.lib.name=libsqlitejdbc.so "
+            + plain,
+        launched(root, cache));
+    Files.delete(cache.resolve("sandboxd.jsa"));
+    assertTrue(launched(root, cache).startsWith("-XX:AOTCache="));
+    Files.writeString(cache.resolve("made-from"), stamp(jar, fakeJar()));
+    assertTrue(launched(root, cache).endsWith(plain), "an AOT cache of another JVM");
+    Files.writeString(cache.resolve("made-from"), stamp(jar, java));
     // SANDBOXD_CACHE set but empty (bin/sandboxd with SANDBOXD_START_CACHE=off): none, silently.
     assertEquals(plain, launched(root, ""));
     // ...but only from a cache made for this jar.

@@ -139,6 +139,23 @@ public final class RunPathPrimer {
     }
   }
 
+  /**
+   * {@code RunPathPrimer DIR}: writes the primer's unit and grants into DIR ({@value #MODULE},
+   * {@value #GRANTS}) and prints DIR. build-start-cache submits them through a training daemon's
+   * socket, so that a JVM that keeps method profiles (an AOT cache, JDK 25 and later) learns the
+   * whole path a client's run takes, gRPC and the store included.
+   */
+  public static void main(String[] args) throws IOException {
+    if (args.length != 1) {
+      System.err.println("usage: RunPathPrimer DIR");
+      System.exit(2);
+    }
+    Path dir = java.nio.file.Files.createDirectories(Path.of(args[0]));
+    java.nio.file.Files.write(dir.resolve(MODULE), resource(MODULE));
+    java.nio.file.Files.write(dir.resolve(GRANTS), resource(GRANTS));
+    System.out.println(dir);
+  }
+
   static byte[] resource(String name) {
     try (InputStream in = RunPathPrimer.class.getResourceAsStream(name)) {
       if (in == null) {
