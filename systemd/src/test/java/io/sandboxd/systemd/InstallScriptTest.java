@@ -265,6 +265,114 @@ class InstallScriptTest {
     assertTrue(bad.output().contains("unknown argument --now"), bad.output());
   }
 
+  /**
+   * A stand-in JDK 25 (its release file says so): its java writes the primer's unit, serves (or
+   * exits at once when STANDIN_SERVE=exit) until SIGTERM and then writes the AOT cache it was told
+   * to (unless STANDIN_CACHE=none), and answers each bench with 7 runs.
+   */
+  private Path fakeJdk25() throws IOException {
+    Path home = tmp.resolve("fake-jdk-25");
+    Path java = home.resolve("bin/java");
+    if (!Files.exists(java)) {
+      Files.createDirectories(home.resolve("lib/server"));
+      Files.createDirectories(java.getParent());
+      Files.writeString(home.resolve("lib/server/libjvm.so"), "");
+      Files.writeString(home.resolve("release"), "JAVA_VERSION=\"25.0.1\"\n");
+      Files.writeString(
+          java,
+          String.join(
+              "\n",
+              "#!/bin/sh",
+              "out=; mode=",
+              "for a; do",
+              "  case \"$a\" in",
+              "    -XX:AOTCacheOutput=*) out=\"${a#-XX:AOTCacheOutput=}\" ;;",
+              "    io.sandboxd.daemon.run.RunPathPrimer) mode=primer ;;",
+              "    io.sandboxd.daemon.SandboxdMain) mode=serve ;;",
+              "    io.sandboxd.daemon.cli.Sandboxctl) mode=bench ;;",
+              "  esac",
+              "  last=\"$a\"",
+              "done",
+              "case \"$mode\" in",
+              "  primer) mkdir -p \"$last\" && : >\"$last/prime.wasm\" ;;",
+              "  bench) echo '{\"units_per_s\":1.0,\"runs\":7,\"errors\":0}' ;;",
+              "  serve)",
+              "    [ \"${STANDIN_SERVE:-}\" = exit ] && { echo 'no state directory'; exit 3; }",
+              "    trap '[ \"${STANDIN_CACHE:-}\" = none ] || echo aot >\"$out\"; exit 0' TERM",
+              "    echo 'sandboxd serving on the socket'",
+              "    while :; do sleep 0.05; done ;;",
+              "esac",
+              ""));
+      Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwx------"));
+    }
+    return java;
+  }
+
+  @Test
+  void onJdk25BuildStartCacheTrainsAnAotCacheUnderLoadAndNamesEachFailure() throws Exception {
+    Path root = tmp.resolve("root");
+    SystemTools.stage(root, fakeJar());
+    Path cache = tmp.resolve("cache");
+    Path scratch = Files.createDirectories(tmp.resolve("scratch"));
+    String script = root.resolve("usr/lib/sandboxd/bin/build-start-cache").toString();
+    java.util.function.Function<Map<String, String>, Map<String, String>> env =
+        extra -> {
+          Map<String, String> e = new java.util.HashMap<>(extra);
+          e.put("SANDBOXD_LIB", root.resolve("usr/lib/sandboxd").toString());
+          e.put("SANDBOXD_CACHE", cache.toString());
+          e.put("TMPDIR", scratch.toString());
+          try {
+            e.put("SANDBOXD_JAVA", fakeJdk25().toString());
+          } catch (IOException x) {
+            throw new java.io.UncheckedIOException(x);
+          }
+          return e;
+        };
+    // The training daemon exits before it serves: said, with what it said, and nothing left.
+    SystemTools.Result exited = SystemTools.run(env.apply(Map.of("STANDIN_SERVE", "exit")), script);
+    assertEquals(1, exited.exit(), exited.output());
+    assertTrue(exited.output().contains("(a daemon under load, about 20 s)"), exited.output());
+    assertTrue(
+        exited.output().contains("the training daemon exited; it said:\nno state directory"),
+        exited.output());
+    assertEquals(List.of(), listed(scratch), "scratch left behind");
+    // It serves and stops, but no cache comes of it.
+    SystemTools.Result none = SystemTools.run(env.apply(Map.of("STANDIN_CACHE", "none")), script);
+    assertEquals(1, none.exit(), none.output());
+    assertTrue(none.output().contains("the JVM wrote no archive (sandboxd.aot)"), none.output());
+    assertEquals(List.of(), listed(scratch), "scratch left behind");
+    // Trained: the cache, its stamp, the runs the two loads made, and an old archive gone.
+    Files.createDirectories(cache);
+    Files.write(cache.resolve("sandboxd.jsa"), new byte[] {1, 2, 3});
+    SystemTools.Result built = SystemTools.run(env.apply(Map.of()), script);
+    assertEquals(0, built.exit(), built.output());
+    assertTrue(
+        built
+            .output()
+            .contains(
+                "for "
+                    + root.resolve("usr/lib/sandboxd/sandboxd.jar")
+                    + ", trained on 14 runs through its socket"),
+        built.output());
+    assertEquals("aot\n", Files.readString(cache.resolve("sandboxd.aot")));
+    assertFalse(Files.exists(cache.resolve("sandboxd.jsa")), "the old archive shadows nothing");
+    assertTrue(
+        Files.readString(cache.resolve("made-from"))
+            .contains(tmp.resolve("fake-jdk-25/lib/server/libjvm.so").toRealPath() + " "),
+        Files.readString(cache.resolve("made-from")));
+    assertEquals(List.of(), listed(scratch), "scratch left behind");
+    // Fits now: --if-stale says nothing.
+    SystemTools.Result fits = SystemTools.run(env.apply(Map.of()), script, "--if-stale");
+    assertEquals(0, fits.exit(), fits.output());
+    assertEquals("", fits.output());
+  }
+
+  private static List<Path> listed(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.toList();
+    }
+  }
+
   @Test
   void missingJarIsRefusedAndNothingIsStaged() throws Exception {
     Path root = tmp.resolve("root");
