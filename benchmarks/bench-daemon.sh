@@ -10,7 +10,15 @@
 serve_daemon() {
   local log="$1"
   shift
-  java "$@" >"$log" 2>&1 &
+  serve_command "$log" java "$@"
+}
+
+# serve_command LOG COMMAND...
+# As serve_daemon, for any command that execs the daemon (a launcher: its PID stays the JVM's).
+serve_command() {
+  local log="$1"
+  shift
+  "$@" >"$log" 2>&1 &
   daemon_pid=$!
   local _
   for _ in $(seq 1200); do

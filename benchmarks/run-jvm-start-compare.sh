@@ -22,9 +22,11 @@ COLD="${COLD:-20}"
 WARM="${WARM:-1}"
 jar="${3:-$root/daemon/target/sandboxd.jar}"
 [[ -f "$jar" ]] || { echo "$0: no jar at $jar" >&2; exit 2; }
+# shellcheck source=SCRIPTDIR/bench-daemon.sh
+source "$root/benchmarks/bench-daemon.sh"
 work="$(mktemp -d)"
 daemon_pid=""
-trap '[[ -n "$daemon_pid" ]] && kill "$daemon_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[[ -z "$daemon_pid" ]] || kill "$daemon_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 declare -A java_of=([base]="$1" [head]="$2")
 
 for side in base head; do
@@ -50,39 +52,23 @@ bench() {
 fresh() {
   rm -rf "$work/d"
   mkdir -p "$work/d/state" "$work/d/run"
-  SANDBOXD_JAVA="${java_of[$1]}" SANDBOXD_LIB="$work/$1/lib" SANDBOXD_CACHE="$work/$1/cache" \
-    SANDBOXD_JAVA_OPTS="-Djna.tmpdir=$work/d/jna" "$work/$1/lib/bin/sandboxd" serve --dev \
-    --state "$work/d/state" --socket "$work/d/run/s.sock" >"$work/d/log" 2>&1 &
-  daemon_pid=$!
-  local _
-  for _ in $(seq 1200); do
-    grep -q "sandboxd serving on" "$work/d/log" && return 0
-    kill -0 "$daemon_pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  cat "$work/d/log" >&2
-  echo "$0: the daemon did not serve" >&2
-  exit 1
-}
-
-stop() {
-  kill "$daemon_pid"
-  wait "$daemon_pid" 2>/dev/null || true
-  daemon_pid=""
+  serve_command "$work/d/log" env SANDBOXD_JAVA="${java_of[$1]}" SANDBOXD_LIB="$work/$1/lib" \
+    SANDBOXD_CACHE="$work/$1/cache" SANDBOXD_JAVA_OPTS="-Djna.tmpdir=$work/d/jna" \
+    "$work/$1/lib/bin/sandboxd" serve --dev --state "$work/d/state" --socket "$work/d/run/s.sock"
 }
 
 measure() {
   fresh "$1"
   bench "$1" cold-1 1 "$COLD"
-  stop
+  stop_daemon
   fresh "$1"
   bench "$1" cold-16 16 "$COLD"
-  stop
+  stop_daemon
   if [[ "$WARM" != 0 ]]; then
     fresh "$1"
     bench "$1" warm-up 16 40 >/dev/null
     bench "$1" warm-16 16 20
-    stop
+    stop_daemon
   fi
 }
 

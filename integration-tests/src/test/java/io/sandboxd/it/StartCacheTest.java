@@ -83,23 +83,28 @@ class StartCacheTest {
 
   /** As above, with {@code javaOpts} added to the launcher's SANDBOXD_JAVA_OPTS. */
   private String dryStart(String javaOpts) throws Exception {
+    return dryStart(Map.of(), javaOpts);
+  }
+
+  /** As above, with {@code extraEnv} (e.g. another SANDBOXD_JAVA) over the launcher's. */
+  private String dryStart(Map<String, String> extraEnv, String javaOpts) throws Exception {
     Path dir = Files.createDirectories(tmp.resolve("start-" + ++starts));
     Files.writeString(dir.resolve("sandboxd.json"), "{}");
     List<String> cmd = new ArrayList<>();
     cmd.add(lib().resolve("bin/sandboxd").toString());
     cmd.addAll(dryServe(dir));
     cmd.addAll(List.of("--config", dir.resolve("sandboxd.json").toString()));
-    ProcessRun r =
-        run(
-            env("-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna") + javaOpts),
-            cmd.toArray(String[]::new));
+    Map<String, String> env =
+        env("-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna") + javaOpts);
+    env.putAll(extraEnv);
+    ProcessRun r = run(env, cmd.toArray(String[]::new));
     assertEquals(0, r.exit(), r.output());
     assertTrue(Files.exists(dir.resolve("state/runs.db")), r.output());
     return r.output();
   }
 
-  @Test
-  void theArchiveIsTrainedUsedWhenItMatchesAndNeverStopsAStart() throws Exception {
+  /** The packaged jar and launchers staged under {@code root()} by install.sh. */
+  private void stage() throws Exception {
     ProcessRun staged =
         run(
             Map.of("DESTDIR", root().toString()),
@@ -107,6 +112,11 @@ class StartCacheTest {
             DaemonProcess.ROOT.resolve("systemd/src/main/dist/install.sh").toString(),
             DaemonProcess.JAR.toAbsolutePath().toString());
     assertEquals(0, staged.exit(), staged.output());
+  }
+
+  @Test
+  void theArchiveIsTrainedUsedWhenItMatchesAndNeverStopsAStart() throws Exception {
+    stage();
     Path jar = lib().resolve("sandboxd.jar");
 
     ProcessRun built = run(env(""), lib().resolve("bin/build-start-cache").toString());
@@ -202,13 +212,7 @@ class StartCacheTest {
     java.util.Optional<Path> java25 = jdk25();
     org.junit.jupiter.api.Assumptions.assumeTrue(
         java25.isPresent(), "no JDK 25 or later under /usr/lib/jvm");
-    ProcessRun staged =
-        run(
-            Map.of("DESTDIR", root().toString()),
-            "bash",
-            DaemonProcess.ROOT.resolve("systemd/src/main/dist/install.sh").toString(),
-            DaemonProcess.JAR.toAbsolutePath().toString());
-    assertEquals(0, staged.exit(), staged.output());
+    stage();
     Map<String, String> env = env("");
     env.put("SANDBOXD_JAVA", java25.get().toString());
     Path scratch = Files.createDirectories(tmp.resolve("scratch"));
@@ -243,39 +247,21 @@ class StartCacheTest {
     }
 
     // The launcher passes it, and the daemon's classes, the run path's among them, come from it.
-    Path dir = Files.createDirectories(tmp.resolve("aot-start"));
-    Files.writeString(dir.resolve("sandboxd.json"), "{}");
-    List<String> cmd = new ArrayList<>();
-    cmd.add(lib().resolve("bin/sandboxd").toString());
-    cmd.addAll(dryServe(dir));
-    cmd.addAll(List.of("--config", dir.resolve("sandboxd.json").toString()));
-    Map<String, String> logged = new HashMap<>(env);
-    logged.put("SANDBOXD_JAVA_OPTS", "-Xlog:class+load=info -Djna.tmpdir=" + dir.resolve("jna"));
-    ProcessRun used = run(logged, cmd.toArray(String[]::new));
-    assertEquals(0, used.exit(), used.output());
+    Map<String, String> on25 = Map.of("SANDBOXD_JAVA", java25.get().toString());
+    String used = dryStart(on25, "");
     assertTrue(
-        used.output().contains("io.sandboxd.daemon.Daemon source: shared objects file"),
+        used.contains("io.sandboxd.daemon.Daemon source: shared objects file"),
         "the AOT cache was not used");
     assertTrue(
-        used.output()
-            .contains("com.dylibso.chicory.compiler.MachineFactoryCompiler source: shared objects"),
+        used.contains("com.dylibso.chicory.compiler.MachineFactoryCompiler source: shared objects"),
         "the run path is not in the AOT cache");
 
     // One the JVM cannot use (its header overwritten) never stops a start.
     try (FileChannel ch = FileChannel.open(aot, StandardOpenOption.WRITE)) {
       ch.write(java.nio.ByteBuffer.wrap(new byte[64]), 0);
     }
-    Path dir2 = Files.createDirectories(tmp.resolve("aot-broken"));
-    Files.writeString(dir2.resolve("sandboxd.json"), "{}");
-    List<String> cmd2 = new ArrayList<>();
-    cmd2.add(lib().resolve("bin/sandboxd").toString());
-    cmd2.addAll(dryServe(dir2));
-    cmd2.addAll(List.of("--config", dir2.resolve("sandboxd.json").toString()));
-    logged.put("SANDBOXD_JAVA_OPTS", "-Xlog:class+load=info -Djna.tmpdir=" + dir2.resolve("jna"));
-    ProcessRun broken = run(logged, cmd2.toArray(String[]::new));
-    assertEquals(0, broken.exit(), broken.output());
     assertFalse(
-        broken.output().contains("io.sandboxd.daemon.Daemon source: shared objects file"),
+        dryStart(on25, "").contains("io.sandboxd.daemon.Daemon source: shared objects file"),
         "a broken AOT cache was used");
   }
 }
