@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
@@ -150,9 +151,9 @@ public final class RunPathPrimer {
       System.err.println("usage: RunPathPrimer DIR");
       System.exit(2);
     }
-    Path dir = java.nio.file.Files.createDirectories(Path.of(args[0]));
-    java.nio.file.Files.write(dir.resolve(MODULE), resource(MODULE));
-    java.nio.file.Files.write(dir.resolve(GRANTS), resource(GRANTS));
+    Path dir = Files.createDirectories(Path.of(args[0]));
+    Files.write(dir.resolve(MODULE), resource(MODULE));
+    Files.write(dir.resolve(GRANTS), resource(GRANTS));
     System.out.println(dir);
   }
 

@@ -141,4 +141,16 @@ class RunPathPrimerTest {
         Files.readAllBytes(examples.resolve("hello.grants.json")),
         RunPathPrimer.resource(RunPathPrimer.GRANTS));
   }
+
+  @Test
+  void itsMainWritesTheUnitAndGrantsThatBuildStartCacheSubmits() throws Exception {
+    Path dir = tmp.resolve("unit/nested");
+    RunPathPrimer.main(new String[] {dir.toString()});
+    assertArrayEquals(
+        RunPathPrimer.resource(RunPathPrimer.MODULE),
+        Files.readAllBytes(dir.resolve(RunPathPrimer.MODULE)));
+    assertArrayEquals(
+        RunPathPrimer.resource(RunPathPrimer.GRANTS),
+        Files.readAllBytes(dir.resolve(RunPathPrimer.GRANTS)));
+  }
 }
