@@ -46,6 +46,8 @@ BY_THREAD = [
     ("multiThreadIo", "gRPC/Netty: event loop"),
 ]
 BY_STACK = [
+    # A handler runs its call's unit in place (a unit thread of its own): the guest's frames.
+    (r"Executor\$GuestTask\.call", "guest execution (unit threads)"),
     (r"Envelope\.sign|SigningKey\.sign", "signing"),
     (r"Envelope\.verify|PublicKey\.verify", "verifying signatures"),
     (r"sqlite|GroupCommit|RunStore|store\.RunTable|NodeLog|StoreLedger",

@@ -21,16 +21,18 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Runs units on Chicory, each on its own platform thread (virtual threads cannot be preempted),
- * with hard budgets: a watchdog samples the guest thread's CPU time and energy and interrupts it
- * within a millisecond of a CPU breach; memory is capped at the smallest of the module's, the
- * grant's and the node's limits.
+ * Runs units on Chicory, each on a platform thread (virtual threads cannot be preempted) with a
+ * unit's stack: the caller's own when it is a {@link UnitThread}, else one of the executor's; at
+ * most {@code maxConcurrent} at once. Budgets are hard: a {@link Watchdog} samples each unit's CPU
+ * time and energy and interrupts it within a millisecond of a CPU breach; memory is capped at the
+ * smallest of the module's, the grant's and the node's limits.
  */
 public final class Executor implements AutoCloseable {
   /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
@@ -45,11 +47,15 @@ public final class Executor implements AutoCloseable {
   public static final int STEP_DONE = 0;
   public static final int STEP_MORE = 1;
 
-  private static final long GUEST_STACK_BYTES = 8L * 1024 * 1024;
-  private static final long MIN_TICK_NANOS = 1_000_000;
-  private static final long MAX_TICK_NANOS = 20_000_000;
-
+  // Runs the units of callers that are not unit threads themselves.
   private final ThreadPoolExecutor guests;
+  // A unit holds a slot while it runs, wherever it runs: the node's bound on units at once.
+  private final Semaphore slots;
+  private final AtomicInteger waiting = new AtomicInteger();
+  // Past this many units waiting for a slot a submission is refused, not queued for ever.
+  private final int maxWaiting;
+  private final Watchdog watchdog = new Watchdog("unit-watchdog");
+  private volatile boolean closed;
   private final EnergyModel energyModel;
   private final long maxWallNanos;
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -62,7 +68,12 @@ public final class Executor implements AutoCloseable {
    * refill) backs off then rather than compete with runs for the cores.
    */
   public boolean saturated() {
-    return guests.getActiveCount() >= guests.getMaximumPoolSize() || !guests.getQueue().isEmpty();
+    return slots.availablePermits() == 0 || slots.hasQueuedThreads();
+  }
+
+  /** Units waiting for a slot now. */
+  int waiting() {
+    return waiting.get();
   }
 
   public Executor(int maxConcurrent, EnergyModel energyModel, long maxWallMillis) {
@@ -74,21 +85,19 @@ public final class Executor implements AutoCloseable {
     this.services = services;
     // Probes exec confinement once and ends exec trees a crashed daemon left running.
     ProcessTree.cgroupParent();
-    AtomicInteger n = new AtomicInteger();
+    // Unbounded queue: a task is queued only by a caller holding a slot, so never more than the
+    // threads can take.
     this.guests =
         new ThreadPoolExecutor(
             maxConcurrent,
             maxConcurrent,
             30,
             TimeUnit.SECONDS,
-            // Bounded: past this many waiting units a submission is refused, not queued forever.
-            new LinkedBlockingQueue<>(Math.max(16, maxConcurrent * 64)),
-            r -> {
-              Thread t = new Thread(null, r, "unit-" + n.incrementAndGet(), GUEST_STACK_BYTES);
-              t.setDaemon(true);
-              return t;
-            });
+            new LinkedBlockingQueue<>(),
+            UnitThread.factory("unit-"));
     this.guests.allowCoreThreadTimeOut(true);
+    this.slots = new Semaphore(maxConcurrent, true);
+    this.maxWaiting = Math.max(16, maxConcurrent * 64);
     this.energyModel = energyModel;
     this.maxWallNanos = TimeUnit.MILLISECONDS.toNanos(maxWallMillis);
     if (!threads.isThreadCpuTimeSupported()) {
@@ -211,24 +220,30 @@ public final class Executor implements AutoCloseable {
     long t0 = System.nanoTime();
     GuestTask task = new GuestTask(req, ctx, shape(req.unit(), compute), warm);
     EnergyModel.Session meter = energyModel.begin(req.runId(), task::cpuSoFar, classes);
-    Future<Integer> future;
-    try {
-      future = guests.submit(task);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    int waitedFor = takeSlot();
+    if (waitedFor >= 0) {
       meter.end();
       storage.ifPresent(StorageRoot::close);
       mounts.forEach(m -> m.root().close());
       throw new ExecutorBusyException(
-          "node busy: " + guests.getQueue().size() + " units already wait for a thread", e);
+          closed
+              ? "node busy: the executor is closed"
+              : "node busy: " + waitedFor + " units already wait for a thread",
+          null);
     }
-    Outcome.Breach breach = watch(task, future, compute, meter);
+    Watchdog.Verdict verdict;
+    try {
+      verdict = run(task, compute, meter);
+    } finally {
+      slots.release();
+    }
     storage.ifPresent(StorageRoot::close);
     mounts.forEach(m -> m.root().close());
 
     long wall = System.nanoTime() - t0;
     long cpu = task.cpuNanos();
     Map<DeviceClass, ClassEnergy> energy = meter.end();
-    Outcome outcome = decide(task, breach, cpu, energy, compute);
+    Outcome outcome = decide(task, verdict, cpu, energy, compute);
     ExecutionResult.Builder result = ctx.report(ExecutionResult.builder());
     Instance parked = task.parked;
     task.parked = null;
@@ -300,49 +315,88 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
-   * Waits for the guest, checking its budgets. A single guest thread's CPU time cannot grow faster
-   * than the wall clock, so with R ns of CPU budget left no breach is possible for R ns: the
-   * watchdog sleeps that long (at least 1 ms, at most {@link #MAX_TICK_NANOS}) and still catches a
-   * CPU breach within a millisecond, without waking a thousand times a second for a long budget.
-   * Energy is checked on the same ticks; meters themselves only update once per window.
+   * Takes a slot for a unit, waiting while {@code maxConcurrent} units run; returns -1 once taken,
+   * else (refused: too many wait already, or the executor is closed) how many units wait.
    */
-  private Outcome.Breach watch(
-      GuestTask task, Future<Integer> future, ComputeGrant compute, EnergyModel.Session meter) {
-    long cpuBudgetNanos = saturatingMillisToNanos(compute.cpuTimeMs());
-    long deadline = System.nanoTime() + maxWallNanos;
-    Outcome.Breach breach = null;
-    long tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos, MAX_TICK_NANOS));
+  private int takeSlot() {
+    if (closed) {
+      return 0;
+    }
+    if (!slots.tryAcquire()) {
+      int ahead = waiting.getAndIncrement();
+      if (ahead >= maxWaiting) {
+        waiting.decrementAndGet();
+        return ahead;
+      }
+      try {
+        slots.acquireUninterruptibly();
+      } finally {
+        waiting.decrementAndGet();
+      }
+    }
+    if (closed) {
+      slots.release();
+      return 0;
+    }
+    return -1;
+  }
+
+  /**
+   * Runs the task under the watchdog, holding a slot: on this thread when it is a unit thread, else
+   * on one of the executor's, waiting for its end.
+   */
+  private Watchdog.Verdict run(GuestTask task, ComputeGrant compute, EnergyModel.Session meter) {
+    Watchdog.Watch watch =
+        watchdog.watch(
+            task,
+            saturatingMillisToNanos(compute.cpuTimeMs()),
+            compute.energyBudgetUj(),
+            meter,
+            maxWallNanos);
+    if (watch == null) {
+      task.failure = "the daemon shut down before the unit started";
+      return Watchdog.Verdict.NONE;
+    }
+    Watchdog.Verdict verdict;
+    try {
+      if (UnitThread.current()) {
+        task.call();
+        if (task.interruptedByCaller()) {
+          // Not the watchdog's stop: whoever interrupted this thread still has to see it.
+          Thread.currentThread().interrupt();
+        }
+      } else {
+        runOnPool(task);
+      }
+    } finally {
+      verdict = watchdog.end(watch);
+    }
+    return verdict;
+  }
+
+  /** Hands the task to a pool thread and waits for it to end (or the executor to close). */
+  private void runOnPool(GuestTask task) {
+    Future<Integer> future;
+    try {
+      future = guests.submit(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      task.failure = "the daemon shut down before the unit started";
+      return;
+    }
     while (true) {
       try {
-        if (task.done.await(tick, TimeUnit.NANOSECONDS)) {
-          return breach;
+        if (task.done.await(Watchdog.MAX_TICK_NANOS, TimeUnit.NANOSECONDS)) {
+          return;
         }
       } catch (InterruptedException e) {
         task.stop();
         Thread.currentThread().interrupt();
-        return breach;
+        return;
       }
-      tick = MIN_TICK_NANOS;
       if (future.isCancelled()) {
         // The executor closed before the guest started.
         task.failure = "the daemon shut down before the unit started";
-        return breach;
-      }
-      if (task.thread() == null || breach != null || task.wallLimitHit) {
-        continue;
-      }
-      long cpu = task.cpuSoFar();
-      if (cpu > cpuBudgetNanos) {
-        breach = Outcome.Breach.CpuTime;
-      } else if (totalUj(meter.current()) > compute.energyBudgetUj()) {
-        breach = Outcome.Breach.EnergyBudget;
-      } else if (System.nanoTime() > deadline) {
-        task.wallLimitHit = true;
-      }
-      if (breach != null || task.wallLimitHit) {
-        task.stop();
-      } else {
-        tick = Math.max(MIN_TICK_NANOS, Math.min(cpuBudgetNanos - cpu, MAX_TICK_NANOS));
+        return;
       }
     }
   }
@@ -361,12 +415,12 @@ public final class Executor implements AutoCloseable {
 
   private static Outcome decide(
       GuestTask task,
-      Outcome.Breach breach,
+      Watchdog.Verdict verdict,
       long cpuNanos,
       Map<DeviceClass, ClassEnergy> energy,
       ComputeGrant compute) {
-    if (breach != null) {
-      return new Outcome.Terminated(breach);
+    if (verdict.breach() != null) {
+      return new Outcome.Terminated(verdict.breach());
     }
     // Budgets are hard even when the guest finished between two watchdog ticks.
     if (cpuNanos > saturatingMillisToNanos(compute.cpuTimeMs())) {
@@ -378,7 +432,7 @@ public final class Executor implements AutoCloseable {
     if (task.memoryBreach != null) {
       return new Outcome.Terminated(Outcome.Breach.Memory);
     }
-    if (task.wallLimitHit) {
+    if (verdict.wallLimitHit()) {
       return new Outcome.Failed("wall-clock limit of the daemon exceeded");
     }
     if (task.failure != null) {
@@ -396,6 +450,9 @@ public final class Executor implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
+    // Stops the units running in place; shutdownNow interrupts those on the pool's threads.
+    watchdog.close();
     for (Runnable never : guests.shutdownNow()) {
       if (never instanceof Future<?> f) {
         f.cancel(false);
@@ -403,8 +460,8 @@ public final class Executor implements AutoCloseable {
     }
   }
 
-  /** The guest side of one execution, run on a pool thread. */
-  private final class GuestTask implements java.util.concurrent.Callable<Integer> {
+  /** The guest side of one execution, run on a unit thread. */
+  private final class GuestTask implements java.util.concurrent.Callable<Integer>, Watchdog.Guest {
     private final UnitRequest req;
     private final RunContext ctx;
     private final InstanceShape shape;
@@ -414,7 +471,10 @@ public final class Executor implements AutoCloseable {
     private volatile long cpuNanos;
     volatile long cpuStart;
     private volatile long memoryPeakBytes;
-    volatile boolean wallLimitHit;
+    // Set when the watchdog or the executor's close stopped the guest.
+    private volatile boolean stopped;
+    // Whether the thread's interrupt flag was set as the guest ended.
+    private volatile boolean endedInterrupted;
     volatile String memoryBreach;
     volatile String failure;
     volatile int exitCode;
@@ -432,8 +492,14 @@ public final class Executor implements AutoCloseable {
       this.warm = warm;
     }
 
-    Thread thread() {
-      return thread.get();
+    @Override
+    public boolean running() {
+      return thread.get() != null;
+    }
+
+    /** Whether something other than the watchdog or the executor's close interrupted the guest. */
+    boolean interruptedByCaller() {
+      return !stopped && (endedInterrupted || "interrupted".equals(failure));
     }
 
     /** The guest thread's CPU time plus that of every process its exec calls started. */
@@ -442,7 +508,8 @@ public final class Executor implements AutoCloseable {
     }
 
     /** CPU time of this task so far (exec children included): live while it runs, final after. */
-    long cpuSoFar() {
+    @Override
+    public long cpuSoFar() {
       Thread t = thread.get();
       if (t == null) {
         return cpuNanos();
@@ -455,8 +522,10 @@ public final class Executor implements AutoCloseable {
       return memoryPeakBytes;
     }
 
-    /** Interrupts the guest; under the task's lock so a reused pool thread is never hit. */
-    synchronized void stop() {
+    /** Interrupts the guest; under the task's lock so a reused thread is never hit. */
+    @Override
+    public synchronized void stop() {
+      stopped = true;
       Thread t = thread.get();
       if (t != null) {
         t.interrupt();
@@ -582,9 +651,10 @@ public final class Executor implements AutoCloseable {
         }
         cpuNanos = threads.getCurrentThreadCpuTime() - cpu0;
         detach();
+        // The thread runs other units (and, in place, its caller's code) after this one: never
+        // hand a set interrupt flag on; run() gives a caller's own interrupt back.
+        endedInterrupted = Thread.interrupted();
         done.countDown();
-        // The pool reuses this thread: never hand a set interrupt flag to the next unit.
-        Thread.interrupted();
       }
     }
   }

@@ -4,14 +4,15 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallExecutorSupplier;
 import io.sandboxd.daemon.run.Caller;
+import io.sandboxd.executor.UnitThread;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -41,7 +42,9 @@ public final class FairCalls implements ServerCallExecutorSupplier, AutoCloseabl
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
   private final Map<Object, Lane> lanes = new HashMap<>();
   private final Map<Object, Peer> peers = new HashMap<>();
-  private final AtomicInteger names = new AtomicInteger();
+  // Unit threads: a handler runs its call's unit in place (the executor's pool would cost a
+  // thread hand-off there and back for every run).
+  private final ThreadFactory handlers = UnitThread.factory("sandboxd-call-");
   private int workers;
   private int idle;
   private int signalled;
@@ -186,9 +189,7 @@ public final class FairCalls implements ServerCallExecutorSupplier, AutoCloseabl
       // Idle threads already woken take the work first; a thread that starts a task wakes the
       // next, so a burst of calls does not start a thread per call up to the bound.
       workers++;
-      Thread t = new Thread(this::work, "sandboxd-call-" + names.incrementAndGet());
-      t.setDaemon(true);
-      t.start();
+      handlers.newThread(this::work).start();
     }
   }
 

@@ -7,6 +7,7 @@ import io.sandboxd.daemon.store.RunRecord;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.UnitCompiler;
+import io.sandboxd.executor.UnitThread;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -62,31 +63,38 @@ public final class RunPathPrimer {
       Set<DeviceClass> meterable,
       Path storageBase,
       BooleanSupplier clientsRun) {
+    // A unit thread, as the handlers' are: its runs go the way a client's go, in place.
     Thread t =
-        new Thread(
-            () -> {
-              long t0 = System.nanoTime();
-              try {
-                Primed p =
-                    prime(
-                        executor, engine, meterable, storageBase, MAX_RUNS, BUDGET_MS, clientsRun);
-                LOG.info(
-                    "run path primed in "
-                        + (System.nanoTime() - t0) / 1_000_000
-                        + " ms: "
-                        + p.runs()
-                        + " run(s) of an embedded unit admitted, run and sealed (the last "
-                        + p.last().outcomeJson()
-                        + "), nothing stored");
-              } catch (RuntimeException e) {
-                // Also what a stop while priming ends in (the executor shut under it): one line,
-                // the trace only for whoever asks for it.
-                LOG.info("run path not primed: " + e);
-                LOG.log(Level.FINE, "run path not primed", e);
-              }
-            },
-            "sandboxd-prime");
-    t.setDaemon(true);
+        UnitThread.factory("sandboxd-prime-")
+            .newThread(
+                () -> {
+                  long t0 = System.nanoTime();
+                  try {
+                    Primed p =
+                        prime(
+                            executor,
+                            engine,
+                            meterable,
+                            storageBase,
+                            MAX_RUNS,
+                            BUDGET_MS,
+                            clientsRun);
+                    LOG.info(
+                        "run path primed in "
+                            + (System.nanoTime() - t0) / 1_000_000
+                            + " ms: "
+                            + p.runs()
+                            + " run(s) of an embedded unit admitted, run and sealed (the last "
+                            + p.last().outcomeJson()
+                            + "), nothing stored");
+                  } catch (RuntimeException e) {
+                    // Also what a stop while priming ends in (the executor shut under it): one
+                    // line,
+                    // the trace only for whoever asks for it.
+                    LOG.info("run path not primed: " + e);
+                    LOG.log(Level.FINE, "run path not primed", e);
+                  }
+                });
     t.start();
     return t;
   }

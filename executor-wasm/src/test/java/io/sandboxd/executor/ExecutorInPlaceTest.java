@@ -1,0 +1,205 @@
+package io.sandboxd.executor;
+
+import static io.sandboxd.executor.ExecutorTest.COMPILER;
+import static io.sandboxd.executor.ExecutorTest.DEEP;
+import static io.sandboxd.executor.ExecutorTest.HELLO;
+import static io.sandboxd.executor.ExecutorTest.LOG_ONLY;
+import static io.sandboxd.executor.ExecutorTest.SPIN;
+import static io.sandboxd.executor.ExecutorTest.grants;
+import static io.sandboxd.executor.ExecutorTest.recursing;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import io.sandboxd.attest.Outcome;
+import io.sandboxd.enforcer.Grants;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A caller on a {@link UnitThread} runs its unit in place: the same hard budgets as on the pool's
+ * threads, the same bound on units at once and on units waiting, and a close that stops them.
+ */
+class ExecutorInPlaceTest {
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private static final Grants ENDLESS = grants(LOG_ONLY, 600_000, 1 << 20, 9_000_000_000_000_000L);
+
+  /** What a call made on a fresh unit thread returned, and how that thread was left. */
+  record OnUnitThread<T>(T value, RuntimeException thrown, boolean interruptedAfter, long cpu) {}
+
+  static <T> CompletableFuture<OnUnitThread<T>> onUnitThread(Supplier<T> call) {
+    return onThread(UnitThread.factory("test-unit-"), call);
+  }
+
+  /** The same on a plain thread: its unit runs on one of the executor's threads. */
+  static <T> CompletableFuture<OnUnitThread<T>> onPlainThread(Supplier<T> call) {
+    return onThread(Thread::new, call);
+  }
+
+  static <T> CompletableFuture<OnUnitThread<T>> onThread(
+      java.util.concurrent.ThreadFactory threads, Supplier<T> call) {
+    CompletableFuture<OnUnitThread<T>> out = new CompletableFuture<>();
+    threads
+        .newThread(
+            () -> {
+              long cpu0 = THREADS.getCurrentThreadCpuTime();
+              T value = null;
+              RuntimeException thrown = null;
+              try {
+                value = call.get();
+              } catch (RuntimeException e) {
+                thrown = e;
+              }
+              out.complete(
+                  new OnUnitThread<>(
+                      value,
+                      thrown,
+                      Thread.currentThread().isInterrupted(),
+                      THREADS.getCurrentThreadCpuTime() - cpu0));
+            })
+        .start();
+    return out;
+  }
+
+  static ExecutionResult run(Executor ex, String wat, Grants g) {
+    return ex.execute(new UnitRequest("r", COMPILER.compile(Wat2Wasm.parse(wat)), "run", g));
+  }
+
+  static <T> OnUnitThread<T> await(CompletableFuture<OnUnitThread<T>> f) throws Exception {
+    return f.get(60, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aUnitRunsOnItsCallersThreadUnderItsCpuBudget() throws Exception {
+    try (Executor ex = new Executor(2, EnergyModel.estimate(10_000), 60_000)) {
+      Grants g = grants(LOG_ONLY, 50, 1 << 20, 9_000_000_000_000_000L);
+      OnUnitThread<ExecutionResult> spun = await(onUnitThread(() -> run(ex, SPIN, g)));
+      assertEquals(new Outcome.Terminated(Outcome.Breach.CpuTime), spun.value().outcome());
+      // The caller's own thread spent the unit's CPU time: it ran there, not on a pool thread.
+      assertTrue(spun.cpu() >= 50_000_000L, "caller's CPU " + spun.cpu());
+      assertTrue(spun.value().cpuTimeNanos() > 50_000_000L);
+      // Caught within the watchdog's ticks, not at the end of a long budget.
+      assertTrue(spun.value().cpuTimeNanos() < 1_000_000_000L, "" + spun.value().cpuTimeNanos());
+      // The watchdog's stop is the unit's: the caller's thread is not left interrupted.
+      assertFalse(spun.interruptedAfter());
+    }
+  }
+
+  @Test
+  void theNextUnitOnTheSameCallersThreadRunsClean() throws Exception {
+    try (Executor ex = new Executor(2, EnergyModel.estimate(10_000), 60_000)) {
+      Grants tight = grants(LOG_ONLY, 20, 1 << 20, 9_000_000_000_000_000L);
+      Grants ok = grants(LOG_ONLY, 5_000, 1 << 20, 1_000_000_000);
+      OnUnitThread<List<Outcome>> both =
+          await(
+              onUnitThread(
+                  () ->
+                      List.of(
+                          run(ex, SPIN, tight).outcome(),
+                          run(ex, HELLO, ok).outcome(),
+                          run(ex, recursing(DEEP), ok).outcome())));
+      assertEquals(
+          List.of(
+              new Outcome.Terminated(Outcome.Breach.CpuTime),
+              new Outcome.Completed(),
+              // A unit thread has a unit's stack, in place too.
+              new Outcome.Completed()),
+          both.value());
+    }
+  }
+
+  @Test
+  void energyAndTheDaemonsWallClockAreHardInPlaceToo() throws Exception {
+    try (Executor ex = new Executor(1, EnergyModel.estimate(10_000), 60_000);
+        Executor brief = new Executor(1, EnergyModel.estimate(10_000), 100)) {
+      OnUnitThread<ExecutionResult> energy =
+          await(onUnitThread(() -> run(ex, SPIN, grants(LOG_ONLY, 60_000, 1 << 20, 1_000))));
+      assertEquals(new Outcome.Terminated(Outcome.Breach.EnergyBudget), energy.value().outcome());
+      OnUnitThread<ExecutionResult> wall = await(onUnitThread(() -> run(brief, SPIN, ENDLESS)));
+      assertEquals(
+          new Outcome.Failed("wall-clock limit of the daemon exceeded"), wall.value().outcome());
+      assertFalse(wall.interruptedAfter());
+    }
+  }
+
+  @Test
+  void aCallersOwnInterruptStopsItsUnitAndStaysSet() throws Exception {
+    try (Executor ex = new Executor(1, EnergyModel.estimate(10_000), 60_000)) {
+      List<Thread> started = new ArrayList<>();
+      CompletableFuture<OnUnitThread<ExecutionResult>> f =
+          onUnitThread(
+              () -> {
+                synchronized (started) {
+                  started.add(Thread.currentThread());
+                  started.notifyAll();
+                }
+                return run(ex, SPIN, ENDLESS);
+              });
+      Thread caller;
+      synchronized (started) {
+        while (started.isEmpty()) {
+          started.wait();
+        }
+        caller = started.get(0);
+      }
+      waitUntil(ex::saturated);
+      caller.interrupt();
+      OnUnitThread<ExecutionResult> r = await(f);
+      assertEquals(new Outcome.Failed("interrupted"), r.value().outcome());
+      assertTrue(r.interruptedAfter(), "the caller's interrupt was swallowed");
+    }
+  }
+
+  @Test
+  void unitsAtOnceAndUnitsWaitingAreBoundedAndACloseStopsThemAll() throws Exception {
+    Executor ex = new Executor(1, EnergyModel.estimate(10_000), 60_000);
+    CompletableFuture<OnUnitThread<ExecutionResult>> running =
+        onUnitThread(() -> run(ex, SPIN, ENDLESS));
+    waitUntil(ex::saturated);
+    // One slot: 64 more wait for it (the bound for one slot), in place and on the pool alike.
+    List<CompletableFuture<OnUnitThread<ExecutionResult>>> waiting = new ArrayList<>();
+    for (int i = 0; i < 64; i++) {
+      waiting.add(
+          i % 2 == 0
+              ? onUnitThread(() -> run(ex, HELLO, ENDLESS))
+              : onPlainThread(() -> run(ex, HELLO, ENDLESS)));
+    }
+    waitUntil(() -> ex.waiting() == 64);
+    // The next is refused, not queued: a flood holds no more than the bound.
+    OnUnitThread<ExecutionResult> refused = await(onUnitThread(() -> run(ex, HELLO, ENDLESS)));
+    assertNotNull(refused.thrown());
+    assertEquals(ExecutorBusyException.class, refused.thrown().getClass());
+    assertEquals("node busy: 64 units already wait for a thread", refused.thrown().getMessage());
+    for (CompletableFuture<OnUnitThread<ExecutionResult>> w : waiting) {
+      assertFalse(w.isDone(), "ran past the one slot");
+    }
+    // A close stops the unit running in place (its budgets would have let it run 10 minutes),
+    // and the waiting ones end without running.
+    ex.close();
+    assertEquals(new Outcome.Failed("interrupted"), await(running).value().outcome());
+    assertFalse(await(running).interruptedAfter());
+    for (CompletableFuture<OnUnitThread<ExecutionResult>> w : waiting) {
+      OnUnitThread<ExecutionResult> r = await(w);
+      assertNotNull(r.thrown(), "ran after the close");
+      assertEquals("node busy: the executor is closed", r.thrown().getMessage());
+    }
+    OnUnitThread<ExecutionResult> after = await(onUnitThread(() -> run(ex, HELLO, ENDLESS)));
+    assertEquals("node busy: the executor is closed", after.thrown().getMessage());
+  }
+
+  static void waitUntil(Supplier<Boolean> condition) throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!condition.get()) {
+      assertTrue(System.nanoTime() < end, "condition not reached in 30 s");
+      Thread.sleep(5);
+    }
+  }
+}
