@@ -383,20 +383,29 @@ public final class Executor implements AutoCloseable {
       task.failure = "the daemon shut down before the unit started";
       return;
     }
-    while (true) {
-      try {
-        if (task.done.await(Watchdog.MAX_TICK_NANOS, TimeUnit.NANOSECONDS)) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          if (task.done.await(Watchdog.MAX_TICK_NANOS, TimeUnit.NANOSECONDS)) {
+            return;
+          }
+        } catch (InterruptedException e) {
+          // The caller is stopped, so its unit is: the caller still waits for the unit's end, for
+          // an outcome read before the guest ended would say Completed of a run cut short.
+          interrupted = true;
+          task.stop();
+          continue;
+        }
+        if (future.isCancelled()) {
+          // The executor closed before the guest started.
+          task.failure = "the daemon shut down before the unit started";
           return;
         }
-      } catch (InterruptedException e) {
-        task.stop();
-        Thread.currentThread().interrupt();
-        return;
       }
-      if (future.isCancelled()) {
-        // The executor closed before the guest started.
-        task.failure = "the daemon shut down before the unit started";
-        return;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }

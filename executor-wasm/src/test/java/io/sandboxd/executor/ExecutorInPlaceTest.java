@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A caller on a {@link UnitThread} runs its unit in place: the same hard budgets as on the pool's
@@ -130,12 +132,19 @@ class ExecutorInPlaceTest {
     }
   }
 
-  @Test
-  void aCallersOwnInterruptStopsItsUnitAndStaysSet() throws Exception {
+  /**
+   * In place or on the pool alike: the caller's interrupt stops its unit, the outcome is read once
+   * the guest ended (before, a caller on the pool read it at once: a run cut short said Completed),
+   * and the caller's thread is left interrupted.
+   */
+  @ParameterizedTest(name = "in place: {0}")
+  @ValueSource(booleans = {true, false})
+  void aCallersOwnInterruptStopsItsUnitAndStaysSet(boolean inPlace) throws Exception {
     try (Executor ex = new Executor(1, EnergyModel.estimate(10_000), 60_000)) {
       List<Thread> started = new ArrayList<>();
       CompletableFuture<OnUnitThread<ExecutionResult>> f =
-          onUnitThread(
+          onThread(
+              inPlace ? UnitThread.factory("test-unit-") : Thread::new,
               () -> {
                 synchronized (started) {
                   started.add(Thread.currentThread());
