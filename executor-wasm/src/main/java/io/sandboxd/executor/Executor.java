@@ -559,6 +559,11 @@ public final class Executor implements AutoCloseable {
       WasiRun wasi = null;
       RunBinding binding = null;
       try {
+        if (stopped) {
+          // Stopped before it had a thread to interrupt (its caller was, while it waited for one).
+          failure = "interrupted";
+          return -1;
+        }
         CompiledUnit unit = req.unit();
         // Instantiated unbound (in advance, for a warm instance), then bound to this run.
         PreparedInstance prepared;

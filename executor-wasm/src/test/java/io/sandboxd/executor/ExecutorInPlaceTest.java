@@ -167,6 +167,32 @@ class ExecutorInPlaceTest {
     }
   }
 
+  /**
+   * A caller interrupted before its call: its unit is stopped even when the interrupt comes before
+   * the unit has a thread (on the pool it then never starts), instead of spinning for its budget.
+   */
+  @ParameterizedTest(name = "in place: {0}")
+  @ValueSource(booleans = {true, false})
+  void aCallerInterruptedBeforeItsCallStopsItsUnit(boolean inPlace) throws Exception {
+    // Compiled first: a compile on an interrupted thread is refused before any unit runs.
+    CompiledUnit spin = COMPILER.compile(Wat2Wasm.parse(SPIN));
+    // Whether the caller's stop or the pool thread's start comes first is a race: run it often.
+    for (int i = 0; i < 20; i++) {
+      try (Executor ex = new Executor(1, EnergyModel.estimate(10_000), 60_000)) {
+        OnUnitThread<ExecutionResult> r =
+            await(
+                onThread(
+                    inPlace ? UnitThread.factory("test-unit-") : Thread::new,
+                    () -> {
+                      Thread.currentThread().interrupt();
+                      return ex.execute(new UnitRequest("r", spin, "run", ENDLESS));
+                    }));
+        assertEquals(new Outcome.Failed("interrupted"), r.value().outcome(), "round " + i);
+        assertTrue(r.interruptedAfter(), "the caller's interrupt was swallowed");
+      }
+    }
+  }
+
   @Test
   void unitsAtOnceAndUnitsWaitingAreBoundedAndACloseStopsThemAll() throws Exception {
     Executor ex = new Executor(1, EnergyModel.estimate(10_000), 60_000);
