@@ -66,37 +66,34 @@ public final class RunPathPrimer {
     // A unit thread, as the handlers' are: its runs go the way a client's go, in place.
     Thread t =
         UnitThread.factory("sandboxd-prime-")
-            .newThread(
-                () -> {
-                  long t0 = System.nanoTime();
-                  try {
-                    Primed p =
-                        prime(
-                            executor,
-                            engine,
-                            meterable,
-                            storageBase,
-                            MAX_RUNS,
-                            BUDGET_MS,
-                            clientsRun);
-                    LOG.info(
-                        "run path primed in "
-                            + (System.nanoTime() - t0) / 1_000_000
-                            + " ms: "
-                            + p.runs()
-                            + " run(s) of an embedded unit admitted, run and sealed (the last "
-                            + p.last().outcomeJson()
-                            + "), nothing stored");
-                  } catch (RuntimeException e) {
-                    // Also what a stop while priming ends in (the executor shut under it): one
-                    // line,
-                    // the trace only for whoever asks for it.
-                    LOG.info("run path not primed: " + e);
-                    LOG.log(Level.FINE, "run path not primed", e);
-                  }
-                });
+            .newThread(() -> primeAndLog(executor, engine, meterable, storageBase, clientsRun));
     t.start();
     return t;
+  }
+
+  private static void primeAndLog(
+      Executor executor,
+      Ed25519Engine engine,
+      Set<DeviceClass> meterable,
+      Path storageBase,
+      BooleanSupplier clientsRun) {
+    long t0 = System.nanoTime();
+    try {
+      Primed p = prime(executor, engine, meterable, storageBase, MAX_RUNS, BUDGET_MS, clientsRun);
+      LOG.info(
+          "run path primed in "
+              + (System.nanoTime() - t0) / 1_000_000
+              + " ms: "
+              + p.runs()
+              + " run(s) of an embedded unit admitted, run and sealed (the last "
+              + p.last().outcomeJson()
+              + "), nothing stored");
+    } catch (RuntimeException e) {
+      // Also what a stop while priming ends in (the executor shut under it): one line, the trace
+      // only for whoever asks for it.
+      LOG.info("run path not primed: " + e);
+      LOG.log(Level.FINE, "run path not primed", e);
+    }
   }
 
   /**
