@@ -29,10 +29,11 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Runs units on Chicory, each on a platform thread (virtual threads cannot be preempted) with a
- * unit's stack: the caller's own when it is a {@link UnitThread}, else one of the executor's; at
- * most {@code maxConcurrent} at once. Budgets are hard: a {@link Watchdog} samples each unit's CPU
- * time and energy and interrupts it within a millisecond of a CPU breach; memory is capped at the
- * smallest of the module's, the grant's and the node's limits.
+ * unit's stack: the caller's own when it is a {@link UnitThread} holding one of its {@link
+ * InPlaceSeats} (two for each of the {@code maxConcurrent} slots, 32 at least), else one of the
+ * executor's; at most {@code maxConcurrent} at once. Budgets are hard: a {@link Watchdog} samples
+ * each unit's CPU time and energy and interrupts it within a millisecond of a CPU breach; memory is
+ * capped at the smallest of the module's, the grant's and the node's limits.
  */
 public final class Executor implements AutoCloseable {
   /** The normalized clock a unit sees when the clock is not granted (WIRE.md §3.2). */
@@ -44,6 +45,12 @@ public final class Executor implements AutoCloseable {
    */
   public static final String STEP_ENTRY = "step";
 
+  /** Unit threads that may run units in place, for each unit that may run at once. */
+  static final int SEATS_A_SLOT = 2;
+
+  /** Unit threads that may run units in place, however few units may run at once. */
+  static final int MIN_SEATS = 32;
+
   public static final int STEP_DONE = 0;
   public static final int STEP_MORE = 1;
 
@@ -51,6 +58,11 @@ public final class Executor implements AutoCloseable {
   private final ThreadPoolExecutor guests;
   // A unit holds a slot while it runs, wherever it runs: the node's bound on units at once.
   private final Semaphore slots;
+  // The unit threads that may run a unit in place: two a slot, and at least MIN_SEATS, so at most
+  // that many threads and the pool's ever hold a unit's stack, however many handler threads there
+  // are. The daemon's handler threads take calls in turn, 22 of them at 16 clients on 2 cores; a
+  // unit handed to the pool there cost a fifth of the throughput (benchmarks/README.md).
+  private final InPlaceSeats seats;
   private final AtomicInteger waiting = new AtomicInteger();
   // Past this many units waiting for a slot a submission is refused, not queued for ever.
   private final int maxWaiting;
@@ -69,6 +81,16 @@ public final class Executor implements AutoCloseable {
    */
   public boolean saturated() {
     return slots.availablePermits() == 0 || slots.hasQueuedThreads();
+  }
+
+  /** The unit threads that may run units in place, for {@code maxConcurrent} units at once. */
+  static int seats(int maxConcurrent) {
+    return Math.max(MIN_SEATS, SEATS_A_SLOT * maxConcurrent);
+  }
+
+  /** Unit threads that hold a seat to run units in place now. */
+  int seated() {
+    return seats.taken();
   }
 
   /** Units waiting for a slot now. */
@@ -97,6 +119,7 @@ public final class Executor implements AutoCloseable {
             UnitThread.factory("unit-"));
     this.guests.allowCoreThreadTimeOut(true);
     this.slots = new Semaphore(maxConcurrent, true);
+    this.seats = new InPlaceSeats(seats(maxConcurrent));
     this.maxWaiting = Math.max(16, maxConcurrent * 64);
     this.energyModel = energyModel;
     this.maxWallNanos = TimeUnit.MILLISECONDS.toNanos(maxWallMillis);
@@ -342,8 +365,8 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
-   * Runs the task under the watchdog, holding a slot: on this thread when it is a unit thread, else
-   * on one of the executor's, waiting for its end.
+   * Runs the task under the watchdog, holding a slot: on this thread when it is a unit thread with
+   * a seat, else on one of the executor's, waiting for its end.
    */
   private Watchdog.Verdict run(GuestTask task, ComputeGrant compute, EnergyModel.Session meter) {
     Watchdog.Watch watch =
@@ -359,7 +382,7 @@ public final class Executor implements AutoCloseable {
     }
     Watchdog.Verdict verdict;
     try {
-      if (UnitThread.current()) {
+      if (UnitThread.seatedIn(seats)) {
         task.call();
         if (task.interruptedByCaller()) {
           // Not the watchdog's stop: whoever interrupted this thread still has to see it.

@@ -20,7 +20,9 @@ import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,11 +48,12 @@ class ExecutorInPlaceTest {
     return onThread(Thread::new, call);
   }
 
+  /** Completes once the thread has ended, so a seat it held for in-place runs is free again. */
   static <T> CompletableFuture<OnUnitThread<T>> onThread(
       java.util.concurrent.ThreadFactory threads, Supplier<T> call) {
-    CompletableFuture<OnUnitThread<T>> out = new CompletableFuture<>();
-    threads
-        .newThread(
+    AtomicReference<OnUnitThread<T>> done = new AtomicReference<>();
+    Thread t =
+        threads.newThread(
             () -> {
               long cpu0 = THREADS.getCurrentThreadCpuTime();
               T value = null;
@@ -60,15 +63,24 @@ class ExecutorInPlaceTest {
               } catch (RuntimeException e) {
                 thrown = e;
               }
-              out.complete(
+              done.set(
                   new OnUnitThread<>(
                       value,
                       thrown,
                       Thread.currentThread().isInterrupted(),
                       THREADS.getCurrentThreadCpuTime() - cpu0));
-            })
-        .start();
-    return out;
+            });
+    t.start();
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            t.join();
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+          return done.get();
+        },
+        task -> new Thread(task).start());
   }
 
   static ExecutionResult run(Executor ex, String wat, Grants g) {
@@ -228,6 +240,75 @@ class ExecutorInPlaceTest {
     }
     OnUnitThread<ExecutionResult> after = await(onUnitThread(() -> run(ex, HELLO, ENDLESS)));
     assertEquals("node busy: the executor is closed", after.thrown().getMessage());
+  }
+
+  /** Recurses {@code DEEP} calls down (committing stack pages), then spins out its CPU budget. */
+  static final String DEEP_THEN_SPIN =
+      """
+      (module
+        (func $down (param i32) (result i32)
+          (if (result i32) (i32.eqz (local.get 0))
+            (then (i32.const 0))
+            (else (call $down (i32.sub (local.get 0) (i32.const 1))))))
+        (func (export "run") (result i32)
+          (drop (call $down (i32.const %d)))
+          (loop $l (br $l))
+          (i32.const 0)))
+      """
+          .formatted(DEEP);
+
+  /** A run and the CPU time its caller's thread spent in the call. */
+  record Ran(ExecutionResult result, long callCpu) {}
+
+  @Test
+  void aFloodOfDeepUnitsFromManyThreadsRunsInPlaceOnAFewThreadsForEachSlot() throws Exception {
+    // Each caller is a unit thread, as each of the daemon's handler threads is; all stay alive
+    // until every run has ended, as idle handler threads do. Only the seated ones run in place:
+    // the pages a deep unit commits stay with its thread, so the threads that ran one must be a
+    // few for each slot, not as many as the callers.
+    int slots = 2;
+    int seats = Executor.seats(slots);
+    int callers = 2 * seats;
+    Grants g = grants(LOG_ONLY, 30, 1 << 20, 9_000_000_000_000_000L);
+    // Compiled once, so a caller's CPU time in its call is the call's alone.
+    UnitRequest deep =
+        new UnitRequest("r", COMPILER.compile(Wat2Wasm.parse(DEEP_THEN_SPIN)), "run", g);
+    try (Executor ex = new Executor(slots, EnergyModel.estimate(10_000), 60_000)) {
+      for (int wave = 0; wave < 2; wave++) {
+        CountDownLatch allRan = new CountDownLatch(callers);
+        List<CompletableFuture<OnUnitThread<Ran>>> runs = new ArrayList<>();
+        for (int i = 0; i < callers; i++) {
+          runs.add(
+              onUnitThread(
+                  () -> {
+                    long cpu0 = THREADS.getCurrentThreadCpuTime();
+                    ExecutionResult r = ex.execute(deep);
+                    Ran ran = new Ran(r, THREADS.getCurrentThreadCpuTime() - cpu0);
+                    allRan.countDown();
+                    try {
+                      allRan.await();
+                    } catch (InterruptedException e) {
+                      throw new IllegalStateException(e);
+                    }
+                    return ran;
+                  }));
+        }
+        int inPlace = 0;
+        for (CompletableFuture<OnUnitThread<Ran>> f : runs) {
+          Ran r = await(f).value();
+          assertEquals(
+              new Outcome.Terminated(Outcome.Breach.CpuTime), r.result().outcome(), "wave " + wave);
+          // In place, the call's CPU holds the unit's (30 ms at least); on the pool, only the
+          // caller's waiting for it.
+          if (r.callCpu() >= r.result().cpuTimeNanos() / 2) {
+            inPlace++;
+          }
+        }
+        assertTrue(inPlace >= 1 && inPlace <= seats, "wave " + wave + ": in place " + inPlace);
+        // Every caller ended, and its seat with it: the next wave finds them free.
+        waitUntil(() -> ex.seated() == 0);
+      }
+    }
   }
 
   static void waitUntil(Supplier<Boolean> condition) throws InterruptedException {
