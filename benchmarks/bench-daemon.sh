@@ -49,6 +49,17 @@ stop_daemon() {
   daemon_pid=
 }
 
+# For a script that runs one daemon at a time, each on a scratch folder: on exit, kills the daemon
+# still running ($daemon_pid) and removes the folder ($work), either of them unset or empty if none.
+scratch_on_exit() {
+  trap scratch_cleanup EXIT
+}
+
+scratch_cleanup() {
+  if [[ -n "${daemon_pid:-}" ]]; then kill "$daemon_pid" 2>/dev/null || true; fi
+  if [[ -n "${work:-}" ]]; then rm -rf "$work"; fi
+}
+
 # pool_config ADDRESS
 # A daemon configuration with a pool of the module at ADDRESS (min_idle 4, max_idle 32) and
 # adaptive pools off. The module must be in the daemon's store before it starts under it.

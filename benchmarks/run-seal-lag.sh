@@ -24,11 +24,7 @@ module="$root/examples/hello.wasm"
 grants="$root/examples/hello.grants.json"
 daemon_pid=
 work=
-cleanup() {
-  if [[ -n "$daemon_pid" ]]; then kill "$daemon_pid" 2>/dev/null || true; fi
-  if [[ -n "$work" ]]; then rm -rf "$work"; fi
-}
-trap cleanup EXIT
+scratch_on_exit
 
 # Starts the daemon of jar $1 on $work's state, logging to $work/$2; sets daemon_pid; waits to
 # serve.

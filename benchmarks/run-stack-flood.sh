@@ -15,40 +15,27 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=SCRIPTDIR/bench-daemon.sh
 source "$root/benchmarks/bench-daemon.sh"
+daemon_pid=
+work=
+scratch_on_exit
 (($# >= 1)) || { echo "usage: $0 JAR [JAR...]" >&2; exit 2; }
 connections="${CONNECTIONS:-2}"
 clients="${CLIENTS:-40}"
 seconds="${DURATION:-20}"
-daemon_pid=
-work=
-cleanup() {
-  if [[ -n "$daemon_pid" ]]; then kill "$daemon_pid" 2>/dev/null || true; fi
-  if [[ -n "$work" ]]; then rm -rf "$work"; fi
-}
-trap cleanup EXIT
 
 # Writes the unit to $1: run() calls down(100,000,000), which calls itself one lower until 0.
 deep_unit() {
-  python3 - "$1" <<'PY'
+  python3 - "$1" "$root/benchmarks" <<'PY'
 import sys
-def uleb(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-def vec(items):
-    return uleb(len(items)) + b"".join(items)
-def section(n, body):
-    return bytes([n]) + uleb(len(body)) + body
+sys.path.insert(0, sys.argv[2])
+from wasm_bytes import name, section, uleb, vec
 types = vec([b"\x60" + vec([b"\x7f"]) + vec([b"\x7f"]), b"\x60" + vec([]) + vec([b"\x7f"])])
 # down(n): if n == 0 then 0 else down(n - 1)
 down = b"\x00\x20\x00\x45\x04\x7f\x41\x00\x05\x20\x00\x41\x01\x6b\x10\x00\x0b\x0b"
 # run(): drop(down(100000000)); 0  (100,000,000 as a signed LEB128)
 run = b"\x00\x41\x80\xc2\xd7\x2f\x10\x00\x1a\x41\x00\x0b"
 code = vec([uleb(len(down)) + down, uleb(len(run)) + run])
-exports = vec([uleb(3) + b"run" + b"\x00" + uleb(1)])
+exports = vec([name("run") + b"\x00" + uleb(1)])
 wasm = b"\x00asm\x01\x00\x00\x00" + section(1, types) + section(3, vec([uleb(0), uleb(1)]))
 wasm += section(7, exports) + section(10, code)
 open(sys.argv[1], "wb").write(wasm)

@@ -16,26 +16,8 @@ run outside a metered run). Run it under benchmarks/warm-unit.grants.json (2 MiB
 """
 import sys
 
-
-def uleb(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def vec(items):
-    return uleb(len(items)) + b"".join(items)
-
-
-def section(code, body):
-    return bytes([code]) + uleb(len(body)) + body
-
-
-def name(s):
-    return uleb(len(s)) + s.encode()
+# Beside this script, which puts its own folder on the path.
+from wasm_bytes import name, section, uleb, vec
 
 
 def module(data_bytes):

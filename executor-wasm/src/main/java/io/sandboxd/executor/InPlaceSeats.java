@@ -5,8 +5,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The unit threads allowed to run an executor's units in place: a deep guest recursion commits
  * pages of its thread's 8 MiB stack that stay resident until the thread ends, so the threads that
- * ever ran a unit must be as few as the units that may run at once, not as many as the daemon's
- * handler threads. A thread keeps its seat until it ends.
+ * ever ran a unit must be bounded by the units that may run at once (a few for each), not by the
+ * daemon's handler threads. A thread keeps its seat until it ends.
  */
 final class InPlaceSeats {
   private final int seats;
