@@ -178,8 +178,8 @@ row = {
 print(json.dumps(row))
 EOF
   # The next daemon must not pay for this one's writes: its store (over a GB at 16 clients) would
-  # still be written back during the next window, which then read 15% slower at 16 clients
-  # whichever jar ran second.
+  # still be written back during the next window. With this the second run of a pair still read
+  # 7-10% slower at 16 clients, whichever jar (stop 59), so only the order by round evens it out.
   rm -rf "$d/state"
   sync
 }
