@@ -5,8 +5,9 @@
 #
 # Starts a fresh daemon from JAR (default: daemon/target/sandboxd.jar) with frame pointers kept,
 # serves `sandboxctl bench` of examples/hello.wasm by address with CLIENTS clients (default 1),
-# warms up for WARMUP seconds (default 25: the JIT is still compiling long after start), then
-# samples every daemon thread with `perf record -g` for SECONDS (default 8) and prints the shares:
+# warms up for WARMUP seconds (default 45: on 2 cores the JIT compiles for 40 s of load), then
+# samples every daemon thread with `perf record -g` for SAMPLE_SECONDS (default 8; not SECONDS,
+# which is bash's own clock: read as a setting it gave 0, so no sample) and prints the shares:
 # guest execution, gRPC/Netty, signing, the store, the JIT, and the rest. Needs perf (Debian:
 # linux-perf) and permission to use it (root, or kernel.perf_event_paranoid <= 1). Run it on a
 # quiet machine. MODE=pool configures a pool of hello (min_idle 4, max_idle 32) instead of none;
@@ -18,8 +19,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/benchmarks/bench-daemon.sh"
 jar="${1:-$root/daemon/target/sandboxd.jar}"
 clients="${2:-1}"
-WARMUP="${WARMUP:-25}"
-SECONDS_SAMPLED="${SECONDS:-8}"
+WARMUP="${WARMUP:-45}"
+SECONDS_SAMPLED="${SAMPLE_SECONDS:-8}"
 # Prints the shares of the perf samples in FILE (perf script -F comm,tid,ip,sym,dso).
 shares() {
   python3 - "$1" <<'PY'
@@ -151,7 +152,8 @@ serve -XX:+PreserveFramePointer
   >"$work/bench.json" &
 bench=$!
 sleep "$WARMUP"
-perf record -q -g -F 499 -p "$daemon_pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" >/dev/null 2>&1
+perf record -q -g -F 499 -p "$daemon_pid" -o "$work/perf.data" -- sleep "$SECONDS_SAMPLED" \
+  >"$work/perf.log" 2>&1 || { cat "$work/perf.log" >&2; exit 1; }
 # Names for the JIT's code, written where perf looks for them (/tmp/perf-PID.map).
 jcmd "$daemon_pid" Compiler.perfmap >/dev/null
 wait "$bench"
@@ -159,4 +161,5 @@ perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$work/stac
 rm -f "/tmp/perf-$daemon_pid.map"
 if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/stacks.txt" "$KEEP/"; fi
 echo "bench during the window: $(cat "$work/bench.json")"
+[[ -s "$work/stacks.txt" ]] || { echo "run-profile-shares: perf took no sample of the daemon" >&2; exit 1; }
 shares "$work/stacks.txt"
