@@ -3,14 +3,16 @@
 written, WAL included, as kept"), whatever its tables: the floor under the daemon's layout.
 
     benchmarks/sqlite-write-floor.py [--runs N] [--payload BYTES] [--pages 1024,2048,4096]
-                                     [--batches 1,8] [--dir DIR]
+                                     [--batches 1,8] [--trees 0] [--dir DIR]
 
 Each layout is the smallest a signed-run store can be: one table the runs are appended to (an
 INTEGER PRIMARY KEY, one BLOB of PAYLOAD bytes a run: 2,150 by default, what a hello run keeps in
 the daemon's store) and one signed head row rewritten by every commit, as the store head is. The
 connection is the daemon's: WAL, synchronous=FULL (an fsync a commit), a page size set before the
 first page, and a passive checkpoint every 64 commits (WalCheckpointer's cadence; SQLite's own is
-turned off). BATCH runs go into each commit: 1 is one client, where every acknowledged run is its
+turned off). `--trees K` adds K more append-only tables, each taking a row of ROW bytes (default
+150, what the daemon's ledger, node log and runs rows hold) a run: what each b-tree a run writes
+into costs beyond its bytes. BATCH runs go into each commit: 1 is one client, where every acknowledged run is its
 own fsynced commit; 8 is about what group commit gathers at 16 clients here.
 
 What it prints a layout: the bytes the process wrote to disk a run (/proc/self/io write_bytes
@@ -37,7 +39,7 @@ def written_bytes():
     raise SystemExit("sqlite-write-floor: /proc/self/io has no write_bytes")
 
 
-def measure(folder, page, batch, runs, payload):
+def measure(folder, page, batch, runs, payload, trees, row):
     path = os.path.join(folder, "floor.db")
     db = sqlite3.connect(path, isolation_level=None)
     db.execute(f"PRAGMA page_size={page}")
@@ -47,6 +49,8 @@ def measure(folder, page, batch, runs, payload):
     db.execute("CREATE TABLE runs (position INTEGER PRIMARY KEY, record BLOB NOT NULL)")
     db.execute("CREATE TABLE head (id INTEGER PRIMARY KEY CHECK (id = 1), envelope BLOB NOT NULL)")
     db.execute("INSERT INTO head VALUES (1, ?)", (os.urandom(160),))
+    for t in range(trees):
+        db.execute(f"CREATE TABLE tree{t} (position INTEGER PRIMARY KEY, row BLOB NOT NULL)")
     os.sync()
     before = written_bytes()
     commits = 0
@@ -54,6 +58,8 @@ def measure(folder, page, batch, runs, payload):
         db.execute("BEGIN IMMEDIATE")
         for _ in range(batch):
             db.execute("INSERT INTO runs (record) VALUES (?)", (os.urandom(payload),))
+            for t in range(trees):
+                db.execute(f"INSERT INTO tree{t} (row) VALUES (?)", (os.urandom(row),))
         db.execute("UPDATE head SET envelope = ? WHERE id = 1", (os.urandom(160),))
         db.execute("COMMIT")
         commits += 1
@@ -79,19 +85,22 @@ def main():
     p.add_argument("--payload", type=int, default=2150)
     p.add_argument("--pages", default="1024,2048,4096")
     p.add_argument("--batches", default="1,8")
+    p.add_argument("--trees", default="0", help="extra append-only tables, e.g. 0,3,6")
+    p.add_argument("--row", type=int, default=150, help="bytes of a run's row in each of them")
     p.add_argument("--dir", default=None, help="where the scratch store goes (default: /tmp)")
     a = p.parse_args()
     folder = tempfile.mkdtemp(prefix="sqlite-write-floor-", dir=a.dir)
     try:
         print(f"sqlite {sqlite3.sqlite_version}, {a.runs} runs of {a.payload} payload bytes each")
-        print("page  runs/commit  written/run  kept/run  written/kept  written/payload")
+        print("page  runs/commit  trees  written/run  kept/run  written/kept")
         for page in (int(x) for x in a.pages.split(",")):
             for batch in (int(x) for x in a.batches.split(",")):
-                written, kept = measure(folder, page, batch, a.runs, a.payload)
-                print(
-                    f"{page:4d}  {batch:11d}  {written:9.0f} B  {kept:6.0f} B"
-                    f"  {written / kept:11.2f}x  {written / a.payload:14.2f}x"
-                )
+                for trees in (int(x) for x in a.trees.split(",")):
+                    written, kept = measure(folder, page, batch, a.runs, a.payload, trees, a.row)
+                    print(
+                        f"{page:4d}  {batch:11d}  {trees:5d}  {written:9.0f} B  {kept:6.0f} B"
+                        f"  {written / kept:11.2f}x"
+                    )
     finally:
         shutil.rmtree(folder)
 
