@@ -4,12 +4,14 @@
     benchmarks/wal_pages.py STATE_DIR DAEMON_PID SECONDS
 
 Holds a read transaction open on STATE_DIR/runs.db for SECONDS, so that no checkpoint can restart
-the WAL behind it: every frame committed in the window stays in the file. Then stops the daemon
-(SIGSTOP) for as long as a copy of the database and its WAL takes, and reads the copy: the frames
-after the window's start (this run's salt), each named by the b-tree that holds its page now
-(SQLite's dbstat; page 1 is the schema's root and the file header, which a commit that allocates
-a page rewrites). Prints the runs stored, the commits, and the frames a run by b-tree. The
-checkpoint's writes into the database file are not counted here (the window holds them back).
+the WAL behind it: every frame committed in the window stays in the file (if the snapshot was of a
+fully checkpointed log, which holds nothing back, and the log restarts anyway, it says so and
+stops). Then stops the daemon (SIGSTOP) for as long as a copy of the database and its WAL takes,
+and reads the copy: the frames after the window's start (this run's salt), each named by the b-tree
+that holds its page now (SQLite's dbstat; page 1 is the schema's root and the file header, which a
+commit that allocates a page rewrites). Prints the runs stored, the commits, and the frames a run
+by b-tree. The checkpoint's writes into the database file are not counted here (the window holds
+them back).
 """
 import collections
 import os
@@ -28,7 +30,10 @@ def main():
     reader = sqlite3.connect("file:" + path + "?mode=ro", uri=True, isolation_level=None)
     reader.execute("BEGIN")
     runs_before = reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    wal_before = os.path.getsize(path + "-wal")
+    # Where the log's current frames end now; the file may be longer, with a restarted log's
+    # stale frames after them.
+    with open(path + "-wal", "rb") as f:
+        salt_before, start = frames_end(f.read())
     time.sleep(seconds)
     copy = tempfile.mkdtemp(prefix="wal-pages-")
     try:
@@ -40,12 +45,21 @@ def main():
             os.kill(pid, signal.SIGCONT)
         reader.execute("COMMIT")
         reader.close()
-        report(copy, runs_before, wal_before)
+        report(copy, runs_before, salt_before, start)
     finally:
         shutil.rmtree(copy)
 
 
-def report(copy, runs_before, wal_before):
+def frames_end(wal):
+    """The log's salt and the offset just past its last frame of that salt."""
+    page_size = struct.unpack(">I", wal[8:12])[0]
+    salt, frame, at = wal[16:24], 24 + page_size, 32
+    while at + frame <= len(wal) and wal[at + 8 : at + 16] == salt:
+        at += frame
+    return salt, at
+
+
+def report(copy, runs_before, salt_before, start):
     db = sqlite3.connect(os.path.join(copy, "runs.db"))
     runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] - runs_before
     owner = {page: name for name, page in db.execute("SELECT name, pageno FROM dbstat")}
@@ -54,9 +68,12 @@ def report(copy, runs_before, wal_before):
         wal = f.read()
     page_size = struct.unpack(">I", wal[8:12])[0]
     salt = wal[16:24]
+    if salt != salt_before:
+        # The log restarted in the window (the reader's snapshot was of a fully checkpointed log,
+        # which holds nothing back), so some of the window's frames are gone.
+        raise SystemExit("wal_pages: the WAL restarted during the window; run it again")
     frame = 24 + page_size
-    # The first whole frame at or after the window's start: a commit under way then may be split.
-    at = 32 + -(-max(0, wal_before - 32) // frame) * frame
+    at = start
     by_tree = collections.Counter()
     frames = commits = 0
     while at + frame <= len(wal) and wal[at + 8 : at + 16] == salt:
