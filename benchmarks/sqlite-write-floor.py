@@ -3,7 +3,7 @@
 written, WAL included, as kept"), whatever its tables: the floor under the daemon's layout.
 
     benchmarks/sqlite-write-floor.py [--runs N] [--payload BYTES] [--pages 1024,2048,4096]
-                                     [--batches 1,8] [--trees 0] [--dir DIR]
+                                     [--batches 1,8] [--trees 0] [--file] [--dir DIR]
 
 Each layout is the smallest a signed-run store can be: one table the runs are appended to (an
 INTEGER PRIMARY KEY, one BLOB of PAYLOAD bytes a run: 2,150 by default, what a hello run keeps in
@@ -20,7 +20,10 @@ after a sync: the WAL, the checkpoint's writes into the database file, and the f
 rewrite of a 4 KiB block that a commit left half full), the bytes kept a run (used pages x page
 size, as run-pipeline-compare.sh counts the daemon's), and their ratio. The daemon's own figures
 to hold them against come from run-pipeline-compare.sh (written_per_run_b, stored_per_run_b).
-Random payloads, so nothing is smaller for compressing well. Run it on a quiet machine.
+`--file` adds, for each batch size, the same records appended to a plain file with one fdatasync a
+commit and nothing else (no index, no head): what a store whose hot path is an append-only record
+file would write for its records. Random payloads, so nothing is smaller for compressing well. Run
+it on a quiet machine.
 """
 import argparse
 import os
@@ -79,6 +82,26 @@ def measure(folder, page, batch, runs, payload, trees, row):
     return written / stored, used * page / stored
 
 
+def measure_file(folder, batch, runs, payload):
+    """Bytes written a record appending batches of records to a file, fdatasync after each."""
+    path = os.path.join(folder, "floor.log")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        os.sync()
+        before = written_bytes()
+        at = 0
+        for _ in range(0, runs, batch):
+            chunk = b"".join(os.urandom(payload) for _ in range(batch))
+            os.pwrite(fd, chunk, at)
+            at += len(chunk)
+            os.fdatasync(fd)
+        os.sync()
+        return (written_bytes() - before) / (runs // batch * batch)
+    finally:
+        os.close(fd)
+        os.remove(path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=2048)
@@ -87,6 +110,7 @@ def main():
     p.add_argument("--batches", default="1,8")
     p.add_argument("--trees", default="0", help="extra append-only tables, e.g. 0,3,6")
     p.add_argument("--row", type=int, default=150, help="bytes of a run's row in each of them")
+    p.add_argument("--file", action="store_true", help="also an append-only file, no SQLite")
     p.add_argument("--dir", default=None, help="where the scratch store goes (default: /tmp)")
     a = p.parse_args()
     folder = tempfile.mkdtemp(prefix="sqlite-write-floor-", dir=a.dir)
@@ -101,6 +125,12 @@ def main():
                         f"{page:4d}  {batch:11d}  {trees:5d}  {written:9.0f} B  {kept:6.0f} B"
                         f"  {written / kept:11.2f}x"
                     )
+        for batch in (int(x) for x in a.batches.split(",")) if a.file else ():
+            written = measure_file(folder, batch, a.runs, a.payload)
+            print(
+                f"file  {batch:11d}  {0:5d}  {written:9.0f} B  {a.payload:6d} B"
+                f"  {written / a.payload:11.2f}x"
+            )
     finally:
         shutil.rmtree(folder)
 
