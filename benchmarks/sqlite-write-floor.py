@@ -3,7 +3,7 @@
 written, WAL included, as kept"), whatever its tables: the floor under the daemon's layout.
 
     benchmarks/sqlite-write-floor.py [--runs N] [--payload BYTES] [--pages 1024,2048,4096]
-                                     [--batches 1,8] [--trees 0] [--file] [--dir DIR]
+                                     [--batches 1,8] [--trees 0] [--row BYTES] [--file] [--dir DIR]
 
 Each layout is the smallest a signed-run store can be: one table the runs are appended to (an
 INTEGER PRIMARY KEY, one BLOB of PAYLOAD bytes a run: 2,150 by default, what a hello run keeps in
@@ -12,18 +12,19 @@ connection is the daemon's: WAL, synchronous=FULL (an fsync a commit), a page si
 first page, and a passive checkpoint every 64 commits (WalCheckpointer's cadence; SQLite's own is
 turned off). `--trees K` adds K more append-only tables, each taking a row of ROW bytes (default
 150, what the daemon's ledger, node log and runs rows hold) a run: what each b-tree a run writes
-into costs beyond its bytes. BATCH runs go into each commit: 1 is one client, where every acknowledged run is its
-own fsynced commit; 8 is about what group commit gathers at 16 clients here.
+into costs beyond its bytes. BATCH runs go into each commit: 1 is one client, where every
+acknowledged run is its own fsynced commit; 8 is about what group commit gathers at 16 clients
+here.
 
-What it prints a layout: the bytes the process wrote to disk a run (/proc/self/io write_bytes
-after a sync: the WAL, the checkpoint's writes into the database file, and the filesystem's
-rewrite of a 4 KiB block that a commit left half full), the bytes kept a run (used pages x page
-size, as run-pipeline-compare.sh counts the daemon's), and their ratio. The daemon's own figures
-to hold them against come from run-pipeline-compare.sh (written_per_run_b, stored_per_run_b).
-`--file` adds, for each batch size, the same records appended to a plain file with one fdatasync a
-commit and nothing else (no index, no head): what a store whose hot path is an append-only record
-file would write for its records. Random payloads, so nothing is smaller for compressing well. Run
-it on a quiet machine.
+What it prints a layout: the bytes the process wrote to disk a run (/proc/self/io write_bytes after
+a sync: the WAL, the checkpoint's writes into the database file, and the filesystem's rewrite of a
+4 KiB block that a commit left half full), the bytes kept a run (used pages x page size, as
+run-pipeline-compare.sh counts the daemon's), and their ratio. The daemon's own figures to hold
+them against come from run-pipeline-compare.sh (written_per_run_b, stored_per_run_b). `--file`
+adds, for each batch size, the same records appended to a plain file with one fdatasync a commit
+and nothing else (no index, no head): what a store whose hot path is an append-only record file
+would write for its records. Random payloads, so nothing is smaller for compressing well. Run it on
+a quiet machine.
 """
 import argparse
 import os
@@ -89,14 +90,15 @@ def measure_file(folder, batch, runs, payload):
     try:
         os.sync()
         before = written_bytes()
-        at = 0
+        at = records = 0
         for _ in range(0, runs, batch):
             chunk = b"".join(os.urandom(payload) for _ in range(batch))
             os.pwrite(fd, chunk, at)
             at += len(chunk)
+            records += batch
             os.fdatasync(fd)
         os.sync()
-        return (written_bytes() - before) / (runs // batch * batch)
+        return (written_bytes() - before) / records
     finally:
         os.close(fd)
         os.remove(path)
