@@ -20,9 +20,9 @@ import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import org.erdtman.jcs.NumberToJSON;
 
@@ -34,7 +34,8 @@ public final class CanonicalJson {
   /** Largest integer a signed record may carry (WIRE.md §2.0.1). */
   public static final long MAX_SAFE_INTEGER = (1L << 53) - 1;
 
-  private static final BigInteger BIG_SAFE = BigInteger.valueOf(1L << 53);
+  private static final long BIG_SAFE_LONG = 1L << 53;
+  private static final BigInteger BIG_SAFE = BigInteger.valueOf(BIG_SAFE_LONG);
 
   private static final ObjectMapper MAPPER =
       JsonMapper.builder(
@@ -71,7 +72,11 @@ public final class CanonicalJson {
       if (node == null || node.isMissingNode()) {
         throw new CanonicalJsonException("empty input: expected one JSON value");
       }
-      checkSurrogates(node, "$");
+      try {
+        checkSurrogates(node);
+      } catch (Fault f) {
+        throw f.named();
+      }
       return node;
     } catch (JsonProcessingException e) {
       // Parse errors and trailing values alike: name the byte where reading stopped.
@@ -110,7 +115,28 @@ public final class CanonicalJson {
    */
   public static String canonicalString(JsonNode node) {
     StringBuilder sb = new StringBuilder(256);
-    write(node, sb, "$");
+    try {
+      write(node, sb, false);
+    } catch (Fault f) {
+      throw f.named();
+    }
+    return sb.toString();
+  }
+
+  /**
+   * The canonical text of a signed record's core: {@link #requireIntegersOnly} and {@link
+   * #canonicalString} in one pass over the tree, refusing what they refuse with the same message.
+   */
+  public static String recordString(JsonNode core) {
+    StringBuilder sb = new StringBuilder(512);
+    try {
+      write(core, sb, true);
+    } catch (Fault f) {
+      // The two checks in their own order, so a core with several faults is refused for the one
+      // the separate calls name first (the integer walk goes in member order, the writer sorted).
+      requireIntegersOnly(core);
+      return canonicalString(core);
+    }
     return sb.toString();
   }
 
@@ -119,90 +145,138 @@ public final class CanonicalJson {
    * the JSON path of the first offending value.
    */
   public static void requireIntegersOnly(JsonNode node) {
-    requireIntegers(node, "$");
+    try {
+      requireIntegers(node);
+    } catch (Fault f) {
+      throw f.named();
+    }
   }
 
-  private static void requireIntegers(JsonNode node, String path) {
+  private static void requireIntegers(JsonNode node) {
     if (node.isNumber()) {
-      if (!node.isIntegralNumber()) {
-        throw new CanonicalJsonException(path + ": non-integer number " + node + " in a record");
-      }
-      BigInteger v = node.bigIntegerValue();
-      if (v.signum() < 0 || v.compareTo(BIG_SAFE) >= 0) {
-        throw new CanonicalJsonException(path + ": integer " + v + " outside [0, 2^53-1]");
-      }
+      requireInteger(node);
     } else if (node.isObject()) {
       for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> e = it.next();
-        requireIntegers(e.getValue(), path + "." + e.getKey());
+        try {
+          requireIntegers(e.getValue());
+        } catch (Fault f) {
+          throw f.under("." + e.getKey());
+        }
       }
     } else if (node.isArray()) {
       for (int i = 0; i < node.size(); i++) {
-        requireIntegers(node.get(i), path + "[" + i + "]");
+        try {
+          requireIntegers(node.get(i));
+        } catch (Fault f) {
+          throw f.under("[" + i + "]");
+        }
       }
     }
   }
 
-  private static void write(JsonNode node, StringBuilder sb, String path) {
-    switch (node.getNodeType()) {
-      case OBJECT -> {
-        List<String> keys = new ArrayList<>(node.size());
-        node.fieldNames().forEachRemaining(keys::add);
-        // String.compareTo orders by UTF-16 code units, which is what RFC 8785 §3.2.3 asks for.
-        keys.sort(String::compareTo);
-        sb.append('{');
-        boolean first = true;
-        for (String k : keys) {
-          if (!first) {
-            sb.append(',');
-          }
-          first = false;
-          writeString(k, sb, path);
-          sb.append(':');
-          write(node.get(k), sb, path + "." + k);
-        }
-        sb.append('}');
+  private static void requireInteger(JsonNode number) {
+    if (!number.isIntegralNumber()) {
+      throw new Fault("non-integer number " + number + " in a record");
+    }
+    if (number.canConvertToLong()) {
+      long v = number.longValue();
+      if (v >= 0 && v <= MAX_SAFE_INTEGER) {
+        return;
       }
+    }
+    BigInteger v = number.bigIntegerValue();
+    if (v.signum() < 0 || v.compareTo(BIG_SAFE) >= 0) {
+      throw new Fault("integer " + v + " outside [0, 2^53-1]");
+    }
+  }
+
+  // Paths are spelled only when something is refused: a member or element adds its step to the
+  // fault as it passes through, so a tree written without fault builds no path strings.
+  private static void write(JsonNode node, StringBuilder sb, boolean integersOnly) {
+    switch (node.getNodeType()) {
+      case OBJECT -> writeObject(node, sb, integersOnly);
       case ARRAY -> {
         sb.append('[');
         for (int i = 0; i < node.size(); i++) {
           if (i > 0) {
             sb.append(',');
           }
-          write(node.get(i), sb, path + "[" + i + "]");
+          try {
+            write(node.get(i), sb, integersOnly);
+          } catch (Fault f) {
+            throw f.under("[" + i + "]");
+          }
         }
         sb.append(']');
       }
-      case STRING -> writeString(node.textValue(), sb, path);
-      case NUMBER -> writeNumber(node, sb, path);
+      case STRING -> writeString(node.textValue(), sb);
+      case NUMBER -> {
+        if (integersOnly) {
+          requireInteger(node);
+        }
+        writeNumber(node, sb);
+      }
       case BOOLEAN -> sb.append(node.booleanValue() ? "true" : "false");
       case NULL -> sb.append("null");
-      default ->
-          throw new CanonicalJsonException(path + ": not a JSON value: " + node.getNodeType());
+      default -> throw new Fault("not a JSON value: " + node.getNodeType());
     }
   }
 
-  private static void writeNumber(JsonNode node, StringBuilder sb, String path) {
+  private static void writeObject(JsonNode node, StringBuilder sb, boolean integersOnly) {
+    int n = node.size();
+    @SuppressWarnings("unchecked")
+    Map.Entry<String, JsonNode>[] members = new Map.Entry[n];
+    boolean sorted = true;
+    int i = 0;
+    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); i++) {
+      members[i] = it.next();
+      sorted &= i == 0 || members[i - 1].getKey().compareTo(members[i].getKey()) < 0;
+    }
+    if (!sorted) {
+      // String.compareTo orders by UTF-16 code units, which is what RFC 8785 §3.2.3 asks for.
+      Arrays.sort(members, Map.Entry.comparingByKey());
+    }
+    sb.append('{');
+    for (i = 0; i < n; i++) {
+      if (i > 0) {
+        sb.append(',');
+      }
+      String k = members[i].getKey();
+      writeString(k, sb);
+      sb.append(':');
+      try {
+        write(members[i].getValue(), sb, integersOnly);
+      } catch (Fault f) {
+        throw f.under("." + k);
+      }
+    }
+    sb.append('}');
+  }
+
+  private static void writeNumber(JsonNode node, StringBuilder sb) {
     if (node.isIntegralNumber()) {
-      BigInteger v = node.bigIntegerValue();
-      // Integers a double holds exactly print as their digits in ES6 form too.
-      if (v.abs().compareTo(BIG_SAFE) <= 0) {
-        sb.append(v.toString());
-        return;
+      if (node.canConvertToLong()) {
+        long v = node.longValue();
+        // Integers a double holds exactly print as their digits in ES6 form too.
+        if (v >= -BIG_SAFE_LONG && v <= BIG_SAFE_LONG) {
+          sb.append(v);
+          return;
+        }
       }
     }
     double d = node.doubleValue();
     if (Double.isNaN(d) || Double.isInfinite(d)) {
-      throw new CanonicalJsonException(path + ": number " + node + " is not a finite double");
+      throw new Fault("number " + node + " is not a finite double");
     }
     try {
       sb.append(NumberToJSON.serializeNumber(d));
     } catch (IOException e) {
-      throw new CanonicalJsonException(path + ": " + e.getMessage(), e);
+      throw new Fault(e.getMessage(), e);
     }
   }
 
-  private static void writeString(String s, StringBuilder sb, String path) {
+  private static void writeString(String s, StringBuilder sb) {
     sb.append('"');
     if (plain(s)) {
       // Nothing to escape and no surrogates: the common case, copied whole.
@@ -213,13 +287,13 @@ public final class CanonicalJson {
       char c = s.charAt(i);
       if (Character.isHighSurrogate(c)) {
         if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
-          throw new CanonicalJsonException(path + ": lone surrogate in string at char " + i);
+          throw new Fault("lone surrogate in string at char " + i);
         }
         sb.append(c).append(s.charAt(++i));
         continue;
       }
       if (Character.isLowSurrogate(c)) {
-        throw new CanonicalJsonException(path + ": lone surrogate in string at char " + i);
+        throw new Fault("lone surrogate in string at char " + i);
       }
       switch (c) {
         case '"' -> sb.append("\\\"");
@@ -245,23 +319,35 @@ public final class CanonicalJson {
    * Refuses a lone surrogate (a {@code \\ud800} escape with no partner) in any string or member
    * name: such text has no UTF-8 form, so it could never be canonicalized, hashed or stored.
    */
-  private static void checkSurrogates(JsonNode node, String path) {
+  private static void checkSurrogates(JsonNode node) {
     if (node.isTextual()) {
-      checkSurrogates(node.textValue(), path);
+      checkSurrogates(node.textValue());
     } else if (node.isArray()) {
       for (int i = 0; i < node.size(); i++) {
-        checkSurrogates(node.get(i), path + "[" + i + "]");
+        try {
+          checkSurrogates(node.get(i));
+        } catch (Fault f) {
+          throw f.under("[" + i + "]");
+        }
       }
     } else if (node.isObject()) {
       for (var it = node.fields(); it.hasNext(); ) {
         var e = it.next();
-        checkSurrogates(e.getKey(), path + ": member name");
-        checkSurrogates(e.getValue(), path + "." + e.getKey());
+        try {
+          checkSurrogates(e.getKey());
+        } catch (Fault f) {
+          throw f.under(": member name");
+        }
+        try {
+          checkSurrogates(e.getValue());
+        } catch (Fault f) {
+          throw f.under("." + e.getKey());
+        }
       }
     }
   }
 
-  private static void checkSurrogates(String s, String path) {
+  private static void checkSurrogates(String s) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       if (Character.isHighSurrogate(c)
@@ -269,9 +355,8 @@ public final class CanonicalJson {
           && Character.isLowSurrogate(s.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
-        throw new CanonicalJsonException(
-            path
-                + ": lone surrogate \\u"
+        throw new Fault(
+            "lone surrogate \\u"
                 + Integer.toHexString(c)
                 + " at char "
                 + i
@@ -308,6 +393,33 @@ public final class CanonicalJson {
               + " (0x"
               + Integer.toHexString(bytes[in.position()] & 0xff)
               + ")");
+    }
+  }
+
+  /**
+   * A refusal found inside the tree, unwound to the caller's entry point, which names it with the
+   * path the unwinding spelled ({@code $.a.b[2]}). No stack trace: it never leaves this class.
+   */
+  private static final class Fault extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final transient ArrayDeque<String> steps = new ArrayDeque<>();
+
+    Fault(String what) {
+      this(what, null);
+    }
+
+    Fault(String what, Throwable cause) {
+      super(what, cause, false, false);
+    }
+
+    Fault under(String step) {
+      steps.addFirst(step);
+      return this;
+    }
+
+    CanonicalJsonException named() {
+      return new CanonicalJsonException(
+          "$" + String.join("", steps) + ": " + getMessage(), getCause());
     }
   }
 }

@@ -44,8 +44,7 @@ public final class Envelope {
 
   /** Signs {@code core}: canonical bytes once, then address and signature from the same bytes. */
   public static Envelope sign(JsonNode core, SigningKey key) {
-    CanonicalJson.requireIntegersOnly(core);
-    String text = CanonicalJson.canonicalString(core);
+    String text = CanonicalJson.recordString(core);
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
     byte[] address = Blake3.hash(bytes);
     byte[] signature = key.sign(bytes);
@@ -199,8 +198,7 @@ public final class Envelope {
   public Verification verify(Optional<PublicKey> expectedSigner) {
     byte[] bytes;
     try {
-      CanonicalJson.requireIntegersOnly(core);
-      bytes = CanonicalJson.canonicalize(core);
+      bytes = CanonicalJson.recordString(core).getBytes(StandardCharsets.UTF_8);
     } catch (AttestException e) {
       return new Verification.Invalid("core: " + e.getMessage());
     }

@@ -2,6 +2,7 @@ package io.sandboxd.attest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -62,8 +63,7 @@ public record IntotoStatement(List<Subject> subjects, String predicateType, Json
   /** The bytes a DSSE envelope carries: canonical JSON (integers only, as every signed record). */
   public byte[] payload() {
     ObjectNode json = toJson();
-    CanonicalJson.requireIntegersOnly(json);
-    return CanonicalJson.canonicalize(json);
+    return CanonicalJson.recordString(json).getBytes(StandardCharsets.UTF_8);
   }
 
   /** Reads a statement strictly: the four fields, a v1 type, a non-empty subject list. */

@@ -1,6 +1,7 @@
 package io.sandboxd.attest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
 
 /**
  * An event offered to a standing grant: a JSON object with a string {@code type}; its address
@@ -15,8 +16,7 @@ public record JcpEvent(JsonNode doc) {
     if (r.string("type").isEmpty()) {
       throw new AttestException("event.type: must not be empty");
     }
-    CanonicalJson.requireIntegersOnly(doc);
-    if (CanonicalJson.canonicalize(doc).length > MAX_BYTES) {
+    if (CanonicalJson.recordString(doc).getBytes(StandardCharsets.UTF_8).length > MAX_BYTES) {
       throw new AttestException("event: larger than " + MAX_BYTES + " bytes");
     }
     doc = doc.deepCopy();

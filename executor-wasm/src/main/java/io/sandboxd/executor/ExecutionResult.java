@@ -118,7 +118,7 @@ public record ExecutionResult(
     private String log = "";
     private List<JournalEntry> journal = List.of();
     private Map<String, byte[]> journalBlobs = Map.of();
-    private String journalRoot = Journal.rootOf(List.of());
+    private String journalRoot = Journal.EMPTY_ROOT;
     private boolean clockGranted;
     private long clockConstantMs = Executor.CLOCK_CONSTANT_MS;
     private long hostCalls;

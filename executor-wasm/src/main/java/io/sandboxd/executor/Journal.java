@@ -129,6 +129,9 @@ public final class Journal {
     return Hex.encode(MerkleTree.blake3(leafData).root());
   }
 
+  /** The root of a journal with no entries (every run that makes no journaled call). */
+  public static final String EMPTY_ROOT = rootOf(List.of());
+
   /** The root of recorded entries (e.g. read back from the run store). */
   public static String rootOf(List<JournalEntry> entries) {
     List<byte[]> leafData = new ArrayList<>(entries.size());

@@ -2,11 +2,13 @@ package io.sandboxd.daemon.store;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxd.attest.AttestException;
+import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Envelope;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.StoreHead;
 import io.sandboxd.attest.StoredRun;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -207,9 +209,8 @@ final class StoreLedger {
           "store-run position " + stored.position() + " is not the ledger's length " + size);
     }
     JsonNode core = stored.toCore();
-    CanonicalJson.requireIntegersOnly(core);
-    String text = CanonicalJson.canonicalString(core);
-    String address = Envelope.addressOf(core);
+    String text = CanonicalJson.recordString(core);
+    String address = Blake3.hex(text.getBytes(StandardCharsets.UTF_8));
     if (insertRun == null) {
       insertRun =
           db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)");
