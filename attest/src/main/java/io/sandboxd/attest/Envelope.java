@@ -59,6 +59,14 @@ public final class Envelope {
     return core;
   }
 
+  /**
+   * The core's canonical text as {@link #sign} wrote it, whose BLAKE3 is {@link #address()}; empty
+   * for an envelope read or built from parts, whose address is only a claim until verified.
+   */
+  public Optional<String> signedCoreText() {
+    return Optional.ofNullable(canonicalCore);
+  }
+
   /** BLAKE3-256 of the core's canonical bytes, lowercase hex. */
   public String address() {
     return address;

@@ -54,10 +54,10 @@ final class RunTable {
       String grantsAddress) {
     static Encoded of(RunRecord r) {
       return new Encoded(
-          StoreEncoding.encode(r.segment().toJsonLine()),
-          StoreEncoding.encode(r.receipt().toJsonLine()),
-          StoreEncoding.encode(r.attestation().toJsonLine()),
-          r.claim().map(c -> StoreEncoding.encode(c.toJsonLine())),
+          StoreEncoding.encode(r.segment()),
+          StoreEncoding.encode(r.receipt()),
+          StoreEncoding.encode(r.attestation()),
+          r.claim().map(StoreEncoding::encode),
           StoredRun.textAddress(r.grantsJson()));
     }
   }

@@ -163,6 +163,36 @@ public final class StoreEncoding {
   }
 
   /**
+   * The bytes {@code e}'s line ({@link Envelope#toJsonLine}) is stored as: {@link
+   * #encode(String)}'s bytes, made from the parts an envelope this process signed already holds
+   * (its canonical core, whose hash is its address), without writing the line, reading it back and
+   * hashing the core.
+   */
+  public static byte[] encode(Envelope e) {
+    String core = e.signedCoreText().orElse(null);
+    if (core == null
+        || e.publicKey().length() != 64
+        || e.signature().length() != 128
+        || !isHex(e.publicKey(), 0, 64)
+        || !isHex(e.signature(), 0, 128)) {
+      return encode(e.toJsonLine());
+    }
+    byte[] utf8 = core.getBytes(StandardCharsets.UTF_8);
+    if (utf8.length > MAX_ENCODED_TEXT || core.isEmpty()) {
+      return encode(e.toJsonLine());
+    }
+    int dict = dictionaryFor(core, 0);
+    byte[] deflated = deflate(utf8, withKey(dict, e.publicKey()));
+    byte[] out = new byte[DERIVED_HEADER + deflated.length];
+    out[0] = DERIVED;
+    out[1] = (byte) dict;
+    hexInto(e.publicKey(), 0, 32, out, 2);
+    hexInto(e.signature(), 0, 64, out, 34);
+    System.arraycopy(deflated, 0, out, DERIVED_HEADER, deflated.length);
+    return out;
+  }
+
+  /**
    * The bytes {@code text} is stored as.
    *
    * @throws IllegalArgumentException if {@code text} starts with U+0001, U+0002 or U+0003, which no
