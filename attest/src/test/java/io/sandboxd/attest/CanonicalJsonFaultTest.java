@@ -4,15 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -134,62 +132,72 @@ class CanonicalJsonFaultTest {
 
   // The model: each check's walk, spelling the path at every step.
 
+  /** A check as the model sees it: its member order and what it refuses in a name or a leaf. */
+  private record Walk(
+      boolean sorted,
+      BiFunction<String, String, String> name,
+      BiFunction<JsonNode, String, String> leaf) {}
+
+  private static final Walk INTEGERS =
+      new Walk(false, (k, path) -> null, CanonicalJsonFaultTest::nonInteger);
+  private static final Walk WRITER =
+      new Walk(true, CanonicalJsonFaultTest::loneSurrogate, CanonicalJsonFaultTest::unwritable);
+
   private static String firstNonInteger(JsonNode node, String path) {
-    if (node.isNumber()) {
-      if (!node.isIntegralNumber()) {
-        return path + ": non-integer number " + node + " in a record";
-      }
-      BigInteger v = node.bigIntegerValue();
-      return v.signum() < 0 || v.bitLength() > 53
-          ? path + ": integer " + v + " outside [0, 2^53-1]"
-          : null;
-    }
-    if (node.isObject()) {
-      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> e = it.next();
-        String f = firstNonInteger(e.getValue(), path + "." + e.getKey());
-        if (f != null) {
-          return f;
-        }
-      }
-    }
-    for (int i = 0; node.isArray() && i < node.size(); i++) {
-      String f = firstNonInteger(node.get(i), path + "[" + i + "]");
-      if (f != null) {
-        return f;
-      }
-    }
-    return null;
+    return firstFault(node, path, INTEGERS);
   }
 
   private static String firstUnwritable(JsonNode node, String path) {
-    if (node.isTextual()) {
-      return loneSurrogate(node.textValue(), path);
-    }
-    if (node.isNumber() && !Double.isFinite(node.doubleValue())) {
-      return path + ": number " + node + " is not a finite double";
-    }
+    return firstFault(node, path, WRITER);
+  }
+
+  private static String firstFault(JsonNode node, String path, Walk walk) {
     if (node.isObject()) {
       List<String> keys = new ArrayList<>();
       node.fieldNames().forEachRemaining(keys::add);
-      keys.sort(String::compareTo);
+      if (walk.sorted()) {
+        keys.sort(String::compareTo);
+      }
       for (String k : keys) {
-        String f = loneSurrogate(k, path);
+        String f = walk.name().apply(k, path);
         if (f == null) {
-          f = firstUnwritable(node.get(k), path + "." + k);
+          f = firstFault(node.get(k), path + "." + k, walk);
         }
         if (f != null) {
           return f;
         }
       }
+      return null;
     }
     for (int i = 0; node.isArray() && i < node.size(); i++) {
-      String f = firstUnwritable(node.get(i), path + "[" + i + "]");
+      String f = firstFault(node.get(i), path + "[" + i + "]", walk);
       if (f != null) {
         return f;
       }
     }
-    return null;
+    return node.isArray() ? null : walk.leaf().apply(node, path);
+  }
+
+  private static String nonInteger(JsonNode node, String path) {
+    if (!node.isNumber()) {
+      return null;
+    }
+    if (!node.isIntegralNumber()) {
+      return path + ": non-integer number " + node + " in a record";
+    }
+    BigInteger v = node.bigIntegerValue();
+    return v.signum() < 0 || v.bitLength() > 53
+        ? path + ": integer " + v + " outside [0, 2^53-1]"
+        : null;
+  }
+
+  private static String unwritable(JsonNode node, String path) {
+    if (node.isTextual()) {
+      return loneSurrogate(node.textValue(), path);
+    }
+    return node.isNumber() && !Double.isFinite(node.doubleValue())
+        ? path + ": number " + node + " is not a finite double"
+        : null;
   }
 
   private static String loneSurrogate(String s, String path) {
@@ -208,20 +216,7 @@ class CanonicalJsonFaultTest {
   // Trees where faults are rare enough that many are valid, and any may sit at any depth.
 
   private static JsonNode node(Seeded g, int depth) {
-    int kind = depth == 0 ? 0 : g.random().nextInt(6);
-    if (kind == 4) {
-      ArrayNode a = F.arrayNode();
-      g.list(0, 4, () -> node(g, depth - 1)).forEach(a::add);
-      return a;
-    }
-    if (kind == 5) {
-      ObjectNode o = F.objectNode();
-      for (String key : g.list(0, 5, () -> text(g))) {
-        o.set(key, node(g, depth - 1));
-      }
-      return o;
-    }
-    return scalar(g);
+    return JsonTrees.tree(g, depth, 4, () -> scalar(g), () -> text(g));
   }
 
   private static JsonNode scalar(Seeded g) {

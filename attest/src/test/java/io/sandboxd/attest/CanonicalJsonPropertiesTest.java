@@ -75,21 +75,7 @@ class CanonicalJsonPropertiesTest {
 
   /** A tree at most {@code depth} deep: scalars three times as often as arrays or objects. */
   private static JsonNode node(Seeded g, int depth) {
-    int kind = depth == 0 ? 0 : g.random().nextInt(5);
-    if (kind == 3) {
-      ArrayNode a = F.arrayNode();
-      g.list(0, 4, () -> node(g, depth - 1)).forEach(a::add);
-      return a;
-    }
-    if (kind == 4) {
-      // up to four keys (a repeated key keeps its last value), as a JSON object would
-      ObjectNode o = F.objectNode();
-      for (String key : g.list(0, 4, () -> text(g))) {
-        o.set(key, node(g, depth - 1));
-      }
-      return o;
-    }
-    return scalar(g);
+    return JsonTrees.tree(g, depth, 3, () -> scalar(g), () -> text(g));
   }
 
   private static JsonNode scalar(Seeded g) {
