@@ -95,7 +95,11 @@ public final class AggregateCommand implements Callable<Integer> {
                 }));
     try (FleetLog log = FleetLog.open(state.resolve("fleet.log"));
         Connection nc = FleetStreams.connect(nats, "sandboxd-aggregate")) {
-      FleetStreams.ensure(nc, replicas);
+      FleetStreams.ensure(
+          nc,
+          replicas,
+          stop::get,
+          e -> System.err.println("sandboxd aggregate: waiting for JetStream: " + e.getMessage()));
       FleetAggregator agg = new FleetAggregator(nc, log, key, origin, allowed, state);
       System.err.println(
           "sandboxd aggregate: serving; key "

@@ -10,6 +10,8 @@ import io.nats.client.api.StreamConfiguration;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The JetStream side shared by the nodes and the aggregator: two replicated file streams, one of
@@ -28,6 +30,12 @@ public final class FleetStreams {
    */
   public static final Duration DUPLICATE_WINDOW = Duration.ofSeconds(20);
 
+  /** How often a wait for the cluster is reported after its first refusal. */
+  public static final Duration REPORT_EVERY = Duration.ofSeconds(30);
+
+  private static final long FIRST_PAUSE_MS = 200;
+  private static final long LONGEST_PAUSE_MS = 2_000;
+
   private FleetStreams() {}
 
   /** Connects to the comma-separated server URLs, reconnecting for ever across server failures. */
@@ -45,17 +53,30 @@ public final class FleetStreams {
     return Nats.connectReconnectOnConnect(o);
   }
 
-  /** Creates both streams with {@code replicas} replicas when they do not exist yet. */
-  public static void ensure(Connection nc, int replicas) throws IOException, InterruptedException {
-    JetStreamManagement jsm = nc.jetStreamManagement();
-    ensure(jsm, RECORDS_STREAM, RECORDS + ">", replicas);
-    ensure(jsm, PROOFS_STREAM, PROOFS + ">", replicas);
+  /**
+   * Creates both streams with {@code replicas} replicas when they do not exist yet, waiting for a
+   * cluster that is still forming (no leader, or too few peers for the replicas yet) for as long as
+   * it takes: until {@code stop} says to give up, when the last refusal is thrown. {@code waiting}
+   * hears the first refusal and then one every {@link #REPORT_EVERY}, for a log.
+   */
+  public static void ensure(
+      Connection nc, int replicas, BooleanSupplier stop, Consumer<IOException> waiting)
+      throws IOException, InterruptedException {
+    ensure(nc.jetStreamManagement(), replicas, stop, waiting);
   }
 
-  private static void ensure(JetStreamManagement jsm, String name, String subject, int replicas)
+  static void ensure(
+      JetStreamManagement jsm, int replicas, BooleanSupplier stop, Consumer<IOException> waiting)
       throws IOException, InterruptedException {
-    IOException last = null;
-    for (int attempt = 0; attempt < 50; attempt++) {
+    Retry retry = new Retry(stop, waiting);
+    ensure(jsm, RECORDS_STREAM, RECORDS + ">", replicas, retry);
+    ensure(jsm, PROOFS_STREAM, PROOFS + ">", replicas, retry);
+  }
+
+  private static void ensure(
+      JetStreamManagement jsm, String name, String subject, int replicas, Retry retry)
+      throws IOException, InterruptedException {
+    while (true) {
       try {
         jsm.getStreamInfo(name);
         return;
@@ -71,14 +92,41 @@ public final class FleetStreams {
                   .build());
           return;
         } catch (JetStreamApiException raced) {
-          // Another node created it meanwhile, or the cluster has no leader yet: look again.
-          last = new IOException("stream " + name + ": " + raced.getMessage(), raced);
+          // Another node created it meanwhile, or the cluster has no leader or too few peers yet:
+          // look again.
+          retry.after(new IOException("stream " + name + ": " + raced.getMessage(), raced));
         }
       } catch (IOException e) {
-        last = e;
+        retry.after(e);
       }
-      Thread.sleep(200);
     }
-    throw last;
+  }
+
+  /** The pauses between tries, growing to {@link #LONGEST_PAUSE_MS}, and their reports. */
+  private static final class Retry {
+    private final BooleanSupplier stop;
+    private final Consumer<IOException> waiting;
+    private long pauseMs = FIRST_PAUSE_MS;
+    private long reportedAt;
+    private boolean reported;
+
+    Retry(BooleanSupplier stop, Consumer<IOException> waiting) {
+      this.stop = stop;
+      this.waiting = waiting;
+    }
+
+    void after(IOException refusal) throws IOException, InterruptedException {
+      if (stop.getAsBoolean()) {
+        throw refusal;
+      }
+      long now = System.nanoTime();
+      if (!reported || now - reportedAt >= REPORT_EVERY.toNanos()) {
+        waiting.accept(refusal);
+        reported = true;
+        reportedAt = now;
+      }
+      Thread.sleep(pauseMs);
+      pauseMs = Math.min(LONGEST_PAUSE_MS, pauseMs * 2);
+    }
   }
 }

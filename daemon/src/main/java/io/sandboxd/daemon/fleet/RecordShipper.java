@@ -110,7 +110,13 @@ public final class RecordShipper implements AutoCloseable {
       String origin)
       throws IOException, InterruptedException {
     Connection nc = FleetStreams.connect(urls, "sandboxd-node-" + node.substring(0, 16));
-    FleetStreams.ensure(nc, replicas);
+    // The node waits for its cluster as long as it takes (it serves meanwhile; its records wait
+    // in the outbox): a node started before the cluster has formed still ships once it has.
+    FleetStreams.ensure(
+        nc,
+        replicas,
+        () -> false,
+        e -> LOG.warning("fleet: waiting for JetStream before shipping: " + e.getMessage()));
     RecordShipper s = new RecordShipper(nc, outbox, node, aggregator, origin);
     s.shipping.setDaemon(true);
     s.proving.setDaemon(true);
