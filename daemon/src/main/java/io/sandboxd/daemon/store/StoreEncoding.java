@@ -169,27 +169,13 @@ public final class StoreEncoding {
    * hashing the core.
    */
   public static byte[] encode(Envelope e) {
+    // Made by Envelope.sign: its key and signature are lowercase hex of their lengths.
     String core = e.signedCoreText().orElse(null);
-    if (core == null
-        || e.publicKey().length() != 64
-        || e.signature().length() != 128
-        || !isHex(e.publicKey(), 0, 64)
-        || !isHex(e.signature(), 0, 128)) {
+    byte[] utf8 = core == null ? null : core.getBytes(StandardCharsets.UTF_8);
+    if (utf8 == null || utf8.length > MAX_ENCODED_TEXT) {
       return encode(e.toJsonLine());
     }
-    byte[] utf8 = core.getBytes(StandardCharsets.UTF_8);
-    if (utf8.length > MAX_ENCODED_TEXT || core.isEmpty()) {
-      return encode(e.toJsonLine());
-    }
-    int dict = dictionaryFor(core, 0);
-    byte[] deflated = deflate(utf8, withKey(dict, e.publicKey()));
-    byte[] out = new byte[DERIVED_HEADER + deflated.length];
-    out[0] = DERIVED;
-    out[1] = (byte) dict;
-    hexInto(e.publicKey(), 0, 32, out, 2);
-    hexInto(e.signature(), 0, 64, out, 34);
-    System.arraycopy(deflated, 0, out, DERIVED_HEADER, deflated.length);
-    return out;
+    return signedRow(utf8, dictionaryFor(core, 0), null, e.publicKey(), 0, e.signature(), 0);
   }
 
   /**
@@ -208,26 +194,18 @@ public final class StoreEncoding {
     if (isSignedLayout(text)) {
       byte[] core = text.substring(HEAD, text.length() - TAIL).getBytes(StandardCharsets.UTF_8);
       if (core.length <= MAX_ENCODED_TEXT) {
-        int dict = dictionaryFor(text, HEAD);
         int keyHex = text.length() - TAIL + KEY.length();
-        byte[] deflated = deflate(core, withKey(dict, text.substring(keyHex, keyHex + 64)));
         byte[] address = new byte[32];
         hexInto(text, PREFIX.length(), 32, address, 0);
         // The address is kept only when it is not the core's own (then it is data, not derivable).
-        boolean derived = Arrays.equals(address, Blake3.hash(core));
-        int header = derived ? DERIVED_HEADER : SIGNED_HEADER;
-        byte[] out = new byte[header + deflated.length];
-        out[0] = derived ? DERIVED : SIGNED;
-        out[1] = (byte) dict;
-        int at = 2;
-        if (!derived) {
-          System.arraycopy(address, 0, out, at, 32);
-          at += 32;
-        }
-        hexInto(text, keyHex, 32, out, at);
-        hexInto(text, keyHex + 64 + SIGNATURE.length(), 64, out, at + 32);
-        System.arraycopy(deflated, 0, out, header, deflated.length);
-        return out;
+        return signedRow(
+            core,
+            dictionaryFor(text, HEAD),
+            Arrays.equals(address, Blake3.hash(core)) ? null : address,
+            text,
+            keyHex,
+            text,
+            keyHex + 64 + SIGNATURE.length());
       }
     }
     byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
@@ -359,6 +337,30 @@ public final class StoreEncoding {
             }
           }
         });
+  }
+
+  /**
+   * The row of a signed envelope: its core deflated with dictionary {@code dict} and the key, the
+   * key's 64 hex characters at {@code keyAt} of {@code keyHex}, the signature's 128 at {@code
+   * sigAt} of {@code sigHex}; {@code address} kept only when it is not the core's hash (null when
+   * it is).
+   */
+  private static byte[] signedRow(
+      byte[] core, int dict, byte[] address, String keyHex, int keyAt, String sigHex, int sigAt) {
+    byte[] deflated = deflate(core, withKey(dict, keyHex.substring(keyAt, keyAt + 64)));
+    int header = address == null ? DERIVED_HEADER : SIGNED_HEADER;
+    byte[] out = new byte[header + deflated.length];
+    out[0] = address == null ? DERIVED : SIGNED;
+    out[1] = (byte) dict;
+    int at = 2;
+    if (address != null) {
+      System.arraycopy(address, 0, out, at, 32);
+      at += 32;
+    }
+    hexInto(keyHex, keyAt, 32, out, at);
+    hexInto(sigHex, sigAt, 64, out, at + 32);
+    System.arraycopy(deflated, 0, out, header, deflated.length);
+    return out;
   }
 
   private static boolean isSignedLayout(String t) {
