@@ -338,6 +338,7 @@ public final class Daemon implements AutoCloseable {
       RecordSealer sealer = new RecordSealer(node);
       RunIds runIds = new RunIds();
       RunSupervisor supervisor = new RunSupervisor(admission, launch, sealer, runIds, store);
+      supervisor.onPhases(metrics::runPhase);
       pools =
           PoolWiring.start(config, meters, attribution, store, modules, sealer, compiler, executor);
       supervisor.usePools(pools);

@@ -94,6 +94,17 @@ class ObservabilityTest {
         text.contains("sandboxd_energy_joules_total{class=\"Cpu\",provenance=\"Estimator\"}"),
         text);
     assertTrue(text.contains("sandboxd_store_append_seconds_count 2"), text);
+    // Each phase of the two runs, and none of the start-up primer's runs (kept nowhere).
+    for (String phase : List.of("admit", "launch", "seal", "store")) {
+      assertTrue(
+          text.contains("sandboxd_run_phase_seconds_count{phase=\"" + phase + "\"} 2"), text);
+    }
+    // spin runs until its 300 ms of CPU are spent: its launch is most of the time both runs took.
+    Matcher launch =
+        Pattern.compile("sandboxd_run_phase_seconds_sum\\{phase=\"launch\"\\} ([0-9.E-]+)")
+            .matcher(text);
+    assertTrue(launch.find(), text);
+    assertTrue(Double.parseDouble(launch.group(1)) >= 0.25, text);
     assertTrue(text.contains("sandboxd_submissions_in_flight 0.0"), text);
     assertTrue(text.contains("sandboxd_store_size_bytes "), text);
     assertTrue(text.contains("sandboxd_draining 0.0"), text);

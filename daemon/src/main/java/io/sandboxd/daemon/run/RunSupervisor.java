@@ -19,7 +19,9 @@ import io.sandboxd.warmpool.Claim;
 import io.sandboxd.warmpool.WarmPools;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Supervises one submission end to end: execute (or decline), build the receipt, attestation and
@@ -33,6 +35,7 @@ public final class RunSupervisor {
   private final RecordSealer sealer;
   private final Launch launch;
   private final RunIds ids;
+  private volatile RunPhases phases = RunPhases.NONE;
 
   /** A supervisor whose unit storage lives next to the store, in {@code storage/}. */
   public RunSupervisor(Admission admission, Executor executor, RunStore store, NodeIdentity node) {
@@ -95,6 +98,11 @@ public final class RunSupervisor {
     this.store = store;
   }
 
+  /** Tells {@code p} how long each phase of every submitted run takes from now on. */
+  public void onPhases(RunPhases p) {
+    phases = Objects.requireNonNull(p, "phases");
+  }
+
   /** Serves runs from {@code pools} (warm instances) from now on. */
   public void usePools(WarmPools pools) {
     launch.usePools(pools);
@@ -128,9 +136,7 @@ public final class RunSupervisor {
 
   /** Admits (no node policy: the embedded entry), runs and records {@code s}; on disk on return. */
   public RunRecord submit(Submission s) {
-    try (AdmittedRun run = admission.admit(s)) {
-      return run(run);
-    }
+    return admitted(() -> admission.admit(s));
   }
 
   /**
@@ -153,8 +159,16 @@ public final class RunSupervisor {
    * run's attestation.
    */
   public RunRecord submit(Caller caller, Submission s) {
-    try (AdmittedRun run = admission.admit(caller, s)) {
-      return run(run);
+    return admitted(() -> admission.admit(caller, s));
+  }
+
+  /** Admits a submission through {@code admit}, then runs and records it, timing each phase. */
+  private RunRecord admitted(Supplier<AdmittedRun> admit) {
+    RunPhases timed = phases;
+    long t0 = System.nanoTime();
+    try (AdmittedRun run = admit.get()) {
+      timed.timed(RunPhases.Phase.ADMIT, System.nanoTime() - t0);
+      return run(run, timed);
     }
   }
 
@@ -164,19 +178,21 @@ public final class RunSupervisor {
    */
   RunRecord sealUnstored(Submission s) {
     try (AdmittedRun run = admission.admit(s)) {
-      return sealed(run);
+      return sealed(run, RunPhases.NONE);
     }
   }
 
-  /** Declines, or launches, then seals and stores one admitted run. */
-  private RunRecord run(AdmittedRun run) {
-    RunRecord record = sealed(run);
+  /** Declines, or launches, then seals and stores one admitted run, timing each phase. */
+  private RunRecord run(AdmittedRun run, RunPhases timed) {
+    RunRecord record = sealed(run, timed);
+    long t0 = System.nanoTime();
     store.append(record);
+    timed.timed(RunPhases.Phase.STORE, System.nanoTime() - t0);
     return record;
   }
 
-  /** Declines, or launches, then seals one admitted run. */
-  private RunRecord sealed(AdmittedRun run) {
+  /** Declines, or launches, then seals one admitted run, timing its launch and seal. */
+  private RunRecord sealed(AdmittedRun run, RunPhases timed) {
     Admission.Admitted a = run.admitted();
     String runId = ids.next();
     Optional<String> decline = admission.declineReason(a.grants());
@@ -185,19 +201,25 @@ public final class RunSupervisor {
     if (decline.isPresent()) {
       result = declined(a, decline.get());
     } else {
+      long t0 = System.nanoTime();
       Launch.Result launched = launch.execute(runId, run);
+      timed.timed(RunPhases.Phase.LAUNCH, System.nanoTime() - t0);
       result = launched.execution();
       claim = launched.claim();
     }
-    return seal(
-        runId,
-        a,
-        result,
-        claim,
-        run.environment().map(OfferedEnvironments.Offer::address),
-        run.io(),
-        run.submitterUid(),
-        run.jcp());
+    long t0 = System.nanoTime();
+    RunRecord record =
+        seal(
+            runId,
+            a,
+            result,
+            claim,
+            run.environment().map(OfferedEnvironments.Offer::address),
+            run.io(),
+            run.submitterUid(),
+            run.jcp());
+    timed.timed(RunPhases.Phase.SEAL, System.nanoTime() - t0);
+    return record;
   }
 
   private ExecutionResult declined(Admission.Admitted a, String reason) {

@@ -24,6 +24,7 @@ import io.sandboxd.executor.Journal;
 import io.sandboxd.executor.JournalEntry;
 import io.sandboxd.executor.UnitCompiler;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -243,6 +244,42 @@ class RunSupervisorTest extends NodeStoreFixture {
     assertTrue(j.getMessage().startsWith("grants:"), j.getMessage());
 
     assertEquals(0, store.count());
+  }
+
+  @Test
+  void eachPhaseOfASubmittedRunIsTimedOnceInOrder() {
+    List<RunPhases.Phase> heard = new ArrayList<>();
+    long[] total = {0};
+    supervisor.onPhases(
+        (phase, nanos) -> {
+          assertTrue(nanos > 0, phase + " took " + nanos + " ns");
+          heard.add(phase);
+          total[0] += nanos;
+        });
+    long t0 = System.nanoTime();
+    supervisor.submit(module, grants("[]", ALL_HOST), "run");
+    long wall = System.nanoTime() - t0;
+    assertEquals(
+        List.of(
+            RunPhases.Phase.ADMIT,
+            RunPhases.Phase.LAUNCH,
+            RunPhases.Phase.SEAL,
+            RunPhases.Phase.STORE),
+        heard);
+    assertTrue(total[0] <= wall, total[0] + " ns of phases in " + wall + " ns");
+
+    // A declined run never launches; a refused one, and the primer's unstored one, time nothing.
+    heard.clear();
+    supervisor.submit(module, grants("[\"Gpu\"]", ALL_HOST), "run");
+    assertEquals(
+        List.of(RunPhases.Phase.ADMIT, RunPhases.Phase.SEAL, RunPhases.Phase.STORE), heard);
+    heard.clear();
+    String bad = grants("[]", ALL_HOST).replace("\"cpu_time_ms\":5000", "\"cpu_time_ms\":-5");
+    assertThrows(AdmissionException.class, () -> supervisor.submit(module, bad, "run"));
+    supervisor.sealUnstored(Submission.of(module, grants("[]", ALL_HOST), "run"));
+    assertEquals(List.of(), heard);
+    assertEquals(2, store.count());
+    assertThrows(NullPointerException.class, () -> supervisor.onPhases(null));
   }
 
   @Test
