@@ -16,6 +16,7 @@ import io.sandboxd.config.Signing;
 import io.sandboxd.daemon.durable.BundleTrust;
 import io.sandboxd.daemon.durable.DurableRuns;
 import io.sandboxd.daemon.durable.StoreRoom;
+import io.sandboxd.daemon.fleet.FleetShipping;
 import io.sandboxd.daemon.jcp.LiveAmendments;
 import io.sandboxd.daemon.jcp.StandingGrants;
 import io.sandboxd.daemon.rpc.CallerCredentials;
@@ -259,6 +260,8 @@ public final class Daemon implements AutoCloseable {
    */
   public static Daemon start(DaemonPaths paths, DaemonConfig config, boolean serveDamagedStore)
       throws IOException {
+    // What the configuration cannot check alone, checked before anything starts.
+    FleetShipping.aggregatorKey(config.fleet());
     DaemonClient.quietNettyBootstrap();
     // The serving path's classes load on the second core while this thread checks the store.
     ServingPreload preload = ServingPreload.start();
@@ -450,7 +453,7 @@ public final class Daemon implements AutoCloseable {
       retainInBackground(
           store,
           new RunStore.Retention(retention.maxBytes(), retention.maxRuns(), retention.maxAgeMs()));
-      io.sandboxd.daemon.fleet.RecordShipper.startIfConfigured(config.fleet(), store, node.key());
+      FleetShipping fleet = FleetShipping.startIfConfigured(config.fleet(), store, node.key());
       Daemon daemon =
           new Daemon(
               paths,
@@ -471,6 +474,7 @@ public final class Daemon implements AutoCloseable {
               Optional.ofNullable(endpoint));
       daemon.durable = durableRuns;
       daemon.primer = primer;
+      daemon.fleet = fleet;
       daemon.parkOnStop = config.durable().parkOnStop();
       daemon.sealOnStop = config.limits().store().sealOnStop();
       return daemon;
@@ -718,6 +722,8 @@ public final class Daemon implements AutoCloseable {
   // Durable runs and whether a stop parks them (durable.park_on_stop); set once at start.
   private DurableRuns durable;
   private Thread primer;
+  // Started last in start; stopped before the store it ships from closes.
+  private FleetShipping fleet = FleetShipping.NONE;
   private boolean parkOnStop;
   // Whether a drained stop seals the runs since the checkpoint (store.seal_on_stop); set once.
   private boolean sealOnStop;
@@ -924,6 +930,8 @@ public final class Daemon implements AutoCloseable {
     }
     boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    // What is unshipped stays in the outbox for the next start.
+    fleet.close();
     // Idle instances are evicted (reason Shutdown) and their records stored before the store
     // closes.
     pools.close();

@@ -218,7 +218,7 @@ class FleetJetStreamTest {
     Envelope other = Envelope.sign(CanonicalJson.parse("{\"schema\":\"x/1\",\"n\":2}"), stranger);
     Envelope forged =
         new Envelope(other.core(), other.address(), other.signature(), keyA.publicKey().hex());
-    try (Connection nc = FleetStreams.connect(urls, "test")) {
+    try (Connection nc = FleetStreams.connect(urls, "test", () -> false, e -> {})) {
       JetStream js = nc.jetStream();
       js.publish(
           FleetStreams.RECORDS + stranger.publicKey().hex(),
@@ -277,7 +277,7 @@ class FleetJetStreamTest {
     int m = Integer.getInteger("fleet.bench.records", 3000);
     aggregator.destroy();
     aggregator.waitFor();
-    try (Connection nc = FleetStreams.connect(urls, "bench")) {
+    try (Connection nc = FleetStreams.connect(urls, "bench", () -> false, e -> {})) {
       JetStream js = nc.jetStream();
       List<java.util.concurrent.CompletableFuture<?>> acks = new ArrayList<>();
       for (int i = 0; i < m; i++) {

@@ -94,7 +94,14 @@ public final class AggregateCommand implements Callable<Integer> {
                   }
                 }));
     try (FleetLog log = FleetLog.open(state.resolve("fleet.log"));
-        Connection nc = FleetStreams.connect(nats, "sandboxd-aggregate")) {
+        Connection nc =
+            FleetStreams.connect(
+                nats,
+                "sandboxd-aggregate",
+                stop::get,
+                e ->
+                    System.err.println(
+                        "sandboxd aggregate: waiting for NATS: " + e.getMessage()))) {
       FleetStreams.ensure(
           nc,
           replicas,

@@ -1,6 +1,7 @@
 package io.sandboxd.daemon.fleet;
 
 import io.nats.client.Connection;
+import io.nats.client.ErrorListener;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.logging.Logger;
 
 /**
  * The JetStream side shared by the nodes and the aggregator: two replicated file streams, one of
@@ -30,7 +32,7 @@ public final class FleetStreams {
    */
   public static final Duration DUPLICATE_WINDOW = Duration.ofSeconds(20);
 
-  /** How often a wait for the cluster is reported after its first refusal. */
+  /** How often a failure that repeats (a broker down, a cluster forming) is reported. */
   public static final Duration REPORT_EVERY = Duration.ofSeconds(30);
 
   private static final long FIRST_PAUSE_MS = 200;
@@ -38,8 +40,14 @@ public final class FleetStreams {
 
   private FleetStreams() {}
 
-  /** Connects to the comma-separated server URLs, reconnecting for ever across server failures. */
-  public static Connection connect(String urls, String name)
+  /**
+   * Connects to the comma-separated server URLs, trying them again until one answers or {@code
+   * stop} says to give up (then the last refusal is thrown); {@code waiting} hears the first
+   * refusal and then one every {@link #REPORT_EVERY}. Once connected, the client reconnects for
+   * ever across server failures, and reports those failures at the same pace.
+   */
+  public static Connection connect(
+      String urls, String name, BooleanSupplier stop, Consumer<IOException> waiting)
       throws IOException, InterruptedException {
     String[] servers = Arrays.stream(urls.split(",")).map(String::strip).toArray(String[]::new);
     Options o =
@@ -49,8 +57,18 @@ public final class FleetStreams {
             .maxReconnects(-1)
             .reconnectWait(Duration.ofMillis(200))
             .connectionTimeout(Duration.ofSeconds(5))
+            .errorListener(new PacedErrors(name))
             .build();
-    return Nats.connectReconnectOnConnect(o);
+    // Not the client's own reconnect-on-connect: that call neither returns nor hears an interrupt
+    // until a server answers, so a node whose broker is down could never stop waiting for it.
+    Retry retry = new Retry(stop, waiting);
+    while (true) {
+      try {
+        return Nats.connect(o);
+      } catch (IOException refused) {
+        retry.after(refused);
+      }
+    }
   }
 
   /**
@@ -106,9 +124,8 @@ public final class FleetStreams {
   private static final class Retry {
     private final BooleanSupplier stop;
     private final Consumer<IOException> waiting;
+    private final ReportPace pace = new ReportPace();
     private long pauseMs = FIRST_PAUSE_MS;
-    private long reportedAt;
-    private boolean reported;
 
     Retry(BooleanSupplier stop, Consumer<IOException> waiting) {
       this.stop = stop;
@@ -119,14 +136,82 @@ public final class FleetStreams {
       if (stop.getAsBoolean()) {
         throw refusal;
       }
-      long now = System.nanoTime();
-      if (!reported || now - reportedAt >= REPORT_EVERY.toNanos()) {
+      if (pace.due(System.nanoTime()) >= 0) {
         waiting.accept(refusal);
-        reported = true;
-        reportedAt = now;
       }
       Thread.sleep(pauseMs);
       pauseMs = Math.min(LONGEST_PAUSE_MS, pauseMs * 2);
+    }
+  }
+
+  /** When a failure that repeats is due to be reported: its first time, then once a period. */
+  static final class ReportPace {
+    private final long everyNanos;
+    private boolean reported;
+    private long reportedAt;
+    private long held;
+
+    ReportPace() {
+      this.everyNanos = REPORT_EVERY.toNanos();
+    }
+
+    /**
+     * -1 when this failure is held back; else it is due, and the answer is how many were held back
+     * since the last report.
+     */
+    synchronized long due(long nowNanos) {
+      if (reported && nowNanos - reportedAt < everyNanos) {
+        held++;
+        return -1;
+      }
+      long before = held;
+      reported = true;
+      reportedAt = nowNanos;
+      held = 0;
+      return before;
+    }
+  }
+
+  /**
+   * The client's failures, logged at a pace: while a broker is down the client tries again every
+   * 200 ms, and its default listener logs each try, five lines a second for as long as it lasts.
+   */
+  static final class PacedErrors implements ErrorListener {
+    private static final Logger LOG = Logger.getLogger(FleetStreams.class.getName());
+    private final String name;
+    private final ReportPace exceptions = new ReportPace();
+    private final ReportPace errors = new ReportPace();
+    private final ReportPace slow = new ReportPace();
+
+    PacedErrors(String name) {
+      this.name = name;
+    }
+
+    @Override
+    public void exceptionOccurred(Connection conn, Exception exp) {
+      report(exceptions, "failed: " + exp);
+    }
+
+    @Override
+    public void errorOccurred(Connection conn, String error) {
+      report(errors, "the server says: " + error);
+    }
+
+    @Override
+    public void slowConsumerDetected(Connection conn, io.nats.client.Consumer consumer) {
+      report(slow, "a consumer is too slow, messages dropped");
+    }
+
+    private void report(ReportPace pace, String what) {
+      long held = pace.due(System.nanoTime());
+      if (held >= 0) {
+        LOG.warning(
+            "NATS connection "
+                + name
+                + " "
+                + what
+                + (held > 0 ? " (and " + held + " more since the last report)" : ""));
+      }
     }
   }
 }

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -54,69 +55,37 @@ public final class RecordShipper implements AutoCloseable {
   }
 
   /**
-   * With {@code fleet.nats} configured: opens the store's outbox, connects and ships until the JVM
-   * stops (a shutdown hook closes it). A node that cannot reach NATS keeps serving; its records
-   * simply stay unshipped, and the connection keeps retrying.
+   * Connects and starts shipping the outbox of this node (key {@code node}, hex), waiting for the
+   * brokers and their JetStream cluster for as long as it takes: until {@code stop} says to give
+   * up, when the last refusal is thrown and nothing is left open.
    */
-  public static void startIfConfigured(
-      io.sandboxd.config.Fleet fleet,
-      io.sandboxd.daemon.store.RunStore store,
-      io.sandboxd.attest.SigningKey key) {
-    if (fleet.nats().isEmpty()) {
-      return;
-    }
-    FleetOutbox outbox = new FleetOutbox(store);
-    Thread starter =
-        new Thread(
-            () -> {
-              try {
-                RecordShipper s =
-                    start(
-                        fleet.nats().get(),
-                        fleet.replicas(),
-                        outbox,
-                        key.publicKey().hex(),
-                        PublicKey.ofHex(fleet.aggregatorKey().orElseThrow(), "aggregator_key"),
-                        fleet.origin());
-                LOG.info("fleet: shipping records to " + fleet.nats().get());
-                Runtime.getRuntime()
-                    .addShutdownHook(
-                        new Thread(
-                            () -> {
-                              try {
-                                s.close();
-                              } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                              }
-                            }));
-              } catch (IOException | RuntimeException e) {
-                LOG.log(Level.SEVERE, "fleet: cannot start shipping: " + e.getMessage(), e);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            },
-            "fleet-start");
-    starter.setDaemon(true);
-    starter.start();
-  }
-
-  /** Connects and starts shipping the outbox of this node (key {@code node}, hex). */
   public static RecordShipper start(
       String urls,
       int replicas,
       FleetOutbox outbox,
       String node,
       PublicKey aggregator,
-      String origin)
+      String origin,
+      BooleanSupplier stop)
       throws IOException, InterruptedException {
-    Connection nc = FleetStreams.connect(urls, "sandboxd-node-" + node.substring(0, 16));
-    // The node waits for its cluster as long as it takes (it serves meanwhile; its records wait
-    // in the outbox): a node started before the cluster has formed still ships once it has.
-    FleetStreams.ensure(
-        nc,
-        replicas,
-        () -> false,
-        e -> LOG.warning("fleet: waiting for JetStream before shipping: " + e.getMessage()));
+    Connection nc =
+        FleetStreams.connect(
+            urls,
+            "sandboxd-node-" + node.substring(0, 16),
+            stop,
+            e -> LOG.warning("fleet: waiting for NATS before shipping: " + e.getMessage()));
+    try {
+      // The node serves meanwhile, its records waiting in the outbox: a node started before its
+      // cluster has formed still ships once it has.
+      FleetStreams.ensure(
+          nc,
+          replicas,
+          stop,
+          e -> LOG.warning("fleet: waiting for JetStream before shipping: " + e.getMessage()));
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      nc.close();
+      throw e;
+    }
     RecordShipper s = new RecordShipper(nc, outbox, node, aggregator, origin);
     s.shipping.setDaemon(true);
     s.proving.setDaemon(true);
@@ -222,8 +191,11 @@ public final class RecordShipper implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     stop.set(true);
-    shipping.join(2000);
-    proving.join(2000);
-    nc.close();
+    try {
+      shipping.join(2000);
+      proving.join(2000);
+    } finally {
+      nc.close();
+    }
   }
 }
