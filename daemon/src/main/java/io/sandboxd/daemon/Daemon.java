@@ -288,6 +288,12 @@ public final class Daemon implements AutoCloseable {
     WarmPools pools = null;
     StoreVerifier verifier = null;
     MetricsEndpoint endpoint = null;
+    LogCheckpointer checkpoints = null;
+    UnitCompiler compiler = null;
+    FairCalls calls = null;
+    EventLoopGroup boss = null;
+    EventLoopGroup workers = null;
+    Server server = null;
     long startedMs = System.currentTimeMillis();
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile(), () -> ready(engine));
@@ -297,7 +303,7 @@ public final class Daemon implements AutoCloseable {
       store = RunStore.open(paths.storeFile(), node.key());
       LOG.info("run store " + paths.storeFile() + ": " + tail.describe());
       verifyStore(store, paths.storeFile(), serveDamagedStore);
-      LogCheckpointer.start(store, node, config.fleet());
+      checkpoints = LogCheckpointer.start(store, node, config.fleet());
       DaemonMetrics metrics = new DaemonMetrics();
       store.onAppend(metrics::storeAppend);
       DaemonConfig.Store retention = config.limits().store();
@@ -315,7 +321,7 @@ public final class Daemon implements AutoCloseable {
               EnergyModel.attributed(attribution),
               config.maxWallMs(),
               services);
-      UnitCompiler compiler =
+      compiler =
           new UnitCompiler(
               new FactoryCache(config.modules().factoryCacheEntries()),
               io.sandboxd.executor.CompileLimits.defaults()
@@ -399,12 +405,13 @@ public final class Daemon implements AutoCloseable {
                   .map(e -> e.address().getHostString() + ":" + e.address().getPort()),
               config.standing().eventSources());
       registerGauges(metrics, serving, store, verifier);
-      EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-      EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
+      boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+      workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
       // Every call of both services is authorized against the node policy (issue 23).
       RpcAuthorization authz = new RpcAuthorization(admission.policy(), store.owners());
-      Server server =
-          serverBuilder(paths, config, boss, workers)
+      calls = FairCalls.forNode(config.maxConcurrentUnits());
+      server =
+          serverBuilder(paths, config, boss, workers, calls)
               .maxInboundMessageSize(MAX_INBOUND_BYTES)
               .addService(
                   RequestDecoder.wrap(
@@ -475,10 +482,23 @@ public final class Daemon implements AutoCloseable {
       daemon.durable = durableRuns;
       daemon.primer = primer;
       daemon.fleet = fleet;
+      daemon.checkpoints = checkpoints;
+      daemon.compiler = compiler;
+      daemon.calls = calls;
       daemon.parkOnStop = config.durable().parkOnStop();
       daemon.sealOnStop = config.limits().store().sealOnStop();
       return daemon;
     } catch (IOException | RuntimeException e) {
+      if (server != null) {
+        server.shutdownNow();
+      }
+      if (boss != null) {
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      }
+      if (calls != null) {
+        calls.close();
+      }
       if (pools != null) {
         pools.close();
       }
@@ -490,6 +510,12 @@ public final class Daemon implements AutoCloseable {
       }
       if (executor != null) {
         executor.close();
+      }
+      if (compiler != null) {
+        compiler.close();
+      }
+      if (checkpoints != null) {
+        checkpoints.close();
       }
       if (attribution != null) {
         attribution.close();
@@ -572,7 +598,11 @@ public final class Daemon implements AutoCloseable {
   static final int MAX_CALLS_PER_CONNECTION = 256;
 
   static NettyServerBuilder serverBuilder(
-      DaemonPaths paths, DaemonConfig config, EventLoopGroup boss, EventLoopGroup workers) {
+      DaemonPaths paths,
+      DaemonConfig config,
+      EventLoopGroup boss,
+      EventLoopGroup workers,
+      FairCalls calls) {
     DaemonConfig.Connections limits = config.limits().connections();
     long maxFds = ConnectionLimits.processMaxFds();
     int total = ConnectionLimits.effectiveTotal(limits.maxTotal(), maxFds);
@@ -607,7 +637,7 @@ public final class Daemon implements AutoCloseable {
         // Handlers on a bounded pool shared fairly between connections and uids (FairCalls).
         // gRPC looks each call's method up on the event loop (a map lookup and FairCalls choosing
         // a lane, neither blocks): a pool of its own cost every call one more thread hand-off.
-        .callExecutor(FairCalls.forNode(config.maxConcurrentUnits()))
+        .callExecutor(calls)
         .directExecutor()
         .bossEventLoopGroup(boss)
         .workerEventLoopGroup(workers)
@@ -722,8 +752,11 @@ public final class Daemon implements AutoCloseable {
   // Durable runs and whether a stop parks them (durable.park_on_stop); set once at start.
   private DurableRuns durable;
   private Thread primer;
-  // Started last in start; stopped before the store it ships from closes.
+  // Started in start and stopped by close, before the store they use closes.
   private FleetShipping fleet = FleetShipping.NONE;
+  private LogCheckpointer checkpoints;
+  private UnitCompiler compiler;
+  private FairCalls calls;
   private boolean parkOnStop;
   // Whether a drained stop seals the runs since the checkpoint (store.seal_on_stop); set once.
   private boolean sealOnStop;
@@ -930,12 +963,15 @@ public final class Daemon implements AutoCloseable {
     }
     boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    calls.close();
     // What is unshipped stays in the outbox for the next start.
     fleet.close();
     // Idle instances are evicted (reason Shutdown) and their records stored before the store
     // closes.
     pools.close();
     executor.close();
+    compiler.close();
+    checkpoints.close();
     attribution.close();
     meters.close();
     closeQuietly(kv);
