@@ -170,6 +170,11 @@ public final class FleetStreams {
       held = 0;
       return before;
     }
+
+    /** How a report says what was held back before it ("" for none). */
+    static String since(long held) {
+      return held > 0 ? " (and " + held + " more since the last report)" : "";
+    }
   }
 
   /**
@@ -205,12 +210,7 @@ public final class FleetStreams {
     private void report(ReportPace pace, String what) {
       long held = pace.due(System.nanoTime());
       if (held >= 0) {
-        LOG.warning(
-            "NATS connection "
-                + name
-                + " "
-                + what
-                + (held > 0 ? " (and " + held + " more since the last report)" : ""));
+        LOG.warning("NATS connection " + name + " " + what + ReportPace.since(held));
       }
     }
   }

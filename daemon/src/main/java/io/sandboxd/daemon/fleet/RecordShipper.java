@@ -7,7 +7,6 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
-import io.sandboxd.attest.AttestException;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.FleetProof;
 import io.sandboxd.attest.PublicKey;
@@ -18,6 +17,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Level;
@@ -40,6 +40,10 @@ public final class RecordShipper implements AutoCloseable {
   private final String origin;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final Map<String, Long> sentMs = new HashMap<>();
+  // Whatever can publish on this node's proof subject may send junk at any rate, and a failing
+  // store fails every 500 ms: both reach the log at a pace.
+  private final FleetStreams.ReportPace refusedProofs = new FleetStreams.ReportPace();
+  private final FleetStreams.ReportPace shipFailures = new FleetStreams.ReportPace();
   private final Thread shipping;
   private final Thread proving;
 
@@ -139,7 +143,13 @@ public final class RecordShipper implements AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "fleet: shipping failed, retrying: " + e.getMessage(), e);
+        long held = shipFailures.due(System.nanoTime());
+        if (held >= 0) {
+          LOG.log(
+              Level.WARNING,
+              "fleet: shipping failed, retrying" + FleetStreams.ReportPace.since(held) + ": " + e,
+              e);
+        }
         sleep(500);
       }
     }
@@ -169,15 +179,35 @@ public final class RecordShipper implements AutoCloseable {
   }
 
   private void accept(Message m) {
-    try {
-      FleetProof p = FleetProof.fromJson(CanonicalJson.parse(m.getData()));
-      p.verify(aggregator, origin);
-      outbox.prove(p.address(), p.proof().treeSize(), CanonicalJson.canonicalString(p.toJson()));
-    } catch (AttestException e) {
-      // Not kept: the record stays unshipped and is sent again.
-      LOG.warning("fleet: refused a proof: " + e.getMessage());
+    Optional<FleetProof> p = verified(m.getData(), aggregator, origin, refusedProofs);
+    if (p.isPresent()) {
+      // A store that fails here throws: the proof stays unacknowledged and comes again.
+      outbox.prove(
+          p.get().address(),
+          p.get().proof().treeSize(),
+          CanonicalJson.canonicalString(p.get().toJson()));
     }
     m.ack();
+  }
+
+  /**
+   * The proof in {@code data} when it is one and verifies against the aggregator's checkpoint;
+   * empty for anything else, whatever the bytes (refused at {@code pace}; its record stays
+   * unshipped and is sent again). Acknowledged either way, so junk is not delivered for ever.
+   */
+  static Optional<FleetProof> verified(
+      byte[] data, PublicKey aggregator, String origin, FleetStreams.ReportPace pace) {
+    try {
+      FleetProof p = FleetProof.fromJson(CanonicalJson.parse(data));
+      p.verify(aggregator, origin);
+      return Optional.of(p);
+    } catch (RuntimeException e) {
+      long held = pace.due(System.nanoTime());
+      if (held >= 0) {
+        LOG.warning("fleet: refused a proof" + FleetStreams.ReportPace.since(held) + ": " + e);
+      }
+      return Optional.empty();
+    }
   }
 
   private static void sleep(long ms) {
