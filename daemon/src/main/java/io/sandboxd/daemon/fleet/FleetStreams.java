@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
@@ -171,9 +172,18 @@ public final class FleetStreams {
       return before;
     }
 
-    /** How a report says what was held back before it ("" for none). */
-    static String since(long held) {
-      return held > 0 ? " (and " + held + " more since the last report)" : "";
+    /**
+     * Logs {@code message} (with {@code thrown}, when not null) if this failure is due, saying how
+     * many were held back since the last report.
+     */
+    void log(Logger log, String message, Throwable thrown) {
+      long held = due(System.nanoTime());
+      if (held >= 0) {
+        log.log(
+            Level.WARNING,
+            held > 0 ? message + " (and " + held + " more since the last report)" : message,
+            thrown);
+      }
     }
   }
 
@@ -208,10 +218,7 @@ public final class FleetStreams {
     }
 
     private void report(ReportPace pace, String what) {
-      long held = pace.due(System.nanoTime());
-      if (held >= 0) {
-        LOG.warning("NATS connection " + name + " " + what + ReportPace.since(held));
-      }
+      pace.log(LOG, "NATS connection " + name + " " + what, null);
     }
   }
 }

@@ -143,13 +143,7 @@ public final class RecordShipper implements AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException e) {
-        long held = shipFailures.due(System.nanoTime());
-        if (held >= 0) {
-          LOG.log(
-              Level.WARNING,
-              "fleet: shipping failed, retrying" + FleetStreams.ReportPace.since(held) + ": " + e,
-              e);
-        }
+        shipFailures.log(LOG, "fleet: shipping failed, retrying: " + e, e);
         sleep(500);
       }
     }
@@ -202,10 +196,7 @@ public final class RecordShipper implements AutoCloseable {
       p.verify(aggregator, origin);
       return Optional.of(p);
     } catch (RuntimeException e) {
-      long held = pace.due(System.nanoTime());
-      if (held >= 0) {
-        LOG.warning("fleet: refused a proof" + FleetStreams.ReportPace.since(held) + ": " + e);
-      }
+      pace.log(LOG, "fleet: refused a proof: " + e, null);
       return Optional.empty();
     }
   }
