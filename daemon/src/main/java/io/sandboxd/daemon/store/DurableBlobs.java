@@ -25,12 +25,10 @@ public final class DurableBlobs {
   // A run that may still need its last snapshot: resumed from it, parked on it, or exporting it.
   private static final String LIVE = "('running', 'parked', 'exporting')";
 
-  private final RunStore owner;
-  private final Connection db;
+  private final StoreDb store;
 
-  DurableBlobs(RunStore owner, Connection db) {
-    this.owner = owner;
-    this.db = db;
+  DurableBlobs(StoreDb store) {
+    this.store = store;
   }
 
   /**
@@ -55,9 +53,7 @@ public final class DurableBlobs {
 
   /** Records the blobs of a run stored before they were recorded (a store from before 15). */
   public void record(String runId, Map<String, Long> sizes) {
-    StoreDb.write(
-        owner,
-        db,
+    store.write(
         "run " + runId + ": cannot record its snapshot blobs",
         c -> {
           replace(c, runId, sizes);
@@ -112,9 +108,7 @@ public final class DurableBlobs {
 
   /** Deletes {@code rows} (after the snapshot store deleted the blobs only they named). */
   public void forget(List<Map.Entry<String, String>> rows) {
-    StoreDb.write(
-        owner,
-        db,
+    store.write(
         "durable blobs: cannot forget stale rows",
         c -> {
           try (PreparedStatement st =
@@ -146,6 +140,6 @@ public final class DurableBlobs {
   }
 
   private <T> T read(StoreDb.Work<T> query) {
-    return StoreDb.read(owner, db, "durable blobs: query failed", query);
+    return store.read("durable blobs: query failed", query);
   }
 }

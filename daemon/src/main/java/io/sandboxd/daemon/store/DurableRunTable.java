@@ -70,16 +70,18 @@ public final class DurableRunTable {
   public record Segment(Envelope envelope, String log) {}
 
   private final RunStore owner;
+  private final StoreDb store;
   private final Connection db;
 
   private final ExportHandoffTable handoffs;
   private final DurableBlobs blobs;
 
-  DurableRunTable(RunStore owner, Connection db) {
+  DurableRunTable(RunStore owner, StoreDb store) {
     this.owner = owner;
-    this.db = db;
-    this.handoffs = new ExportHandoffTable(owner, db);
-    this.blobs = new DurableBlobs(owner, db);
+    this.store = store;
+    this.db = store.connection();
+    this.handoffs = new ExportHandoffTable(store);
+    this.blobs = new DurableBlobs(store);
   }
 
   /** The export hand-off of exporting runs. */
@@ -221,16 +223,14 @@ public final class DurableRunTable {
       } catch (SQLException | RuntimeException e) {
         owner.logReset(before);
         owner.ledgerReset(ledgerBefore);
-        throw StoreDb.rolledBack(db, what, e);
+        throw store.rolledBack(what, e);
       }
     }
   }
 
   /** Whether {@code suspendAddress} was resumed on this node. */
   public boolean resumed(String suspendAddress) {
-    return StoreDb.read(
-        owner,
-        db,
+    return store.read(
         "durable runs: query failed",
         c ->
             StoreDb.first(
@@ -246,9 +246,7 @@ public final class DurableRunTable {
    * when it is not parked here (running, settled, or exported already).
    */
   public boolean markExported(String runId) {
-    return StoreDb.write(
-        owner,
-        db,
+    return store.write(
         "run " + runId + ": cannot mark exported",
         c ->
             StoreDb.update(
@@ -266,9 +264,7 @@ public final class DurableRunTable {
    * not in {@code from}.
    */
   public boolean transition(String runId, State from, State to) {
-    return StoreDb.write(
-        owner,
-        db,
+    return store.write(
         "run " + runId + ": cannot move from " + from + " to " + to,
         c ->
             StoreDb.update(
@@ -285,9 +281,7 @@ public final class DurableRunTable {
 
   /** Replaces the grants in force of a run (an accepted amendment, WIRE.md §2.11); fsynced. */
   public void setGrants(String runId, String grantsJson, String grantsId) {
-    StoreDb.write(
-        owner,
-        db,
+    store.write(
         "run " + runId + ": cannot store amended grants",
         c ->
             StoreDb.update(
@@ -301,9 +295,7 @@ public final class DurableRunTable {
 
   /** Sets the state of runs left {@code running} by a daemon that stopped; returns their ids. */
   public List<String> settleInterrupted(String outcomeJson) {
-    return StoreDb.write(
-        owner,
-        db,
+    return store.write(
         "durable runs: cannot settle interrupted runs",
         c -> {
           List<String> ids =
@@ -357,7 +349,7 @@ public final class DurableRunTable {
         db.commit();
         return out;
       } catch (SQLException | IllegalArgumentException e) {
-        throw new StoreException("durable runs: query failed: " + e.getMessage(), e);
+        throw store.rolledBack("durable runs: query failed", e);
       }
     }
   }
@@ -366,9 +358,7 @@ public final class DurableRunTable {
   public byte[] module(String runId) {
     // A NULL module reads as none, as no row does.
     List<byte[]> l =
-        StoreDb.read(
-            owner,
-            db,
+        store.read(
             "durable runs: query failed",
             c ->
                 StoreDb.all(
@@ -409,7 +399,7 @@ public final class DurableRunTable {
         db.commit();
         return out;
       } catch (SQLException | AttestException e) {
-        throw new StoreException("durable run " + runId + ": cannot read: " + e.getMessage(), e);
+        throw store.rolledBack("durable run " + runId + ": cannot read", e);
       }
     }
   }
@@ -429,7 +419,7 @@ public final class DurableRunTable {
 
   /** Whether the node holds a run with this id, durable or single-step. */
   public boolean holds(String runId) {
-    return StoreDb.read(owner, db, "durable runs: query failed", c -> held(runId));
+    return store.read("durable runs: query failed", c -> held(runId));
   }
 
   private void insertSegments(String runId, List<Segment> segments, List<Envelope> records)

@@ -1,6 +1,5 @@
 package io.sandboxd.daemon.store;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
@@ -22,12 +21,10 @@ public final class ExportHandoffTable {
   public record Handoff(
       String digest, long size, String destination, long startedMs, Optional<Long> confirmedMs) {}
 
-  private final RunStore owner;
-  private final Connection db;
+  private final StoreDb store;
 
-  ExportHandoffTable(RunStore owner, Connection db) {
-    this.owner = owner;
-    this.db = db;
+  ExportHandoffTable(StoreDb store) {
+    this.store = store;
   }
 
   /**
@@ -35,9 +32,7 @@ public final class ExportHandoffTable {
    * changed) when the run is not parked and unexported.
    */
   public boolean begin(String runId, Handoff h) {
-    return StoreDb.change(
-        owner,
-        db,
+    return store.change(
         "run " + runId + ": cannot mark exporting",
         c -> {
           if (!move(runId, "parked", "exporting", 0)) {
@@ -58,9 +53,7 @@ public final class ExportHandoffTable {
 
   /** The run's export, pending or confirmed, if one is recorded. */
   public Optional<Handoff> handoff(String runId) {
-    return StoreDb.read(
-        owner,
-        db,
+    return store.read(
         "export hand-off: query failed",
         c ->
             StoreDb.first(
@@ -85,9 +78,7 @@ public final class ExportHandoffTable {
    * false (nothing changed) when the run is not exporting or the digest is another.
    */
   public boolean confirm(String runId, String digest, long nowMs) {
-    return StoreDb.change(
-        owner,
-        db,
+    return store.change(
         "run " + runId + ": cannot confirm its export",
         c ->
             StoreDb.update(
@@ -106,9 +97,7 @@ public final class ExportHandoffTable {
    * not exporting.
    */
   public boolean takeBack(String runId) {
-    return StoreDb.change(
-        owner,
-        db,
+    return store.change(
         "run " + runId + ": cannot take its export back",
         c -> {
           if (!move(runId, "exporting", "parked", 0)) {
@@ -121,7 +110,7 @@ public final class ExportHandoffTable {
 
   private boolean move(String runId, String from, String to, int exported) throws SQLException {
     return StoreDb.update(
-            db,
+            store.connection(),
             "UPDATE durable_runs SET state = ?, exported = ?, updated_ms = ?"
                 + " WHERE run_id = ? AND state = ? AND exported = 0",
             to,

@@ -234,8 +234,7 @@ final class GroupCommit {
         db.releaseSavepoint(sp);
       } catch (SQLException | RuntimeException e) {
         // Undo this run only; the rest of the batch goes on.
-        db.rollback(sp);
-        db.releaseSavepoint(sp);
+        store.rollback(sp, e);
         reset(before);
         p.failure = notStored(p.record, e);
       }

@@ -52,12 +52,12 @@ final class LedgerMigration {
         st.execute(s);
       }
     }
-    StoreLedger ledger = StoreLedger.open(db);
-    long position = ledger.size();
-    if (position != 0) {
-      throw new StoreException("the ledger already holds " + position + " record(s)");
-    }
     try (Statements q = new Statements(db)) {
+      StoreLedger ledger = StoreLedger.open(db, q);
+      long position = ledger.size();
+      if (position != 0) {
+        throw new StoreException("the ledger already holds " + position + " record(s)");
+      }
       for (StoreAudit.RunRow row : StoreAudit.rows(db, null)) {
         StoredRun s = unsigned(db, row, position);
         Optional<StoreDamage> d = StoreAudit.rowDamage(row, s);
@@ -72,9 +72,9 @@ final class LedgerMigration {
         ledger.append(s);
         position++;
       }
-    }
-    if (position > 0) {
-      ledger.signHead(key);
+      if (position > 0) {
+        ledger.signHead(key);
+      }
     }
     List<StoreDamage> content = new ArrayList<>(StoreAudit.contentDamage(db, "blobs"));
     content.addAll(StoreAudit.contentDamage(db, "modules"));

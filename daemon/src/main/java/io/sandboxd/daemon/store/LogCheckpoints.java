@@ -74,8 +74,7 @@ final class LogCheckpoints {
       log.checkpoint(key, now);
       db.releaseSavepoint(sp);
     } catch (SQLException | RuntimeException e) {
-      db.rollback(sp);
-      db.releaseSavepoint(sp);
+      store.rollback(sp, e);
       log.reset(before);
       LOG.warning("node log: checkpoint not signed: " + e.getMessage());
     }

@@ -144,13 +144,11 @@ final class NodeLog {
   private LogTree.Frontier frontier;
   private long checkpointSize;
   private long checkpointMs;
-  private PreparedStatement insertLeaf;
-  private PreparedStatement insertBucketed;
-  private PreparedStatement insertGroup;
-  private PreparedStatement insertNode;
-  private PreparedStatement selectNode;
-  private PreparedStatement selectLeaf;
-  private PreparedStatement selectOnce;
+  // The statements run on every append and proof, prepared once on the connection (shared with the
+  // store's other tables, so that a failed statement makes all of them be prepared anew).
+  private final Statements q;
+  // Whether node_log_groups exists (not before migration 19); read once.
+  private Boolean groupsTable;
   // The open group's leaves, found in memory rather than through an index (see OpenGroup).
   private final OpenGroup openGroup = new OpenGroup(GROUP_BITS);
 
@@ -162,8 +160,9 @@ final class NodeLog {
    */
   static final int FIRST_KEPT_LEVEL = 4;
 
-  NodeLog(Connection db, Policy policy) throws SQLException {
+  NodeLog(Connection db, Statements q, Policy policy) throws SQLException {
     this.db = db;
+    this.q = q;
     this.policy = policy;
     reload();
   }
@@ -280,27 +279,16 @@ final class NodeLog {
       return;
     }
     byte[] raw = Hex.decode(address, 32, "log leaf address");
-    if (insertNode == null) {
-      insertNode = db.prepareStatement("INSERT INTO node_log_subtrees (pos, hash) VALUES (?,?)");
-    }
+    PreparedStatement insertNode = q.of("INSERT INTO node_log_subtrees (pos, hash) VALUES (?,?)");
     long idx = frontier.size();
     PreparedStatement leaf;
     if (once) {
-      if (insertBucketed == null) {
-        insertBucketed =
-            db.prepareStatement(
-                "INSERT INTO node_log (idx, address, kind, bucket) VALUES (?,?,?,?)");
-      }
-      leaf = insertBucketed;
+      leaf = q.of("INSERT INTO node_log (idx, address, kind, bucket) VALUES (?,?,?,?)");
       leaf.setLong(4, idx >> BUCKET_BITS);
     } else {
       // Without the bucket column: migration 10 logs the records a store already held through
       // here, before migration 19 adds it.
-      if (insertLeaf == null) {
-        insertLeaf =
-            db.prepareStatement("INSERT INTO node_log (idx, address, kind) VALUES (?,?,?)");
-      }
-      leaf = insertLeaf;
+      leaf = q.of("INSERT INTO node_log (idx, address, kind) VALUES (?,?,?)");
     }
     leaf.setLong(1, idx);
     leaf.setBytes(2, raw);
@@ -323,16 +311,17 @@ final class NodeLog {
 
   /** Copies the entries of complete group {@code g}'s bucketed leaves in prefix order. */
   private void group(long g) throws SQLException {
-    if (insertGroup == null) {
-      if (!StoreSchema.hasTable(db, "node_log_groups")) {
-        return; // a migration before 19 logging the records a store held: none is bucketed
-      }
-      insertGroup =
-          db.prepareStatement(
-              "INSERT INTO node_log_groups (grp, prefix, idx) SELECT ?, substr(address, 1, 4), idx"
-                  + " FROM node_log WHERE idx >= ? AND idx < ? AND bucket IS NOT NULL"
-                  + " ORDER BY 2, 3");
+    if (groupsTable == null) {
+      groupsTable = StoreSchema.hasTable(db, "node_log_groups");
     }
+    if (!groupsTable) {
+      return; // a migration before 19 logging the records a store held: none is bucketed
+    }
+    PreparedStatement insertGroup =
+        q.of(
+            "INSERT INTO node_log_groups (grp, prefix, idx) SELECT ?, substr(address, 1, 4), idx"
+                + " FROM node_log WHERE idx >= ? AND idx < ? AND bucket IS NOT NULL"
+                + " ORDER BY 2, 3");
     insertGroup.setLong(1, g);
     insertGroup.setLong(2, g << GROUP_BITS);
     insertGroup.setLong(3, (g + 1) << GROUP_BITS);
@@ -416,9 +405,7 @@ final class NodeLog {
     if (!openGroup.holds(size)) {
       loadOpenGroup();
     }
-    if (selectOnce == null) {
-      selectOnce = db.prepareStatement("SELECT kind FROM node_log WHERE idx = ? AND address = ?");
-    }
+    PreparedStatement selectOnce = q.of("SELECT kind FROM node_log WHERE idx = ? AND address = ?");
     for (long idx = openGroup.next(raw, open << GROUP_BITS, size);
         idx >= 0;
         idx = openGroup.next(raw, idx + 1, size)) {
@@ -469,9 +456,7 @@ final class NodeLog {
         if (level < FIRST_KEPT_LEVEL) {
           return fromLeaves(level, index);
         }
-        if (selectNode == null) {
-          selectNode = db.prepareStatement("SELECT hash FROM node_log_subtrees WHERE pos = ?");
-        }
+        PreparedStatement selectNode = q.of("SELECT hash FROM node_log_subtrees WHERE pos = ?");
         selectNode.setLong(1, subtreeKey(level, index));
         try (ResultSet rs = selectNode.executeQuery()) {
           if (!rs.next()) {
@@ -488,11 +473,8 @@ final class NodeLog {
 
   /** The hash of subtree {@code level}/{@code index}, from its 2^level leaves. */
   private byte[] fromLeaves(int level, long index) throws SQLException {
-    if (selectLeaf == null) {
-      selectLeaf =
-          db.prepareStatement(
-              "SELECT idx, address FROM node_log WHERE idx >= ? AND idx < ? ORDER BY idx");
-    }
+    PreparedStatement selectLeaf =
+        q.of("SELECT idx, address FROM node_log WHERE idx >= ? AND idx < ? ORDER BY idx");
     long first = index << level;
     long end = first + (1L << level);
     selectLeaf.setLong(1, first);
@@ -552,7 +534,12 @@ final class NodeLog {
    * the store record), then evictions and the sealed store checkpoint.
    */
   static void backfill(Connection db) throws SQLException {
-    NodeLog log = new NodeLog(db, new Policy("sandboxd/backfill", 1, 1, true));
+    try (Statements q = new Statements(db)) {
+      backfill(new NodeLog(db, q, new Policy("sandboxd/backfill", 1, 1, true)), db);
+    }
+  }
+
+  private static void backfill(NodeLog log, Connection db) throws SQLException {
     if (log.size() > 0) {
       return;
     }

@@ -60,10 +60,11 @@ public final class RunStore implements AutoCloseable {
     this.file = file;
     this.key = key;
     this.db = new StoreDb(connection, this);
-    this.ledger = StoreLedger.open(connection);
+    this.ledger = StoreLedger.open(connection, db.statements());
     NodeLog nodeLog =
         new NodeLog(
             connection,
+            db.statements(),
             new NodeLog.Policy(
                 "sandboxd/" + key.publicKey().hex().substring(0, 16), 1024, 1000, true));
     connection.commit();
@@ -74,7 +75,7 @@ public final class RunStore implements AutoCloseable {
     this.retention = new StoreRetention(db, ledger::size);
     this.checkpoints = new StoreCheckpoints(db, key, log, runs, this::openReader);
     this.receipts = new LedgerReceipts(db, key.publicKey());
-    this.durable = new DurableRunTable(this, connection);
+    this.durable = new DurableRunTable(this, db);
     this.owners = new RunOwners(db);
   }
 
@@ -470,6 +471,23 @@ public final class RunStore implements AutoCloseable {
           try (Statement st = c.createStatement();
               ResultSet rs = st.executeQuery("PRAGMA " + name)) {
             return rs.next() ? rs.getString(1) : null;
+          }
+        });
+  }
+
+  /**
+   * Caps the store's file at {@code pages} pages on its own connection, or at its size when that is
+   * larger (for tests: past the cap SQLite fails as on a full disk, with SQLITE_FULL); returns the
+   * cap in force.
+   */
+  long maxPages(long pages) {
+    return db.transact(
+        "run store: PRAGMA max_page_count",
+        c -> {
+          try (Statement st = c.createStatement();
+              ResultSet rs = st.executeQuery("PRAGMA max_page_count=" + pages)) {
+            rs.next();
+            return rs.getLong(1);
           }
         });
   }

@@ -43,9 +43,13 @@ final class Statements implements AutoCloseable {
     }
   }
 
-  /** Closes every statement kept (not the connection). */
-  @Override
-  public void close() {
+  /**
+   * Closes every statement kept (not the connection); each is prepared anew at its next use. Called
+   * after any statement of the connection failed: the driver finalizes a statement whose step fails
+   * with an I/O error (a full disk, say) without marking it closed, so every later use of it would
+   * fail for good ("statement is not executing"), long after the disk has room again.
+   */
+  void discard() {
     for (PreparedStatement st : prepared.values()) {
       try {
         st.close();
@@ -54,5 +58,11 @@ final class Statements implements AutoCloseable {
       }
     }
     prepared.clear();
+  }
+
+  /** Closes every statement kept (not the connection). */
+  @Override
+  public void close() {
+    discard();
   }
 }

@@ -6,11 +6,12 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 import org.sqlite.SQLiteConfig;
 
 /**
@@ -73,6 +74,11 @@ final class StoreDb {
     return prepared.of(sql);
   }
 
+  /** The statements kept on the connection, for tables that prepare their own (lock held). */
+  Statements statements() {
+    return prepared;
+  }
+
   /** The monitor every user of the connection holds. */
   Object lock() {
     return lock;
@@ -116,39 +122,35 @@ final class StoreDb {
   }
 
   /**
-   * Rolls back {@code db}'s open transaction and returns the failure {@code e} as a store error
-   * naming {@code what}; a failure to roll back is added to {@code e}.
+   * Rolls back the open transaction and returns the failure {@code e} as a store error naming
+   * {@code what}; a failure to roll back is added to {@code e}.
    */
-  static StoreException rolledBack(Connection db, String what, Exception e) {
-    try {
-      db.rollback();
-    } catch (SQLException suppressed) {
-      e.addSuppressed(suppressed);
-    }
+  StoreException rolledBack(String what, Exception e) {
+    rollback(e);
     return new StoreException(what + ": " + e.getMessage(), e);
   }
 
   /**
-   * Runs the read {@code work} on {@code db} under {@code lock} and ends its transaction; a failed
-   * query becomes a store error naming {@code what}.
+   * Runs the read {@code work} under the lock and ends its transaction; a failed query becomes a
+   * store error naming {@code what}.
    */
-  static <T> T read(Object lock, Connection db, String what, Work<T> work) {
-    return committed(lock, db, work, e -> new StoreException(what + ": " + e.getMessage(), e));
+  <T> T read(String what, Work<T> work) {
+    return committed(what, work);
   }
 
   /**
-   * Runs the write {@code work} on {@code db} under {@code lock} and commits it (fsynced before it
-   * returns); a failed statement rolls it back and becomes a store error naming {@code what}.
+   * Runs the write {@code work} under the lock and commits it (fsynced before it returns); a failed
+   * statement rolls it back and becomes a store error naming {@code what}.
    */
-  static <T> T write(Object lock, Connection db, String what, Work<T> work) {
-    return committed(lock, db, work, e -> rolledBack(db, what, e));
+  <T> T write(String what, Work<T> work) {
+    return committed(what, work);
   }
 
   /**
    * As {@link #write}, for a change that may find nothing to change: committed when {@code work}
    * returns true, rolled back when it returns false.
    */
-  static boolean change(Object lock, Connection db, String what, Work<Boolean> work) {
+  boolean change(String what, Work<Boolean> work) {
     synchronized (lock) {
       try {
         if (!work.apply(db)) {
@@ -158,33 +160,77 @@ final class StoreDb {
         db.commit();
         return true;
       } catch (SQLException e) {
-        throw rolledBack(db, what, e);
+        throw rolledBack(what, e);
       }
     }
   }
 
   /**
-   * Runs {@code work} under {@code lock} and commits; a failed statement throws {@code failed}'s.
+   * Runs {@code work} under the lock and commits; a failed statement rolls back and becomes a store
+   * error naming {@code what}.
    */
-  private static <T> T committed(
-      Object lock, Connection db, Work<T> work, Function<SQLException, StoreException> failed) {
+  private <T> T committed(String what, Work<T> work) {
     synchronized (lock) {
       try {
         T out = work.apply(db);
         db.commit();
         return out;
       } catch (SQLException e) {
-        throw failed.apply(e);
+        throw rolledBack(what, e);
       }
     }
   }
 
-  /** Rolls back the open transaction; a failure to do so is added to {@code cause}. */
+  /**
+   * Rolls back the open transaction and begins the next, after {@code cause} failed it; a failure
+   * to do so is added to {@code cause}.
+   */
   void rollback(Exception cause) {
     try {
       db.rollback();
-    } catch (SQLException suppressed) {
-      cause.addSuppressed(suppressed);
+    } catch (SQLException notRolledBack) {
+      cause.addSuppressed(notRolledBack);
+      // SQLite ends a transaction itself when a statement or the commit fails for want of room or
+      // by an I/O error, and the driver's rollback then fails before it begins the next one: every
+      // later statement would run in a transaction of its own, committed as it ran, and the next
+      // commit would fail for want of a transaction. So the next is begun here.
+      try (Statement st = db.createStatement()) {
+        st.execute("BEGIN");
+      } catch (SQLException stillOpen) {
+        cause.addSuppressed(stillOpen);
+      }
+    }
+    forgetStatementsAfter(cause);
+  }
+
+  /**
+   * Undoes the work since {@code sp} and ends it, the transaction going on, after {@code cause}
+   * failed it.
+   */
+  void rollback(Savepoint sp, Exception cause) throws SQLException {
+    forgetStatementsAfter(cause);
+    try {
+      db.rollback(sp);
+      db.releaseSavepoint(sp);
+    } catch (SQLException gone) {
+      // SQLite ended the whole transaction (as it does for want of room): the transaction fails,
+      // and with the reason that ended it, not the savepoint it took along.
+      cause.addSuppressed(gone);
+      throw new SQLException(cause.getMessage(), cause);
+    }
+  }
+
+  /**
+   * After a failure that a statement of the connection raised, the statements kept are prepared
+   * anew at their next use (see {@link Statements#discard}): without it, one full disk left every
+   * later run unstorable until a restart. Failures of the work's own checks keep them.
+   */
+  private void forgetStatementsAfter(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof SQLException) {
+        prepared.discard();
+        return;
+      }
     }
   }
 

@@ -29,9 +29,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
  */
 final class StoreLedger {
   private final Connection db;
-  // Prepared once, like NodeLog's: they run on every append (under the store's lock).
-  private PreparedStatement insertRun;
-  private PreparedStatement replaceHead;
+  // The statements run on every append, prepared once on the connection (under the store's lock).
+  private final Statements q;
   private long size;
   private String chain;
 
@@ -55,8 +54,9 @@ final class StoreLedger {
   static final int MAX_HEADS = 4096;
 
   private StoreLedger(
-      Connection db, long size, String chain, long durableSize, String durableChain) {
+      Connection db, Statements q, long size, String chain, long durableSize, String durableChain) {
     this.db = db;
+    this.q = q;
     this.size = size;
     this.chain = chain;
     this.durableSize = durableSize;
@@ -72,18 +72,18 @@ final class StoreLedger {
    * The ledger of {@code db} as its store head states it (the head is checked against the ledger at
    * start-up; a store without a head is an empty one or damage start-up reports).
    */
-  static StoreLedger open(Connection db) throws SQLException {
+  static StoreLedger open(Connection db, Statements q) throws SQLException {
     Optional<String> text = headText(db);
     if (text.isPresent()) {
       try {
         StoreHead head = StoreHead.fromCore(CanonicalJson.parse(text.get()).get("core"));
         return new StoreLedger(
-            db, head.runs(), head.chain(), head.durableSegments(), head.durableChain());
+            db, q, head.runs(), head.chain(), head.durableSegments(), head.durableChain());
       } catch (AttestException e) {
         // Damage start-up reports; appends continue from what the ledger rows say.
       }
     }
-    return rebuilt(db);
+    return rebuilt(db, q);
   }
 
   /** The signed store head's envelope as stored (not parsed or verified); empty when none. */
@@ -92,7 +92,7 @@ final class StoreLedger {
   }
 
   /** Length and chain recomputed from the ledger rows (no head, or an unreadable one). */
-  private static StoreLedger rebuilt(Connection db) throws SQLException {
+  private static StoreLedger rebuilt(Connection db, Statements q) throws SQLException {
     long n = 0;
     String c = StoreHead.EMPTY_CHAIN;
     try (Statement st = db.createStatement();
@@ -113,13 +113,13 @@ final class StoreLedger {
         }
       }
     }
-    return new StoreLedger(db, n, c, d, dc);
+    return new StoreLedger(db, q, n, c, d, dc);
   }
 
   /** {@code l}'s runs as its head states them, its durable part recounted from the rows. */
-  static StoreLedger rebuiltFrom(Connection db, StoreLedger l) throws SQLException {
-    StoreLedger rows = rebuilt(db);
-    return new StoreLedger(db, l.size, l.chain, rows.durableSize, rows.durableChain);
+  static StoreLedger rebuiltFrom(StoreLedger l) throws SQLException {
+    StoreLedger rows = rebuilt(l.db, l.q);
+    return new StoreLedger(l.db, l.q, l.size, l.chain, rows.durableSize, rows.durableChain);
   }
 
   /**
@@ -211,10 +211,8 @@ final class StoreLedger {
     JsonNode core = stored.toCore();
     String text = CanonicalJson.recordString(core);
     String address = Blake3.hex(text.getBytes(StandardCharsets.UTF_8));
-    if (insertRun == null) {
-      insertRun =
-          db.prepareStatement("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)");
-    }
+    PreparedStatement insertRun =
+        q.of("INSERT INTO ledger (position, run_id, envelope) VALUES (?,?,?)");
     insertRun.setLong(1, stored.position());
     insertRun.setString(2, stored.runId());
     insertRun.setBytes(3, StoreEncoding.encode(text));
@@ -228,10 +226,8 @@ final class StoreLedger {
   void signHead(SigningKey key) throws SQLException {
     StoreHead head =
         new StoreHead(size, chain, System.currentTimeMillis(), durableSize, durableChain);
-    if (replaceHead == null) {
-      replaceHead =
-          db.prepareStatement("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)");
-    }
+    PreparedStatement replaceHead =
+        q.of("INSERT OR REPLACE INTO store_head (id, envelope) VALUES (1, ?)");
     Envelope signed = Envelope.sign(head.toCore(), key);
     replaceHead.setString(1, signed.toJsonLine());
     replaceHead.executeUpdate();

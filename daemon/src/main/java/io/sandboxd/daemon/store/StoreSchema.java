@@ -222,9 +222,11 @@ final class StoreSchema {
       }
     }
     // The head read here predates the durable part: that is recounted from the rows just written.
-    StoreLedger ledger = StoreLedger.rebuiltFrom(db, StoreLedger.open(db));
-    if (ledger.durableSize() > 0) {
-      ledger.signHead(key);
+    try (Statements q = new Statements(db)) {
+      StoreLedger ledger = StoreLedger.rebuiltFrom(StoreLedger.open(db, q));
+      if (ledger.durableSize() > 0) {
+        ledger.signHead(key);
+      }
     }
   }
 

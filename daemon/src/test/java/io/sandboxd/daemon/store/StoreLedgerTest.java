@@ -196,7 +196,7 @@ class StoreLedgerTest extends StoreFileFixture {
     String zeros = "0".repeat(64);
     try (Connection c = raw()) {
       c.setAutoCommit(false);
-      StoreLedger ledger = StoreLedger.open(c);
+      StoreLedger ledger = StoreLedger.open(c, new Statements(c));
       for (int round = 0; round < 3; round++) {
         StoreLedger.Mark before = ledger.mark();
         for (int i = 0; i < StoreLedger.HEAD_STEP + 7; i++) {
