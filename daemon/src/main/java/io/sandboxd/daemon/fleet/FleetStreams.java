@@ -8,6 +8,7 @@ import io.nats.client.Nats;
 import io.nats.client.Options;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
+import io.sandboxd.daemon.ReportPace;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Arrays;
@@ -33,9 +34,6 @@ public final class FleetStreams {
    */
   public static final Duration DUPLICATE_WINDOW = Duration.ofSeconds(20);
 
-  /** How often a failure that repeats (a broker down, a cluster forming) is reported. */
-  public static final Duration REPORT_EVERY = Duration.ofSeconds(30);
-
   private static final long FIRST_PAUSE_MS = 200;
   private static final long LONGEST_PAUSE_MS = 2_000;
 
@@ -44,7 +42,7 @@ public final class FleetStreams {
   /**
    * Connects to the comma-separated server URLs, trying them again until one answers or {@code
    * stop} says to give up (then the last refusal is thrown); {@code waiting} hears the first
-   * refusal and then one every {@link #REPORT_EVERY}. Once connected, the client reconnects for
+   * refusal and then one every {@link ReportPace#EVERY}. Once connected, the client reconnects for
    * ever across server failures, and reports those failures at the same pace.
    */
   public static Connection connect(
@@ -76,7 +74,7 @@ public final class FleetStreams {
    * Creates both streams with {@code replicas} replicas when they do not exist yet, waiting for a
    * cluster that is still forming (no leader, or too few peers for the replicas yet) for as long as
    * it takes: until {@code stop} says to give up, when the last refusal is thrown. {@code waiting}
-   * hears the first refusal and then one every {@link #REPORT_EVERY}, for a log.
+   * hears the first refusal and then one every {@link ReportPace#EVERY}, for a log.
    */
   public static void ensure(
       Connection nc, int replicas, BooleanSupplier stop, Consumer<IOException> waiting)
@@ -145,48 +143,6 @@ public final class FleetStreams {
     }
   }
 
-  /** When a failure that repeats is due to be reported: its first time, then once a period. */
-  static final class ReportPace {
-    private final long everyNanos;
-    private boolean reported;
-    private long reportedAt;
-    private long held;
-
-    ReportPace() {
-      this.everyNanos = REPORT_EVERY.toNanos();
-    }
-
-    /**
-     * -1 when this failure is held back; else it is due, and the answer is how many were held back
-     * since the last report.
-     */
-    synchronized long due(long nowNanos) {
-      if (reported && nowNanos - reportedAt < everyNanos) {
-        held++;
-        return -1;
-      }
-      long before = held;
-      reported = true;
-      reportedAt = nowNanos;
-      held = 0;
-      return before;
-    }
-
-    /**
-     * Logs {@code message} (with {@code thrown}, when not null) if this failure is due, saying how
-     * many were held back since the last report.
-     */
-    void log(Logger log, String message, Throwable thrown) {
-      long held = due(System.nanoTime());
-      if (held >= 0) {
-        log.log(
-            Level.WARNING,
-            held > 0 ? message + " (and " + held + " more since the last report)" : message,
-            thrown);
-      }
-    }
-  }
-
   /**
    * The client's failures, logged at a pace: while a broker is down the client tries again every
    * 200 ms, and its default listener logs each try, five lines a second for as long as it lasts.
@@ -218,7 +174,7 @@ public final class FleetStreams {
     }
 
     private void report(ReportPace pace, String what) {
-      pace.log(LOG, "NATS connection " + name + " " + what, null);
+      pace.log(LOG, Level.WARNING, "NATS connection " + name + " " + what, null);
     }
   }
 }

@@ -10,6 +10,7 @@ import io.nats.client.PullSubscribeOptions;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.FleetProof;
 import io.sandboxd.attest.PublicKey;
+import io.sandboxd.daemon.ReportPace;
 import io.sandboxd.daemon.store.FleetOutbox;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -42,8 +43,8 @@ public final class RecordShipper implements AutoCloseable {
   private final Map<String, Long> sentMs = new HashMap<>();
   // Whatever can publish on this node's proof subject may send junk at any rate, and a failing
   // store fails every 500 ms: both reach the log at a pace.
-  private final FleetStreams.ReportPace refusedProofs = new FleetStreams.ReportPace();
-  private final FleetStreams.ReportPace shipFailures = new FleetStreams.ReportPace();
+  private final ReportPace refusedProofs = new ReportPace();
+  private final ReportPace shipFailures = new ReportPace();
   private final Thread shipping;
   private final Thread proving;
 
@@ -143,7 +144,7 @@ public final class RecordShipper implements AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException e) {
-        shipFailures.log(LOG, "fleet: shipping failed, retrying: " + e, e);
+        shipFailures.log(LOG, Level.WARNING, "fleet: shipping failed, retrying: " + e, e);
         sleep(500);
       }
     }
@@ -190,13 +191,13 @@ public final class RecordShipper implements AutoCloseable {
    * unshipped and is sent again). Acknowledged either way, so junk is not delivered for ever.
    */
   static Optional<FleetProof> verified(
-      byte[] data, PublicKey aggregator, String origin, FleetStreams.ReportPace pace) {
+      byte[] data, PublicKey aggregator, String origin, ReportPace pace) {
     try {
       FleetProof p = FleetProof.fromJson(CanonicalJson.parse(data));
       p.verify(aggregator, origin);
       return Optional.of(p);
     } catch (RuntimeException e) {
-      pace.log(LOG, "fleet: refused a proof: " + e, null);
+      pace.log(LOG, Level.WARNING, "fleet: refused a proof: " + e, null);
       return Optional.empty();
     }
   }

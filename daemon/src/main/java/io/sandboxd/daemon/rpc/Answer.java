@@ -1,6 +1,9 @@
 package io.sandboxd.daemon.rpc;
 
 import io.grpc.stub.StreamObserver;
+import io.sandboxd.daemon.ReportPace;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -12,6 +15,9 @@ import java.util.logging.Logger;
  */
 final class Answer {
   private static final Logger LOG = Logger.getLogger(Answer.class.getName());
+  // One pace for each kind of failure that is logged (unexpected ones under Throwable): one kind
+  // repeating is not allowed to hide the first of another.
+  private static final Map<Class<?>, ReportPace> PACES = new ConcurrentHashMap<>();
 
   private Answer() {}
 
@@ -30,12 +36,15 @@ final class Answer {
 
   /**
    * Fails the call with the status of {@code e}. Unexpected failures (INTERNAL) and the store's are
-   * logged with their cause; a client's mistake is not.
+   * logged with their cause, at a pace (a full disk fails every run, and the log would fill the
+   * disk's neighbours at the rate runs come); a client's mistake is not logged.
    */
   static void fail(String call, StreamObserver<?> out, RuntimeException e) {
     ErrorStatus.Row row = ErrorStatus.rowOf(e);
     if (row == null || row.severe()) {
-      LOG.log(Level.SEVERE, call + " failed: " + e.getMessage(), e);
+      PACES
+          .computeIfAbsent(row == null ? Throwable.class : row.kind(), k -> new ReportPace())
+          .log(LOG, Level.SEVERE, call + " failed: " + e.getMessage(), e);
     }
     out.onError(ErrorStatus.of(e).asRuntimeException());
   }

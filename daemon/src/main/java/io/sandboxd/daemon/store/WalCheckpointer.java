@@ -1,5 +1,6 @@
 package io.sandboxd.daemon.store;
 
+import io.sandboxd.daemon.ReportPace;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -37,6 +38,7 @@ final class WalCheckpointer implements AutoCloseable {
    */
   static final int FOREGROUND_PAGES = 16_384;
 
+  private final ReportPace failures = new ReportPace();
   private final Connection db;
   private final Thread thread;
   private final AtomicLong commits = new AtomicLong();
@@ -101,7 +103,9 @@ final class WalCheckpointer implements AutoCloseable {
     } catch (SQLException e) {
       // Nothing is lost: the frames stay in the log, the next checkpoint (or the store's own
       // automatic one, past its bound) copies them.
-      LOG.log(Level.WARNING, "run store: background checkpoint failed: " + e.getMessage(), e);
+      // Paced: on a full disk each try fails, once a second for as long as it lasts.
+      failures.log(
+          LOG, Level.WARNING, "run store: background checkpoint failed: " + e.getMessage(), e);
     }
   }
 

@@ -10,6 +10,7 @@ import io.sandboxd.config.ConfigException;
 import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.daemon.Daemon;
 import io.sandboxd.daemon.DaemonPaths;
+import io.sandboxd.daemon.LogCapture;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -22,9 +23,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -198,44 +197,15 @@ class FleetShippingTest {
   }
 
   @Test
-  void aRepeatedFailureIsReportedFirstThenOnceAPeriod() {
-    FleetStreams.ReportPace pace = new FleetStreams.ReportPace();
-    long period = FleetStreams.REPORT_EVERY.toNanos();
-    long t0 = 1_000_000_000L;
-    assertEquals(0, pace.due(t0), "the first is reported");
-    assertEquals(-1, pace.due(t0 + 1));
-    assertEquals(-1, pace.due(t0 + period - 1));
-    assertEquals(2, pace.due(t0 + period), "due again, with the count held back");
-    assertEquals(-1, pace.due(t0 + period + 1));
-    assertEquals(1, pace.due(t0 + 3 * period));
-  }
-
-  @Test
   void theClientsFailuresReachTheLogAtAPace() {
-    Logger log = Logger.getLogger(FleetStreams.class.getName());
-    List<LogRecord> records = new ArrayList<>();
-    Handler h =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            records.add(r);
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    log.addHandler(h);
-    try {
+    List<LogRecord> records;
+    try (LogCapture captured = LogCapture.of(FleetStreams.class.getName())) {
       FleetStreams.PacedErrors errors = new FleetStreams.PacedErrors("node-1");
       for (int i = 0; i < 100; i++) {
         errors.exceptionOccurred(null, new IOException("Connection refused"));
         errors.errorOccurred(null, "Authorization Violation");
       }
-    } finally {
-      log.removeHandler(h);
+      records = captured.records();
     }
     assertEquals(2, records.size(), "one line for each kind, not one per try");
     assertTrue(records.get(0).getMessage().contains("node-1"), records.get(0).getMessage());

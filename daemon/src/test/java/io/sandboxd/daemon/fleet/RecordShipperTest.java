@@ -8,6 +8,7 @@ import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.FleetProof;
 import io.sandboxd.attest.LogCheckpoint;
 import io.sandboxd.attest.SigningKey;
+import io.sandboxd.daemon.ReportPace;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -51,7 +52,7 @@ class RecordShipperTest {
   }
 
   // One pace for the test, as for a shipper: its refusals are logged once, not 3,000 times.
-  final FleetStreams.ReportPace pace = new FleetStreams.ReportPace();
+  final ReportPace pace = new ReportPace();
 
   private Optional<FleetProof> verified(byte[] data) {
     return RecordShipper.verified(data, aggregator.publicKey(), ORIGIN, pace);
