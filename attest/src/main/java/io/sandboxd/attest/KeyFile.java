@@ -6,7 +6,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
@@ -18,7 +17,10 @@ import java.util.Set;
 public final class KeyFile {
   private KeyFile() {}
 
-  /** Writes a new key file (refuses to overwrite), created 0600 before any byte is written. */
+  /**
+   * Writes a new key file (refuses to overwrite), mode 0600, whole or not at all ({@link
+   * PrivateFile}).
+   */
   public static void write(Path file, SigningKey key) throws IOException {
     Path parent = file.toAbsolutePath().getParent();
     if (parent != null && !Files.isDirectory(parent)) {
@@ -26,18 +28,11 @@ public final class KeyFile {
           parent,
           PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
-    Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-------");
+    byte[] body = (Hex.encode(key.seed()) + "\n").getBytes(StandardCharsets.US_ASCII);
     try {
-      Files.createFile(file, PosixFilePermissions.asFileAttribute(perms));
+      PrivateFile.create(file, body);
     } catch (FileAlreadyExistsException e) {
       throw new AttestException(file + ": key file already exists; refusing to overwrite it", e);
-    }
-    // umask may have narrowed the mode further; set it exactly.
-    Files.setPosixFilePermissions(file, perms);
-    byte[] body = (Hex.encode(key.seed()) + "\n").getBytes(StandardCharsets.US_ASCII);
-    try (var ch = java.nio.channels.FileChannel.open(file, StandardOpenOption.WRITE)) {
-      ch.write(java.nio.ByteBuffer.wrap(body));
-      ch.force(true);
     }
   }
 
@@ -76,6 +71,13 @@ public final class KeyFile {
       }
     }
     String text = Files.readString(file, StandardCharsets.US_ASCII).strip();
+    if (text.isEmpty()) {
+      throw new AttestException(
+          file
+              + ": the key file is empty: its creation was cut short (a full disk, or a crash"
+              + " before keys were written whole); if this node never served with it, remove it"
+              + " and start again to make a new key");
+    }
     return SigningKey.fromSeed(Hex.decode(text, 32, file.toString()));
   }
 

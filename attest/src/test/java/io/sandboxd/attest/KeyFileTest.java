@@ -138,6 +138,16 @@ class KeyFileTest {
   }
 
   @Test
+  void anEmptyKeyFileSaysItsCreationWasCutShortAndHowToRecover() throws IOException {
+    // What a first start on a full disk left before keys were written whole.
+    Path p = keyFileWith("empty.key", "", "rw-------");
+    String m = assertThrows(AttestException.class, () -> KeyFile.loadOrCreate(p)).getMessage();
+    assertTrue(m.startsWith(p + ": the key file is empty"), m);
+    assertTrue(m.contains("remove it"), m);
+    assertEquals("", Files.readString(p), "left for the operator to decide");
+  }
+
+  @Test
   void loadOrCreateCreatesOnceThenLoadsTheSameKey() throws IOException {
     Path p = dir.resolve("state/host.key");
     SigningKey created = KeyFile.loadOrCreate(p);

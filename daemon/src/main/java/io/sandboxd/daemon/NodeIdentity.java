@@ -3,6 +3,7 @@ package io.sandboxd.daemon;
 import io.sandboxd.attest.Ed25519Engine;
 import io.sandboxd.attest.HostIdentity;
 import io.sandboxd.attest.KeyFile;
+import io.sandboxd.attest.PrivateFile;
 import io.sandboxd.attest.SigningKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -44,14 +45,16 @@ public final class NodeIdentity {
     PrivatePath.requireDirectory(keyDir, "key directory");
     SigningKey key = KeyFile.loadOrCreate(keyFile).signingWith(engine.get());
     Path idFile = stateDir.resolve("host-id");
-    String id;
-    if (Files.exists(idFile)) {
-      id = Files.readString(idFile, StandardCharsets.UTF_8).strip();
-    } else {
+    String id =
+        Files.exists(idFile) ? Files.readString(idFile, StandardCharsets.UTF_8).strip() : "";
+    if (id.isEmpty()) {
+      // None yet, or an empty file that a host-id write cut short (before they were written
+      // whole) left: records never name an empty host.
+      Files.deleteIfExists(idFile);
       byte[] r = new byte[8];
       new SecureRandom().nextBytes(r);
       id = hostname() + "-" + HexFormat.of().formatHex(r);
-      Files.writeString(idFile, id + "\n", StandardCharsets.UTF_8);
+      PrivateFile.create(idFile, (id + "\n").getBytes(StandardCharsets.UTF_8));
     }
     String platform =
         System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT)

@@ -1,6 +1,7 @@
 package io.sandboxd.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
@@ -106,6 +107,36 @@ class DiskFullTest {
           verified.out().contains(String.valueOf(acknowledged.size())),
           acknowledged.size() + " runs acknowledged; verify says: " + verified.out());
     }
+  }
+
+  @Test
+  void aFirstStartOnAFullDiskLeavesNoKeyBehindAndStartsOnceThereIsRoom() throws Exception {
+    Path state = Files.createDirectories(tmp.resolve("state"));
+    Path out = tmp.resolve("starts.log");
+    // Both starts in one mount namespace: the tmpfs, filled to the last byte, then given room.
+    String script =
+        "mount -t tmpfs -o size=4m,mode=0700 sandboxd-full \"$0\" || exit 90\n"
+            + "dd if=/dev/zero of=\"$0/filler\" bs=64k 2>/dev/null\n"
+            + "\"$@\"; echo \"first start: $?\"\n"
+            + "echo \"keys: $(ls -A \"$0/keys\" 2>/dev/null) host-id: $(ls -A \"$0\" | grep -c host-id)\"\n"
+            + "rm \"$0/filler\"\n"
+            + "\"$@\"; echo \"second start: $?\"\n"
+            + "echo \"keys: $(ls -A \"$0/keys\" | tr '\\n' ' ')host-id: $(cat \"$0/host-id\")\"\n";
+    List<String> cmd =
+        new ArrayList<>(List.of("unshare", "-Urm", "--", "sh", "-c", script, state.toString()));
+    cmd.addAll(
+        DaemonProcess.serveCommand(List.of(), state, tmp.resolve("d.sock"), "--exit-when-ready"));
+    Process p =
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+    assertTrue(p.waitFor(240, TimeUnit.SECONDS), "the two starts did not end");
+    String said = Files.readString(out);
+    assertEquals(0, p.exitValue(), said);
+    assertTrue(said.contains("first start: 1"), said);
+    assertTrue(said.contains(": cannot create: No space left on device"), said);
+    assertTrue(said.contains("keys:  host-id: 0"), "nothing half-made is left:\n" + said);
+    assertTrue(said.contains("second start: 0"), said);
+    assertTrue(said.contains("keys: agent.ed25519 holder.ed25519 node.ed25519 host-id: "), said);
+    assertFalse(said.contains("host-id: \n"), "a host id was written:\n" + said);
   }
 
   /** A refusal's code and what it says, reduced to the words that tell its kind. */
