@@ -3,6 +3,7 @@ package io.sandboxd.attest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -24,9 +25,9 @@ public final class PrivateFile {
 
   /**
    * Creates {@code file} holding {@code body}, durable once this returns; throws {@link
-   * java.nio.file.FileAlreadyExistsException} when it exists (it is never replaced). The bytes go
-   * to a temporary sibling first, synced, then linked in under the name, which fails rather than
-   * replace; on any failure nothing is left under either name.
+   * FileAlreadyExistsException} when it exists (it is never replaced). The bytes go to a temporary
+   * sibling first, synced, then linked in under the name, which fails rather than replace; on any
+   * failure nothing is left under either name.
    */
   public static void create(Path file, byte[] body) throws IOException {
     Path dir = file.toAbsolutePath().getParent();
@@ -48,16 +49,9 @@ public final class PrivateFile {
         }
         ch.force(true);
       }
-      try {
-        Files.createLink(file, tmp);
-      } catch (UnsupportedOperationException e) {
-        // A file system without hard links: a rename, after the check that the name is free.
-        if (Files.exists(file)) {
-          throw new java.nio.file.FileAlreadyExistsException(file.toString());
-        }
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      }
-    } catch (java.nio.file.FileAlreadyExistsException e) {
+      // link(2), unlike a rename, fails rather than replace a file of that name.
+      Files.createLink(file, tmp);
+    } catch (FileAlreadyExistsException e) {
       throw e;
     } catch (IOException e) {
       // The JDK names no file for a failed write ("No space left on device"): this does.
