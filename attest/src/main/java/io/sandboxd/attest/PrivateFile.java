@@ -43,10 +43,7 @@ public final class PrivateFile {
               PosixFilePermissions.asFileAttribute(perms))) {
         // umask may have narrowed the mode further; set it exactly.
         Files.setPosixFilePermissions(tmp, perms);
-        ByteBuffer b = ByteBuffer.wrap(body);
-        while (b.hasRemaining()) {
-          ch.write(b);
-        }
+        writeFully(ch, body);
         ch.force(true);
       }
       // link(2), unlike a rename, fails rather than replace a file of that name.
@@ -59,8 +56,21 @@ public final class PrivateFile {
     } finally {
       Files.deleteIfExists(tmp);
     }
-    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-      d.force(true);
+    syncDirectory(dir);
+  }
+
+  /** Writes all of {@code bytes} at the channel's position (one write may take only part). */
+  public static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
+    ByteBuffer b = ByteBuffer.wrap(bytes);
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
+  /** Makes the entries of {@code d} durable: a link, rename or delete in it survives a crash. */
+  public static void syncDirectory(Path d) throws IOException {
+    try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
+      ch.force(true);
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.sandboxd.executor;
 
 import io.sandboxd.attest.Blake3;
+import io.sandboxd.attest.PrivateFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -148,7 +149,7 @@ public final class ModuleStore {
               tmp,
               java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
               PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-        StoreFiles.writeFully(ch, wasm);
+        PrivateFile.writeFully(ch, wasm);
         ch.force(true);
       }
       try {
@@ -157,7 +158,7 @@ public final class ModuleStore {
         throw new IOException("the state directory cannot rename atomically", e);
       }
       // The rename is durable only once the directory is.
-      StoreFiles.fsyncDir(dir);
+      PrivateFile.syncDirectory(dir);
     } catch (IOException e) {
       try {
         Files.deleteIfExists(tmp);

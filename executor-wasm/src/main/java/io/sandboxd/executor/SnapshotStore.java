@@ -8,6 +8,7 @@ import io.sandboxd.attest.Blake3;
 import io.sandboxd.attest.CanonicalJson;
 import io.sandboxd.attest.Hex;
 import io.sandboxd.attest.JsonReader;
+import io.sandboxd.attest.PrivateFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -314,7 +315,7 @@ public final class SnapshotStore {
           readers.remove(pack);
           Files.deleteIfExists(pack);
         }
-        StoreFiles.fsyncDir(packs);
+        PrivateFile.syncDirectory(packs);
       } catch (IOException ex) {
         throw new SnapshotException(
             "snapshot store " + dir + ": cannot delete " + pack + ": " + ex, ex);
@@ -567,11 +568,11 @@ public final class SnapshotStore {
                 StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
-          StoreFiles.writeFully(ch, content.get(f.blob()));
+          PrivateFile.writeFully(ch, content.get(f.blob()));
           ch.force(true);
         }
       }
-      StoreFiles.fsyncDir(target);
+      PrivateFile.syncDirectory(target);
     } catch (IOException e) {
       throw new SnapshotException("restore tree " + address + " into " + target + ": " + e, e);
     }
@@ -739,7 +740,7 @@ public final class SnapshotStore {
         ch.force(true);
       }
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-      StoreFiles.fsyncDir(packs);
+      PrivateFile.syncDirectory(packs);
     } catch (IOException e) {
       try {
         Files.deleteIfExists(tmp);

@@ -1,19 +1,17 @@
 package io.sandboxd.executor;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The disk steps {@link ModuleStore} and {@link SnapshotStore} share: a private directory, the
- * temporaries a crash leaves in it, whole writes and durable renames.
+ * temporaries a crash leaves in it (whole writes and durable renames: {@link
+ * io.sandboxd.attest.PrivateFile}).
  */
 final class StoreFiles {
   /** How a file being written is named until its rename: one left at open was cut by a crash. */
@@ -46,20 +44,5 @@ final class StoreFiles {
       }
     }
     return kept;
-  }
-
-  /** Writes all of {@code bytes} at the channel's position. */
-  static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
-    ByteBuffer b = ByteBuffer.wrap(bytes);
-    while (b.hasRemaining()) {
-      ch.write(b);
-    }
-  }
-
-  /** Makes the entries of {@code d} durable: a rename or delete in it survives a crash after. */
-  static void fsyncDir(Path d) throws IOException {
-    try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
-      ch.force(true);
-    }
   }
 }
