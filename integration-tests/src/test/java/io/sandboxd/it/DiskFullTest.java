@@ -7,7 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sandboxd.daemon.DaemonClient;
+import io.sandboxd.daemon.rpc.DurableRunReply;
+import io.sandboxd.daemon.rpc.DurableRunRequest;
+import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
+import io.sandboxd.daemon.rpc.RecordsReply;
 import io.sandboxd.daemon.rpc.SubmitReply;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * mount namespace of its own): the runs it cannot keep are refused UNAVAILABLE as not stored, none
  * is acknowledged that is not kept, the log reports the failures at a pace instead of one stack
  * trace each, and once the file system has room again the same daemon stores runs again, without a
- * restart, and its whole store verifies.
+ * restart, and its whole store verifies. A durable run whose park cannot be written ends failed
+ * with its cause signed, and leaves a store that verifies.
  */
 class DiskFullTest {
   @TempDir Path tmp;
@@ -37,22 +42,9 @@ class DiskFullTest {
   void aFullStateFileSystemRefusesRunsUntilItHasRoomAndLosesNothing() throws Exception {
     Path state = Files.createDirectories(tmp.resolve("state"));
     Path socket = tmp.resolve("d.sock");
-    // unshare execs sh, which execs the JVM: the process started is the daemon itself.
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                "unshare",
-                "-Urm",
-                "--",
-                "sh",
-                "-c",
-                "mount -t tmpfs -o size=4m,mode=0700 sandboxd-full \"$0\" && exec \"$@\"",
-                state.toString()));
-    cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket));
     byte[] hello = Submissions.exampleUnit("hello");
     String grants = Submissions.exampleGrants("hello");
-    try (DaemonProcess d =
-            DaemonProcess.start(new ProcessBuilder(cmd), state, socket, tmp.resolve("d.log"));
+    try (DaemonProcess d = onTmpfs("4m", state, socket);
         DaemonClient c = new DaemonClient(socket)) {
       ConcurrentLinkedQueue<String> acknowledged = new ConcurrentLinkedQueue<>();
       Map<String, Integer> refusals = new ConcurrentHashMap<>();
@@ -139,6 +131,104 @@ class DiskFullTest {
     assertFalse(said.contains("host-id: \n"), "a host id was written:\n" + said);
   }
 
+  @Test
+  void aDurableRunWhoseParkCannotBeWrittenEndsFailedWithItsFailureSignedAndTheStoreVerifies()
+      throws Exception {
+    Path state = Files.createDirectories(tmp.resolve("state"));
+    Path socket = tmp.resolve("d.sock");
+    try (DaemonProcess d = onTmpfs("16m", state, socket);
+        DaemonClient c = new DaemonClient(socket)) {
+      // Some 72 MB of distinct pages: its snapshot cannot fit a 16 MiB file system, while the
+      // store, once the half-written pack is gone, has room for the run's end.
+      String run =
+          BundleHandoffTest.detached(c, BundleHandoffTest.BIG, BundleHandoffTest.BIG_GRANTS);
+
+      DurableRunReply r = c.stub().suspendRun(DurableRunRequest.newBuilder().setRunId(run).build());
+      assertEquals("failed", r.getState(), d.log());
+      String why = r.getOutcomeJson();
+      assertTrue(
+          why.contains("parking run " + run + ": its snapshot could not be stored")
+              && why.contains("No space left on device")
+              && why.contains("nothing of its snapshot is kept"),
+          why);
+      assertFalse(why.contains(state.toString()), "a signed outcome names no path here: " + why);
+      // The failure is signed: the ending execute segment, its receipt and the attestation.
+      RecordsReply records =
+          c.stub().getRecords(GetRecordsRequest.newBuilder().setRunId(run).build());
+      assertEquals(1, records.getSegmentsCount(), records.toString());
+      assertEquals(1, records.getAttestationsCount(), records.toString());
+      assertTrue(records.getAttestations(0).contains("its snapshot could not be stored"));
+      List<String> lines = new ArrayList<>(records.getSegmentsList());
+      lines.addAll(records.getReceiptsList());
+      lines.addAll(records.getAttestationsList());
+      DaemonProcess.Result checked =
+          DaemonProcess.sandboxctl(
+              String.join("\n", lines).getBytes(java.nio.charset.StandardCharsets.UTF_8),
+              "verify",
+              "--signer",
+              d.publicKey(),
+              "-");
+      assertEquals(0, checked.exit(), checked.out() + checked.err());
+      // Nothing half-written is left holding the room: no pack, no temporary.
+      assertEquals(
+          "",
+          inNamespace(d.process.pid(), "ls -A \"$0/snapshots/packs\"", state).trim(),
+          "the snapshot store after the failed park");
+      DaemonProcess.Result verified = d.ctl("store", "verify");
+      assertEquals(0, verified.exit(), verified.out() + verified.err());
+
+      // A run whose snapshot fits parks and resumes to its end.
+      String next = BundleHandoffTest.parked(c, DurableRunTest.COUNTER, DurableRunTest.GRANTS);
+      d.resumeToCompletion(next);
+      verified = d.ctl("store", "verify");
+      assertEquals(0, verified.exit(), verified.out() + verified.err());
+      assertFalse(d.log().contains("damage"), d.log());
+    }
+  }
+
+  /**
+   * A daemon whose {@code state} directory is a tmpfs of {@code size} in a mount namespace of its
+   * own (the socket and log stay outside), serving on {@code socket}.
+   */
+  private DaemonProcess onTmpfs(String size, Path state, Path socket) throws Exception {
+    // unshare execs sh, which execs the JVM: the process started is the daemon itself.
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "unshare",
+                "-Urm",
+                "--",
+                "sh",
+                "-c",
+                "mount -t tmpfs -o size=" + size + ",mode=0700 sandboxd-full \"$0\" && exec \"$@\"",
+                state.toString()));
+    cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket));
+    return DaemonProcess.start(new ProcessBuilder(cmd), state, socket, tmp.resolve("d.log"));
+  }
+
+  /** Runs {@code script} ({@code $0} is {@code state}) in the daemon's namespaces; its output. */
+  private static String inNamespace(long pid, String script, Path state) throws Exception {
+    Process p =
+        new ProcessBuilder(
+                "nsenter",
+                "-t",
+                String.valueOf(pid),
+                "-U",
+                "-m",
+                "--preserve-credentials",
+                "sh",
+                "-c",
+                script,
+                state.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    assertEquals(0, p.exitValue(), out);
+    return out;
+  }
+
   /** A refusal's code and what it says, reduced to the words that tell its kind. */
   private static String kind(StatusRuntimeException e) {
     Status s = e.getStatus();
@@ -153,23 +243,7 @@ class DiskFullTest {
 
   /** Remounts the daemon's tmpfs at 64 MiB, from inside its namespaces. */
   private static void grow(long pid, Path state) throws Exception {
-    Process p =
-        new ProcessBuilder(
-                "nsenter",
-                "-t",
-                String.valueOf(pid),
-                "-U",
-                "-m",
-                "--preserve-credentials",
-                "mount",
-                "-o",
-                "remount,size=64m",
-                state.toString())
-            .redirectErrorStream(true)
-            .start();
-    String out = new String(p.getInputStream().readAllBytes());
-    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-    assertEquals(0, p.exitValue(), out);
+    inNamespace(pid, "mount -o remount,size=64m \"$0\"", state);
   }
 
   private static String tail(String log) {

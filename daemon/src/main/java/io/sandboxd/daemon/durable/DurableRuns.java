@@ -29,6 +29,7 @@ import io.sandboxd.daemon.store.DurableRunTable.Change;
 import io.sandboxd.daemon.store.DurableRunTable.Segment;
 import io.sandboxd.daemon.store.DurableRunTable.State;
 import io.sandboxd.daemon.store.RunStore;
+import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.enforcer.Attenuation;
 import io.sandboxd.enforcer.Grants;
 import io.sandboxd.executor.Consumed;
@@ -232,19 +233,10 @@ public final class DurableRuns {
                 segment.accept(park);
               } catch (RuntimeException | Error e) {
                 LOG.log(Level.WARNING, "durable run " + runId + " failed", e);
-                try {
-                  table.apply(
-                      new Change(
-                          runId,
-                          List.of(),
-                          List.of(),
-                          State.failed,
-                          CanonicalJson.canonicalString(
-                              new Outcome.Failed("supervisor: " + e.getMessage()).toJson()),
-                          Optional.empty()));
-                } catch (RuntimeException stored) {
-                  LOG.log(Level.SEVERE, "durable run " + runId + ": state not stored", stored);
-                }
+                storeFailure(
+                    runId,
+                    CanonicalJson.canonicalString(
+                        new Outcome.Failed("supervisor: " + e.getMessage()).toJson()));
                 sweep.sweep();
               } finally {
                 // Only this thread's own signal: a client may have resumed the run on a new one.
@@ -270,6 +262,73 @@ public final class DurableRuns {
             },
             "durable-" + runId);
     t.start();
+  }
+
+  /** Runs that ended without the store taking their end (a full disk): why, by run. */
+  private final Map<String, String> unstoredEnds = new ConcurrentHashMap<>();
+
+  /** Longest wait between two tries to store a run's failure. */
+  private static final long RETRY_MAX_MS = 5_000;
+
+  /**
+   * Stores run {@code runId} as failed with {@code outcomeJson}. A store that refuses it (a full
+   * disk: most likely why the run failed) is tried again on this thread until it takes it, so the
+   * run does not stay running in the store with nothing running it; meanwhile calls on the run are
+   * answered with why its end is not stored ({@link #require}). A daemon that stops first leaves
+   * the row running, and its next start settles it as failed.
+   */
+  private void storeFailure(String runId, String outcomeJson) {
+    long delayMs = 100;
+    while (true) {
+      try {
+        table.apply(
+            new Change(runId, List.of(), List.of(), State.failed, outcomeJson, Optional.empty()));
+        if (unstoredEnds.remove(runId) != null) {
+          LOG.info("durable run " + runId + ": its failure is stored now");
+        }
+        return;
+      } catch (RuntimeException e) {
+        if (unstoredEnds.put(runId, String.valueOf(e.getMessage())) == null) {
+          LOG.log(
+              Level.SEVERE,
+              "durable run " + runId + ": its failure is not stored; trying again until it is",
+              e);
+          synchronized (changed) {
+            changed.notifyAll();
+          }
+        }
+      }
+      if (!runningInStore(runId)) {
+        unstoredEnds.remove(runId);
+        return;
+      }
+      try {
+        Thread.sleep(delayMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      delayMs = Math.min(RETRY_MAX_MS, delayMs * 2);
+    }
+  }
+
+  /** Whether the store still has {@code runId} running (or cannot say: it is failing). */
+  private boolean runningInStore(String runId) {
+    try {
+      return table.run(runId).map(r -> r.state() == State.running).orElse(false);
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+
+  /** Why run {@code runId} is still running in the store although it ended: its end not stored. */
+  private StoreException endNotStored(String runId, String why) {
+    return new StoreException(
+        "run "
+            + runId
+            + " ended, but the store has not taken its end ("
+            + why
+            + "); the node stores it as failed as soon as the store takes it");
   }
 
   /** One execute segment: run (or resume) until the entry ends or parks, then sign and store. */
@@ -303,15 +362,14 @@ public final class DurableRuns {
       // Blobs first (fsynced), then the segments that name them and the references to them, all
       // under the sweep's lock: no sweep deletes a blob this park found held and did not write.
       sweep.lock().lock();
-      String memory;
-      String fs;
-      Envelope suspendEnv;
+      Envelope suspendEnv = null;
+      SnapshotException unkept = null;
       java.util.SortedSet<String> taint = new java.util.TreeSet<>(carriedTaint);
       try {
-        memory = snapshots.put(r.parked().get());
+        String memory = snapshots.put(r.parked().get());
         // Taint only grows: what earlier parks froze stays, or a second park would launder it.
         taint.addAll(r.taint());
-        fs = snapshots.putTree(weight.tree());
+        String fs = snapshots.putTree(weight.tree());
         RunSegment.SnapshotRef ref =
             new RunSegment.SnapshotRef(
                 fs,
@@ -334,11 +392,27 @@ public final class DurableRuns {
             // Every blob the park refers to: pages unchanged since a resume are held already and
             // not in the snapshot's own blobs.
             snapshots.sizes(weight.references()));
+      } catch (SnapshotException e) {
+        unkept = e;
       } finally {
         sweep.lock().unlock();
       }
-      // What only the run's earlier park held goes now.
+      // What only the run's earlier park held goes now (or what a park that failed wrote).
       sweep.sweep();
+      if (unkept != null) {
+        // The snapshot could not be written (a full disk, an I/O error): the run ends here as a
+        // park that does not fit does, its failure signed, and not as a run with no last segment.
+        LOG.log(Level.WARNING, "durable run " + runId + ": park not stored, run ended", unkept);
+        ExecutionResult ended = StoreRoom.ended(r, parkFailure(runId, unkept));
+        end(
+            runId,
+            held,
+            offer,
+            ended,
+            sealer.step(runId, seq, prev, held, ended, 0, before, now),
+            now);
+        return;
+      }
       LOG.info(() -> "durable run " + runId + " parked at seq " + (seq + 1));
       boolean split = splits.remove(runId);
       boolean client = clientParks.remove(runId);
@@ -362,27 +436,60 @@ public final class DurableRuns {
       }
       return;
     }
-    // The attestation comes with the execute segment that ends the run (a parked one has none),
-    // under that segment's grants, naming the minted grant and every amendment applied.
+    end(runId, held, offer, r, sealed, now);
+  }
+
+  /**
+   * Stores the execute segment {@code sealed} that ends run {@code runId} with {@code r}'s outcome,
+   * with its receipt and the run's attestation: signed under that segment's grants, naming the
+   * minted grant and every amendment applied (a parked run has none).
+   */
+  private void end(
+      String runId,
+      Admission.Admitted held,
+      Optional<OfferedEnvironments.Offer> offer,
+      ExecutionResult r,
+      RecordSealer.Step sealed,
+      long nowMs) {
     Envelope attestation =
         sealer.attestation(
             held,
             r,
-            receiptEnv.address(),
+            sealed.receipt().address(),
             offer.map(OfferedEnvironments.Offer::address).orElse(null),
             io.sandboxd.executor.UnitIo.NONE,
-            now,
+            nowMs,
             amendments.jcpOf(runId));
     table.apply(
         new Change(
             runId,
-            List.of(new Segment(execute, r.log())),
-            List.of(receiptEnv, attestation),
+            List.of(new Segment(sealed.segment(), r.log())),
+            List.of(sealed.receipt(), attestation),
             stateOf(r.outcome()),
             CanonicalJson.canonicalString(r.outcome().toJson()),
             Optional.empty()));
     LOG.info(() -> "durable run " + runId + " -> " + r.outcome().summary());
     sweep.sweep();
+  }
+
+  /**
+   * The signed reason of a run whose park could not be written: what failed, without the node's own
+   * paths (a signed outcome travels with exports).
+   */
+  static String parkFailure(String runId, SnapshotException e) {
+    String why;
+    if (e.getCause() instanceof java.nio.file.FileSystemException f) {
+      why = f.getReason() == null ? f.getClass().getSimpleName() : f.getReason();
+    } else if (e.getCause() instanceof java.io.IOException io) {
+      why = io.getMessage() == null ? io.getClass().getSimpleName() : io.getMessage();
+    } else {
+      why = e.getMessage(); // the store's own refusals name paths inside the tree only
+    }
+    return "parking run "
+        + runId
+        + ": its snapshot could not be stored ("
+        + why
+        + "); the run ended at this boundary and nothing of its snapshot is kept";
   }
 
   /** A run's result after its park was weighed, and what the park would store. */
@@ -400,13 +507,21 @@ public final class DurableRuns {
    * Weighs the park of {@code ran} (its memory snapshot and storage tree) against the store's
    * limit. A park that does not fit ends the run failed, its signed outcome naming store.max_bytes
    * and the sizes: the frozen instance can neither be held here nor go on without a gap in its
-   * signed records (what it consumed up to the boundary is in this segment's receipt).
+   * signed records (what it consumed up to the boundary is in this segment's receipt). So does a
+   * storage tree the snapshot store refuses (past its limits) or cannot read, naming why.
    */
   private ParkWeight weigh(String runId, ExecutionResult ran, Path root) {
     if (ran.parked().isEmpty()) {
       return new ParkWeight(ran, null, Map.of());
     }
-    SnapshotStore.TreeContent tree = snapshots.treeContent(root);
+    SnapshotStore.TreeContent tree;
+    try {
+      tree = snapshots.treeContent(root);
+    } catch (SnapshotException e) {
+      // A tree the store refuses (a unit's storage past the tree limits) or cannot read.
+      LOG.warning("durable run " + runId + ": park refused, run ended: " + e.getMessage());
+      return new ParkWeight(StoreRoom.ended(ran, parkFailure(runId, e)), null, Map.of());
+    }
     Map<String, byte[]> blobs = new LinkedHashMap<>(ran.parked().get().blobs());
     blobs.putAll(tree.blobs());
     Optional<String> refused = room.parkRefusal(runId, snapshots.freshBytes(blobs));
@@ -477,7 +592,8 @@ public final class DurableRuns {
     requestPark(runId);
     DurableRunTable.Run after = await(runId, timeoutMs);
     if (after.state() == State.running) {
-      throw noBoundary(runId, timeoutMs);
+      String why = unstoredEnds.get(runId);
+      throw why == null ? noBoundary(runId, timeoutMs) : endNotStored(runId, why);
     }
     return after;
   }
@@ -707,9 +823,9 @@ public final class DurableRuns {
     long deadline = System.currentTimeMillis() + timeoutMs;
     synchronized (changed) {
       while (true) {
-        DurableRunTable.Run r = require(runId);
+        DurableRunTable.Run r = table.run(runId).orElseThrow(() -> new RunNotFoundException(runId));
         long left = deadline - System.currentTimeMillis();
-        if (r.state() != State.running || left <= 0) {
+        if (r.state() != State.running || left <= 0 || unstoredEnds.containsKey(runId)) {
           return r;
         }
         try {
@@ -722,8 +838,17 @@ public final class DurableRuns {
     }
   }
 
+  /**
+   * Run {@code runId} as stored; a run that ended but whose end the store has not taken yet is
+   * answered with why (UNAVAILABLE), not as running.
+   */
   public DurableRunTable.Run require(String runId) {
-    return table.run(runId).orElseThrow(() -> new RunNotFoundException(runId));
+    DurableRunTable.Run r = table.run(runId).orElseThrow(() -> new RunNotFoundException(runId));
+    String why = unstoredEnds.get(runId);
+    if (why != null && r.state() == State.running) {
+      throw endNotStored(runId, why);
+    }
+    return r;
   }
 
   /** The unit's log across all its segments, in seq order. */

@@ -15,17 +15,23 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Checks the store's durable runs against the signed store head (issue 23 item 6): the durable
  * ledger is dense and its chain and count are the head's; every segment it names is still stored,
- * byte for byte, with a valid signature; every stored segment is in it; every run it names still
- * has its row; and every receipt an execute segment names is still stored. So deleting a durable
- * run, a segment or a receipt behind the node's back is found by {@code sandboxctl store verify}.
- * At most one damage per run (the first found).
+ * byte for byte, with a valid signature; every stored segment is in it, and so is every durable run
+ * other than a running or failed one that has not stored a segment; every run it names still has
+ * its row; and every receipt an execute segment names is still stored. So deleting a durable run, a
+ * segment or a receipt behind the node's back is found by {@code sandboxctl store verify}. At most
+ * one damage per run (the first found).
  */
 final class DurableAudit {
   private DurableAudit() {}
+
+  /** The states a durable run may be in before it has stored any segment. */
+  private static final Set<String> UNSEGMENTED =
+      Set.of(DurableRunTable.State.running.name(), DurableRunTable.State.failed.name());
 
   static List<StoreDamage> damage(Connection db) throws SQLException {
     if (!StoreSchema.hasTable(db, "durable_ledger")) {
@@ -122,13 +128,25 @@ final class DurableAudit {
           "durable_segments",
           "segment seq " + s.getValue() + " is not in the signed store head");
     }
-    for (String runId :
+    // A run with no segment yet is the node's own in two states only: running its first segment
+    // (its row is on disk before the start is answered), or failed before it stored one (the
+    // daemon stopped, or the segment could not be stored). Any other state claims signed records.
+    for (Map.Entry<String, String> r :
         StoreDb.all(
             db,
-            "SELECT r.run_id FROM durable_runs r WHERE NOT EXISTS (SELECT 1 FROM"
+            "SELECT r.run_id, r.state FROM durable_runs r WHERE NOT EXISTS (SELECT 1 FROM"
                 + " durable_ledger l WHERE l.run_id = r.run_id) ORDER BY r.run_id",
-            rs -> rs.getString(1))) {
-      put(byRun, runId, "durable_runs", "the durable run is not in the signed store head");
+            rs -> Map.entry(rs.getString(1), rs.getString(2)))) {
+      if (!UNSEGMENTED.contains(r.getValue())) {
+        put(
+            byRun,
+            r.getKey(),
+            "durable_runs",
+            "the durable run is "
+                + r.getValue()
+                + " but not in the signed store head: only a running run or one that failed"
+                + " before storing a segment has none");
+      }
     }
     receiptDamage(db, byRun);
     List<StoreDamage> out = new ArrayList<>(store);

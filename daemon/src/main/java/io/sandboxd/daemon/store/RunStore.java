@@ -480,7 +480,7 @@ public final class RunStore implements AutoCloseable {
    * larger (for tests: past the cap SQLite fails as on a full disk, with SQLITE_FULL); returns the
    * cap in force.
    */
-  long maxPages(long pages) {
+  public long maxPages(long pages) {
     return db.transact(
         "run store: PRAGMA max_page_count",
         c -> {

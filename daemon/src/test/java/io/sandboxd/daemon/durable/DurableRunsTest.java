@@ -152,6 +152,85 @@ class DurableRunsTest {
     assertEquals(new io.sandboxd.executor.Consumed(2 * cpu, 2 * uj), DurableRuns.consumed(twice));
   }
 
+  /** Steps for ever, each spinning a little: it ends only when told to. */
+  static final String ENDLESS =
+      """
+      (module
+        (memory (export "memory") 1 1)
+        (func (export "step") (result i32) (local $i i32)
+          (block $out (loop $l
+            (br_if $out (i32.ge_u (local.get $i) (i32.const 200000)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $l)))
+          (i32.const 1)))
+      """;
+
+  @Test
+  void aRunWhoseEndTheStoreRefusesIsAnsweredSoAndStoredFailedOnceThereIsRoom() throws Exception {
+    RunStore store = stores.get(0);
+    String run = a.start(Caller.UNKNOWN, Wat2Wasm.parse(ENDLESS), GRANTS, "step", "");
+    // Full: the park's segments cannot be stored, and neither can the run's failure.
+    store.maxPages(1);
+    // Filled to the last free byte: rows of shrinking size until even the smallest is refused.
+    int n = 0;
+    for (int size : new int[] {64 * 1024, 4096, 512, 16}) {
+      byte[] filler = new byte[size];
+      new java.util.Random(size).nextBytes(filler);
+      while (true) {
+        try {
+          store
+              .durable()
+              .insert(
+                  new DurableRunTable.Run(
+                      "filler-" + n++,
+                      DurableRunTable.State.failed,
+                      1,
+                      1,
+                      "b3:none",
+                      "{}",
+                      "none",
+                      "step",
+                      "",
+                      "",
+                      false,
+                      false),
+                  filler,
+                  List.of(),
+                  List.of());
+        } catch (io.sandboxd.daemon.store.StoreException full) {
+          break;
+        }
+        assertTrue(n < 10_000, "a store capped at its size took 10,000 more rows");
+      }
+    }
+    long asked = System.nanoTime();
+    io.sandboxd.daemon.store.StoreException e =
+        assertThrows(io.sandboxd.daemon.store.StoreException.class, () -> a.suspend(run, 30_000));
+    long tookMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked);
+    assertTrue(tookMs < 20_000, "answered after " + tookMs + " ms");
+    assertTrue(
+        e.getMessage().contains("run " + run + " ended, but the store has not taken its end")
+            && e.getMessage().contains("SQLITE_FULL"),
+        e.getMessage());
+    assertThrows(io.sandboxd.daemon.store.StoreException.class, () -> a.require(run));
+    assertEquals(DurableRunTable.State.running, a.table().run(run).orElseThrow().state());
+
+    // Room again: the same daemon stores the run's end, failed, naming why, without a call.
+    store.maxPages(1L << 30);
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (a.table().run(run).orElseThrow().state() == DurableRunTable.State.running
+        && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    DurableRunTable.Run ended = a.require(run);
+    assertEquals(DurableRunTable.State.failed, ended.state());
+    assertTrue(ended.outcomeJson().contains("SQLITE_FULL"), ended.outcomeJson());
+    assertEquals(List.of(), store.verifyAll());
+    // And it parks runs again.
+    assertEquals(
+        DurableRunTable.State.parked, a.table().run(startAndPark(a)).orElseThrow().state());
+  }
+
   @Test
   void aParkedRunCarriesASignedSuspendAndResumesOnceWithIdleEnergy() throws Exception {
     String run = startAndPark(a);
