@@ -228,7 +228,8 @@ public final class SnapshotStore {
     Map<String, byte[]> content = new LinkedHashMap<>();
     if (Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
       if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
-        throw new SnapshotException.Refused("storage tree " + root + " is not a directory");
+        // Relative like every other refusal of a tree: it may end up in a signed outcome.
+        throw new SnapshotException.Refused("storage tree: its root is not a directory");
       }
       walk(root, dirs, files, content);
     }

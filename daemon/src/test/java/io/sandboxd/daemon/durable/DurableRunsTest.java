@@ -152,6 +152,27 @@ class DurableRunsTest {
     assertEquals(new io.sandboxd.executor.Consumed(2 * cpu, 2 * uj), DurableRuns.consumed(twice));
   }
 
+  @Test
+  void aParksSignedFailureNamesNoPathOnTheNode() throws Exception {
+    Path root = java.nio.file.Files.writeString(tmp.resolve("not-a-tree"), "x");
+    SnapshotStore snapshots = SnapshotStore.open(tmp.resolve("snapshots"));
+    io.sandboxd.executor.SnapshotException refused =
+        assertThrows(
+            io.sandboxd.executor.SnapshotException.class, () -> snapshots.treeContent(root));
+    String why = DurableRuns.parkFailure("run-1", refused);
+    assertTrue(why.contains("its root is not a directory"), why);
+    String io =
+        DurableRuns.parkFailure(
+            "run-1",
+            new io.sandboxd.executor.SnapshotException(
+                "snapshot store " + tmp + ": cannot write",
+                new java.nio.file.FileSystemException(root.toString(), null, "No space left")));
+    assertTrue(io.contains("(No space left)"), io);
+    for (String s : List.of(why, io)) {
+      assertFalse(s.contains(tmp.toString()), s);
+    }
+  }
+
   /** Steps for ever, each spinning a little: it ends only when told to. */
   static final String ENDLESS =
       """
