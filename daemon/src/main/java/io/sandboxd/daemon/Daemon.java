@@ -162,7 +162,8 @@ public final class Daemon implements AutoCloseable {
             .journalLimits(
                 new io.sandboxd.executor.Journal.Limits(
                     config.limits().journal().maxEntries(), config.limits().journal().maxBytes()))
-            .quotas(config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule());
+            .quotas(config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule())
+            .faults(new HostFaultLog());
     config
         .inference()
         .ifPresent(

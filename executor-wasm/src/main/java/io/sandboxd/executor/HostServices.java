@@ -12,7 +12,8 @@ import java.util.function.LongSupplier;
 /**
  * The node-side services the `sandbox` imports reach, configured once by the daemon: the kv store,
  * the secret store for egress credentials, the exec search path and denylist, the on-host inference
- * endpoint and its meter, and the node's cap on a unit's memory.
+ * endpoint and its meter, the node's cap on a unit's memory, and where the node's own failures
+ * under a host call are told.
  */
 public record HostServices(
     Optional<KvStore> kv,
@@ -27,7 +28,8 @@ public record HostServices(
     LongSupplier inferenceEnergyUj,
     Journal.Limits journalLimits,
     long storageQuotaBytes,
-    long kvQuotaBytes) {
+    long kvQuotaBytes,
+    HostFaults faults) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
   public static final long DEFAULT_MAX_UNIT_MEMORY = 512L << 20;
@@ -103,6 +105,7 @@ public record HostServices(
     private Journal.Limits journalLimits = Journal.Limits.DEFAULT;
     private long storageQuotaBytes = DEFAULT_STORAGE_QUOTA;
     private long kvQuotaBytes = DEFAULT_KV_QUOTA;
+    private HostFaults faults = HostFaults.UNHEARD;
 
     public Builder() {}
 
@@ -120,6 +123,7 @@ public record HostServices(
       journalLimits = s.journalLimits;
       storageQuotaBytes = s.storageQuotaBytes;
       kvQuotaBytes = s.kvQuotaBytes;
+      faults = s.faults;
     }
 
     public Builder kv(KvStore store) {
@@ -181,6 +185,12 @@ public record HostServices(
       return this;
     }
 
+    /** Where a host call that fails on the node's side (not the unit's) is told. */
+    public Builder faults(HostFaults told) {
+      faults = told;
+      return this;
+    }
+
     public HostServices build() {
       return new HostServices(
           kv,
@@ -195,7 +205,8 @@ public record HostServices(
           inferenceEnergyUj,
           journalLimits,
           storageQuotaBytes,
-          kvQuotaBytes);
+          kvQuotaBytes,
+          faults);
     }
   }
 }

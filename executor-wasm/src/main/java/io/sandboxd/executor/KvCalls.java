@@ -95,7 +95,7 @@ final class KvCalls {
 
   /**
    * What the live kv store answers: the grant decides first, then {@code call} runs against the
-   * store; no store, or a failing one, is UNAVAILABLE.
+   * store; no store, or a failing one, is UNAVAILABLE, and a failing one is told to the node.
    */
   private static HostAnswer live(
       RunContext ctx, KvDirection direction, byte[] key, StoreCall call) {
@@ -109,6 +109,8 @@ final class KvCalls {
     try {
       return call.on(ctx.kv.store().get());
     } catch (SQLException e) {
+      // The unit cannot cause a failing statement: a full disk or a broken file is the node's.
+      ctx.services.faults().failed(direction == KvDirection.READ ? "kv_get" : "kv_put", e);
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     }
   }

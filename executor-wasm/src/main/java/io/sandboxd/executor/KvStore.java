@@ -91,51 +91,77 @@ public final class KvStore implements AutoCloseable {
    */
   public synchronized Put put(byte[] key, byte[] value, String owner, long quota)
       throws SQLException {
-    boolean auto = db.getAutoCommit();
     db.setAutoCommit(false);
     try {
-      String oldOwner = null;
-      long oldCost = 0;
-      boolean present = false;
-      try (PreparedStatement st =
-          db.prepareStatement("SELECT owner, length(key) + length(value) FROM kv WHERE key = ?")) {
-        st.setBytes(1, key);
-        try (ResultSet rs = st.executeQuery()) {
-          if (rs.next()) {
-            present = true;
-            oldOwner = rs.getString(1);
-            oldCost = rs.getLong(2) + ENTRY_BYTES;
-          }
-        }
+      Put answer = putInTransaction(key, value, owner, quota);
+      if (answer == Put.STORED) {
+        db.commit();
+      } else {
+        db.rollback();
       }
-      long newCost = (long) key.length + value.length + ENTRY_BYTES;
-      if (owner != null) {
-        long used = usage(owner) - (present && owner.equals(oldOwner) ? oldCost : 0);
-        if (newCost > quota - used) {
-          db.rollback();
-          return Put.OVER_QUOTA;
-        }
-      }
-      if (present && oldOwner != null) {
-        addUsage(oldOwner, -oldCost);
-      }
-      if (owner != null) {
-        addUsage(owner, newCost);
-      }
-      try (PreparedStatement st =
-          db.prepareStatement("INSERT OR REPLACE INTO kv (key, value, owner) VALUES (?, ?, ?)")) {
-        st.setBytes(1, key);
-        st.setBytes(2, value);
-        st.setString(3, owner);
-        st.executeUpdate();
-      }
-      db.commit();
-      return Put.STORED;
+      db.setAutoCommit(true);
+      return answer;
     } catch (SQLException | RuntimeException e) {
-      db.rollback();
+      endFailed(e);
       throw e;
-    } finally {
-      db.setAutoCommit(auto);
+    }
+  }
+
+  private Put putInTransaction(byte[] key, byte[] value, String owner, long quota)
+      throws SQLException {
+    String oldOwner = null;
+    long oldCost = 0;
+    boolean present = false;
+    try (PreparedStatement st =
+        db.prepareStatement("SELECT owner, length(key) + length(value) FROM kv WHERE key = ?")) {
+      st.setBytes(1, key);
+      try (ResultSet rs = st.executeQuery()) {
+        if (rs.next()) {
+          present = true;
+          oldOwner = rs.getString(1);
+          oldCost = rs.getLong(2) + ENTRY_BYTES;
+        }
+      }
+    }
+    long newCost = (long) key.length + value.length + ENTRY_BYTES;
+    if (owner != null) {
+      long used = usage(owner) - (present && owner.equals(oldOwner) ? oldCost : 0);
+      if (newCost > quota - used) {
+        return Put.OVER_QUOTA;
+      }
+    }
+    if (present && oldOwner != null) {
+      addUsage(oldOwner, -oldCost);
+    }
+    if (owner != null) {
+      addUsage(owner, newCost);
+    }
+    try (PreparedStatement st =
+        db.prepareStatement("INSERT OR REPLACE INTO kv (key, value, owner) VALUES (?, ?, ?)")) {
+      st.setBytes(1, key);
+      st.setBytes(2, value);
+      st.setString(3, owner);
+      st.executeUpdate();
+    }
+    return Put.STORED;
+  }
+
+  /**
+   * Ends the transaction {@code cause} failed and returns to autocommit. SQLite ends it itself when
+   * the disk is full or fails, and the driver's rollback and commit then fail for want of a
+   * transaction: those failures are added to {@code cause}, which stays the one thrown, so the
+   * reason (SQLITE_FULL, an I/O error) is what the caller sees.
+   */
+  private void endFailed(Exception cause) {
+    try {
+      db.rollback();
+    } catch (SQLException notRolledBack) {
+      cause.addSuppressed(notRolledBack);
+    }
+    try {
+      db.setAutoCommit(true);
+    } catch (SQLException notEnded) {
+      cause.addSuppressed(notEnded);
     }
   }
 
@@ -158,6 +184,18 @@ public final class KvStore implements AutoCloseable {
       st.setLong(2, delta);
       st.setLong(3, delta);
       st.executeUpdate();
+    }
+  }
+
+  /**
+   * Caps the database at {@code pages} pages, as a full disk would, and returns the cap in force;
+   * for tests of a store that runs out of room.
+   */
+  synchronized long maxPages(long pages) throws SQLException {
+    try (Statement st = db.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA max_page_count=" + pages)) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 

@@ -9,11 +9,17 @@ import io.sandboxd.enforcer.StoragePath;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.FileSystemLoopException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -25,6 +31,16 @@ import java.util.function.Function;
 final class StorageCalls {
   /** Largest single read a unit may ask for. */
   static final int MAX_READ_BYTES = 16 << 20;
+
+  /** The errors (strerror's words) of a file operation that the names in the tree decide. */
+  private static final List<String> UNIT_REASONS =
+      List.of(
+          "Is a directory",
+          "Not a directory",
+          "Directory not empty",
+          "File name too long",
+          "File exists",
+          "symbolic link");
 
   private StorageCalls() {}
 
@@ -116,7 +132,7 @@ final class StorageCalls {
     } catch (NoSuchFileException e) {
       return HostAnswer.refused("Allow", AbiStatus.NOT_FOUND);
     } catch (IOException e) {
-      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+      return unavailable(ctx, "storage_read", e);
     }
   }
 
@@ -210,7 +226,7 @@ final class StorageCalls {
       written = true;
       return HostAnswer.allow(new byte[0]);
     } catch (IOException e) {
-      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+      return unavailable(ctx, "storage_write", e);
     } finally {
       // Settled to what the disk shows (the names made count only when the write went through).
       ledger.settle(StorageRoot.size(file) - before + (written ? entries : 0) - growth);
@@ -250,7 +266,36 @@ final class StorageCalls {
       ctx.storage.ledger().settle(-cost);
       return HostAnswer.allow(new byte[0]);
     } catch (IOException e) {
-      return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+      return unavailable(ctx, "storage_delete", e);
     }
+  }
+
+  /**
+   * UNAVAILABLE, for {@code call} failing with {@code e}; told to the node unless the unit's own
+   * names caused it, since the unit learns only the status and a full disk must not go unheard.
+   */
+  private static HostAnswer unavailable(RunContext ctx, String call, IOException e) {
+    if (!unitCaused(e)) {
+      ctx.services.faults().failed(call, e);
+    }
+    return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
+  }
+
+  /**
+   * Whether {@code e} is what the unit's own tree caused: a directory where it wrote a file, a file
+   * where its path needs a directory, a directory it deletes with files in it, a name too long. The
+   * rest (no room, a quota, an I/O error, a read-only or unreadable tree, no descriptors) is the
+   * node's. What a unit makes the daemon tell is paced where it is told.
+   */
+  static boolean unitCaused(IOException e) {
+    if (e instanceof FileAlreadyExistsException
+        || e instanceof DirectoryNotEmptyException
+        || e instanceof NotDirectoryException
+        || e instanceof NoSuchFileException
+        || e instanceof FileSystemLoopException) {
+      return true;
+    }
+    String reason = e instanceof FileSystemException f ? f.getReason() : e.getMessage();
+    return reason != null && UNIT_REASONS.stream().anyMatch(reason::contains);
   }
 }

@@ -187,6 +187,106 @@ class DiskFullTest {
   }
 
   /**
+   * Writes 3 MB to {@code big} (more than the file system has), deletes it, writes {@code d/x},
+   * then writes {@code d}, a directory: the three statuses, each plus 10, as one number.
+   */
+  private static final String STORAGE_UNIT =
+      """
+      (module
+        (import "sandbox" "storage_write" (func $w (param i32 i32 i64 i32 i32) (result i32)))
+        (import "sandbox" "storage_delete" (func $d (param i32 i32) (result i32)))
+        (memory 64)
+        (data (i32.const 0) "big")
+        (data (i32.const 16) "d/x")
+        (func (export "run") (result i32) (local $a i32) (local $b i32)
+          (local.set $a (call $w (i32.const 0) (i32.const 3) (i64.const 0) (i32.const 4096) (i32.const 3000000)))
+          (local.set $b (call $d (i32.const 0) (i32.const 3)))
+          (drop (call $w (i32.const 16) (i32.const 3) (i64.const 0) (i32.const 0) (i32.const 3)))
+          (i32.add
+            (i32.add
+              (i32.mul (i32.const 10000) (i32.add (i32.const 10) (local.get $a)))
+              (i32.mul (i32.const 100) (i32.add (i32.const 10) (local.get $b))))
+            (i32.add (i32.const 10)
+              (call $w (i32.const 16) (i32.const 1) (i64.const 0) (i32.const 0) (i32.const 3))))))
+      """;
+
+  /** Puts a value of 1,000,000 bytes under {@code k}: the status. */
+  private static final String KV_UNIT =
+      """
+      (module
+        (import "sandbox" "kv_put" (func $put (param i32 i32 i32 i32) (result i32)))
+        (memory 32)
+        (data (i32.const 0) "k")
+        (func (export "run") (result i32)
+          (call $put (i32.const 0) (i32.const 1) (i32.const 4096) (i32.const 1000000))))
+      """;
+
+  private static final String FILE_GRANTS =
+      """
+      {"compute": {"devices": [], "energy_budget_uj": 1000000000, "cpu_time_ms": 5000,
+                   "memory_bytes": 4194304},
+       "storage": {"read": [], "write": ["**"], "delete": ["**"]},
+       "network": {"outbound": [], "inbound": false},
+       "kv": {"read": true, "write": true, "prefixes": []},
+       "host": {"logging": true, "clock": false, "random": false, "inference": false}}
+      """;
+
+  @Test
+  void storageAndKvCallsTheFullDiskFailsAreAnsweredUnavailableAndToldToTheOperatorAtAPace()
+      throws Exception {
+    Path state = Files.createDirectories(tmp.resolve("state"));
+    Path socket = tmp.resolve("d.sock");
+    byte[] storageUnit = com.dylibso.chicory.wabt.Wat2Wasm.parse(STORAGE_UNIT);
+    byte[] kvUnit = com.dylibso.chicory.wabt.Wat2Wasm.parse(KV_UNIT);
+    try (DaemonProcess d = onTmpfs("16m", state, socket);
+        DaemonClient c = new DaemonClient(socket)) {
+      // Everything but 1 MiB taken: room for runs, not for 3 MB of storage or a 1 MB value.
+      inNamespace(
+          d.process.pid(),
+          "dd if=/dev/zero of=\"$0/filler\" bs=64k 2>/dev/null; truncate -s -1M \"$0/filler\"",
+          state);
+      int unavailable = 10 + (-8);
+      int ok = 10;
+      for (int i = 0; i < 3; i++) {
+        SubmitReply r = Submissions.submit(c, storageUnit, FILE_GRANTS);
+        assertTrue(
+            r.getOutcomeJson()
+                .contains("entry returned " + (unavailable * 10000 + ok * 100 + unavailable)),
+            r.getOutcomeJson());
+      }
+      String log = d.log();
+      List<String> told = log.lines().filter(l -> l.contains("host call ")).toList();
+      // The first ENOSPC is told; the next two, within the period, are held back; the write to
+      // a directory (the unit's own doing) and the delete are not told at all.
+      assertEquals(1, told.size(), tail(log));
+      assertTrue(
+          told.get(0).contains("host call storage_write failed on this node")
+              && told.get(0).contains("No space left on device"),
+          told.get(0));
+
+      // A 1 MB value: SQLite's log takes what room there is and the put fails. The run may then
+      // not be stored either; either way the node says why the put failed.
+      try {
+        SubmitReply r = Submissions.submit(c, kvUnit, FILE_GRANTS);
+        assertTrue(r.getOutcomeJson().contains("entry returned -8"), r.getOutcomeJson());
+      } catch (StatusRuntimeException notStored) {
+        assertEquals(
+            Status.Code.UNAVAILABLE, notStored.getStatus().getCode(), notStored.toString());
+      }
+      told = d.log().lines().filter(l -> l.contains("host call kv_put")).toList();
+      assertEquals(1, told.size(), tail(d.log()));
+      assertTrue(told.get(0).contains("SQLITE_FULL"), told.get(0));
+
+      // Room again: the same kv store takes the value, with nothing restarted.
+      grow(d.process.pid(), state);
+      SubmitReply stored = Submissions.submit(c, kvUnit, FILE_GRANTS);
+      assertTrue(stored.getOutcomeJson().contains("Completed"), stored.getOutcomeJson());
+      DaemonProcess.Result verified = d.ctl("store", "verify");
+      assertEquals(0, verified.exit(), verified.out() + verified.err());
+    }
+  }
+
+  /**
    * A daemon whose {@code state} directory is a tmpfs of {@code size} in a mount namespace of its
    * own (the socket and log stay outside), serving on {@code socket}.
    */
