@@ -242,9 +242,19 @@ public record DaemonConfig(
 
   /**
    * Per-module node quotas: the bytes a module may keep in its storage directory (each entry also
-   * costs 4 KiB, holes count) and in the kv store (keys, values and 64 bytes per entry).
+   * costs 4 KiB, holes count) and in the kv store (keys, values and 64 bytes per entry); and the
+   * bytes units' writes leave free on each file system they write to, for the node's own records
+   * ({@link #DEFAULT_RESERVE}: the smaller of 1 GiB and 5% of the file system; 0: none).
    */
-  public record Quotas(long storageBytesPerModule, long kvBytesPerModule) {}
+  public record Quotas(long storageBytesPerModule, long kvBytesPerModule, long reserveBytes) {
+    /** {@link #reserveBytes} when not configured. */
+    public static final long DEFAULT_RESERVE = -1;
+
+    /** Per-module quotas, with the default reserve. */
+    public Quotas(long storageBytesPerModule, long kvBytesPerModule) {
+      this(storageBytesPerModule, kvBytesPerModule, DEFAULT_RESERVE);
+    }
+  }
 
   /** Where the meters are and what the estimator assumes. */
   public record Metering(
@@ -463,7 +473,8 @@ public record DaemonConfig(
             "metering",
             Set.of("powercap_root", "nvml_library", "estimator_cpu_mw", "sampling_interval_ms"));
     JsonReader q =
-        f.objectOrEmpty("quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module"));
+        f.objectOrEmpty(
+            "quotas", Set.of("storage_bytes_per_module", "kv_bytes_per_module", "reserve_bytes"));
     Map<String, Secret> secrets = secrets(root.get("secrets"));
     int units = (int) f.integer("max_concurrent_units", d.maxConcurrentUnits(), 1, 1024);
     JsonReader compile =
@@ -497,7 +508,8 @@ public record DaemonConfig(
         limits(f, d.limits()),
         new Quotas(
             q.integer("storage_bytes_per_module", d.quotas().storageBytesPerModule(), 1, 1L << 50),
-            q.integer("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1, 1L << 40)),
+            q.integer("kv_bytes_per_module", d.quotas().kvBytesPerModule(), 1, 1L << 40),
+            q.integer("reserve_bytes", d.quotas().reserveBytes(), 0, 1L << 50)),
         secrets,
         new Compile(
             (int) compileSlots,

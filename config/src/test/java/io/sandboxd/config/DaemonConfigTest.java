@@ -98,6 +98,15 @@ class DaemonConfigTest {
         refusal("{\"quotas\":{\"kv_bytes_per_module\":0}}")
             .startsWith("$.quotas.kv_bytes_per_module"));
     assertTrue(refusal("{\"quotas\":{\"disk\":1}}").startsWith("$.quotas.disk"));
+    // The disk reserve: the proportional default unless set; 0 turns it off; never negative.
+    assertEquals(DaemonConfig.Quotas.DEFAULT_RESERVE, d.reserveBytes());
+    assertEquals(DaemonConfig.Quotas.DEFAULT_RESERVE, q.reserveBytes());
+    assertEquals(0, parse("{\"quotas\":{\"reserve_bytes\":0}}").quotas().reserveBytes());
+    assertEquals(
+        1L << 32, parse("{\"quotas\":{\"reserve_bytes\":4294967296}}").quotas().reserveBytes());
+    assertTrue(refusal("{\"quotas\":{\"reserve_bytes\":-1}}").startsWith("$.quotas.reserve_bytes"));
+    assertTrue(
+        refusal("{\"quotas\":{\"reserve_bytes\":1.5}}").startsWith("$.quotas.reserve_bytes"));
   }
 
   @Test

@@ -44,10 +44,12 @@ import io.sandboxd.daemon.store.StoreDamage;
 import io.sandboxd.daemon.store.StoreException;
 import io.sandboxd.daemon.store.StoreVerifier;
 import io.sandboxd.daemon.store.WalTail;
+import io.sandboxd.executor.DiskReserve;
 import io.sandboxd.executor.EnergyModel;
 import io.sandboxd.executor.EnvironmentMounts;
 import io.sandboxd.executor.Executor;
 import io.sandboxd.executor.FactoryCache;
+import io.sandboxd.executor.HostFaults;
 import io.sandboxd.executor.HostServices;
 import io.sandboxd.executor.KvStore;
 import io.sandboxd.executor.ModuleStore;
@@ -149,7 +151,12 @@ public final class Daemon implements AutoCloseable {
 
   /** The node-side services the configuration describes. */
   static HostServices hostServices(
-      DaemonConfig config, KvStore kv, Path stateDir, Attribution attribution) {
+      DaemonConfig config,
+      KvStore kv,
+      DiskReserve reserve,
+      HostFaults faults,
+      Path stateDir,
+      Attribution attribution) {
     HostServices.Builder b =
         new HostServices.Builder()
             .kv(kv)
@@ -163,7 +170,8 @@ public final class Daemon implements AutoCloseable {
                 new io.sandboxd.executor.Journal.Limits(
                     config.limits().journal().maxEntries(), config.limits().journal().maxBytes()))
             .quotas(config.quotas().storageBytesPerModule(), config.quotas().kvBytesPerModule())
-            .faults(new HostFaultLog());
+            .reserve(reserve)
+            .faults(faults);
     config
         .inference()
         .ifPresent(
@@ -314,8 +322,12 @@ public final class Daemon implements AutoCloseable {
       attribution = Attribution.start(meters, meteringConfig);
       Set<DeviceClass> meterable = EnumSet.noneOf(DeviceClass.class);
       meterable.addAll(meters.meterableClasses());
-      kv = KvStore.open(paths.stateDir().resolve("kv.db"));
-      HostServices services = hostServices(config, kv, paths.stateDir(), attribution);
+      HostFaultLog faults = new HostFaultLog();
+      DiskReserve reserve =
+          new DiskReserve(config.quotas().reserveBytes(), DiskReserve.STATVFS, faults);
+      kv = KvStore.open(paths.stateDir().resolve("kv.db"), reserve);
+      HostServices services =
+          hostServices(config, kv, reserve, faults, paths.stateDir(), attribution);
       executor =
           new Executor(
               config.maxConcurrentUnits(),

@@ -7,27 +7,21 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The daemon's log of host calls that failed on the node's side (a full disk under kv_put or
- * storage_write): one line when a call first fails, then one a period per call with how many more
- * there were, since a unit decides how often it calls.
+ * The daemon's log of what units cannot tell the operator (a full disk under kv_put or
+ * storage_write, a write refused to keep the disk's reserve): one line when a call or store first
+ * reports, then one a period for each with how many more there were, since a unit decides how often
+ * it calls.
  */
 final class HostFaultLog implements HostFaults {
   private static final Logger LOG = Logger.getLogger(HostFaultLog.class.getName());
 
-  // Keyed by import name: the executor passes only its own fixed names, so this stays small.
+  // Keyed by the executor's own fixed names (imports, stores), so this stays small.
   private final Map<String, ReportPace> paces = new ConcurrentHashMap<>();
 
   @Override
-  public void failed(String call, Exception cause) {
+  public void told(String call, String what) {
     paces
         .computeIfAbsent(call, c -> new ReportPace())
-        .log(
-            LOG,
-            Level.WARNING,
-            "host call "
-                + call
-                + " failed on this node, and the unit was answered UNAVAILABLE: "
-                + cause,
-            null);
+        .log(LOG, Level.WARNING, call + ": " + what, null);
   }
 }

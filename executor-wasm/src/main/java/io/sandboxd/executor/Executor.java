@@ -217,7 +217,10 @@ public final class Executor implements AutoCloseable {
               : req.replay().isPresent()
                   ? Optional.of(StorageRoot.forReplay(req.storageRoot().get()))
                   : Optional.of(
-                      StorageRoot.open(req.storageRoot().get(), services.storageQuotaBytes()));
+                      StorageRoot.open(
+                          req.storageRoot().get(),
+                          services.storageQuotaBytes(),
+                          services.reserve()));
     } catch (IOException e) {
       // The node's own storage failed: a host error, not the unit's fault.
       throw new java.io.UncheckedIOException(
@@ -304,7 +307,7 @@ public final class Executor implements AutoCloseable {
         StorageRoot root =
             req.replay().isPresent()
                 ? StorageRoot.forReplay(m.host())
-                : StorageRoot.open(m.host(), services.storageQuotaBytes());
+                : StorageRoot.open(m.host(), services.storageQuotaBytes(), services.reserve());
         out.add(new RunStorage.MountRoot(m.rel(), root));
       }
     } catch (IOException e) {

@@ -12,8 +12,8 @@ import java.util.function.LongSupplier;
 /**
  * The node-side services the `sandbox` imports reach, configured once by the daemon: the kv store,
  * the secret store for egress credentials, the exec search path and denylist, the on-host inference
- * endpoint and its meter, the node's cap on a unit's memory, and where the node's own failures
- * under a host call are told.
+ * endpoint and its meter, the node's cap on a unit's memory, the room units' writes leave free on a
+ * disk, and where the node's own failures under a host call are told.
  */
 public record HostServices(
     Optional<KvStore> kv,
@@ -29,6 +29,7 @@ public record HostServices(
     Journal.Limits journalLimits,
     long storageQuotaBytes,
     long kvQuotaBytes,
+    DiskReserve reserve,
     HostFaults faults) {
 
   /** The node's default cap on one unit's linear memory, whatever its grant says. */
@@ -105,6 +106,7 @@ public record HostServices(
     private Journal.Limits journalLimits = Journal.Limits.DEFAULT;
     private long storageQuotaBytes = DEFAULT_STORAGE_QUOTA;
     private long kvQuotaBytes = DEFAULT_KV_QUOTA;
+    private DiskReserve reserve = DiskReserve.byDefault(HostFaults.UNHEARD);
     private HostFaults faults = HostFaults.UNHEARD;
 
     public Builder() {}
@@ -123,6 +125,7 @@ public record HostServices(
       journalLimits = s.journalLimits;
       storageQuotaBytes = s.storageQuotaBytes;
       kvQuotaBytes = s.kvQuotaBytes;
+      reserve = s.reserve;
       faults = s.faults;
     }
 
@@ -185,6 +188,12 @@ public record HostServices(
       return this;
     }
 
+    /** The room units' storage writes leave free on each file system they write to. */
+    public Builder reserve(DiskReserve kept) {
+      reserve = kept;
+      return this;
+    }
+
     /** Where a host call that fails on the node's side (not the unit's) is told. */
     public Builder faults(HostFaults told) {
       faults = told;
@@ -206,6 +215,7 @@ public record HostServices(
           journalLimits,
           storageQuotaBytes,
           kvQuotaBytes,
+          reserve,
           faults);
     }
   }

@@ -110,7 +110,11 @@ final class KvCalls {
       return call.on(ctx.kv.store().get());
     } catch (SQLException e) {
       // The unit cannot cause a failing statement: a full disk or a broken file is the node's.
-      ctx.services.faults().failed(direction == KvDirection.READ ? "kv_get" : "kv_put", e);
+      ctx.services
+          .faults()
+          .told(
+              direction == KvDirection.READ ? "kv_get" : "kv_put",
+              "failed on this node, and the unit was answered UNAVAILABLE: " + e);
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     }
   }

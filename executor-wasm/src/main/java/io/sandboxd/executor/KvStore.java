@@ -29,16 +29,27 @@ public final class KvStore implements AutoCloseable {
   /** The answer of a quota-bounded put. */
   public enum Put {
     STORED,
+    /** Past the owner's quota, or into the room the node keeps on its disk. */
     OVER_QUOTA
   }
 
   private final Connection db;
+  private final Path file;
+  private final DiskReserve disk;
 
-  private KvStore(Connection db) {
+  private KvStore(Connection db, Path file, DiskReserve disk) {
     this.db = db;
+    this.file = file;
+    this.disk = disk;
   }
 
+  /** The store in {@code file}, with no disk reserve (tests, tools). */
   public static KvStore open(Path file) {
+    return open(file, DiskReserve.NONE);
+  }
+
+  /** The store in {@code file}; units' puts never take {@code disk}'s reserve. */
+  public static KvStore open(Path file, DiskReserve disk) {
     try {
       Files.createDirectories(file.toAbsolutePath().getParent());
       // No generated keys: the driver would run SELECT last_insert_rowid() after every INSERT.
@@ -64,7 +75,7 @@ public final class KvStore implements AutoCloseable {
         st.execute(
             "CREATE TABLE IF NOT EXISTS kv_usage (owner TEXT PRIMARY KEY, bytes INTEGER NOT NULL)");
       }
-      return new KvStore(db);
+      return new KvStore(db, file.toAbsolutePath(), disk);
     } catch (SQLException | IOException e) {
       throw new IllegalStateException("kv store " + file + ": cannot open: " + e.getMessage(), e);
     }
@@ -86,8 +97,9 @@ public final class KvStore implements AutoCloseable {
 
   /**
    * Stores {@code value} under {@code key} for {@code owner}, unless that would take the owner's
-   * entries (keys, values and {@link #ENTRY_BYTES} each) past {@code quota}. The check, the write
-   * and the usage count change in one transaction.
+   * entries (keys, values and {@link #ENTRY_BYTES} each) past {@code quota}, or the disk's reserve
+   * (both answered {@link Put#OVER_QUOTA}). The check, the write and the usage count change in one
+   * transaction.
    */
   public synchronized Put put(byte[] key, byte[] value, String owner, long quota)
       throws SQLException {
@@ -126,7 +138,8 @@ public final class KvStore implements AutoCloseable {
     long newCost = (long) key.length + value.length + ENTRY_BYTES;
     if (owner != null) {
       long used = usage(owner) - (present && owner.equals(oldOwner) ? oldCost : 0);
-      if (newCost > quota - used) {
+      // Twice the entry: SQLite writes it to its log first, then to the database.
+      if (newCost > quota - used || !disk.admits("kv", file.getParent(), 2 * newCost)) {
         return Put.OVER_QUOTA;
       }
     }

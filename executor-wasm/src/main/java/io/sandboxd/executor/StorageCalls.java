@@ -276,7 +276,9 @@ final class StorageCalls {
    */
   private static HostAnswer unavailable(RunContext ctx, String call, IOException e) {
     if (!unitCaused(e)) {
-      ctx.services.faults().failed(call, e);
+      ctx.services
+          .faults()
+          .told(call, "failed on this node, and the unit was answered UNAVAILABLE: " + e);
     }
     return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
   }

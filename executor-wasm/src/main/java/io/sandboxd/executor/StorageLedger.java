@@ -19,7 +19,7 @@ final class StorageLedger {
   static final long ENTRY_BYTES = 4096;
 
   /** No quota: every reservation fits. */
-  static final StorageLedger NONE = new StorageLedger(null, Long.MAX_VALUE, 0);
+  static final StorageLedger NONE = new StorageLedger(null, Long.MAX_VALUE, DiskReserve.NONE, 0);
 
   private static final Map<Path, StorageLedger> LIVE = new HashMap<>();
 
@@ -28,23 +28,25 @@ final class StorageLedger {
 
   private final Path root;
   private final long quota;
+  private final DiskReserve disk;
   private long used;
   private int holders;
   private int measurements;
 
-  private StorageLedger(Path root, long quota, long used) {
+  private StorageLedger(Path root, long quota, DiskReserve disk, long used) {
     this.root = root;
     this.quota = quota;
+    this.disk = disk;
     this.used = used;
   }
 
-  static StorageLedger acquire(Path realRoot, long quota) {
+  static StorageLedger acquire(Path realRoot, long quota, DiskReserve disk) {
     synchronized (LIVE) {
       StorageLedger l = LIVE.get(realRoot);
-      if (l == null || l.quota != quota) {
+      if (l == null || l.quota != quota || l.disk != disk) {
         // Measured on the first growth, not here: most runs never write, and a walk of the module's
         // files on every start cost each run a directory read per entry (and grew with the store).
-        l = new StorageLedger(realRoot, quota, UNMEASURED);
+        l = new StorageLedger(realRoot, quota, disk, UNMEASURED);
         if (LIVE.get(realRoot) == null) {
           LIVE.put(realRoot, l);
         }
@@ -104,13 +106,14 @@ final class StorageLedger {
 
   /**
    * Reserves {@code bytes} (0 or more); false, reserving nothing, when the quota would be passed,
-   * or when what the storage holds cannot be measured (a quota that cannot be checked is not met).
+   * when what the storage holds cannot be measured (a quota that cannot be checked is not met), or
+   * when the bytes would take the node's {@link DiskReserve} on the file system.
    */
   synchronized boolean reserve(long bytes) {
     if (this == NONE || bytes <= 0) {
       return true;
     }
-    if (!measured() || bytes > quota - used) {
+    if (!measured() || bytes > quota - used || !disk.admits("storage", root, bytes)) {
       return false;
     }
     used += bytes;

@@ -31,10 +31,13 @@ public final class StorageRoot implements AutoCloseable {
     this(real(root), null);
   }
 
-  /** A live root whose bytes count against {@code quotaBytes}; close it when the run ends. */
-  public static StorageRoot open(Path root, long quotaBytes) throws IOException {
+  /**
+   * A live root whose bytes count against {@code quotaBytes} and never take {@code disk}'s reserve;
+   * close it when the run ends.
+   */
+  public static StorageRoot open(Path root, long quotaBytes, DiskReserve disk) throws IOException {
     Path real = real(root);
-    return new StorageRoot(real, StorageLedger.acquire(real, quotaBytes));
+    return new StorageRoot(real, StorageLedger.acquire(real, quotaBytes, disk));
   }
 
   /**

@@ -27,13 +27,18 @@ class HostFaultsTest {
 
   private final ConcurrentLinkedQueue<String> told = new ConcurrentLinkedQueue<>();
 
+  private final HostFaults faults = (call, what) -> told.add(call + ": " + what);
+
   private Executor executor(KvStore kv) {
-    HostFaults faults = (call, cause) -> told.add(call + ": " + cause.getMessage());
+    return executor(kv, DiskReserve.NONE);
+  }
+
+  private Executor executor(KvStore kv, DiskReserve reserve) {
     return new Executor(
         1,
         EnergyModel.estimate(10_000),
         60_000,
-        HostServices.none().toBuilder().kv(kv).faults(faults).build());
+        HostServices.none().toBuilder().kv(kv).reserve(reserve).faults(faults).build());
   }
 
   @Test
@@ -97,6 +102,53 @@ class HostFaultsTest {
       assertTrue(Files.isRegularFile(root.resolve("d/x")));
     }
     assertEquals(List.of(), List.copyOf(told));
+  }
+
+  @Test
+  void writesThatWouldTakeTheDisksReserveAreAnsweredQuotaAndTold() throws Exception {
+    // A file system with 64 KiB free, all of it kept: no unit write fits, whatever its quota.
+    DiskReserve.Room full =
+        new DiskReserve.Room() {
+          @Override
+          public long usable(Path at) {
+            return 64 << 10;
+          }
+
+          @Override
+          public long total(Path at) {
+            return 1L << 40;
+          }
+        };
+    DiskReserve reserve = new DiskReserve(64 << 10, full, faults);
+    String unit =
+        """
+        (module
+          (import "sandbox" "kv_put" (func $put (param i32 i32 i32 i32) (result i32)))
+          (import "sandbox" "storage_write" (func $w (param i32 i32 i64 i32 i32) (result i32)))
+          (memory 1)
+          (data (i32.const 0) "k")
+          (func (export "run") (result i32)
+            (i32.add
+              (i32.mul (i32.const 100)
+                (call $put (i32.const 0) (i32.const 1) (i32.const 64) (i32.const 10)))
+              (call $w (i32.const 0) (i32.const 1) (i64.const 0) (i32.const 64) (i32.const 10)))))
+        """;
+    String storage = "{\"read\":[],\"write\":[\"**\"],\"delete\":[]}";
+    String rw = "{\"read\":true,\"write\":true,\"prefixes\":[]}";
+    String grants = AbiTest.grants(storage, rw, AbiTest.NO_NET, AbiTest.LOG);
+    Path root = Files.createDirectories(dir.resolve("unit-storage"));
+    try (KvStore kv = KvStore.open(dir.resolve("kv.db"), reserve);
+        Executor ex = executor(kv, reserve)) {
+      assertEquals(AbiStatus.QUOTA * 101, AbiTest.returned(AbiTest.run(ex, unit, grants, root)));
+      assertFalse(Files.exists(root.resolve("k")));
+      assertTrue(kv.get("k".getBytes(java.nio.charset.StandardCharsets.UTF_8)).isEmpty());
+    }
+    assertEquals(2, told.size(), told.toString());
+    assertTrue(
+        told.stream().anyMatch(t -> t.startsWith("kv: refused a unit's write")), told.toString());
+    assertTrue(
+        told.stream().anyMatch(t -> t.startsWith("storage: refused a unit's write")),
+        told.toString());
   }
 
   @Test

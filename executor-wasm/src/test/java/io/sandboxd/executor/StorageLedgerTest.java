@@ -26,7 +26,7 @@ class StorageLedgerTest {
       Files.write(root.resolve("f" + i), new byte[100]);
     }
     for (int run = 0; run < 3; run++) {
-      try (StorageRoot r = StorageRoot.open(root, 1 << 20)) {
+      try (StorageRoot r = StorageRoot.open(root, 1 << 20, DiskReserve.NONE)) {
         assertEquals(0, r.ledger().measurements(), "run " + run + " walked the module's files");
         assertTrue(r.ledger().reserve(0), "an empty reservation needs no count");
         assertEquals(0, r.ledger().measurements());
@@ -39,7 +39,7 @@ class StorageLedgerTest {
     Path root = dir.resolve("m");
     Files.createDirectories(root);
     long quota = 10 * StorageLedger.ENTRY_BYTES;
-    try (StorageRoot r = StorageRoot.open(root, quota)) {
+    try (StorageRoot r = StorageRoot.open(root, quota, DiskReserve.NONE)) {
       // Written after the root opened (an exec'd child, another tool): still counted.
       Files.write(root.resolve("late"), new byte[5000]);
       StorageLedger l = r.ledger();
@@ -58,7 +58,7 @@ class StorageLedgerTest {
     Path root = dir.resolve("m");
     Files.createDirectories(root);
     Files.write(root.resolve("a"), new byte[3000]);
-    try (StorageRoot r = StorageRoot.open(root, 1 << 20)) {
+    try (StorageRoot r = StorageRoot.open(root, 1 << 20, DiskReserve.NONE)) {
       StorageLedger l = r.ledger();
       // A delete settles before anything was reserved: the walk that comes later sees the disk.
       Files.delete(root.resolve("a"));
@@ -76,8 +76,8 @@ class StorageLedgerTest {
     Path root = dir.resolve("m");
     Files.createDirectories(root);
     long quota = 1000;
-    try (StorageRoot a = StorageRoot.open(root, quota);
-        StorageRoot b = StorageRoot.open(root, quota)) {
+    try (StorageRoot a = StorageRoot.open(root, quota, DiskReserve.NONE);
+        StorageRoot b = StorageRoot.open(root, quota, DiskReserve.NONE)) {
       assertSame(a.ledger(), b.ledger());
       assertTrue(a.ledger().reserve(600));
       assertFalse(b.ledger().reserve(600), "two runs overshot the quota together");
@@ -86,7 +86,7 @@ class StorageLedgerTest {
     }
     // Once every run has let go, the next run counts afresh.
     Files.write(root.resolve("x"), new byte[10]);
-    try (StorageRoot c = StorageRoot.open(root, quota)) {
+    try (StorageRoot c = StorageRoot.open(root, quota, DiskReserve.NONE)) {
       assertEquals(StorageLedger.ENTRY_BYTES + 10, c.ledger().used());
     }
   }
@@ -106,7 +106,7 @@ class StorageLedgerTest {
           StorageRoot.usage(root)
               + StorageLedger.ENTRY_BYTES * (1 + rnd.nextInt(6))
               + rnd.nextInt(4000);
-      try (StorageRoot r = StorageRoot.open(root, quota)) {
+      try (StorageRoot r = StorageRoot.open(root, quota, DiskReserve.NONE)) {
         StorageLedger l = r.ledger();
         for (int op = 0; op < 30; op++) {
           int n = rnd.nextInt(2000);
@@ -128,7 +128,7 @@ class StorageLedgerTest {
   void aStorageThatCannotBeWalkedTakesNoGrowth() throws Exception {
     Path root = dir.resolve("m");
     Files.createDirectories(root);
-    try (StorageRoot r = StorageRoot.open(root, 1 << 20)) {
+    try (StorageRoot r = StorageRoot.open(root, 1 << 20, DiskReserve.NONE)) {
       // Gone between the open and the first write (root may read any directory, so a missing one
       // is the walk failure every user sees alike).
       Files.delete(root);

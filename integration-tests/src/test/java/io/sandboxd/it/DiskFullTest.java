@@ -186,6 +186,42 @@ class DiskFullTest {
     }
   }
 
+  @Test
+  void unitsOfManyModulesCannotTakeTheRoomTheNodesRecordsNeed() throws Exception {
+    Path state = Files.createDirectories(tmp.resolve("state"));
+    Path socket = tmp.resolve("d.sock");
+    try (DaemonProcess d = onTmpfs("16m", state, socket);
+        DaemonClient c = new DaemonClient(socket)) {
+      // Each module's quota is 1 GiB, so no quota stops a client that writes 1 MiB from each of
+      // as many modules as it likes: the node's reserve (5% of 16 MiB here) must.
+      int written = 0;
+      String refusedWith = null;
+      for (int i = 0; i < 40 && refusedWith == null; i++) {
+        byte[] unit = com.dylibso.chicory.wabt.Wat2Wasm.parse(MIB_UNIT.replace("NAME", "m" + i));
+        SubmitReply r = Submissions.submit(c, unit, FILE_GRANTS);
+        if (r.getOutcomeJson().contains("Completed")) {
+          written++;
+        } else {
+          refusedWith = r.getOutcomeJson();
+        }
+      }
+      assertTrue(
+          String.valueOf(refusedWith).contains("entry returned -10"),
+          written + " MiB written, then " + refusedWith + "\n" + tail(d.log()));
+      assertTrue(written >= 8, written + " MiB written before the reserve");
+      // Runs are still stored, and more than one module's write of room is still there for them.
+      for (int i = 0; i < 40; i++) {
+        Submissions.submit(c, Submissions.exampleUnit("hello"), Submissions.exampleGrants("hello"));
+      }
+      List<String> told =
+          d.log().lines().filter(l -> l.contains("storage: refused a unit's write")).toList();
+      assertEquals(1, told.size(), tail(d.log()));
+      assertTrue(told.get(0).contains("quotas.reserve_bytes"), told.get(0));
+      DaemonProcess.Result verified = d.ctl("store", "verify");
+      assertEquals(0, verified.exit(), verified.out() + verified.err());
+    }
+  }
+
   /**
    * Writes 3 MB to {@code big} (more than the file system has), deletes it, writes {@code d/x},
    * then writes {@code d}, a directory: the three statuses, each plus 10, as one number.
@@ -221,6 +257,20 @@ class DiskFullTest {
           (call $put (i32.const 0) (i32.const 1) (i32.const 4096) (i32.const 1000000))))
       """;
 
+  private static final String NO_RESERVE = "{\"quotas\": {\"reserve_bytes\": 0}}";
+
+  /** Writes 1 MiB to {@code f}: the status. NAME makes each module a module of its own. */
+  private static final String MIB_UNIT =
+      """
+      (module
+        (import "sandbox" "storage_write" (func $w (param i32 i32 i64 i32 i32) (result i32)))
+        (memory 17)
+        (data (i32.const 0) "f")
+        (data (i32.const 16) "NAME")
+        (func (export "run") (result i32)
+          (call $w (i32.const 0) (i32.const 1) (i64.const 0) (i32.const 65536) (i32.const 1048576))))
+      """;
+
   private static final String FILE_GRANTS =
       """
       {"compute": {"devices": [], "energy_budget_uj": 1000000000, "cpu_time_ms": 5000,
@@ -238,7 +288,9 @@ class DiskFullTest {
     Path socket = tmp.resolve("d.sock");
     byte[] storageUnit = com.dylibso.chicory.wabt.Wat2Wasm.parse(STORAGE_UNIT);
     byte[] kvUnit = com.dylibso.chicory.wabt.Wat2Wasm.parse(KV_UNIT);
-    try (DaemonProcess d = onTmpfs("16m", state, socket);
+    // No reserve: the writes reach the full file system itself.
+    Path config = Files.writeString(tmp.resolve("no-reserve.json"), NO_RESERVE);
+    try (DaemonProcess d = onTmpfs("16m", state, socket, "--config", config.toString());
         DaemonClient c = new DaemonClient(socket)) {
       // Everything but 1 MiB taken: room for runs, not for 3 MB of storage or a 1 MB value.
       inNamespace(
@@ -255,12 +307,12 @@ class DiskFullTest {
             r.getOutcomeJson());
       }
       String log = d.log();
-      List<String> told = log.lines().filter(l -> l.contains("host call ")).toList();
+      List<String> told = log.lines().filter(l -> l.contains(": failed on this node")).toList();
       // The first ENOSPC is told; the next two, within the period, are held back; the write to
       // a directory (the unit's own doing) and the delete are not told at all.
       assertEquals(1, told.size(), tail(log));
       assertTrue(
-          told.get(0).contains("host call storage_write failed on this node")
+          told.get(0).contains("storage_write: failed on this node")
               && told.get(0).contains("No space left on device"),
           told.get(0));
 
@@ -273,7 +325,7 @@ class DiskFullTest {
         assertEquals(
             Status.Code.UNAVAILABLE, notStored.getStatus().getCode(), notStored.toString());
       }
-      told = d.log().lines().filter(l -> l.contains("host call kv_put")).toList();
+      told = d.log().lines().filter(l -> l.contains("kv_put: failed on this node")).toList();
       assertEquals(1, told.size(), tail(d.log()));
       assertTrue(told.get(0).contains("SQLITE_FULL"), told.get(0));
 
@@ -290,7 +342,8 @@ class DiskFullTest {
    * A daemon whose {@code state} directory is a tmpfs of {@code size} in a mount namespace of its
    * own (the socket and log stay outside), serving on {@code socket}.
    */
-  private DaemonProcess onTmpfs(String size, Path state, Path socket) throws Exception {
+  private DaemonProcess onTmpfs(String size, Path state, Path socket, String... extra)
+      throws Exception {
     // unshare execs sh, which execs the JVM: the process started is the daemon itself.
     List<String> cmd =
         new ArrayList<>(
@@ -302,7 +355,7 @@ class DiskFullTest {
                 "-c",
                 "mount -t tmpfs -o size=" + size + ",mode=0700 sandboxd-full \"$0\" && exec \"$@\"",
                 state.toString()));
-    cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket));
+    cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket, extra));
     return DaemonProcess.start(new ProcessBuilder(cmd), state, socket, tmp.resolve("d.log"));
   }
 

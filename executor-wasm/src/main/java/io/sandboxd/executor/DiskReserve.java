@@ -1,0 +1,98 @@
+package io.sandboxd.executor;
+
+import java.io.File;
+import java.nio.file.Path;
+
+/**
+ * Room on a file system that units' writes (storage files, kv values) never take, kept for the
+ * node's own records: runs, parks, receipts. Per-module quotas alone do not keep it, since a client
+ * may submit any number of modules, each with a quota of its own.
+ */
+public final class DiskReserve {
+  /** The default reserve's ceiling: the smaller of this and {@link #DEFAULT_PERCENT}. */
+  public static final long DEFAULT_CEILING = 1L << 30;
+
+  /** The default reserve, in percent of the file system's size. */
+  public static final int DEFAULT_PERCENT = 5;
+
+  /** A file system's room, as statvfs(2) gives it. */
+  public interface Room {
+    /** Bytes an unprivileged writer may still take on the file system holding {@code at}. */
+    long usable(Path at);
+
+    /** The size of that file system. */
+    long total(Path at);
+  }
+
+  /** The node's file systems, read through {@link File} (one statvfs each, no mount table). */
+  public static final Room STATVFS =
+      new Room() {
+        @Override
+        public long usable(Path at) {
+          return at.toFile().getUsableSpace();
+        }
+
+        @Override
+        public long total(Path at) {
+          return at.toFile().getTotalSpace();
+        }
+      };
+
+  /** No reserve: writes stop only where the file system does. */
+  public static final DiskReserve NONE = new DiskReserve(0, STATVFS, HostFaults.UNHEARD);
+
+  private final long bytes;
+  private final Room room;
+  private final HostFaults told;
+
+  /**
+   * {@code bytes} kept free (-1: the default, the smaller of 1 GiB and 5% of each file system),
+   * read through {@code room}; each refusal is {@code told}.
+   */
+  public DiskReserve(long bytes, Room room, HostFaults told) {
+    if (bytes < -1) {
+      throw new IllegalArgumentException("a reserve of " + bytes + " bytes");
+    }
+    this.bytes = bytes;
+    this.room = room;
+    this.told = told;
+  }
+
+  /** The default reserve on the node's file systems, its refusals {@code told}. */
+  public static DiskReserve byDefault(HostFaults told) {
+    return new DiskReserve(-1, STATVFS, told);
+  }
+
+  /** The bytes kept free on the file system holding {@code at}. */
+  public long keptOn(Path at) {
+    return bytes >= 0 ? bytes : Math.min(DEFAULT_CEILING, room.total(at) / 100 * DEFAULT_PERCENT);
+  }
+
+  /**
+   * Whether {@code growth} more bytes of {@code what} (a store's name, for the telling) on the file
+   * system holding {@code at} leave its reserve free; a refusal is told. A file system that reports
+   * no size (0) is not judged.
+   */
+  public boolean admits(String what, Path at, long growth) {
+    if (bytes == 0 || growth <= 0) {
+      return true;
+    }
+    long kept = keptOn(at);
+    long usable = room.usable(at);
+    if (kept == 0 || usable - growth >= kept) {
+      return true;
+    }
+    told.told(
+        what,
+        "refused a unit's write of "
+            + growth
+            + " bytes: the file system holding "
+            + at
+            + " has "
+            + usable
+            + " bytes free, and "
+            + kept
+            + " are kept for the node's own records (quotas.reserve_bytes)");
+    return false;
+  }
+}

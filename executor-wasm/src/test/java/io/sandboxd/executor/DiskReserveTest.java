@@ -1,0 +1,72 @@
+package io.sandboxd.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The room units' writes leave on a file system: its size, what it admits, what it tells. */
+class DiskReserveTest {
+  private static final Path AT = Path.of("/state/storage/m");
+
+  /** A file system of {@code total} bytes with {@code usable} free. */
+  private static DiskReserve.Room room(long total, long usable) {
+    return new DiskReserve.Room() {
+      @Override
+      public long usable(Path at) {
+        return usable;
+      }
+
+      @Override
+      public long total(Path at) {
+        return total;
+      }
+    };
+  }
+
+  @Test
+  void theDefaultKeepsFivePercentOfTheFileSystemAndNeverMoreThanOneGibibyte() {
+    List<String> told = new ArrayList<>();
+    HostFaults sink = (call, what) -> told.add(call + ": " + what);
+    assertEquals(838_860, new DiskReserve(-1, room(16 << 20, 0), sink).keptOn(AT));
+    assertEquals(1L << 30, new DiskReserve(-1, room(1L << 40, 0), sink).keptOn(AT));
+    assertEquals(4096, new DiskReserve(4096, room(1L << 40, 0), sink).keptOn(AT));
+    assertTrue(told.isEmpty());
+  }
+
+  @Test
+  void aWriteIsAdmittedWhileItLeavesTheReserveFreeAndRefusedWithItsReasonToldAfter() {
+    List<String> told = new ArrayList<>();
+    DiskReserve r =
+        new DiskReserve(1000, room(1 << 20, 5000), (call, what) -> told.add(call + ": " + what));
+    assertTrue(r.admits("storage", AT, 4000));
+    assertTrue(r.admits("storage", AT, 0));
+    assertTrue(r.admits("storage", AT, -7));
+    assertTrue(told.isEmpty());
+    assertFalse(r.admits("storage", AT, 4001));
+    assertFalse(r.admits("kv", AT, Long.MAX_VALUE));
+    assertEquals(2, told.size());
+    assertEquals(
+        "storage: refused a unit's write of 4001 bytes: the file system holding /state/storage/m"
+            + " has 5000 bytes free, and 1000 are kept for the node's own records"
+            + " (quotas.reserve_bytes)",
+        told.get(0));
+    assertTrue(told.get(1).startsWith("kv: refused a unit's write of " + Long.MAX_VALUE));
+  }
+
+  @Test
+  void noReserveAndAFileSystemThatReportsNoSizeAdmitEveryWrite() {
+    HostFaults loud =
+        (call, what) -> {
+          throw new AssertionError(what);
+        };
+    assertTrue(new DiskReserve(0, room(1 << 20, 0), loud).admits("storage", AT, 1 << 30));
+    assertTrue(new DiskReserve(-1, room(0, 0), loud).admits("storage", AT, 1 << 30));
+    assertThrows(IllegalArgumentException.class, () -> new DiskReserve(-2, room(0, 0), loud));
+  }
+}
