@@ -209,6 +209,22 @@ class DiskFullTest {
           String.valueOf(refusedWith).contains("entry returned -10"),
           written + " MiB written, then " + refusedWith + "\n" + tail(d.log()));
       assertTrue(written >= 8, written + " MiB written before the reserve");
+      // WASI writes, sandbox writes and kv puts of a new module all stop at the reserve at once
+      // (EDQUOT 19, QUOTA -10), though its own quotas are far off; its run is stored.
+      SubmitReply wasi =
+          Submissions.submit(
+              c,
+              StorageEscapeTest.guest("QUOTA"),
+              StorageEscapeTest.grants(
+                  "{\"read\":[],\"write\":[\"data/**\"],\"delete\":[]}",
+                  "{\"read\":false,\"write\":true,\"prefixes\":[[113,47]]}"),
+              "_start",
+              120);
+      StorageEscapeTest.assertPrinted(
+          StorageEscapeTest.out(wasi),
+          "kv stopped at 0 status=-10\n",
+          "storage stopped at 0 errno=19\n",
+          "storage_write stopped at 0 status=-10\n");
       // Runs are still stored, and more than one module's write of room is still there for them.
       for (int i = 0; i < 40; i++) {
         Submissions.submit(c, Submissions.exampleUnit("hello"), Submissions.exampleGrants("hello"));
@@ -217,6 +233,8 @@ class DiskFullTest {
           d.log().lines().filter(l -> l.contains("storage: refused a unit's write")).toList();
       assertEquals(1, told.size(), tail(d.log()));
       assertTrue(told.get(0).contains("quotas.reserve_bytes"), told.get(0));
+      assertEquals(
+          1, d.log().lines().filter(l -> l.contains("kv: refused a unit's write")).count());
       DaemonProcess.Result verified = d.ctl("store", "verify");
       assertEquals(0, verified.exit(), verified.out() + verified.err());
     }
