@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Optional;
+import java.util.function.LongPredicate;
 
 /**
  * The node's key-value store behind `kv_get`/`kv_put`: SQLite (WAL, synchronous=FULL), shared by
@@ -34,13 +35,12 @@ public final class KvStore implements AutoCloseable {
   }
 
   private final Connection db;
-  private final Path file;
-  private final DiskReserve disk;
+  // Whether the disk holding the store has room for this many more bytes of a unit's.
+  private final LongPredicate roomFor;
 
-  private KvStore(Connection db, Path file, DiskReserve disk) {
+  private KvStore(Connection db, LongPredicate roomFor) {
     this.db = db;
-    this.file = file;
-    this.disk = disk;
+    this.roomFor = roomFor;
   }
 
   /** The store in {@code file}, with no disk reserve (tests, tools). */
@@ -75,7 +75,8 @@ public final class KvStore implements AutoCloseable {
         st.execute(
             "CREATE TABLE IF NOT EXISTS kv_usage (owner TEXT PRIMARY KEY, bytes INTEGER NOT NULL)");
       }
-      return new KvStore(db, file.toAbsolutePath(), disk);
+      Path dir = file.toAbsolutePath().getParent();
+      return new KvStore(db, bytes -> disk.admits("kv", dir, bytes));
     } catch (SQLException | IOException e) {
       throw new IllegalStateException("kv store " + file + ": cannot open: " + e.getMessage(), e);
     }
@@ -139,7 +140,7 @@ public final class KvStore implements AutoCloseable {
     if (owner != null) {
       long used = usage(owner) - (present && owner.equals(oldOwner) ? oldCost : 0);
       // Twice the entry: SQLite writes it to its log first, then to the database.
-      if (newCost > quota - used || !disk.admits("kv", file.getParent(), 2 * newCost)) {
+      if (newCost > quota - used || !roomFor.test(2 * newCost)) {
         return Put.OVER_QUOTA;
       }
     }

@@ -15,7 +15,7 @@ class DiskReserveTest {
   private static final Path AT = Path.of("/state/storage/m");
 
   /** A file system of {@code total} bytes with {@code usable} free. */
-  private static DiskReserve.Room room(long total, long usable) {
+  static DiskReserve.Room room(long total, long usable) {
     return new DiskReserve.Room() {
       @Override
       public long usable(Path at) {

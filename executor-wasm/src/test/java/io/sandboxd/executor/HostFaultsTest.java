@@ -107,18 +107,7 @@ class HostFaultsTest {
   @Test
   void writesThatWouldTakeTheDisksReserveAreAnsweredQuotaAndTold() throws Exception {
     // A file system with 64 KiB free, all of it kept: no unit write fits, whatever its quota.
-    DiskReserve.Room full =
-        new DiskReserve.Room() {
-          @Override
-          public long usable(Path at) {
-            return 64 << 10;
-          }
-
-          @Override
-          public long total(Path at) {
-            return 1L << 40;
-          }
-        };
+    DiskReserve.Room full = DiskReserveTest.room(1L << 40, 64 << 10);
     DiskReserve reserve = new DiskReserve(64 << 10, full, faults);
     String unit =
         """
