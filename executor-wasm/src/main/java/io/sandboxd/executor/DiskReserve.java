@@ -44,6 +44,10 @@ public final class DiskReserve {
   private final long bytes;
   private final Room room;
   private final HostFaults told;
+  // Growth admitted to writes still under way: each counts against the room the others see, so
+  // writes admitted at once (units of many modules, each as large as its memory) cannot together
+  // take the reserve that each alone would leave.
+  private long inFlight;
 
   /**
    * {@code bytes} kept free (-1: the default, the smaller of 1 GiB and 5% of each file system),
@@ -70,18 +74,45 @@ public final class DiskReserve {
 
   /**
    * Whether {@code growth} more bytes of {@code what} (a store's name, for the telling) on the file
-   * system holding {@code at} leave its reserve free; a refusal is told. A file system that reports
-   * no size (0) is not judged.
+   * system holding {@code at} leave its reserve free, with the writes in flight; a refusal is told.
+   * A file system that reports no size (0) is not judged.
    */
   public boolean admits(String what, Path at, long growth) {
+    return admits(what, at, growth, false);
+  }
+
+  /**
+   * As {@link #admits}, and an admitted {@code growth} counts as in flight until {@link #landed}:
+   * for a write whose bytes the disk does not show until it is done.
+   */
+  public boolean claims(String what, Path at, long growth) {
+    return admits(what, at, growth, true);
+  }
+
+  /** The write {@link #claims} admitted {@code growth} to is done, whatever came of it. */
+  public synchronized void landed(long growth) {
+    if (bytes != 0 && growth > 0) {
+      inFlight = Math.max(0, inFlight - growth);
+    }
+  }
+
+  private boolean admits(String what, Path at, long growth, boolean claim) {
     if (bytes == 0 || growth <= 0) {
       return true;
     }
     long kept = keptOn(at);
     long usable = room.usable(at);
-    if (kept == 0 || usable - growth >= kept) {
-      return true;
+    long promised;
+    synchronized (this) {
+      if (kept == 0 || usable - inFlight - growth >= kept) {
+        if (claim) {
+          inFlight += growth;
+        }
+        return true;
+      }
+      promised = inFlight;
     }
+    // Told outside the lock: every unit's write on the node passes through it.
     told.told(
         what,
         "refused a unit's write of "
@@ -90,7 +121,9 @@ public final class DiskReserve {
             + at
             + " has "
             + usable
-            + " bytes free, and "
+            + " bytes free ("
+            + promised
+            + " of them promised to writes under way), and "
             + kept
             + " are kept for the node's own records (quotas.reserve_bytes)");
     return false;

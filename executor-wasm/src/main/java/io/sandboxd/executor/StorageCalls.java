@@ -201,7 +201,7 @@ final class StorageCalls {
     long end = offset > Long.MAX_VALUE - data.length ? Long.MAX_VALUE : offset + data.length;
     long entries = exists ? 0 : StorageLedger.ENTRY_BYTES * missingEntries(ctx, file);
     long growth = Math.max(0, end - before) + entries;
-    if (!ledger.reserve(growth)) {
+    if (!ledger.reserveWrite(growth)) {
       return HostAnswer.refused("Allow", AbiStatus.QUOTA);
     }
     boolean written = false;
@@ -229,7 +229,8 @@ final class StorageCalls {
       return unavailable(ctx, "storage_write", e);
     } finally {
       // Settled to what the disk shows (the names made count only when the write went through).
-      ledger.settle(StorageRoot.size(file) - before + (written ? entries : 0) - growth);
+      ledger.settleWrite(
+          growth, StorageRoot.size(file) - before + (written ? entries : 0) - growth);
     }
   }
 

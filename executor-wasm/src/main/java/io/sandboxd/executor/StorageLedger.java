@@ -110,10 +110,24 @@ final class StorageLedger {
    * when the bytes would take the node's {@link DiskReserve} on the file system.
    */
   synchronized boolean reserve(long bytes) {
+    return reserve(bytes, false);
+  }
+
+  /**
+   * As {@link #reserve}, for a write of {@code bytes} that the disk shows only once it is done: the
+   * disk's reserve counts them as in flight until {@link #settleWrite}.
+   */
+  synchronized boolean reserveWrite(long bytes) {
+    return reserve(bytes, true);
+  }
+
+  private boolean reserve(long bytes, boolean write) {
     if (this == NONE || bytes <= 0) {
       return true;
     }
-    if (!measured() || bytes > quota - used || !disk.admits("storage", root, bytes)) {
+    if (!measured()
+        || bytes > quota - used
+        || !(write ? disk.claims("storage", root, bytes) : disk.admits("storage", root, bytes))) {
       return false;
     }
     used += bytes;
@@ -127,6 +141,14 @@ final class StorageLedger {
   synchronized void settle(long delta) {
     if (this != NONE && used != UNMEASURED) {
       used = Math.max(0, used + delta);
+    }
+  }
+
+  /** Settles a {@link #reserveWrite} of {@code bytes} by {@code delta}: the write is done. */
+  void settleWrite(long bytes, long delta) {
+    settle(delta);
+    if (this != NONE) {
+      disk.landed(bytes);
     }
   }
 }

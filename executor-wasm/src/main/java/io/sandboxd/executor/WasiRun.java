@@ -734,13 +734,13 @@ final class WasiRun implements AutoCloseable {
     }
     long growth = Math.max(0, newEnd - size);
     StorageLedger ledger = broker.ledgerOf(o.rel());
-    if (!ledger.reserve(growth)) {
+    if (!ledger.reserveWrite(growth)) {
       return Errno.DQUOT;
     }
     try {
       return act.run();
     } finally {
-      ledger.settle(StorageRoot.size(host) - size - growth);
+      ledger.settleWrite(growth, StorageRoot.size(host) - size - growth);
     }
   }
 

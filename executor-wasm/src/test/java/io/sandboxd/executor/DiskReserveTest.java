@@ -53,10 +53,33 @@ class DiskReserveTest {
     assertEquals(2, told.size());
     assertEquals(
         "storage: refused a unit's write of 4001 bytes: the file system holding /state/storage/m"
-            + " has 5000 bytes free, and 1000 are kept for the node's own records"
-            + " (quotas.reserve_bytes)",
+            + " has 5000 bytes free (0 of them promised to writes under way), and 1000 are kept"
+            + " for the node's own records (quotas.reserve_bytes)",
         told.get(0));
     assertTrue(told.get(1).startsWith("kv: refused a unit's write of " + Long.MAX_VALUE));
+  }
+
+  @Test
+  void writesUnderWayCountAgainstTheRoomTheOthersSeeUntilTheyLand() {
+    List<String> told = new ArrayList<>();
+    // The disk shows 5000 free throughout: the bytes of a write under way are not on it yet.
+    DiskReserve r =
+        new DiskReserve(1000, room(1 << 20, 5000), (call, what) -> told.add(call + ": " + what));
+    assertTrue(r.claims("storage", AT, 3000));
+    assertFalse(r.claims("storage", AT, 2000), "two writes that each fit alone");
+    assertFalse(r.admits("kv", AT, 2000));
+    assertTrue(r.admits("kv", AT, 1000));
+    assertTrue(told.get(0).contains("(3000 of them promised to writes under way)"), told.get(0));
+    r.landed(3000);
+    assertTrue(r.claims("storage", AT, 2000));
+    assertTrue(r.claims("storage", AT, 2000));
+    assertFalse(r.claims("storage", AT, 1));
+    r.landed(2000);
+    r.landed(2000);
+    // Landing more than was claimed (a caller's slip) never makes room that is not there.
+    r.landed(1 << 20);
+    assertTrue(r.claims("storage", AT, 4000));
+    assertFalse(r.claims("storage", AT, 1));
   }
 
   @Test
