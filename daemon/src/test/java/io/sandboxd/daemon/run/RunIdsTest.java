@@ -29,4 +29,36 @@ class RunIdsTest {
     // Random, not a counter: 2,000 draws of 32 bits repeat with odds about 1 in 2,000.
     assertTrue(suffixes.size() > 1_990, "only " + suffixes.size() + " distinct random parts");
   }
+
+  @Test
+  void idsUnderAClockThatStandsStillAreAllDistinctAndStayOrdered() {
+    RunIds ids = new RunIds(() -> 1_000);
+    Set<String> seen = new HashSet<>();
+    String previous = "";
+    int n = 3 * RunIds.MAX_PER_MS + 5;
+    for (int i = 0; i < n; i++) {
+      String id = ids.next();
+      assertTrue(seen.add(id), "drawn twice: " + id);
+      assertTrue(id.substring(0, 12).compareTo(previous) >= 0, id + " after " + previous);
+      previous = id.substring(0, 12);
+    }
+    // Past MAX_PER_MS in one millisecond the next is taken early: what is held stays bounded.
+    assertEquals(String.format("%012x", 1_003), previous);
+  }
+
+  @Test
+  void aClockThatStepsBackNeverTakesTheIdsBackInTime() {
+    long[] now = {50_000};
+    RunIds ids = new RunIds(() -> now[0]);
+    String first = ids.next();
+    now[0] = 20_000;
+    Set<String> seen = new HashSet<>(Set.of(first));
+    for (int i = 0; i < 1_000; i++) {
+      String id = ids.next();
+      assertEquals(first.substring(0, 12), id.substring(0, 12), id);
+      assertTrue(seen.add(id), "drawn twice: " + id);
+    }
+    now[0] = 50_001;
+    assertEquals(String.format("%012x", 50_001), ids.next().substring(0, 12));
+  }
 }
