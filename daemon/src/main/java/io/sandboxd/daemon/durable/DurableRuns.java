@@ -50,6 +50,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -771,7 +772,7 @@ public final class DurableRuns {
     }
     park.request();
     try {
-      p.applied().get(waitMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+      p.applied().get(waitMs, TimeUnit.MILLISECONDS);
       return;
     } catch (java.util.concurrent.TimeoutException e) {
       if (pending.remove(runId, p)) {
@@ -807,10 +808,11 @@ public final class DurableRuns {
     List<String> ids = new ArrayList<>(running.keySet());
     clientParks.addAll(ids);
     ids.forEach(id -> Optional.ofNullable(running.get(id)).ifPresent(ParkSignal::request));
-    long deadline = System.currentTimeMillis() + timeoutMs;
+    long deadline = deadlineAfter(timeoutMs);
     int parked = 0;
     for (String id : ids) {
-      DurableRunTable.Run r = await(id, Math.max(0, deadline - System.currentTimeMillis()));
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      DurableRunTable.Run r = await(id, Math.max(0, left));
       if (r.state() == State.parked) {
         parked++;
       }
@@ -818,13 +820,21 @@ public final class DurableRuns {
     return parked;
   }
 
+  /**
+   * {@code timeoutMs} from now on the clock that never steps (nanoTime, compared by difference): on
+   * the wall clock, a clock stepped back held the caller that much longer. Saturated at 2^40 ms.
+   */
+  private static long deadlineAfter(long timeoutMs) {
+    return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(timeoutMs, 1L << 40));
+  }
+
   /** Waits until the run is no longer running, or {@code timeoutMs} passed; returns its row. */
   DurableRunTable.Run await(String runId, long timeoutMs) {
-    long deadline = System.currentTimeMillis() + timeoutMs;
+    long deadline = deadlineAfter(timeoutMs);
     synchronized (changed) {
       while (true) {
         DurableRunTable.Run r = table.run(runId).orElseThrow(() -> new RunNotFoundException(runId));
-        long left = deadline - System.currentTimeMillis();
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         if (r.state() != State.running || left <= 0 || unstoredEnds.containsKey(runId)) {
           return r;
         }

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -34,12 +35,15 @@ final class RunWaiters implements AutoCloseable {
 
   static final long TICK_MS = 100;
 
+  /** Longest timeout kept as asked (about 146 years); longer ones wait this long. */
+  static final long MAX_TIMEOUT_MS = Long.MAX_VALUE / 2_000_000;
+
   /**
    * One waiting call; {@code late} is what it is answered when its timeout passes first (null: the
    * run as it is then).
    */
   private record Waiter(
-      long deadlineMs,
+      long deadlineNanos,
       StreamObserver<io.sandboxd.daemon.rpc.DurableRunReply> out,
       AtomicBoolean done,
       Supplier<RuntimeException> late) {}
@@ -49,12 +53,24 @@ final class RunWaiters implements AutoCloseable {
   private final Map<String, Set<Waiter>> byRun = new ConcurrentHashMap<>();
   private final AtomicInteger waiting = new AtomicInteger();
   private final ScheduledExecutorService timer = BackgroundTimer.named("sandboxd-run-waiters");
+  // Timeouts are kept on a clock that never steps: on the wall clock, an NTP step or a resumed VM
+  // cut waits short, or held a call for as long as the clock went back.
+  private final LongSupplier nanos;
 
   RunWaiters(
       Function<String, DurableRunTable.Run> lookup,
       Function<DurableRunTable.Run, io.sandboxd.daemon.rpc.DurableRunReply> reply) {
+    this(lookup, reply, System::nanoTime);
+  }
+
+  /** As above, timeouts kept on {@code nanos} (tests: a clock they move). */
+  RunWaiters(
+      Function<String, DurableRunTable.Run> lookup,
+      Function<DurableRunTable.Run, io.sandboxd.daemon.rpc.DurableRunReply> reply,
+      LongSupplier nanos) {
     this.lookup = lookup;
     this.reply = reply;
+    this.nanos = nanos;
     timer.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
   }
 
@@ -89,7 +105,10 @@ final class RunWaiters implements AutoCloseable {
               .asRuntimeException());
       return;
     }
-    Waiter w = new Waiter(System.currentTimeMillis() + timeoutMs, out, new AtomicBoolean(), late);
+    // Saturated: a timeout of years must not wrap round to one already passed.
+    long deadline =
+        nanos.getAsLong() + TimeUnit.MILLISECONDS.toNanos(Math.min(timeoutMs, MAX_TIMEOUT_MS));
+    Waiter w = new Waiter(deadline, out, new AtomicBoolean(), late);
     // compute, not computeIfAbsent then add: the timer drops empty sets with compute too, so a set
     // can never be dropped between being found and being added to (the wait would be lost).
     byRun.compute(
@@ -118,7 +137,7 @@ final class RunWaiters implements AutoCloseable {
   }
 
   private void tick() {
-    long now = System.currentTimeMillis();
+    long now = nanos.getAsLong();
     for (Map.Entry<String, Set<Waiter>> e : byRun.entrySet()) {
       Set<Waiter> set = e.getValue();
       if (set.isEmpty()) {
@@ -139,7 +158,7 @@ final class RunWaiters implements AutoCloseable {
       }
       List<Waiter> due = new ArrayList<>();
       for (Waiter w : set) {
-        if (failure != null || answer != null || now >= w.deadlineMs()) {
+        if (failure != null || answer != null || now - w.deadlineNanos() >= 0) {
           due.add(w);
         }
       }
