@@ -8,6 +8,7 @@ import io.sandboxd.executor.PreparedInstance;
 import io.sandboxd.executor.UnitCompiler;
 import io.sandboxd.warmpool.Claim;
 import io.sandboxd.warmpool.IdlePower;
+import io.sandboxd.warmpool.PoolClock;
 import io.sandboxd.warmpool.PoolKey;
 import io.sandboxd.warmpool.PoolPolicy;
 import io.sandboxd.warmpool.WarmPools;
@@ -81,7 +82,7 @@ public class WarmClaimBench {
             10_000,
             Provenance.Estimator,
             records -> {},
-            System::currentTimeMillis);
+            PoolClock.SYSTEM);
     pools.configure(a -> java.util.Optional.of(unit), u -> shape);
   }
 

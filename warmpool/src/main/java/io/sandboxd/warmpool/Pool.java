@@ -78,6 +78,7 @@ final class Pool {
   static final class Idle {
     final PreparedInstance instance;
     final String id;
+    // On the pools' elapsed clock (PoolClock), as is accruedToMs: records get wall stamps apart.
     final long warmedMs;
     final long warmupUj;
     final long bytes;

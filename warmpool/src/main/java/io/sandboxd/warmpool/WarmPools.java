@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -50,7 +49,7 @@ public final class WarmPools implements AutoCloseable {
   private final long cpuMilliwatts;
   private final Provenance cpuProvenance;
   private final Evictions sink;
-  private final LongSupplier nowMs;
+  private final PoolClock clock;
   private final Map<PoolKey, Pool> pools = new LinkedHashMap<>();
   // Submission times per module within the adaptive window, for deciding who gets a pool.
   private final Map<String, ArrayDeque<Long>> demand = new LinkedHashMap<>(16, 0.75f, true);
@@ -69,13 +68,13 @@ public final class WarmPools implements AutoCloseable {
       long cpuMilliwatts,
       Provenance cpuProvenance,
       Evictions sink,
-      LongSupplier nowMs) {
+      PoolClock clock) {
     this.policy = policy;
     this.idlePower = idlePower;
     this.cpuMilliwatts = cpuMilliwatts;
     this.cpuProvenance = cpuProvenance;
     this.sink = sink;
-    this.nowMs = nowMs;
+    this.clock = clock;
   }
 
   /**
@@ -134,7 +133,7 @@ public final class WarmPools implements AutoCloseable {
     List<WarmpoolEvict> evicted = new ArrayList<>();
     Claim claim;
     synchronized (this) {
-      long now = nowMs.getAsLong();
+      long now = clock.elapsedMs().getAsLong();
       Pool pool = pools.get(key);
       if (pool == null) {
         pool = adaptivePool(key, unit, shape, now);
@@ -159,6 +158,7 @@ public final class WarmPools implements AutoCloseable {
         pool.hits++;
         idle.accrueTo(now, idlePower.milliwatts());
         long uj = idle.energy.microjoules();
+        long wall = clock.wallMs().getAsLong();
         pool.idleUjSettled = saturatingAdd(pool.idleUjSettled, uj);
         claim =
             new Claim(
@@ -167,8 +167,8 @@ public final class WarmPools implements AutoCloseable {
                     new WarmpoolClaim(
                         key.id(),
                         idle.id,
-                        idle.warmedMs,
-                        Math.max(now, idle.warmedMs),
+                        stampOf(idle.warmedMs, now, wall),
+                        wall,
                         key.tier(),
                         key.manifest().orElse(null),
                         uj,
@@ -281,7 +281,7 @@ public final class WarmPools implements AutoCloseable {
 
   /** Every pool's counters, in the order the pools were made. */
   public synchronized List<PoolStats> stats() {
-    long now = nowMs.getAsLong();
+    long now = clock.elapsedMs().getAsLong();
     long mw = idlePower.milliwatts();
     List<PoolStats> out = new ArrayList<>();
     for (Pool p : pools.values()) {
@@ -328,7 +328,7 @@ public final class WarmPools implements AutoCloseable {
     List<WarmpoolEvict> evicted = new ArrayList<>();
     List<Pool> toFill = new ArrayList<>();
     synchronized (this) {
-      long now = nowMs.getAsLong();
+      long now = clock.elapsedMs().getAsLong();
       long mw = idlePower.milliwatts();
       PoolPolicy.Adaptive a = policy.adaptive();
       for (Iterator<Pool> it = pools.values().iterator(); it.hasNext(); ) {
@@ -430,7 +430,7 @@ public final class WarmPools implements AutoCloseable {
     List<WarmpoolEvict> evicted = new ArrayList<>();
     synchronized (this) {
       p.inFlight--;
-      long now = nowMs.getAsLong();
+      long now = clock.elapsedMs().getAsLong();
       if (made == null) {
         failed(p, failure, now);
         return;
@@ -547,11 +547,12 @@ public final class WarmPools implements AutoCloseable {
     p.evictions.merge(reason, 1L, Long::sum);
     long teardownUj = cpuUj(threads.getCurrentThreadCpuTime() - cpu0);
     long overhead = saturatingAdd(saturatingAdd(i.warmupUj, idleUj), teardownUj);
+    long wall = clock.wallMs().getAsLong();
     return new WarmpoolEvict(
         p.key.id(),
         i.id,
-        i.warmedMs,
-        Math.max(now, i.warmedMs),
+        stampOf(i.warmedMs, now, wall),
+        wall,
         reason,
         overhead,
         idlePower.provenance().worst(cpuProvenance));
@@ -584,6 +585,15 @@ public final class WarmPools implements AutoCloseable {
 
   private long cpuUj(long cpuNanos) {
     return Math.multiplyExact(cpuMilliwatts, Math.max(0, cpuNanos)) / 1_000_000L;
+  }
+
+  /**
+   * The wall-clock stamp of {@code elapsedMs} (on the clock that never steps), given that its
+   * {@code elapsedNow} is {@code wallNow}: the stamps of a record are as far apart as the time
+   * measured between them, whatever the wall clock did meanwhile.
+   */
+  private static long stampOf(long elapsedMs, long elapsedNow, long wallNow) {
+    return wallNow - Math.max(0, elapsedNow - elapsedMs);
   }
 
   private static long saturatingAdd(long a, long b) {
@@ -650,7 +660,7 @@ public final class WarmPools implements AutoCloseable {
     }
     List<WarmpoolEvict> evicted = new ArrayList<>();
     synchronized (this) {
-      long now = nowMs.getAsLong();
+      long now = clock.elapsedMs().getAsLong();
       for (Pool p : pools.values()) {
         drain(p, WarmpoolEvict.Reason.Shutdown, now, evicted);
       }

@@ -73,6 +73,8 @@ class WarmPoolsTest {
   /** Pools on a hand-moved clock, recording evictions. */
   static final class Fixture {
     final AtomicLong now = new AtomicLong(1_000_000);
+    // The wall clock, moved with `now` by ticks and apart from it by a test that steps it.
+    final AtomicLong wall = new AtomicLong(1_700_000_000_000L);
     final List<WarmpoolEvict> evicted = new ArrayList<>();
     final WarmPools pools;
 
@@ -84,13 +86,14 @@ class WarmPoolsTest {
               10_000,
               Provenance.Estimator,
               evicted::addAll,
-              now::get);
+              new PoolClock(now::get, wall::get));
     }
 
     /** {@code n} refill passes, the clock moved on {@code stepMs} before each. */
     void ticks(int n, long stepMs) {
       for (int i = 0; i < n; i++) {
         now.addAndGet(stepMs);
+        wall.addAndGet(stepMs);
         pools.tick();
       }
     }
@@ -126,7 +129,7 @@ class WarmPoolsTest {
     Fixture f = oneModulePool(1, 1, 600_000, 5_000);
     f.pools.tick();
     assertEquals(1, f.pools.stats().get(0).idle());
-    long warmed = f.now.get();
+    long warmed = f.wall.get();
     f.ticks(60, 1_000);
     Claim c = f.pools.claim(PoolKey.s2(UNIT.address()), UNIT, SHAPE, "run-1");
     assertTrue(c.warm());
@@ -146,6 +149,35 @@ class WarmPoolsTest {
     assertEquals(300_000_000L, s.idleUj());
     // The record survives its own strict parser.
     assertEquals(r, WarmpoolClaim.fromCore(r.toCore()));
+  }
+
+  @Test
+  void aWallClockThatStepsChangesNeitherTheIdleEnergyNorTheTtlOnlyTheStamps() {
+    Fixture f = oneModulePool(2, 2, 120_000, 5_000);
+    f.pools.tick();
+    assertEquals(2, f.pools.stats().get(0).idle());
+    f.ticks(60, 1_000);
+    // An NTP step or a resumed VM: the wall clock jumps an hour; 60 s have passed, no more.
+    f.wall.addAndGet(3_600_000);
+    f.pools.tick();
+    assertEquals(2, f.pools.stats().get(0).idle(), "no ttl passed: " + f.evicted);
+    Claim c = f.pools.claim(PoolKey.s2(UNIT.address()), UNIT, SHAPE, "run-1");
+    WarmpoolClaim r = c.record().orElseThrow();
+    assertEquals(300_000_000L, r.accruedIdleUj(), "60 s at 5 W, not an hour");
+    assertEquals(f.wall.get(), r.claimedMs());
+    assertEquals(r.claimedMs() - 60_000, r.warmedMs());
+    // Back two hours: stamps stay apart by what was measured, and the ttl still counts 120 s.
+    f.wall.addAndGet(-7_200_000);
+    f.ticks(59, 1_000);
+    assertEquals(List.of(), f.evicted);
+    for (int i = 0; i < 2 && f.evicted.isEmpty(); i++) {
+      f.ticks(1, 1_000);
+    }
+    assertEquals(1, f.evicted.size(), f.evicted.toString());
+    WarmpoolEvict e = f.evicted.get(0);
+    assertEquals(WarmpoolEvict.Reason.Ttl, e.reason());
+    assertEquals(f.wall.get(), e.evictedMs());
+    assertTrue(e.evictedMs() - e.warmedMs() >= 120_000, e.toString());
   }
 
   @Test

@@ -13,6 +13,7 @@ import io.sandboxd.metering.Attribution;
 import io.sandboxd.metering.DiscoveredMeters;
 import io.sandboxd.warmpool.IdlePower;
 import io.sandboxd.warmpool.MeteredIdlePower;
+import io.sandboxd.warmpool.PoolClock;
 import io.sandboxd.warmpool.PoolPolicy;
 import io.sandboxd.warmpool.WarmPools;
 import java.lang.management.ManagementFactory;
@@ -64,7 +65,7 @@ public final class PoolWiring {
             config.metering().estimatorCpuMilliwatts(),
             Provenance.Estimator,
             records -> store.appendEvictions(sealer.evictions(records)),
-            System::currentTimeMillis);
+            PoolClock.SYSTEM);
     for (String warning :
         pools.configure(address -> held(store, modules, compiler, address), executor::nodeShape)) {
       LOG.warning(warning);
