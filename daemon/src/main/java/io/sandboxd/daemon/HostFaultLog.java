@@ -15,9 +15,6 @@ import java.util.logging.Logger;
 final class HostFaultLog implements HostFaults {
   private static final Logger LOG = Logger.getLogger(HostFaultLog.class.getName());
 
-  /** The most characters of one report kept: a failure's text may echo a unit's long path. */
-  static final int MAX_CHARS = 1024;
-
   // Keyed by the executor's own fixed names (imports, stores), so this stays small.
   private final Map<String, ReportPace> paces = new ConcurrentHashMap<>();
 
@@ -25,28 +22,6 @@ final class HostFaultLog implements HostFaults {
   public void told(String call, String what) {
     paces
         .computeIfAbsent(call, c -> new ReportPace())
-        .log(LOG, Level.WARNING, line(call + ": " + what), null);
-  }
-
-  /**
-   * {@code text} as one log line: a failure's text may name a file by the path a unit chose, and
-   * storage paths may hold control characters, so each is written as {@code \\uXXXX} (no unit
-   * writes a line of its own into the node's log), and the line is cut at {@link #MAX_CHARS}.
-   */
-  static String line(String text) {
-    StringBuilder out = new StringBuilder(Math.min(text.length(), MAX_CHARS) + 16);
-    int i = 0;
-    for (; i < text.length() && out.length() < MAX_CHARS; i++) {
-      char c = text.charAt(i);
-      if (Character.isISOControl(c)) {
-        out.append(String.format("\\u%04x", (int) c));
-      } else {
-        out.append(c);
-      }
-    }
-    if (i < text.length()) {
-      out.append("... (").append(text.length()).append(" characters)");
-    }
-    return out.toString();
+        .log(LOG, Level.WARNING, LogLine.of(call + ": " + what), null);
   }
 }

@@ -362,23 +362,30 @@ class DiskFullTest {
    */
   private DaemonProcess onTmpfs(String size, Path state, Path socket, String... extra)
       throws Exception {
-    // unshare execs sh, which execs the JVM: the process started is the daemon itself.
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                "unshare",
-                "-Urm",
-                "--",
-                "sh",
-                "-c",
-                "mount -t tmpfs -o size=" + size + ",mode=0700 sandboxd-full \"$0\" && exec \"$@\"",
-                state.toString()));
+    List<String> cmd = onTmpfs(size, state);
     cmd.addAll(DaemonProcess.serveCommand(List.of(), state, socket, extra));
     return DaemonProcess.start(new ProcessBuilder(cmd), state, socket, tmp.resolve("d.log"));
   }
 
+  /**
+   * The start of a command line that runs the rest with {@code dir} a tmpfs of {@code size} in a
+   * user and mount namespace of its own. unshare execs sh, which execs the rest: the process
+   * started is the program itself, and its pid names the namespaces for {@link #inNamespace}.
+   */
+  static List<String> onTmpfs(String size, Path dir) {
+    return new ArrayList<>(
+        List.of(
+            "unshare",
+            "-Urm",
+            "--",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=" + size + ",mode=0700 sandboxd-full \"$0\" && exec \"$@\"",
+            dir.toString()));
+  }
+
   /** Runs {@code script} ({@code $0} is {@code state}) in the daemon's namespaces; its output. */
-  private static String inNamespace(long pid, String script, Path state) throws Exception {
+  static String inNamespace(long pid, String script, Path state) throws Exception {
     Process p =
         new ProcessBuilder(
                 "nsenter",

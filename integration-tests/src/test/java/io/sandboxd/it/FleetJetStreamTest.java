@@ -95,23 +95,30 @@ class FleetJetStreamTest {
 
   static Process startAggregator(String urls, Path nodes, Path state) throws Exception {
     Process p =
-        new ProcessBuilder(
-                DaemonProcess.java(
-                    "io.sandboxd.daemon.SandboxdMain",
-                    "aggregate",
-                    "--nats",
-                    urls,
-                    "--nodes",
-                    nodes.toString(),
-                    "--state",
-                    state.toString(),
-                    "--origin",
-                    ORIGIN))
+        new ProcessBuilder(aggregateCommand(urls, nodes, state, ORIGIN, 3))
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("aggregate.log").toFile()))
             .start();
     waitFor(() -> Files.readString(dir.resolve("aggregate.log")).contains("serving; key"), 60);
     return p;
+  }
+
+  /** {@code sandboxd aggregate} as a command line, for streams of {@code replicas} replicas. */
+  static List<String> aggregateCommand(
+      String urls, Path nodes, Path state, String origin, int replicas) {
+    return DaemonProcess.java(
+        "io.sandboxd.daemon.SandboxdMain",
+        "aggregate",
+        "--nats",
+        urls,
+        "--nodes",
+        nodes.toString(),
+        "--state",
+        state.toString(),
+        "--origin",
+        origin,
+        "--replicas",
+        String.valueOf(replicas));
   }
 
   static void waitFor(Poll.Condition c, int seconds) throws Exception {

@@ -80,20 +80,7 @@ class FleetShipDurableTest {
     Files.writeString(dir.resolve("agg.log"), "");
     try {
       procs.add(
-          new ProcessBuilder(
-                  DaemonProcess.java(
-                      "io.sandboxd.daemon.SandboxdMain",
-                      "aggregate",
-                      "--nats",
-                      url,
-                      "--nodes",
-                      nodes.toString(),
-                      "--state",
-                      aggState.toString(),
-                      "--origin",
-                      ORIGIN,
-                      "--replicas",
-                      "1"))
+          new ProcessBuilder(FleetJetStreamTest.aggregateCommand(url, nodes, aggState, ORIGIN, 1))
               .redirectErrorStream(true)
               .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("agg.log").toFile()))
               .start());

@@ -17,12 +17,13 @@ import io.sandboxd.attest.LogCheckpoint;
 import io.sandboxd.attest.PublicKey;
 import io.sandboxd.attest.SigningKey;
 import io.sandboxd.attest.Verification;
+import io.sandboxd.daemon.LogLine;
+import io.sandboxd.daemon.ReportPace;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,11 +41,15 @@ import java.util.logging.Logger;
  * durable {@link FleetLog}, forces it to disk, publishes a signed fleet checkpoint (C2SP signed
  * note) and a per-record inclusion proof to each node's proof subject, and only then acknowledges
  * the batch. A restart at any moment redelivers what was not acknowledged; the address index turns
- * a redelivery into a second proof, never a second leaf.
+ * a redelivery into a second proof, never a second leaf. A disk that fails or fills stops nothing
+ * but the batch at hand: it is not acknowledged, the aggregator waits and goes on, and the broker
+ * delivers the batch again.
  */
 public final class FleetAggregator {
   private static final Logger LOG = Logger.getLogger(FleetAggregator.class.getName());
   private static final int BATCH = 512;
+  private static final long FIRST_PAUSE_MS = 200;
+  private static final long LONGEST_PAUSE_MS = 5_000;
 
   private final Connection nc;
   private final FleetLog log;
@@ -55,6 +60,10 @@ public final class FleetAggregator {
   private long appended;
   private long duplicates;
   private long refused;
+  // A full disk fails every batch: its reports reach the log at a pace.
+  private final ReportPace diskFailures = new ReportPace();
+  private final ReportPace refusals = new ReportPace();
+  private final RefusalFile refusalFile;
 
   FleetAggregator(
       Connection nc, FleetLog log, SigningKey key, String origin, Set<String> allowed, Path state) {
@@ -64,6 +73,7 @@ public final class FleetAggregator {
     this.origin = origin;
     this.allowed = Set.copyOf(allowed);
     this.stateDir = state;
+    this.refusalFile = new RefusalFile(state);
   }
 
   /** Consumes until {@code stop} is set. */
@@ -88,6 +98,7 @@ public final class FleetAggregator {
         Thread.sleep(500);
       }
     }
+    long pause = FIRST_PAUSE_MS;
     while (!stop.get()) {
       List<Message> batch;
       try {
@@ -98,8 +109,28 @@ public final class FleetAggregator {
         Thread.sleep(200);
         continue;
       }
-      if (!batch.isEmpty()) {
+      if (batch.isEmpty()) {
+        continue;
+      }
+      try {
         handle(js, batch);
+        pause = FIRST_PAUSE_MS;
+      } catch (IOException e) {
+        // Nothing of the batch was acknowledged: the broker delivers it again after the ack wait,
+        // and the log, whole whatever failed (FleetLog), takes it then.
+        diskFailures.log(
+            LOG,
+            Level.WARNING,
+            "aggregate: cannot keep the fleet log, its checkpoint or a refusal in "
+                + stateDir
+                + ": "
+                + e
+                + "; the batch of "
+                + batch.size()
+                + " is not acknowledged and comes again, and the aggregator goes on",
+            null);
+        Thread.sleep(pause);
+        pause = Math.min(pause * 2, LONGEST_PAUSE_MS);
       }
     }
   }
@@ -107,6 +138,10 @@ public final class FleetAggregator {
   private record Accepted(Message message, String address, String node) {}
 
   void handle(JetStream js, List<Message> batch) throws IOException {
+    if (log.unsynced()) {
+      // A force failed: no new leaf until the ones before it are on disk.
+      log.sync();
+    }
     List<Accepted> ok = new ArrayList<>();
     for (Message m : batch) {
       Accepted a;
@@ -183,16 +218,16 @@ public final class FleetAggregator {
 
   private void refuse(Message m, String reason) throws IOException {
     refused++;
-    LOG.warning("aggregate: refused a message on " + m.getSubject() + ": " + reason);
+    // The subject and the reason are a publisher's to choose, and so is how often they come.
+    String subject = LogLine.of(m.getSubject());
+    String why = LogLine.of(reason);
+    refusals.log(
+        LOG, Level.WARNING, "aggregate: refused a message on " + subject + ": " + why, null);
     var line = CanonicalJson.mapper().createObjectNode();
-    line.put("subject", m.getSubject());
-    line.put("reason", reason);
+    line.put("subject", subject);
+    line.put("reason", why);
     line.put("refused_ms", System.currentTimeMillis());
-    Files.writeString(
-        stateDir.resolve("refused.jsonl"),
-        CanonicalJson.canonicalString(line) + "\n",
-        StandardOpenOption.CREATE,
-        StandardOpenOption.APPEND);
+    refusalFile.append(CanonicalJson.canonicalString(line));
     // Terminal: a refused record is never redelivered (it is reported, not retried).
     m.term();
   }

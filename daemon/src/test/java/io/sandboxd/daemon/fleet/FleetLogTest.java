@@ -2,6 +2,8 @@ package io.sandboxd.daemon.fleet;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.Blake3;
@@ -57,5 +59,204 @@ class FleetLogTest {
       leaves.add(Hex.decode(addr(37), 32, "a"));
       assertArrayEquals(MerkleTree.blake3(leaves).root(), log.head().root());
     }
+  }
+
+  /**
+   * A disk that fills mid-entry, then frees, and a force that fails: every failure leaves the log
+   * whole, nothing shifts, and what a failed force may have dropped is written again. Seeded cuts.
+   */
+  @Test
+  void aFullDiskOrAFailedForceLeavesTheLogWholeAndInPlace() throws Exception {
+    String node = "cd".repeat(32);
+    java.util.Random random = new java.util.Random(22);
+    for (int round = 0; round < 40; round++) {
+      Path file = dir.resolve("fleet-" + round + ".log");
+      List<byte[]> leaves = new ArrayList<>();
+      FailingChannel ch = new FailingChannel(file);
+      try (FleetLog log = FleetLog.over(ch, file)) {
+        int n = 0;
+        for (int step = 0; step < 30; step++) {
+          // The disk takes between 0 and 63 more bytes of the next entry, then fails.
+          boolean fill = random.nextInt(4) == 0;
+          if (fill) {
+            ch.room = random.nextInt(FleetLog.ENTRY);
+          }
+          try {
+            log.append(addr(n), node);
+            assertTrue(!fill, "an append past the disk's room succeeded");
+            leaves.add(Hex.decode(addr(n), 32, "a"));
+            n++;
+          } catch (java.io.IOException e) {
+            assertTrue(fill, "append failed: " + e);
+            assertEquals(n, log.size(), "a failed append added nothing");
+            assertTrue(log.indexOf(addr(n)).isEmpty());
+            ch.room = Long.MAX_VALUE;
+          }
+          if (random.nextInt(5) == 0) {
+            ch.failForce = true;
+            assertThrows(java.io.IOException.class, log::sync);
+            // A failed force drops what it held: the next force must write the entries again.
+            ch.dropUnforced();
+            log.sync();
+            assertFalse(log.unsynced());
+          }
+        }
+        log.sync();
+        assertEquals(leaves.size(), log.size());
+        assertArrayEquals(MerkleTree.blake3(leaves).root(), log.head().root());
+      }
+      // What reached the disk: every entry in place, in order, and nothing else whole.
+      byte[] disk = ch.durable();
+      assertEquals(leaves.size(), disk.length / FleetLog.ENTRY, "round " + round);
+      for (int i = 0; i < leaves.size(); i++) {
+        assertArrayEquals(
+            leaves.get(i), java.util.Arrays.copyOfRange(disk, i * 64, i * 64 + 32), "leaf " + i);
+      }
+      java.nio.file.Files.write(file, disk);
+      try (FleetLog log = FleetLog.open(file)) {
+        assertEquals(leaves.size(), log.size());
+        assertArrayEquals(MerkleTree.blake3(leaves).root(), log.head().root());
+      }
+    }
+  }
+
+  /**
+   * A file channel over memory that models the disk under the page cache: {@code room} bytes more
+   * may be written before a write fails part-way (as ENOSPC does), a force can be made to fail, and
+   * the pages a failed force held can be dropped, as a kernel may after a failed writeback.
+   */
+  static final class FailingChannel extends java.nio.channels.FileChannel {
+    private final Path path;
+    private byte[] cache = new byte[0];
+    private byte[] disk = new byte[0];
+    long room = Long.MAX_VALUE;
+    boolean failForce;
+    long dropped;
+
+    FailingChannel(Path path) {
+      this.path = path;
+    }
+
+    byte[] durable() {
+      return disk.clone();
+    }
+
+    /** The page cache loses what was never forced: it now reads as what the disk holds. */
+    void dropUnforced() {
+      byte[] next = cache.clone();
+      for (int i = 0; i < next.length; i++) {
+        byte was = i < disk.length ? disk[i] : 0;
+        if (next[i] != was) {
+          dropped++;
+        }
+        next[i] = was;
+      }
+      cache = next;
+    }
+
+    @Override
+    public int write(java.nio.ByteBuffer src, long position) throws java.io.IOException {
+      int n = src.remaining();
+      int take = (int) Math.min(n, room);
+      if (take == 0 && n > 0) {
+        throw new java.io.IOException("No space left on device: " + path);
+      }
+      if (position + take > cache.length) {
+        cache = java.util.Arrays.copyOf(cache, (int) (position + take));
+      }
+      src.get(cache, (int) position, take);
+      room -= take;
+      return take;
+    }
+
+    @Override
+    public int read(java.nio.ByteBuffer dst, long position) {
+      if (position >= cache.length) {
+        return -1;
+      }
+      int n = (int) Math.min(dst.remaining(), cache.length - position);
+      dst.put(cache, (int) position, n);
+      return n;
+    }
+
+    @Override
+    public long size() {
+      return cache.length;
+    }
+
+    @Override
+    public java.nio.channels.FileChannel truncate(long size) {
+      if (size < cache.length) {
+        cache = java.util.Arrays.copyOf(cache, (int) size);
+      }
+      return this;
+    }
+
+    @Override
+    public void force(boolean metaData) throws java.io.IOException {
+      if (failForce) {
+        failForce = false;
+        throw new java.io.IOException("Input/output error: " + path);
+      }
+      disk = cache.clone();
+    }
+
+    @Override
+    public int read(java.nio.ByteBuffer dst) {
+      throw new UnsupportedOperationException("positional reads only");
+    }
+
+    @Override
+    public long read(java.nio.ByteBuffer[] dsts, int offset, int length) {
+      throw new UnsupportedOperationException("positional reads only");
+    }
+
+    @Override
+    public int write(java.nio.ByteBuffer src) {
+      throw new UnsupportedOperationException("positional writes only");
+    }
+
+    @Override
+    public long write(java.nio.ByteBuffer[] srcs, int offset, int length) {
+      throw new UnsupportedOperationException("positional writes only");
+    }
+
+    @Override
+    public long position() {
+      throw new UnsupportedOperationException("positional access only");
+    }
+
+    @Override
+    public java.nio.channels.FileChannel position(long newPosition) {
+      throw new UnsupportedOperationException("positional access only");
+    }
+
+    @Override
+    public long transferTo(long position, long count, java.nio.channels.WritableByteChannel t) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public long transferFrom(java.nio.channels.ReadableByteChannel s, long position, long count) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.nio.MappedByteBuffer map(MapMode mode, long position, long size) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.nio.channels.FileLock lock(long position, long size, boolean shared) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.nio.channels.FileLock tryLock(long position, long size, boolean shared) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    protected void implCloseChannel() {}
   }
 }
