@@ -303,7 +303,7 @@ public final class Daemon implements AutoCloseable {
     EventLoopGroup boss = null;
     EventLoopGroup workers = null;
     Server server = null;
-    long startedMs = System.currentTimeMillis();
+    long startedNanos = System.nanoTime();
     try {
       NodeIdentity node = NodeIdentity.load(paths.stateDir(), paths.keyFile(), () -> ready(engine));
       // Read before SQLite's recovery replays or drops it: what an unclean stop left behind (a
@@ -412,7 +412,7 @@ public final class Daemon implements AutoCloseable {
               store,
               verifier,
               serving,
-              startedMs,
+              startedNanos,
               admission.policy(),
               Optional.ofNullable(endpoint)
                   .map(e -> e.address().getHostString() + ":" + e.address().getPort()),

@@ -12,6 +12,7 @@ import io.sandboxd.metering.MeterListing;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What `sandboxctl status` and `sandboxctl store verify` report, gathered from the daemon's parts.
@@ -23,7 +24,7 @@ public final class NodeStatus {
   private final RunStore store;
   private final StoreVerifier verifier;
   private final ServingState serving;
-  private final long startedMs;
+  private final long startedNanos;
   private final SubmitterPolicy policy;
   private final Optional<String> metricsListen;
   private final List<String> eventSources;
@@ -34,7 +35,7 @@ public final class NodeStatus {
       RunStore store,
       StoreVerifier verifier,
       ServingState serving,
-      long startedMs,
+      long startedNanos,
       SubmitterPolicy policy,
       Optional<String> metricsListen,
       List<String> eventSources) {
@@ -43,7 +44,7 @@ public final class NodeStatus {
     this.store = store;
     this.verifier = verifier;
     this.serving = serving;
-    this.startedMs = startedMs;
+    this.startedNanos = startedNanos;
     this.policy = policy;
     this.metricsListen = metricsListen;
     this.eventSources = List.copyOf(eventSources);
@@ -58,7 +59,8 @@ public final class NodeStatus {
     StatusReply.Builder b =
         StatusReply.newBuilder()
             .setVersion(version())
-            .setUptimeMs(Math.max(0, System.currentTimeMillis() - startedMs))
+            // On the monotonic clock: a wall clock stepped back would make a node look restarted.
+            .setUptimeMs(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos))
             .setHostId(node.host().id())
             .setPublicKey(node.host().publicKey())
             .setStoreBytes(store.sizeBytes())
