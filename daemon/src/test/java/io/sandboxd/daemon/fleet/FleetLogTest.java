@@ -62,6 +62,89 @@ class FleetLogTest {
   }
 
   /**
+   * Proofs built from kept subtrees (2^LOW leaves and more) and from subtrees hashed back out of
+   * the file verify under the whole tree's root at every size, across the index's growth and a
+   * reopen; every address is found at its leaf and no other is. Seeded sizes and leaves.
+   */
+  @Test
+  void proofsAndLookupsFromWhatIsKeptAndWhatIsReadBack() throws Exception {
+    Path file = dir.resolve("fleet.log");
+    java.util.Random random = new java.util.Random(4_000);
+    List<byte[]> leaves = new ArrayList<>();
+    List<String> nodes = new ArrayList<>();
+    java.util.Set<Integer> checkAt =
+        new java.util.TreeSet<>(List.of(1, 2, 3, 15, 16, 17, 31, 32, 33, 683, 684, 1024, 2049));
+    for (int i = 0; i < 12; i++) {
+      checkAt.add(1 + random.nextInt(3_000));
+    }
+    int last = java.util.Collections.max(checkAt);
+    try (FleetLog log = FleetLog.open(file)) {
+      for (int n = 0; n < last; n++) {
+        String node = Blake3.hex(new byte[] {(byte) (n % 7)});
+        assertEquals(n, log.append(addr(n), node));
+        leaves.add(Hex.decode(addr(n), 32, "a"));
+        nodes.add(node);
+        if (checkAt.contains(n + 1)) {
+          log.sync();
+          checkWhole(log, leaves, nodes, random);
+        }
+      }
+    }
+    try (FleetLog log = FleetLog.open(file)) {
+      checkWhole(log, leaves, nodes, random);
+    }
+  }
+
+  /** Addresses alike in the 8 bytes the index keeps are told apart by the whole address. */
+  @Test
+  void addressesWithTheSamePrefixAreToldApart() throws Exception {
+    String prefix = "5a".repeat(8);
+    String node = "ab".repeat(32);
+    try (FleetLog log = FleetLog.open(dir.resolve("alike.log"))) {
+      for (int i = 0; i < 40; i++) {
+        String a = prefix + addr(i).substring(16);
+        assertTrue(log.indexOf(a).isEmpty(), "found before it was appended: " + i);
+        assertEquals(i, log.append(a, node));
+      }
+      for (int i = 0; i < 40; i++) {
+        assertEquals(i, log.indexOf(prefix + addr(i).substring(16)).getAsLong());
+      }
+      assertTrue(log.indexOf(prefix + addr(40).substring(16)).isEmpty());
+    }
+  }
+
+  private static void checkWhole(
+      FleetLog log, List<byte[]> leaves, List<String> nodes, java.util.Random random)
+      throws Exception {
+    int size = leaves.size();
+    assertEquals(size, log.size());
+    assertArrayEquals(MerkleTree.blake3(leaves).root(), log.head().root(), "size " + size);
+    List<Integer> picks = new ArrayList<>(List.of(0, size - 1, size / 2));
+    for (int k = 0; k < 8; k++) {
+      picks.add(random.nextInt(size));
+    }
+    for (int i : picks) {
+      var proof = log.prove(i);
+      assertTrue(
+          MerkleVerifier.blake3()
+              .verifyInclusion(proof, MerkleHash.blake3().leaf(leaves.get(i)), log.head())
+              .isValid(),
+          "leaf " + i + " of " + size);
+      int other = (i + 1) % size;
+      if (other != i) {
+        assertFalse(
+            MerkleVerifier.blake3()
+                .verifyInclusion(proof, MerkleHash.blake3().leaf(leaves.get(other)), log.head())
+                .isValid(),
+            "leaf " + i + "'s proof also proved leaf " + other);
+      }
+      assertEquals(i, log.indexOf(Hex.encode(leaves.get(i))).getAsLong());
+      assertEquals(nodes.get(i), log.node(i));
+    }
+    assertTrue(log.indexOf(addr(size + 5)).isEmpty());
+  }
+
+  /**
    * A disk that fills mid-entry, then frees, and a force that fails: every failure leaves the log
    * whole, nothing shifts, and what a failed force may have dropped is written again. Seeded cuts.
    */
