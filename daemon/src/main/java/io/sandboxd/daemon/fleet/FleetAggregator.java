@@ -217,7 +217,6 @@ public final class FleetAggregator {
   }
 
   private void refuse(Message m, String reason) throws IOException {
-    refused++;
     // The subject and the reason are a publisher's to choose, and so is how often they come.
     String subject = LogLine.of(m.getSubject());
     String why = LogLine.of(reason);
@@ -228,6 +227,8 @@ public final class FleetAggregator {
     line.put("reason", why);
     line.put("refused_ms", System.currentTimeMillis());
     refusalFile.append(CanonicalJson.canonicalString(line));
+    // Counted once kept: a refusal the disk could not keep comes again.
+    refused++;
     // Terminal: a refused record is never redelivered (it is reported, not retried).
     m.term();
   }
