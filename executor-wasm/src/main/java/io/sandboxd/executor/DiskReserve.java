@@ -89,6 +89,25 @@ public final class DiskReserve {
     return admits(what, at, growth, true);
   }
 
+  /**
+   * The bytes a unit may still add on the file system holding {@code at} before the reserve, with
+   * the writes in flight ({@link Long#MAX_VALUE} with no reserve there; negative once the reserve
+   * is taken): what a write the host does not see, an exec'd program's, is bounded by.
+   */
+  public long headroom(Path at) {
+    if (bytes == 0) {
+      return Long.MAX_VALUE;
+    }
+    long kept = keptOn(at);
+    if (kept == 0) {
+      return Long.MAX_VALUE;
+    }
+    long usable = room.usable(at);
+    synchronized (this) {
+      return usable - inFlight - kept;
+    }
+  }
+
   /** The write {@link #claims} admitted {@code growth} to is done, whatever came of it. */
   public synchronized void landed(long growth) {
     if (bytes != 0 && growth > 0) {

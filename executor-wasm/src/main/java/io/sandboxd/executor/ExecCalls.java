@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * `exec`: a subprocess, allowed by the Enforcer on what would really execute (the resolved binary's
- * BLAKE3, through wrappers), bounded by max_processes and a timeout, output captured.
+ * BLAKE3, through wrappers), bounded by max_processes, a timeout and the {@link ExecRoom} its files
+ * may take, output captured.
  */
 final class ExecCalls {
   /** Output kept per stream; the rest is dropped and flagged. */
@@ -105,13 +106,16 @@ final class ExecCalls {
     }
     ctx.process.spawning();
     ExecImage image = null;
+    ExecRoom room = null;
     ProcessTree tree = null;
     try {
       image = ExecImage.of(resolution);
       List<String> command = new ArrayList<>(argv);
       command.set(0, image.program().toString());
       Path cwd = ctx.storage.root().map(StorageRoot::root).orElse(image.emptyWorkDir());
-      tree = ProcessTree.start(command, cwd, Map.of("PATH", image.bin().toString()));
+      room = new ExecRoom(ctx.storage.root(), cwd, ctx.services);
+      tree =
+          ProcessTree.start(command, cwd, Map.of("PATH", image.bin().toString()), room.fileLimit());
       ctx.process.started(tree);
       Process p = tree.process();
       CompletableFuture<byte[]> out =
@@ -123,7 +127,19 @@ final class ExecCalls {
       } catch (IOException e) {
         // the child closed stdin early; its output still counts
       }
-      boolean exited = p.waitFor(ctx.services.execTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      boolean exited = false;
+      boolean held = true;
+      long deadline = System.nanoTime() + ctx.services.execTimeout().toNanos();
+      while (!exited && held) {
+        long now = System.nanoTime();
+        if (now >= deadline) {
+          break;
+        }
+        exited = p.waitFor(Math.min(deadline, room.nextCheck()) - now, TimeUnit.NANOSECONDS);
+        if (!exited && System.nanoTime() >= room.nextCheck()) {
+          held = room.held();
+        }
+      }
       if (exited) {
         // Closing the tree closes our ends of the pipes: let the drains take what the program wrote
         // first (bounded: a descendant still holding a pipe open is killed just below).
@@ -132,6 +148,9 @@ final class ExecCalls {
       }
       // Whatever the program left running (setsid, background jobs) ends with it; the pipes close.
       tree.close();
+      if (!held) {
+        return HostAnswer.refused("Allow", AbiStatus.QUOTA);
+      }
       if (!exited) {
         return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
       }
@@ -149,6 +168,8 @@ final class ExecCalls {
       if (tree != null) {
         tree.close();
         ctx.process.ended(tree);
+        // What the tree wrote counts from here on, for this run's writes and its module's others.
+        room.settle();
       }
       if (image != null) {
         image.close();

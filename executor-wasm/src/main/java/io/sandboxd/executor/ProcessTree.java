@@ -37,15 +37,32 @@ final class ProcessTree implements AutoCloseable {
     this.cgroup = cgroup;
   }
 
+  /** No limit on the size of a file the tree writes. */
+  static final long NO_FILE_LIMIT = Long.MAX_VALUE;
+
   /**
    * Starts {@code argv} (its first word an absolute path) in {@code cwd} with exactly {@code env},
-   * confined. Throws when neither confinement is available: an unconfined child is never started.
+   * confined, no file it writes growing past {@code fileLimitBytes} (RLIMIT_FSIZE, rounded down to
+   * 512-byte blocks: a write past it fails, and the writer gets SIGXFSZ) and no core dumped. Throws
+   * when neither confinement is available: an unconfined child is never started.
    */
-  static ProcessTree start(List<String> argv, Path cwd, Map<String, String> env)
+  static ProcessTree start(
+      List<String> argv, Path cwd, Map<String, String> env, long fileLimitBytes)
       throws IOException {
-    Optional<Path> parent = cgroupParent();
+    return start(argv, cwd, env, fileLimitBytes, cgroupParent());
+  }
+
+  /** As {@link #start(List, Path, Map, long)}: in a cgroup below {@code parent}, or else pidns. */
+  static ProcessTree start(
+      List<String> argv,
+      Path cwd,
+      Map<String, String> env,
+      long fileLimitBytes,
+      Optional<Path> parent)
+      throws IOException {
     List<String> command = new ArrayList<>();
     Optional<Path> cg = Optional.empty();
+    String limits = limits(fileLimitBytes);
     if (parent.isPresent()) {
       Path dir =
           parent
@@ -57,7 +74,7 @@ final class ProcessTree implements AutoCloseable {
       // The shell joins the cgroup before it becomes the program, so no descendant starts outside.
       command.add("/bin/sh");
       command.add("-c");
-      command.add("echo $$ > \"$0\" && exec \"$@\"");
+      command.add("echo $$ > \"$0\" && " + limits + " && exec \"$@\"");
       command.add(dir.resolve("cgroup.procs").toString());
     } else {
       command.add(unshare());
@@ -66,6 +83,7 @@ final class ProcessTree implements AutoCloseable {
         command.add("--map-root-user");
       }
       command.addAll(List.of("--fork", "--pid", "--kill-child", "--mount-proc", "--"));
+      command.addAll(List.of("/bin/sh", "-c", limits + " && exec \"$@\"", "sh"));
     }
     command.addAll(argv);
     ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile());
@@ -77,6 +95,23 @@ final class ProcessTree implements AutoCloseable {
       cg.ifPresent(ProcessTree::removeQuietly);
       throw e;
     }
+  }
+
+  /**
+   * The shell words that set the tree's limits before it becomes the program: no core file (a crash
+   * would otherwise write one as large as the program's memory where it runs), and files no larger
+   * than {@code fileLimitBytes}, or the hard limit where that is lower.
+   */
+  static String limits(long fileLimitBytes) {
+    String noCore = "ulimit -c 0";
+    if (fileLimitBytes == NO_FILE_LIMIT) {
+      return noCore;
+    }
+    long blocks = Math.max(0, fileLimitBytes) / 512;
+    return noCore
+        + " && { ulimit -f "
+        + blocks
+        + " 2>/dev/null || ulimit -f \"$(ulimit -H -f)\"; }";
   }
 
   Process process() {

@@ -30,6 +30,8 @@ final class StorageLedger {
   private final long quota;
   private final DiskReserve disk;
   private long used;
+  // Growth reserved by writes not settled yet: what a walk of the disk may not show so far.
+  private long writesInFlight;
   private int holders;
   private int measurements;
 
@@ -131,7 +133,39 @@ final class StorageLedger {
       return false;
     }
     used += bytes;
+    if (write) {
+      writesInFlight += bytes;
+    }
     return true;
+  }
+
+  /**
+   * The bytes the module may still add: its quota less what it holds, measuring the disk first if
+   * no run has ({@link Long#MAX_VALUE} without a quota; 0 when the storage cannot be measured).
+   */
+  synchronized long room() {
+    if (this == NONE) {
+      return Long.MAX_VALUE;
+    }
+    return measured() ? Math.max(0, quota - used) : 0;
+  }
+
+  /**
+   * Walks the disk again, for bytes written behind the ledger's back (an exec'd program's): the
+   * count becomes what the disk shows plus the writes still under way. False when that passes the
+   * quota, or when the walk fails (a quota that cannot be checked is not met, and the next
+   * reservation walks again).
+   */
+  synchronized boolean remeasure() {
+    if (this == NONE) {
+      return true;
+    }
+    used = UNMEASURED;
+    if (!measured()) {
+      return false;
+    }
+    used += writesInFlight;
+    return used <= quota;
   }
 
   /**
@@ -145,9 +179,10 @@ final class StorageLedger {
   }
 
   /** Settles a {@link #reserveWrite} of {@code bytes} by {@code delta}: the write is done. */
-  void settleWrite(long bytes, long delta) {
+  synchronized void settleWrite(long bytes, long delta) {
     settle(delta);
     if (this != NONE) {
+      writesInFlight = Math.max(0, writesInFlight - Math.max(0, bytes));
       disk.landed(bytes);
     }
   }

@@ -5,14 +5,47 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** Exec cgroups a dead daemon left behind are killed and removed; live ones are left alone. */
+/**
+ * Exec cgroups a dead daemon left behind are killed and removed; live ones are left alone. A tree
+ * gets the limits asked for under either confinement.
+ */
 class ProcessTreeTest {
+  @Test
+  void aTreeDumpsNoCoreAndWritesNoFilePastItsLimitUnderEitherConfinement() throws Exception {
+    List<Optional<Path>> confinements = new ArrayList<>();
+    confinements.add(Optional.empty()); // a fresh PID namespace
+    ProcessTree.cgroupParent().ifPresent(p -> confinements.add(Optional.of(p)));
+    Path cwd = Path.of(System.getProperty("java.io.tmpdir"));
+    for (Optional<Path> parent : confinements) {
+      for (long limit : new long[] {0, 1000, 1 << 20, ProcessTree.NO_FILE_LIMIT}) {
+        String seen;
+        try (ProcessTree tree =
+            ProcessTree.start(
+                List.of("/bin/sh", "-c", "ulimit -c; ulimit -f"),
+                cwd,
+                Map.of("PATH", "/usr/bin:/bin"),
+                limit,
+                parent)) {
+          Process p = tree.process();
+          seen = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+          assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+        }
+        String want = limit == ProcessTree.NO_FILE_LIMIT ? "unlimited" : "" + (limit / 512);
+        assertEquals("0\n" + want + "\n", seen, parent + ", a limit of " + limit);
+      }
+    }
+  }
+
   @Test
   void aDeadDaemonsExecTreeIsKilledAndItsCgroupRemoved() throws Exception {
     Optional<Path> parent = ProcessTree.cgroupParent();

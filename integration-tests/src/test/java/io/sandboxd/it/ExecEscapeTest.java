@@ -46,7 +46,8 @@ class ExecEscapeTest {
     Path cfg = dir.resolve("sandboxd.json");
     Files.writeString(
         cfg,
-        "{\"max_wall_ms\":5000,\"exec\":{\"search_path\":[\"/usr/bin\",\"/bin\"],"
+        "{\"max_wall_ms\":5000,\"quotas\":{\"storage_bytes_per_module\":4194304},"
+            + "\"exec\":{\"search_path\":[\"/usr/bin\",\"/bin\"],"
             + "\"timeout_ms\":100000,\"denylist\":[\"b3:"
             + hash("id")
             + "\"]}}");
@@ -173,6 +174,22 @@ class ExecEscapeTest {
     List<String> statuses = log.lines().filter(l -> l.startsWith("s=")).toList();
     assertEquals(List.of("s=0", "s=0", "s=1", "s=1", "s=0"), statuses, log);
     assertFalse(log.contains("uid="), log);
+  }
+
+  @Test
+  void anExecdProgramIsStoppedAtItsModulesStorageQuota() throws Exception {
+    // Files of 4 KiB each, from a stream that never ends: no one of them passes the file limit.
+    String[] files = {"-b", "4096", "-a", "4", "/dev/zero", "part" + (System.nanoTime() % 1000)};
+    SubmitReply r =
+        submit(
+            execUnit(
+                "{\"program\":\"split\",\"args\":[\"" + String.join("\",\"", files) + "\"]}",
+                "{\"program\":\"true\"}"),
+            grants(10_000, "split", "true"));
+    assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+    List<String> statuses = r.getLog().lines().filter(l -> l.startsWith("s=")).toList();
+    // QUOTA is -10: the unit logs the character 48 + 10.
+    assertEquals(List.of("s=:", "s=0"), statuses, r.getLog());
   }
 
   @Test

@@ -1,0 +1,266 @@
+package io.sandboxd.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxd.attest.CanonicalJson;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What an exec'd program may write, by attack class: one file past the module's quota (written,
+ * preallocated or sparse), many files each under it, and a disk down to the node's reserve. Real
+ * programs under the real confinement; the unit sees QUOTA or a failed program, the module's count
+ * holds what the program left, and the program never outlives the check that stopped it.
+ */
+class ExecRoomTest {
+  @TempDir Path dir;
+
+  private final ConcurrentLinkedQueue<String> told = new ConcurrentLinkedQueue<>();
+
+  private static final long QUOTA = 1 << 20;
+
+  /** A step of the unit: an exec call (its JSON request) or a storage write of zeros. */
+  private sealed interface Step {}
+
+  private record Exec(String program, String... args) implements Step {}
+
+  private record Write(String path, int bytes) implements Step {}
+
+  /**
+   * A unit taking {@code steps} in order; after each it logs {@code s=C}, C the character 48 less
+   * the status (so {@code s=0} is OK and {@code s=:} QUOTA), then an allowed exec's JSON answer.
+   */
+  private static String unit(Step... steps) {
+    StringBuilder data = new StringBuilder();
+    StringBuilder body = new StringBuilder();
+    for (int i = 0; i < steps.length; i++) {
+      int off = 8192 + i * 1024;
+      String text;
+      String call;
+      if (steps[i] instanceof Exec e) {
+        StringBuilder req = new StringBuilder("{\"program\":\"" + e.program() + "\",\"args\":[");
+        for (int a = 0; a < e.args().length; a++) {
+          req.append(a == 0 ? "" : ",").append('"').append(e.args()[a]).append('"');
+        }
+        text = req.append("]}").toString();
+        call =
+            "(call $e (i32.const "
+                + off
+                + ") (i32.const "
+                + text.length()
+                + ") (i32.const 32768) (i32.const 60000) (i32.const 4000))";
+      } else {
+        Write w = (Write) steps[i];
+        text = w.path();
+        call =
+            "(call $w (i32.const "
+                + off
+                + ") (i32.const "
+                + text.length()
+                + ") (i64.const 0) (i32.const 131072) (i32.const "
+                + w.bytes()
+                + "))";
+      }
+      data.append("(data (i32.const ")
+          .append(off)
+          .append(") \"")
+          .append(text.replace("\\", "\\\\").replace("\"", "\\\""))
+          .append("\")\n");
+      body.append("(local.set $s ")
+          .append(call)
+          .append(")\n")
+          .append("(i32.store8 (i32.const 4010) (i32.sub (i32.const 48) (local.get $s)))\n")
+          .append("(drop (call $log (i32.const 4008) (i32.const 3)))\n");
+      if (steps[i] instanceof Exec) {
+        body.append(
+            "(if (i32.eqz (local.get $s)) (then (drop (call $log (i32.const 32768)"
+                + " (i32.load (i32.const 4000))))))\n");
+      }
+    }
+    return "(module\n"
+        + "(import \"sandbox\" \"exec\" (func $e (param i32 i32 i32 i32 i32) (result i32)))\n"
+        + "(import \"sandbox\" \"storage_write\" (func $w (param i32 i32 i64 i32 i32) (result i32)))\n"
+        + "(import \"sandbox\" \"log\" (func $log (param i32 i32) (result i32)))\n"
+        + "(memory 24)\n"
+        + "(data (i32.const 4008) \"s=\")\n"
+        + data
+        + "(func (export \"run\") (result i32) (local $s i32)\n"
+        + body
+        + "(i32.const 0)))";
+  }
+
+  private static String grants(String... programs) {
+    String storage = "{\"read\":[\"**\"],\"write\":[\"**\"],\"delete\":[]}";
+    StringBuilder names = new StringBuilder();
+    for (String p : programs) {
+      names.append(names.length() == 0 ? "" : ",").append('"').append(p).append('"');
+    }
+    return AbiTest.grants(storage, AbiTest.NO_KV, AbiTest.NO_NET, AbiTest.LOG)
+        .replace("\"memory_bytes\":1048576", "\"memory_bytes\":2097152")
+        .replaceFirst(
+            "}$", ",\"process\":{\"exec\":true,\"programs\":[" + names + "],\"max_processes\":1}}");
+  }
+
+  private Executor executor(DiskReserve reserve) {
+    return new Executor(
+        1,
+        EnergyModel.estimate(10_000),
+        60_000,
+        HostServices.none().toBuilder()
+            .quotas(QUOTA, HostServices.DEFAULT_KV_QUOTA)
+            .reserve(reserve)
+            .execTimeout(Duration.ofSeconds(30))
+            .faults((call, what) -> told.add(call + ": " + what))
+            .build());
+  }
+
+  /** The status of each step, and the answers of the execs allowed. */
+  private record Seen(List<Integer> statuses, List<JsonNode> answers, String log) {
+    static Seen of(ExecutionResult r) {
+      List<Integer> statuses = new ArrayList<>();
+      List<JsonNode> answers = new ArrayList<>();
+      for (String line : r.log().split("\n")) {
+        if (line.startsWith("s=") && line.length() == 3) {
+          statuses.add(48 - line.charAt(2));
+        } else if (line.startsWith("{")) {
+          answers.add(CanonicalJson.parse(line));
+        }
+      }
+      return new Seen(statuses, answers, r.log());
+    }
+
+    String stderr(int i) {
+      return new String(
+          Base64.getDecoder().decode(answers.get(i).get("stderr").asText()),
+          StandardCharsets.UTF_8);
+    }
+  }
+
+  private Seen run(Executor ex, Path storage, Step... steps) {
+    return Seen.of(AbiTest.run(ex, unit(steps), grants(programs(steps)), storage));
+  }
+
+  private static String[] programs(Step... steps) {
+    return Stream.of(steps)
+        .filter(s -> s instanceof Exec)
+        .map(s -> ((Exec) s).program())
+        .distinct()
+        .toArray(String[]::new);
+  }
+
+  private static long usage(Path root) throws IOException {
+    return StorageRoot.usage(root);
+  }
+
+  @Test
+  void oneFileStopsAtTheModulesRoomHoweverItIsMade() throws Exception {
+    // Each way a program can make one large file: write it, preallocate it, or make it sparse.
+    List<Exec> ways =
+        List.of(
+            new Exec("dd", "if=/dev/zero", "of=big", "bs=65536", "count=1024"),
+            new Exec("fallocate", "-l", "67108864", "big"),
+            new Exec("truncate", "-s", "1T", "big"));
+    try (Executor ex = executor(DiskReserve.NONE)) {
+      for (Exec way : ways) {
+        Path root = Files.createDirectories(dir.resolve(way.program()));
+        // The first write counts the module; the program's file may then take only what is left.
+        Seen seen = run(ex, root, new Write("first", 1000), way, new Write("after", 100_000));
+        assertEquals(0, seen.statuses().get(0), seen.log());
+        assertEquals(0, seen.statuses().get(1), "the exec itself is allowed: " + seen.log());
+        JsonNode answer = seen.answers().get(0);
+        assertTrue(
+            answer.get("exit").asInt() != 0, way.program() + " succeeded: " + seen.stderr(0));
+        long big = Files.size(root.resolve("big"));
+        assertTrue(
+            big <= QUOTA - 1000 - StorageLedger.ENTRY_BYTES,
+            way.program() + " left " + big + " bytes");
+        if (way.program().equals("dd")) {
+          // dd filled the room: without the count walked again after the exec, the run's own
+          // write would pass the quota.
+          assertEquals(
+              AbiStatus.QUOTA,
+              (int) seen.statuses().get(2),
+              "a write after the program filled the room: " + seen.log());
+        }
+        assertTrue(
+            usage(root) <= QUOTA + StorageLedger.ENTRY_BYTES, way.program() + ": " + usage(root));
+      }
+    }
+  }
+
+  @Test
+  void manyFilesEachUnderTheLimitAreStoppedAtTheQuota() throws Exception {
+    Path root = Files.createDirectories(dir.resolve("split"));
+    try (Executor ex = executor(DiskReserve.NONE)) {
+      long t0 = System.nanoTime();
+      // Left alone, split writes 456,976 files of 4 KiB from a stream that never ends.
+      Seen seen =
+          run(
+              ex,
+              root,
+              new Exec("split", "-b", "4096", "-a", "4", "/dev/zero", "part"),
+              new Write("after", 10));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertEquals(List.of(AbiStatus.QUOTA, AbiStatus.QUOTA), seen.statuses(), seen.log());
+      assertTrue(ms < 20_000, "stopped after " + ms + " ms, not at the first check");
+      long files;
+      try (Stream<Path> s = Files.list(root)) {
+        files = s.count();
+      }
+      long held = usage(root);
+      assertTrue(held > QUOTA, "split stopped before the quota: " + held);
+      assertTrue(files < 456_976, "split ran to its end: " + files + " files");
+      // Nothing of the tree writes on once the exec has answered.
+      Thread.sleep(300);
+      assertEquals(held, usage(root), "the stopped program kept writing");
+    }
+  }
+
+  @Test
+  void aDiskDownToTheNodesReserveStopsTheProgram() throws Exception {
+    // A file system of 1 GiB with 64 MiB free before the program writes: 50 MiB are kept (5%).
+    long free = 64L << 20;
+    DiskReserve.Room room =
+        new DiskReserve.Room() {
+          @Override
+          public long usable(Path at) {
+            try {
+              return free - usage(at);
+            } catch (IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+          }
+
+          @Override
+          public long total(Path at) {
+            return 1L << 30;
+          }
+        };
+    try (Executor ex = executor(new DiskReserve(-1, room, (call, what) -> {}))) {
+      Seen seen =
+          run(
+              ex,
+              null,
+              new Exec("dd", "if=/dev/zero", "of=big", "bs=65536", "count=1024"),
+              new Exec("split", "-b", "4096", "-a", "4", "/dev/zero", "part"));
+      assertEquals(0, seen.statuses().get(0), seen.log());
+      assertTrue(seen.answers().get(0).get("exit").asInt() != 0, seen.stderr(0));
+      assertEquals(AbiStatus.QUOTA, (int) seen.statuses().get(1), seen.log());
+      assertTrue(
+          told.stream().anyMatch(t -> t.startsWith("exec: ") && t.contains("reserve_bytes")),
+          "the operator was not told: " + told);
+    }
+  }
+}
