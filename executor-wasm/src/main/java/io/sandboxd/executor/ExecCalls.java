@@ -16,7 +16,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * `exec`: a subprocess, allowed by the Enforcer on what would really execute (the resolved binary's
@@ -28,6 +32,25 @@ final class ExecCalls {
   static final int MAX_OUTPUT_BYTES = 1 << 20;
 
   private static final Set<String> FIELDS = Set.of("program", "args", "stdin");
+
+  /**
+   * Reads the programs' output: two blocking reads an exec, each as long as the program keeps its
+   * pipe open. Not the common pool, whose few workers (one fewer than the cores) a unit's sleeping
+   * programs would hold, stalling every other exec's output on the node. A thread a drain, so at
+   * most two a live exec, and a run has one exec at a time.
+   */
+  private static final ExecutorService OUTPUT =
+      Executors.newCachedThreadPool(
+          new ThreadFactory() {
+            private final AtomicInteger n = new AtomicInteger();
+
+            @Override
+            public Thread newThread(Runnable r) {
+              Thread t = new Thread(r, "exec-output-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            }
+          });
 
   private ExecCalls() {}
 
@@ -119,9 +142,9 @@ final class ExecCalls {
       ctx.process.started(tree);
       Process p = tree.process();
       CompletableFuture<byte[]> out =
-          CompletableFuture.supplyAsync(() -> drain(p.getInputStream()));
+          CompletableFuture.supplyAsync(() -> drain(p.getInputStream()), OUTPUT);
       CompletableFuture<byte[]> err =
-          CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()));
+          CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()), OUTPUT);
       try (var in = p.getOutputStream()) {
         in.write(stdin);
       } catch (IOException e) {

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -56,7 +57,13 @@ class ExecEscapeTest {
     Path socket = dir.resolve("run/sandboxd.sock");
     ProcessBuilder pb =
         new ProcessBuilder(
-            DaemonProcess.serveCommand(List.of(), state, socket, "--config", cfg.toString()));
+            DaemonProcess.serveCommand(
+                // The common pool as a node of three cores has it: two workers a unit could hold.
+                List.of("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"),
+                state,
+                socket,
+                "--config",
+                cfg.toString()));
     pb.environment().put("PATH", fakeBin + ":" + System.getenv().getOrDefault("PATH", "/usr/bin"));
     daemon = DaemonProcess.start(pb, state, socket, dir.resolve("daemon.log"));
     client = new DaemonClient(socket);
@@ -190,6 +197,30 @@ class ExecEscapeTest {
     List<String> statuses = r.getLog().lines().filter(l -> l.startsWith("s=")).toList();
     // QUOTA is -10: the unit logs the character 48 + 10.
     assertEquals(List.of("s=:", "s=0"), statuses, r.getLog());
+  }
+
+  @Test
+  void aProgramHoldingItsOutputOpenStallsNoOtherRunsExec() throws Exception {
+    String secs = "41.7" + (System.nanoTime() % 1000);
+    byte[] holding =
+        execUnit("{\"program\":\"timeout\",\"args\":[\"100\",\"sleep\",\"" + secs + "\"]}");
+    String holdingGrants = grants(10_000, "timeout", "sleep");
+    CompletableFuture<SubmitReply> holder =
+        CompletableFuture.supplyAsync(() -> submit(holding, holdingGrants));
+    for (int i = 0; i < 500 && processes("sleep", secs).isEmpty(); i++) {
+      Thread.sleep(10);
+    }
+    assertFalse(processes("sleep", secs).isEmpty(), "the holding program did not start");
+    // 300 KB of output: more than a pipe holds, so the program waits until its output is read.
+    SubmitReply r =
+        submit(
+            execUnit("{\"program\":\"head\",\"args\":[\"-c\",\"300000\",\"/dev/zero\"]}"),
+            grants(10_000, "head"));
+    boolean holderLive = !processes("sleep", secs).isEmpty();
+    assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+    assertTrue(r.getLog().startsWith("s="), r.getLog());
+    assertTrue(holderLive, "the exec was answered only once the other run's program had ended");
+    assertTrue(holder.get(30, TimeUnit.SECONDS).getOutcomeJson().contains("wall-clock"));
   }
 
   @Test
