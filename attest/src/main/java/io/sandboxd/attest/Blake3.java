@@ -63,6 +63,22 @@ public final class Blake3 {
     return out;
   }
 
+  /** BLAKE3-256 of input given in pieces: a file too large to hold in memory, say. */
+  public static final class Hasher {
+    private final Blake3Digest d = new Blake3Digest(256);
+
+    public void update(byte[] input, int off, int len) {
+      d.update(input, off, len);
+    }
+
+    /** 64 lowercase hex of the hash of everything given; the hasher is then spent. */
+    public String hex() {
+      byte[] out = new byte[OUT_LEN];
+      d.doFinal(out, 0, OUT_LEN);
+      return Hex.encode(out);
+    }
+  }
+
   /** 64 lowercase hex of BLAKE3-256. */
   public static String hex(byte[] input) {
     return Hex.encode(hash(input));

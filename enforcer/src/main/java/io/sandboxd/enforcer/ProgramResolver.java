@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -22,20 +23,33 @@ public final class ProgramResolver {
   private static final int MAX_DEPTH = 16;
   private static final int MAX_SYMLINKS = 40;
 
-  /** The largest binary or script the resolver reads (and so may keep in memory) per step. */
+  /** The largest binary or script the resolver reads per step. */
   public static final long MAX_BINARY_BYTES = 256L << 20;
+
+  /**
+   * The most the resolver reads for one argument vector, all steps together: a chain of sixteen
+   * interpreters, each a sparse file of {@link #MAX_BINARY_BYTES} (a script naming itself, say),
+   * would otherwise cost the node 4 GiB of reading and hashing for one exec call.
+   */
+  public static final long MAX_CHAIN_BYTES = 2 * MAX_BINARY_BYTES;
+
+  private static final int BUFFER_BYTES = 64 * 1024;
 
   private final Path root;
   private final List<String> searchPath;
   private final Optional<Path> workDir;
 
   /**
-   * The bytes of one file the resolver hashed, as it read them: {@code word} is the command word
-   * (or script operand) that named it, {@code depth} 0 for the program the caller named.
+   * One file the resolver hashed: {@code word} is the command word (or script operand) that named
+   * it, {@code depth} 0 for the program the caller named, {@code file} where it was read and {@code
+   * size} how many bytes it held then. The bytes are not kept (a binary may be 256 MiB): whoever
+   * runs it copies the file and checks the copy's hash against {@code b3Hex}, so what runs is what
+   * was decided on.
    */
-  public record Binary(String word, int depth, boolean script, String b3Hex, byte[] bytes) {}
+  public record Binary(
+      String word, int depth, boolean script, String b3Hex, Path file, long size) {}
 
-  /** What {@code argv} would run, and the exact bytes of every file hashed to decide it. */
+  /** What {@code argv} would run, and every file hashed to decide it. */
   public record Resolution(ExecRequest request, List<Binary> binaries) {
     public Resolution {
       binaries = List.copyOf(binaries);
@@ -75,8 +89,8 @@ public final class ProgramResolver {
   }
 
   /**
-   * As {@link #resolve}, also returning the bytes hashed, so that the caller can execute exactly
-   * those bytes and not whatever the file holds a moment later.
+   * As {@link #resolve}, also returning the files hashed and their hashes, so that the caller can
+   * execute exactly those bytes and not whatever the file holds a moment later.
    */
   public Resolution resolveWithBinaries(List<String> argv) {
     List<ExecStep> steps = new ArrayList<>();
@@ -121,16 +135,16 @@ public final class ProgramResolver {
       return "program " + invoked + " not found";
     }
     String stepName = stepName(invoked, file.get());
-    byte[] bytes;
+    Read read;
     try {
-      bytes = read(file.get());
+      read = read(file.get(), binaries);
     } catch (IOException e) {
       steps.add(ExecStep.named(stepName));
       return "cannot read " + invoked + ": " + e.getMessage();
     }
-    String hash = Blake3.hex(bytes);
-    binaries.add(new Binary(invoked, depth, false, hash, bytes));
-    Optional<List<String>> shebang = shebang(bytes);
+    String hash = read.b3Hex();
+    binaries.add(new Binary(invoked, depth, false, hash, file.get(), read.size()));
+    Optional<List<String>> shebang = shebang(read.head());
     if (shebang.isPresent()) {
       // the kernel runs: interpreter [arg] script args...
       List<String> interp = new ArrayList<>(shebang.get());
@@ -181,10 +195,10 @@ public final class ProgramResolver {
       }
       String scriptName = stepName(s.path(), scriptFile.get());
       try {
-        byte[] text = read(scriptFile.get());
-        String h = Blake3.hex(text);
-        binaries.add(new Binary(s.path(), depth, true, h, text));
-        steps.add(ExecStep.hashed(scriptName, h));
+        Read text = read(scriptFile.get(), binaries);
+        binaries.add(
+            new Binary(s.path(), depth, true, text.b3Hex(), scriptFile.get(), text.size()));
+        steps.add(ExecStep.hashed(scriptName, text.b3Hex()));
       } catch (IOException e) {
         steps.add(ExecStep.named(scriptName));
         return "cannot read " + s.path() + ": " + e.getMessage();
@@ -247,15 +261,41 @@ public final class ProgramResolver {
     return relative || inWorkDir ? word : baseName(word);
   }
 
-  /** The file's bytes, refused past {@link #MAX_BINARY_BYTES}. */
-  private static byte[] read(Path file) throws IOException {
-    try (InputStream in = Files.newInputStream(file)) {
-      byte[] bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, MAX_BINARY_BYTES + 1));
-      if (bytes.length > MAX_BINARY_BYTES) {
-        throw new IOException("larger than " + MAX_BINARY_BYTES + " bytes");
-      }
-      return bytes;
+  /** A file's hash and size, and its first 64 KiB (where a {@code #!} line would be). */
+  private record Read(String b3Hex, long size, byte[] head) {}
+
+  /**
+   * Hashes the file as it streams by, holding one buffer; refused past {@link #MAX_BINARY_BYTES},
+   * or past {@link #MAX_CHAIN_BYTES} with the files {@code before} it in the chain.
+   */
+  private static Read read(Path file, List<Binary> before) throws IOException {
+    long budget = MAX_CHAIN_BYTES;
+    for (Binary b : before) {
+      budget -= b.size();
     }
+    long max = Math.min(MAX_BINARY_BYTES, budget);
+    Blake3.Hasher hasher = new Blake3.Hasher();
+    byte[] buf = new byte[BUFFER_BYTES];
+    byte[] head = null;
+    long total = 0;
+    try (InputStream in = Files.newInputStream(file)) {
+      for (int n = in.readNBytes(buf, 0, buf.length);
+          n > 0;
+          n = in.readNBytes(buf, 0, buf.length)) {
+        if (head == null) {
+          head = Arrays.copyOf(buf, n);
+        }
+        total += n;
+        if (total > max) {
+          throw new IOException(
+              total > MAX_BINARY_BYTES
+                  ? "larger than " + MAX_BINARY_BYTES + " bytes"
+                  : "the files of the chain pass " + MAX_CHAIN_BYTES + " bytes");
+        }
+        hasher.update(buf, 0, n);
+      }
+    }
+    return new Read(hasher.hex(), total, head == null ? new byte[0] : head);
   }
 
   /**

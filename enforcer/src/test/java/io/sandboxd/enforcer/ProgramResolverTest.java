@@ -98,6 +98,41 @@ class ProgramResolverTest {
     assertTrue(inWork.resolve(List.of("../bin/target")).unresolved().isPresent(), "escape");
     ProgramResolver.Resolution r = inWork.resolveWithBinaries(List.of("env", "bin/target"));
     assertEquals(List.of("env", "bin/target"), names(r.request()));
-    assertEquals("COPY", new String(r.binaries().get(1).bytes(), StandardCharsets.UTF_8));
+    ProgramResolver.Binary target = r.binaries().get(1);
+    assertEquals(root.resolve("work/bin/target"), target.file());
+    assertEquals(b3("COPY"), target.b3Hex());
+    assertEquals(4, target.size());
+  }
+
+  @Test
+  void aChainOfLargeFilesStopsAtItsBudgetHoweverItIsBuilt() throws IOException {
+    // Sparse files, free to make: a script naming itself, and a ring of three naming each other.
+    long size = ProgramResolver.MAX_BINARY_BYTES - 1;
+    sparse("/work/self", "#!./self\n", size);
+    sparse("/work/a", "#!./b\n", size);
+    sparse("/work/b", "#!./c\n", size);
+    sparse("/work/c", "#!./a\n", size);
+    ProgramResolver inWork =
+        new ProgramResolver(root, List.of("/bin"), java.util.Optional.of(root.resolve("work")));
+    for (String start : List.of("./self", "./a")) {
+      ProgramResolver.Resolution r = inWork.resolveWithBinaries(List.of(start));
+      String why = r.request().unresolved().orElseThrow();
+      assertTrue(why.contains("pass " + ProgramResolver.MAX_CHAIN_BYTES + " bytes"), why);
+      long read = r.binaries().stream().mapToLong(ProgramResolver.Binary::size).sum();
+      assertTrue(read <= ProgramResolver.MAX_CHAIN_BYTES, start + ": read " + read);
+      assertEquals(2, r.binaries().size(), start);
+    }
+    // One file past the per-file bound is refused on its own.
+    sparse("/work/huge", "#!/bin/sh\n", ProgramResolver.MAX_BINARY_BYTES + 1);
+    String why = inWork.resolve(List.of("./huge")).unresolved().orElseThrow();
+    assertTrue(why.contains("larger than " + ProgramResolver.MAX_BINARY_BYTES), why);
+  }
+
+  private void sparse(String path, String head, long size) throws IOException {
+    file(path, head);
+    try (java.io.RandomAccessFile f =
+        new java.io.RandomAccessFile(root.resolve(path.substring(1)).toFile(), "rw")) {
+      f.setLength(size);
+    }
   }
 }

@@ -1,19 +1,24 @@
 package io.sandboxd.executor;
 
+import io.sandboxd.attest.Blake3;
 import io.sandboxd.enforcer.ProgramResolver;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * A private, daemon-owned directory holding the exact bytes the resolver hashed for one exec: each
- * binary at {@code b3/<hash>/<name>} (read-only), and {@code bin/}, the child's only PATH, linking
- * every program the chain runs by bare name to its copy. The program is executed from its copy by
- * absolute path, so no file can be swapped between the hash and the exec.
+ * A private, daemon-owned directory holding the exact bytes the resolver hashed for one exec (each
+ * copy hashed again as it is written, and refused if the file changed since): each binary at {@code
+ * b3/<hash>/<name>} (read-only), and {@code bin/}, the child's only PATH, linking every program the
+ * chain runs by bare name to its copy. The program is executed from its copy by absolute path, so
+ * no file can be swapped between the hash and the exec.
  */
 final class ExecImage implements AutoCloseable {
   private final Path dir;
@@ -63,7 +68,21 @@ final class ExecImage implements AutoCloseable {
     Path copy = dir.resolve("b3").resolve(b.b3Hex()).resolve(base.isEmpty() ? "program" : base);
     if (!Files.exists(copy)) {
       Files.createDirectories(copy.getParent());
-      Files.write(copy, b.bytes());
+      // Streamed and hashed again as it is copied: the copy runs only if it is what was decided on.
+      Blake3.Hasher hasher = new Blake3.Hasher();
+      long copied = 0;
+      byte[] buf = new byte[64 * 1024];
+      try (InputStream in = Files.newInputStream(b.file());
+          OutputStream out = Files.newOutputStream(copy, StandardOpenOption.CREATE_NEW)) {
+        for (int n = in.read(buf); n >= 0 && copied <= b.size(); n = in.read(buf)) {
+          hasher.update(buf, 0, n);
+          out.write(buf, 0, n);
+          copied += n;
+        }
+      }
+      if (copied != b.size() || !hasher.hex().equals(b.b3Hex())) {
+        throw new IOException(b.file() + " changed after it was hashed");
+      }
       Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("r-x------"));
     }
     return copy;
