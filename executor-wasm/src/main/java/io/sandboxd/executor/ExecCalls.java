@@ -34,19 +34,19 @@ final class ExecCalls {
   private static final Set<String> FIELDS = Set.of("program", "args", "stdin");
 
   /**
-   * Reads the programs' output: two blocking reads an exec, each as long as the program keeps its
-   * pipe open. Not the common pool, whose few workers (one fewer than the cores) a unit's sleeping
-   * programs would hold, stalling every other exec's output on the node. A thread a drain, so at
-   * most two a live exec, and a run has one exec at a time.
+   * Feeds the programs' input and reads their output: three blocking transfers an exec, each as
+   * long as the program keeps its pipe open. Not the common pool, whose few workers (one fewer than
+   * the cores) a unit's sleeping programs would hold, stalling every other exec on the node. A
+   * thread a transfer, so at most three a live exec, and a run has one exec at a time.
    */
-  private static final ExecutorService OUTPUT =
+  private static final ExecutorService PIPES =
       Executors.newCachedThreadPool(
           new ThreadFactory() {
             private final AtomicInteger n = new AtomicInteger();
 
             @Override
             public Thread newThread(Runnable r) {
-              Thread t = new Thread(r, "exec-output-" + n.incrementAndGet());
+              Thread t = new Thread(r, "exec-pipe-" + n.incrementAndGet());
               t.setDaemon(true);
               return t;
             }
@@ -142,14 +142,12 @@ final class ExecCalls {
       ctx.process.started(tree);
       Process p = tree.process();
       CompletableFuture<byte[]> out =
-          CompletableFuture.supplyAsync(() -> drain(p.getInputStream()), OUTPUT);
+          CompletableFuture.supplyAsync(() -> drain(p.getInputStream()), PIPES);
       CompletableFuture<byte[]> err =
-          CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()), OUTPUT);
-      try (var in = p.getOutputStream()) {
-        in.write(stdin);
-      } catch (IOException e) {
-        // the child closed stdin early; its output still counts
-      }
+          CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()), PIPES);
+      // Fed beside the wait, not before it: a program that never reads would otherwise hold the
+      // run's thread on a full pipe, past the exec's timeout and the checks of its room.
+      CompletableFuture.runAsync(() -> feed(p.getOutputStream(), stdin), PIPES);
       boolean exited = false;
       boolean held = true;
       long deadline = System.nanoTime() + ctx.services.execTimeout().toNanos();
@@ -198,6 +196,14 @@ final class ExecCalls {
         image.close();
       }
       ctx.process.reaped();
+    }
+  }
+
+  private static void feed(java.io.OutputStream in, byte[] stdin) {
+    try (in) {
+      in.write(stdin);
+    } catch (IOException e) {
+      // the child closed stdin early, or was stopped; its output still counts
     }
   }
 
