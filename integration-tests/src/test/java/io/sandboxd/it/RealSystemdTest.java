@@ -163,15 +163,8 @@ class RealSystemdTest {
             + "{\"name\":\"carol-no-exec\",\"users\":[\"carol\"],\"ceiling\":"
             + ceiling
             + "}]}}";
-    String execGrants =
-        ceiling.substring(0, ceiling.lastIndexOf('}'))
-            + ",\"process\":{\"exec\":true,\"programs\":[\"ls\"],\"max_processes\":1}}";
-    node.copyFileToContainer(
-        org.testcontainers.images.builder.Transferable.of(policy, 0644),
-        "/etc/sandboxd/sandboxd.json");
-    node.copyFileToContainer(
-        org.testcontainers.images.builder.Transferable.of(execGrants, 0644),
-        "/opt/sandboxd/exec.grants.json");
+    put(policy.getBytes(StandardCharsets.UTF_8), "/etc/sandboxd/sandboxd.json");
+    put(execGrants(ceiling, "ls"), "/opt/sandboxd/exec.grants.json");
     ExecResult restart = sh("systemctl restart sandboxd");
     assertEquals(0, restart.getExitCode(), restart + "\n" + journal());
     ExecResult refused = runHello("carol", "/opt/sandboxd/exec.grants.json");
@@ -213,6 +206,43 @@ class RealSystemdTest {
     assertTrue(journal().toLowerCase().contains("watchdog timeout"), journal());
     ExecResult run = runHello("alice", HELLO_GRANTS);
     assertEquals(0, run.getExitCode(), run.toString());
+  }
+
+  @Test
+  @Order(6)
+  void anExecRunsConfinedUnderTheUnitsHardening() throws Exception {
+    // The unit file's sandboxing (ProtectControlGroups, RestrictNamespaces) must leave exec a way
+    // to confine its children: an exec that cannot be confined is never started.
+    put(
+        execGrants(sh("cat " + HELLO_GRANTS).getStdout().trim(), "echo"),
+        "/opt/sandboxd/echo.grants.json");
+    put(
+        ExecEscapeTest.execUnit("{\"program\":\"echo\",\"args\":[\"confined\"]}"),
+        "/opt/sandboxd/echo.wasm");
+    ExecResult run =
+        as(
+            "alice",
+            "sandboxctl run /opt/sandboxd/echo.wasm --grants /opt/sandboxd/echo.grants.json");
+    String said = run + "\n" + journal();
+    assertEquals(0, run.getExitCode(), said);
+    String out = run.getStdout() + run.getStderr();
+    assertTrue(out.contains("s=0"), said);
+    // base64 of "confined\n", echo's output: the program ran and exited 0.
+    assertTrue(out.contains("\"exit\":0") && out.contains("Y29uZmluZWQK"), said);
+  }
+
+  /** {@code grants} (a JSON object) with exec of {@code program} allowed. */
+  static byte[] execGrants(String grants, String program) {
+    return (grants.substring(0, grants.lastIndexOf('}'))
+            + ",\"process\":{\"exec\":true,\"programs\":[\""
+            + program
+            + "\"],\"max_processes\":1}}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Writes {@code bytes} to {@code path} in the container, readable by everyone. */
+  static void put(byte[] bytes, String path) {
+    node.copyFileToContainer(org.testcontainers.images.builder.Transferable.of(bytes, 0644), path);
   }
 
   static String journal() throws Exception {

@@ -121,7 +121,10 @@ class SystemdUnitTest {
             "AmbientCapabilities=CAP_SYS_RAWIO",
             "WatchdogSec=30s",
             "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
-            "LockPersonality=yes")) {
+            "LockPersonality=yes",
+            // exec confines its programs in cgroups below the daemon's: the subtree is its own.
+            "Delegate=yes",
+            "ProtectControlGroups=no")) {
       assertTrue(lines.contains(required), "unit lacks " + required);
     }
     assertTrue(
