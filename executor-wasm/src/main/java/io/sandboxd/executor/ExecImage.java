@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -69,6 +70,10 @@ final class ExecImage implements AutoCloseable {
     if (!Files.exists(copy)) {
       Files.createDirectories(copy.getParent());
       // Streamed and hashed again as it is copied: the copy runs only if it is what was decided on.
+      // Checked as the resolver checks it before opening (a FIFO put there would block the open).
+      if (!Files.isRegularFile(b.file(), LinkOption.NOFOLLOW_LINKS)) {
+        throw new IOException(b.file() + " changed after it was hashed");
+      }
       Blake3.Hasher hasher = new Blake3.Hasher();
       long copied = 0;
       byte[] buf = new byte[64 * 1024];

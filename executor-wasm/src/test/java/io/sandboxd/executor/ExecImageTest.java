@@ -41,7 +41,7 @@ class ExecImageTest {
   }
 
   @Test
-  void aFileChangedAfterItWasHashedIsNotCopied() throws Exception {
+  void aFileChangedOrReplacedAfterItWasHashedIsNotCopied() throws Exception {
     for (int change = 0; change < 3; change++) {
       byte[] bytes = new byte[200_000];
       Path p = program(bytes);
@@ -55,6 +55,15 @@ class ExecImageTest {
       IOException e = assertThrows(IOException.class, () -> ExecImage.of(r).close());
       assertTrue(e.getMessage().contains("changed after it was hashed"), e.getMessage());
     }
+    // The same bytes behind a symbolic link: not the regular file the resolver read.
+    byte[] bytes = new byte[1000];
+    Path p = program(bytes);
+    ProgramResolver.Resolution r = resolve(p);
+    Path same = Files.write(dir.resolve("same"), bytes);
+    Files.delete(p);
+    Files.createSymbolicLink(p, same);
+    IOException e = assertThrows(IOException.class, () -> ExecImage.of(r).close());
+    assertTrue(e.getMessage().contains("changed after it was hashed"), e.getMessage());
   }
 
   private static byte[] flipped(byte[] bytes, int at) {
