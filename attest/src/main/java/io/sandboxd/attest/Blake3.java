@@ -1,5 +1,8 @@
 package io.sandboxd.attest;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import org.bouncycastle.crypto.digests.Blake3Digest;
 import org.bouncycastle.crypto.params.Blake3Parameters;
 
@@ -69,6 +72,24 @@ public final class Blake3 {
 
     public void update(byte[] input, int off, int len) {
       d.update(input, off, len);
+    }
+
+    /**
+     * Hashes what {@code in} gives until its end or past {@code max} bytes, whichever is first,
+     * also writing it to {@code copy} (null: nowhere), through one 64 KiB buffer; returns the bytes
+     * taken, {@code max + 1} or more when {@code in} held more than {@code max}.
+     */
+    public long update(InputStream in, OutputStream copy, long max) throws IOException {
+      byte[] buf = new byte[64 * 1024];
+      long total = 0;
+      for (int n = in.read(buf); n >= 0 && total <= max; n = in.read(buf)) {
+        d.update(buf, 0, n);
+        if (copy != null) {
+          copy.write(buf, 0, n);
+        }
+        total += n;
+      }
+      return total;
     }
 
     /** 64 lowercase hex of the hash of everything given; the hasher is then spent. */

@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -33,7 +32,8 @@ public final class ProgramResolver {
    */
   public static final long MAX_CHAIN_BYTES = 2 * MAX_BINARY_BYTES;
 
-  private static final int BUFFER_BYTES = 64 * 1024;
+  /** What {@link #shebang} reads of a file: the kernel reads no more of a {@code #!} line. */
+  private static final int HEAD_BYTES = 256;
 
   private final Path root;
   private final List<String> searchPath;
@@ -217,7 +217,7 @@ public final class ProgramResolver {
       return Optional.empty();
     }
     int end = 2;
-    while (end < bytes.length && end < 256 && bytes[end] != '\n') {
+    while (end < bytes.length && end < HEAD_BYTES && bytes[end] != '\n') {
       end++;
     }
     String line = new String(bytes, 2, end - 2, StandardCharsets.UTF_8).trim();
@@ -261,7 +261,7 @@ public final class ProgramResolver {
     return relative || inWorkDir ? word : baseName(word);
   }
 
-  /** A file's hash and size, and its first 64 KiB (where a {@code #!} line would be). */
+  /** A file's hash and size, and its first bytes (where a {@code #!} line would be). */
   private record Read(String b3Hex, long size, byte[] head) {}
 
   /**
@@ -275,27 +275,20 @@ public final class ProgramResolver {
     }
     long max = Math.min(MAX_BINARY_BYTES, budget);
     Blake3.Hasher hasher = new Blake3.Hasher();
-    byte[] buf = new byte[BUFFER_BYTES];
-    byte[] head = null;
-    long total = 0;
+    byte[] head;
+    long total;
     try (InputStream in = Files.newInputStream(file)) {
-      for (int n = in.readNBytes(buf, 0, buf.length);
-          n > 0;
-          n = in.readNBytes(buf, 0, buf.length)) {
-        if (head == null) {
-          head = Arrays.copyOf(buf, n);
-        }
-        total += n;
-        if (total > max) {
-          throw new IOException(
-              total > MAX_BINARY_BYTES
-                  ? "larger than " + MAX_BINARY_BYTES + " bytes"
-                  : "the files of the chain pass " + MAX_CHAIN_BYTES + " bytes");
-        }
-        hasher.update(buf, 0, n);
-      }
+      head = in.readNBytes(HEAD_BYTES);
+      hasher.update(head, 0, head.length);
+      total = head.length + hasher.update(in, null, max - head.length);
     }
-    return new Read(hasher.hex(), total, head == null ? new byte[0] : head);
+    if (total > max) {
+      throw new IOException(
+          total > MAX_BINARY_BYTES
+              ? "larger than " + MAX_BINARY_BYTES + " bytes"
+              : "the files of the chain pass " + MAX_CHAIN_BYTES + " bytes");
+    }
+    return new Read(hasher.hex(), total, head);
   }
 
   /**

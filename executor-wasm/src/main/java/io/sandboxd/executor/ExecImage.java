@@ -75,15 +75,10 @@ final class ExecImage implements AutoCloseable {
         throw new IOException(b.file() + " changed after it was hashed");
       }
       Blake3.Hasher hasher = new Blake3.Hasher();
-      long copied = 0;
-      byte[] buf = new byte[64 * 1024];
+      long copied;
       try (InputStream in = Files.newInputStream(b.file());
           OutputStream out = Files.newOutputStream(copy, StandardOpenOption.CREATE_NEW)) {
-        for (int n = in.read(buf); n >= 0 && copied <= b.size(); n = in.read(buf)) {
-          hasher.update(buf, 0, n);
-          out.write(buf, 0, n);
-          copied += n;
-        }
+        copied = hasher.update(in, out, b.size());
       }
       if (copied != b.size() || !hasher.hex().equals(b.b3Hex())) {
         throw new IOException(b.file() + " changed after it was hashed");
