@@ -244,7 +244,8 @@ public record DaemonConfig(
    * Per-module node quotas: the bytes a module may keep in its storage directory (each entry also
    * costs 4 KiB, holes count) and in the kv store (keys, values and 64 bytes per entry); and the
    * bytes units' writes leave free on each file system they write to, for the node's own records
-   * ({@link #DEFAULT_RESERVE}: the smaller of 1 GiB and 5% of the file system; 0: none).
+   * ({@link #DEFAULT_RESERVE}: the smaller of 1 GiB and 5% of the file system; 0: none). The daemon
+   * keeps at least what its run store's log takes, whatever is configured here but 0.
    */
   public record Quotas(long storageBytesPerModule, long kvBytesPerModule, long reserveBytes) {
     /** {@link #reserveBytes} when not configured. */

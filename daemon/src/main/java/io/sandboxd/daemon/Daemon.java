@@ -149,6 +149,22 @@ public final class Daemon implements AutoCloseable {
     return mc;
   }
 
+  /**
+   * The disk reserve {@code quotas.reserve_bytes} asks for, never less than the run store's log
+   * takes ({@link RunStore#LOG_ROOM_BYTES}); a configured reserve below that is raised, and said.
+   */
+  static DiskReserve diskReserve(long configured, HostFaults faults) {
+    if (configured > 0 && configured < RunStore.LOG_ROOM_BYTES) {
+      LOG.warning(
+          "quotas.reserve_bytes "
+              + configured
+              + " is less than what the run store's write-ahead log may take; "
+              + RunStore.LOG_ROOM_BYTES
+              + " bytes are kept for the node's records instead");
+    }
+    return new DiskReserve(configured, RunStore.LOG_ROOM_BYTES, DiskReserve.STATVFS, faults);
+  }
+
   /** The node-side services the configuration describes. */
   static HostServices hostServices(
       DaemonConfig config,
@@ -323,8 +339,7 @@ public final class Daemon implements AutoCloseable {
       Set<DeviceClass> meterable = EnumSet.noneOf(DeviceClass.class);
       meterable.addAll(meters.meterableClasses());
       HostFaultLog faults = new HostFaultLog();
-      DiskReserve reserve =
-          new DiskReserve(config.quotas().reserveBytes(), DiskReserve.STATVFS, faults);
+      DiskReserve reserve = diskReserve(config.quotas().reserveBytes(), faults);
       kv = KvStore.open(paths.stateDir().resolve("kv.db"), reserve);
       HostServices services =
           hostServices(config, kv, reserve, faults, paths.stateDir(), attribution);

@@ -42,6 +42,7 @@ public final class DiskReserve {
   public static final DiskReserve NONE = new DiskReserve(0, STATVFS, HostFaults.UNHEARD);
 
   private final long bytes;
+  private final long floor;
   private final Room room;
   private final HostFaults told;
   // Growth admitted to writes still under way: each counts against the room the others see, so
@@ -54,10 +55,23 @@ public final class DiskReserve {
    * read through {@code room}; each refusal is {@code told}.
    */
   public DiskReserve(long bytes, Room room, HostFaults told) {
+    this(bytes, 0, room, told);
+  }
+
+  /**
+   * As {@link #DiskReserve(long, Room, HostFaults)}, never keeping less than {@code floor} where it
+   * keeps anything: what the node's own stores take between their checkpoints, which a reserve
+   * sized by the file system alone (5% of a small one) would not hold.
+   */
+  public DiskReserve(long bytes, long floor, Room room, HostFaults told) {
     if (bytes < -1) {
       throw new IllegalArgumentException("a reserve of " + bytes + " bytes");
     }
+    if (floor < 0) {
+      throw new IllegalArgumentException("a reserve floor of " + floor + " bytes");
+    }
     this.bytes = bytes;
+    this.floor = floor;
     this.room = room;
     this.told = told;
   }
@@ -67,9 +81,21 @@ public final class DiskReserve {
     return new DiskReserve(-1, STATVFS, told);
   }
 
-  /** The bytes kept free on the file system holding {@code at}. */
+  /**
+   * The bytes kept free on the file system holding {@code at}: none when turned off (0) or where
+   * the default is asked of a file system that reports no size, else at least the floor.
+   */
   public long keptOn(Path at) {
-    return bytes >= 0 ? bytes : Math.min(DEFAULT_CEILING, room.total(at) / 100 * DEFAULT_PERCENT);
+    if (bytes > 0) {
+      return Math.max(floor, bytes);
+    }
+    if (bytes == 0) {
+      return 0;
+    }
+    long total = room.total(at);
+    return total == 0
+        ? 0
+        : Math.max(floor, Math.min(DEFAULT_CEILING, total / 100 * DEFAULT_PERCENT));
   }
 
   /**

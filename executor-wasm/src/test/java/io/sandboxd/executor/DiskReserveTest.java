@@ -40,6 +40,26 @@ class DiskReserveTest {
   }
 
   @Test
+  void aFloorRaisesEveryReserveBelowItButTurnsNoneOnAndJudgesNoSizelessFileSystem() {
+    HostFaults sink = (call, what) -> {};
+    long floor = 8 << 20;
+    // 5% of 16 MiB, or a configured 4 KiB, is less than the store's log takes: the floor is kept.
+    assertEquals(floor, new DiskReserve(-1, floor, room(16 << 20, 0), sink).keptOn(AT));
+    assertEquals(floor, new DiskReserve(4096, floor, room(1L << 40, 0), sink).keptOn(AT));
+    // Above it the share or the configured bytes stand.
+    assertEquals(1L << 30, new DiskReserve(-1, floor, room(1L << 40, 0), sink).keptOn(AT));
+    assertEquals(1L << 26, new DiskReserve(1L << 26, floor, room(1L << 40, 0), sink).keptOn(AT));
+    // 0 still turns the reserve off, and a file system with no size is still not judged.
+    assertEquals(0, new DiskReserve(0, floor, room(1L << 40, 0), sink).keptOn(AT));
+    assertEquals(0, new DiskReserve(-1, floor, room(0, 0), sink).keptOn(AT));
+    // A write that would leave less than the floor free is refused though 5% would admit it.
+    DiskReserve r = new DiskReserve(-1, floor, room(16 << 20, floor + 4096), sink);
+    assertTrue(r.admits("storage", AT, 4096));
+    assertFalse(r.admits("storage", AT, 4097));
+    assertThrows(IllegalArgumentException.class, () -> new DiskReserve(-1, -1, room(0, 0), sink));
+  }
+
+  @Test
   void aWriteIsAdmittedWhileItLeavesTheReserveFreeAndRefusedWithItsReasonToldAfter() {
     List<String> told = new ArrayList<>();
     DiskReserve r =

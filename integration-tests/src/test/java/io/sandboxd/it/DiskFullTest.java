@@ -13,6 +13,7 @@ import io.sandboxd.daemon.rpc.GetRecordsRequest;
 import io.sandboxd.daemon.rpc.GetRunRequest;
 import io.sandboxd.daemon.rpc.RecordsReply;
 import io.sandboxd.daemon.rpc.SubmitReply;
+import io.sandboxd.daemon.store.RunStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -190,13 +191,14 @@ class DiskFullTest {
   void unitsOfManyModulesCannotTakeTheRoomTheNodesRecordsNeed() throws Exception {
     Path state = Files.createDirectories(tmp.resolve("state"));
     Path socket = tmp.resolve("d.sock");
-    try (DaemonProcess d = onTmpfs("16m", state, socket);
+    try (DaemonProcess d = onTmpfs("32m", state, socket);
         DaemonClient c = new DaemonClient(socket)) {
       // Each module's quota is 1 GiB, so no quota stops a client that writes 1 MiB from each of
-      // as many modules as it likes: the node's reserve (5% of 16 MiB here) must.
+      // as many modules as it likes: the node's reserve must. 5% of 32 MiB (1.6 MB) is less than
+      // the run store's log takes between checkpoints, so the reserve is that instead.
       int written = 0;
       String refusedWith = null;
-      for (int i = 0; i < 40 && refusedWith == null; i++) {
+      for (int i = 0; i < 60 && refusedWith == null; i++) {
         byte[] unit = com.dylibso.chicory.wabt.Wat2Wasm.parse(MIB_UNIT.replace("NAME", "m" + i));
         SubmitReply r = Submissions.submit(c, unit, FILE_GRANTS);
         if (r.getOutcomeJson().contains("Completed")) {
@@ -208,7 +210,17 @@ class DiskFullTest {
       assertTrue(
           String.valueOf(refusedWith).contains("entry returned -10"),
           written + " MiB written, then " + refusedWith + "\n" + tail(d.log()));
-      assertTrue(written >= 8, written + " MiB written before the reserve");
+      assertTrue(written >= 16, written + " MiB written before the reserve");
+      // What the units left free holds the store's log at its largest (less the few records
+      // stored since the last write admitted; at 5% of the tmpfs it was under 3 MB).
+      long free = freeBytes(d.process.pid(), state);
+      assertTrue(
+          free >= RunStore.LOG_ROOM_BYTES - (1 << 20),
+          free
+              + " bytes free after "
+              + written
+              + " MiB; the store's log may take "
+              + RunStore.LOG_ROOM_BYTES);
       // WASI writes, sandbox writes and kv puts of a new module all stop at the reserve at once
       // (EDQUOT 19, QUOTA -10), though its own quotas are far off; its run is stored.
       SubmitReply wasi =
@@ -417,6 +429,12 @@ class DiskFullTest {
       k.append(", SQLITE_FULL");
     }
     return k.toString();
+  }
+
+  /** Bytes free for an unprivileged writer on the daemon's tmpfs, seen from its namespaces. */
+  private static long freeBytes(long pid, Path state) throws Exception {
+    String[] f = inNamespace(pid, "stat -f -c '%a %S' \"$0\"", state).trim().split(" ");
+    return Long.parseLong(f[0]) * Long.parseLong(f[1]);
   }
 
   /** Remounts the daemon's tmpfs at 64 MiB, from inside its namespaces. */

@@ -41,6 +41,14 @@ public final class RunStore implements AutoCloseable {
    */
   static final int PAGE_BYTES = 2048;
 
+  /**
+   * Disk the store's write-ahead log may take: twice its checkpoint bound (each frame is a page and
+   * a 24-byte header), for a batch that crosses it and a reader that holds a checkpoint back. The
+   * node's disk reserve never keeps less, or units could take the room the next runs' commits need.
+   */
+  public static final long LOG_ROOM_BYTES =
+      2L * WalCheckpointer.FOREGROUND_PAGES * (PAGE_BYTES + 24);
+
   private final Path file;
   private final SigningKey key;
   private final StoreDb db;

@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sandboxd.attest.SigningKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,5 +58,51 @@ class WalCheckpointerTest {
       assertEquals(runs + 1, again.count());
       assertEquals(List.of(), again.verifyAll());
     }
+  }
+
+  @Test
+  void underSteadyLoadTheLogStaysWithinTheRoomTheDiskReserveKeepsForIt() throws Exception {
+    Path file = tmp.resolve("runs.db");
+    Path wal = tmp.resolve("runs.db-wal");
+    int clients = 8;
+    int each = 250;
+    AtomicLong largest = new AtomicLong();
+    try (RunStore store = RunStore.open(file, key)) {
+      // Commits never pause, so the background checkpoint never reaches the log's end: only the
+      // store's own bound starts the log again (at 16,384 pages it grew past 30 MB here).
+      List<Thread> threads = new ArrayList<>();
+      List<Throwable> failed = new CopyOnWriteArrayList<>();
+      for (int t = 0; t < clients; t++) {
+        int client = t;
+        Thread th =
+            new Thread(
+                () -> {
+                  try {
+                    for (int i = 0; i < each; i++) {
+                      store.append(TestRuns.simple(key, "run-" + client + "-" + i, i));
+                      largest.accumulateAndGet(Files.size(wal), Math::max);
+                    }
+                  } catch (Throwable e) {
+                    failed.add(e);
+                  }
+                });
+        th.start();
+        threads.add(th);
+      }
+      for (Thread th : threads) {
+        th.join();
+      }
+      assertEquals(List.of(), failed);
+      assertEquals(clients * each, store.count());
+    }
+    assertTrue(
+        largest.get() > WalCheckpointer.FOREGROUND_PAGES * (long) RunStore.PAGE_BYTES / 2,
+        "the log never came near its bound: " + largest.get());
+    assertTrue(
+        largest.get() <= RunStore.LOG_ROOM_BYTES,
+        "the log grew to "
+            + largest.get()
+            + " bytes; the reserve keeps "
+            + RunStore.LOG_ROOM_BYTES);
   }
 }
