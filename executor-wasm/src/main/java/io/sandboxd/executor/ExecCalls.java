@@ -132,7 +132,7 @@ final class ExecCalls {
     ExecRoom room = null;
     ProcessTree tree = null;
     try {
-      image = ExecImage.of(resolution);
+      image = ExecImage.of(resolution, ctx.services.reserve());
       List<String> command = new ArrayList<>(argv);
       command.set(0, image.program().toString());
       Path cwd = ctx.storage.root().map(StorageRoot::root).orElse(image.emptyWorkDir());
@@ -180,6 +180,8 @@ final class ExecCalls {
       result.put("stdout", Base64.getEncoder().encodeToString(out.join()));
       result.put("stderr", Base64.getEncoder().encodeToString(err.join()));
       return HostAnswer.allow(CanonicalJson.canonicalize(result));
+    } catch (ExecImage.NoRoom e) {
+      return HostAnswer.refused("Allow", AbiStatus.QUOTA);
     } catch (IOException e) {
       return HostAnswer.refused("Allow", AbiStatus.UNAVAILABLE);
     } catch (InterruptedException e) {

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -30,21 +31,47 @@ final class ExecImage implements AutoCloseable {
     this.top = top;
   }
 
-  /** Writes the copies; the resolution must have read the program the caller named. */
-  static ExecImage of(ProgramResolver.Resolution resolution) throws IOException {
+  /** The copies would take the disk holding them into the node's reserve: none was made. */
+  static final class NoRoom extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    NoRoom(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Writes the copies, their bytes first claimed under {@code reserve} on the disk they go to (up
+   * to 512 MiB a chain, for each live exec); the resolution must have read the program the caller
+   * named.
+   */
+  static ExecImage of(ProgramResolver.Resolution resolution, DiskReserve reserve)
+      throws IOException {
+    return of(resolution, reserve, Path.of(System.getProperty("java.io.tmpdir")));
+  }
+
+  /** As {@link #of(ProgramResolver.Resolution, DiskReserve)}, the image made in {@code parent}. */
+  static ExecImage of(ProgramResolver.Resolution resolution, DiskReserve reserve, Path parent)
+      throws IOException {
     ProgramResolver.Binary topBinary =
         resolution.top().orElseThrow(() -> new IOException("the program was not read"));
     Path dir =
         Files.createTempDirectory(
+            parent,
             "sandboxd-exec-",
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    long bytes = copiedBytes(resolution);
+    if (!reserve.claims("exec", dir, bytes)) {
+      delete(dir);
+      throw new NoRoom("no room for " + bytes + " bytes of programs to exec");
+    }
     try {
       Path bin = Files.createDirectory(dir.resolve("bin"));
       Files.createDirectory(dir.resolve("work"));
       Path top = null;
       for (ProgramResolver.Binary b : resolution.binaries()) {
-        if (b.script() && b.depth() > 0) {
-          continue; // a shell's script operand is read by the shell, not executed
+        if (!executed(b)) {
+          continue;
         }
         Path copy = copy(dir, b);
         if (b == topBinary) {
@@ -60,13 +87,39 @@ final class ExecImage implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       delete(dir);
       throw e;
+    } finally {
+      // Written or deleted: either way the disk now shows it.
+      reserve.landed(bytes);
     }
   }
 
-  private static Path copy(Path dir, ProgramResolver.Binary b) throws IOException {
+  /** The bytes {@link #of} writes: each binary the chain executes, once for each copy's name. */
+  private static long copiedBytes(ProgramResolver.Resolution resolution) {
+    return resolution.binaries().stream()
+        .filter(ExecImage::executed)
+        .collect(Collectors.toMap(ExecImage::copyName, ProgramResolver.Binary::size, (a, b) -> a))
+        .values()
+        .stream()
+        .mapToLong(Long::longValue)
+        .sum();
+  }
+
+  /**
+   * Where a binary's copy lies in the image: {@code b3/<hash>/<name>}, keeping the invoked file
+   * name so that programs that act on argv[0] (busybox applets) still can.
+   */
+  private static String copyName(ProgramResolver.Binary b) {
     String base = b.word().substring(b.word().lastIndexOf('/') + 1);
-    // keeps the invoked file name, so programs that act on argv[0] (busybox applets) still can
-    Path copy = dir.resolve("b3").resolve(b.b3Hex()).resolve(base.isEmpty() ? "program" : base);
+    return "b3/" + b.b3Hex() + "/" + (base.isEmpty() ? "program" : base);
+  }
+
+  /** Whether a binary is executed, so copied: a shell's script operand is read by the shell. */
+  private static boolean executed(ProgramResolver.Binary b) {
+    return !(b.script() && b.depth() > 0);
+  }
+
+  private static Path copy(Path dir, ProgramResolver.Binary b) throws IOException {
+    Path copy = dir.resolve(copyName(b));
     if (!Files.exists(copy)) {
       Files.createDirectories(copy.getParent());
       // Streamed and hashed again as it is copied: the copy runs only if it is what was decided on.

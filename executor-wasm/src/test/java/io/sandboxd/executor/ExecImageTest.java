@@ -1,6 +1,7 @@
 package io.sandboxd.executor;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,8 +10,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,7 +38,7 @@ class ExecImageTest {
     byte[] bytes = new byte[200_000];
     new java.util.Random(7).nextBytes(bytes);
     ProgramResolver.Resolution r = resolve(program(bytes));
-    try (ExecImage image = ExecImage.of(r)) {
+    try (ExecImage image = ExecImage.of(r, DiskReserve.NONE)) {
       assertArrayEquals(bytes, Files.readAllBytes(image.program()));
     }
   }
@@ -52,7 +55,8 @@ class ExecImageTest {
               ? flipped(bytes, 150_000)
               : java.util.Arrays.copyOf(bytes, bytes.length + (change == 1 ? 1 : -1));
       Files.write(p, swapped);
-      IOException e = assertThrows(IOException.class, () -> ExecImage.of(r).close());
+      IOException e =
+          assertThrows(IOException.class, () -> ExecImage.of(r, DiskReserve.NONE).close());
       assertTrue(e.getMessage().contains("changed after it was hashed"), e.getMessage());
     }
     // The same bytes behind a symbolic link: not the regular file the resolver read.
@@ -62,8 +66,46 @@ class ExecImageTest {
     Path same = Files.write(dir.resolve("same"), bytes);
     Files.delete(p);
     Files.createSymbolicLink(p, same);
-    IOException e = assertThrows(IOException.class, () -> ExecImage.of(r).close());
+    IOException e =
+        assertThrows(IOException.class, () -> ExecImage.of(r, DiskReserve.NONE).close());
     assertTrue(e.getMessage().contains("changed after it was hashed"), e.getMessage());
+  }
+
+  @Test
+  void copiesThatWouldTakeTheDisksReserveAreRefusedAndClaimNothingAfter() throws Exception {
+    byte[] bytes = new byte[300_000];
+    ProgramResolver.Resolution r = resolve(program(bytes));
+    List<String> told = new ArrayList<>();
+    long[] usable = {1_000_000};
+    DiskReserve.Room room =
+        new DiskReserve.Room() {
+          @Override
+          public long usable(Path at) {
+            return usable[0];
+          }
+
+          @Override
+          public long total(Path at) {
+            return 1L << 40;
+          }
+        };
+    // 800,000 bytes kept: a 300,000-byte copy with a million free would leave too little.
+    DiskReserve reserve =
+        new DiskReserve(800_000, room, (call, what) -> told.add(call + ": " + what));
+    Path images = Files.createDirectory(dir.resolve("images"));
+    assertThrows(ExecImage.NoRoom.class, () -> ExecImage.of(r, reserve, images).close());
+    try (Stream<Path> left = Files.list(images)) {
+      assertEquals(0, left.count(), "a refused image leaves no directory behind");
+    }
+    assertEquals(1, told.size(), told.toString());
+    assertTrue(told.get(0).startsWith("exec: refused a unit's write of 300000 bytes"), told.get(0));
+    // With room, the copy is made, and once made it is no longer counted as in flight: the disk
+    // shows it. The next image, on a disk that shows the first, is judged by the disk alone.
+    usable[0] = 2_000_000;
+    try (ExecImage image = ExecImage.of(r, reserve, images)) {
+      assertArrayEquals(bytes, Files.readAllBytes(image.program()));
+      assertEquals(2_000_000 - 800_000, reserve.headroom(dir));
+    }
   }
 
   private static byte[] flipped(byte[] bytes, int at) {

@@ -263,4 +263,30 @@ class ExecRoomTest {
           "the operator was not told: " + told);
     }
   }
+
+  @Test
+  void aProgramWhoseCopyWouldTakeTheNodesReserveIsNotStarted() throws Exception {
+    // 1,000 bytes above the reserve: no program's copy fits, so none is made and none runs.
+    long free = 64L << 20;
+    DiskReserve.Room room =
+        new DiskReserve.Room() {
+          @Override
+          public long usable(Path at) {
+            return free;
+          }
+
+          @Override
+          public long total(Path at) {
+            return 1L << 30;
+          }
+        };
+    try (Executor ex =
+        executor(new DiskReserve(free - 1000, room, (call, w) -> told.add(call + ": " + w)))) {
+      Seen seen = run(ex, null, new Exec("dd", "if=/dev/zero", "of=big", "bs=1", "count=1"));
+      assertEquals(AbiStatus.QUOTA, (int) seen.statuses().get(0), seen.log());
+      assertTrue(
+          told.stream().anyMatch(t -> t.startsWith("exec: refused a unit's write of ")),
+          "the operator was not told: " + told);
+    }
+  }
 }
