@@ -277,7 +277,7 @@ public final class ProgramResolver {
     Blake3.Hasher hasher = new Blake3.Hasher();
     byte[] head;
     long total;
-    try (InputStream in = Files.newInputStream(file)) {
+    try (InputStream in = RegularFile.open(file)) {
       head = in.readNBytes(HEAD_BYTES);
       hasher.update(head, 0, head.length);
       total = head.length + hasher.update(in, null, max - head.length);

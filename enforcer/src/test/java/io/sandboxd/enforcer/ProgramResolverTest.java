@@ -135,4 +135,64 @@ class ProgramResolverTest {
       f.setLength(size);
     }
   }
+
+  @Test
+  void aProgramSwappedForAFifoWhileItIsReadNeverHoldsTheResolver() throws Exception {
+    // Another run's program may swap the file it execs between the resolver's check and its open:
+    // a FIFO opened to read would block until a writer came, and none ever does. Two inodes, a
+    // regular file and a FIFO, are renamed over the program in turn for as long as it is resolved.
+    Path program = root.resolve("bin/target");
+    Path regular = root.resolve("regular");
+    Path fifo = root.resolve("fifo");
+    Files.writeString(regular, "TARGET");
+    Files.setPosixFilePermissions(regular, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Process mk = new ProcessBuilder("mkfifo", "-m", "755", fifo.toString()).start();
+    assertEquals(0, mk.waitFor());
+    java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Thread swapper =
+        new Thread(
+            () -> {
+              for (long i = 0; !done.get(); i++) {
+                Path next = root.resolve("next");
+                try {
+                  Files.deleteIfExists(next);
+                  Files.createLink(next, i % 2 == 0 ? fifo : regular);
+                  Files.move(next, program, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                } catch (IOException e) {
+                  throw new java.io.UncheckedIOException(e);
+                }
+              }
+            });
+    swapper.setDaemon(true);
+    swapper.start();
+    int[] seen = new int[2];
+    try {
+      org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+          java.time.Duration.ofSeconds(30),
+          () -> {
+            for (int i = 0; i < 5_000; i++) {
+              ExecRequest r = resolver.resolve(List.of("target"));
+              seen[r.unresolved().isPresent() ? 1 : 0]++;
+            }
+          },
+          "the resolver blocked opening a FIFO");
+    } finally {
+      done.set(true);
+      // A reader still blocked in open is let go by a writer.
+      Thread writer =
+          new Thread(
+              () -> {
+                try (var out = Files.newOutputStream(fifo)) {
+                  out.flush();
+                } catch (IOException e) {
+                  // nothing was blocked
+                }
+              });
+      writer.setDaemon(true);
+      writer.start();
+    }
+    // Both sides of the race were met: the file resolved and the FIFO refused.
+    assertTrue(seen[0] > 0 && seen[1] > 0, "resolved " + seen[0] + ", refused " + seen[1]);
+  }
 }

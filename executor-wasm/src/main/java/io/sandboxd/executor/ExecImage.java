@@ -2,12 +2,12 @@ package io.sandboxd.executor;
 
 import io.sandboxd.attest.Blake3;
 import io.sandboxd.enforcer.ProgramResolver;
+import io.sandboxd.enforcer.RegularFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -123,13 +123,10 @@ final class ExecImage implements AutoCloseable {
     if (!Files.exists(copy)) {
       Files.createDirectories(copy.getParent());
       // Streamed and hashed again as it is copied: the copy runs only if it is what was decided on.
-      // Checked as the resolver checks it before opening (a FIFO put there would block the open).
-      if (!Files.isRegularFile(b.file(), LinkOption.NOFOLLOW_LINKS)) {
-        throw new IOException(b.file() + " changed after it was hashed");
-      }
+      // Opened as the resolver opens it: a FIFO or link put there since is refused, not waited on.
       Blake3.Hasher hasher = new Blake3.Hasher();
       long copied;
-      try (InputStream in = Files.newInputStream(b.file());
+      try (InputStream in = openUnchanged(b);
           OutputStream out = Files.newOutputStream(copy, StandardOpenOption.CREATE_NEW)) {
         copied = hasher.update(in, out, b.size());
       }
@@ -139,6 +136,14 @@ final class ExecImage implements AutoCloseable {
       Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("r-x------"));
     }
     return copy;
+  }
+
+  private static InputStream openUnchanged(ProgramResolver.Binary b) throws IOException {
+    try {
+      return RegularFile.open(b.file());
+    } catch (IOException e) {
+      throw new IOException(b.file() + " changed after it was hashed", e);
+    }
   }
 
   /** The absolute path of the copy of the program the caller named. */
