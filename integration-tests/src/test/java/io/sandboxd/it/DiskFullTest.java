@@ -433,7 +433,7 @@ class DiskFullTest {
 
   /** Bytes free for an unprivileged writer on the daemon's tmpfs, seen from its namespaces. */
   private static long freeBytes(long pid, Path state) throws Exception {
-    String[] f = inNamespace(pid, "stat -f -c '%a %S' \"$0\"", state).trim().split(" ");
+    String[] f = inNamespace(pid, "stat -f -c '%a %S' \"$0\"", state).trim().split(" ", 2);
     return Long.parseLong(f[0]) * Long.parseLong(f[1]);
   }
 
