@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.Test;
 
 /** The room units' writes leave on a file system: its size, what it admits, what it tells. */
@@ -16,10 +17,15 @@ class DiskReserveTest {
 
   /** A file system of {@code total} bytes with {@code usable} free. */
   static DiskReserve.Room room(long total, long usable) {
+    return room(total, at -> usable);
+  }
+
+  /** A file system of {@code total} bytes with {@code usable} of a path free. */
+  static DiskReserve.Room room(long total, ToLongFunction<Path> usable) {
     return new DiskReserve.Room() {
       @Override
       public long usable(Path at) {
-        return usable;
+        return usable.applyAsLong(at);
       }
 
       @Override

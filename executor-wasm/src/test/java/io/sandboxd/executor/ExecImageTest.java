@@ -77,18 +77,7 @@ class ExecImageTest {
     ProgramResolver.Resolution r = resolve(program(bytes));
     List<String> told = new ArrayList<>();
     long[] usable = {1_000_000};
-    DiskReserve.Room room =
-        new DiskReserve.Room() {
-          @Override
-          public long usable(Path at) {
-            return usable[0];
-          }
-
-          @Override
-          public long total(Path at) {
-            return 1L << 40;
-          }
-        };
+    DiskReserve.Room room = DiskReserveTest.room(1L << 40, at -> usable[0]);
     // 800,000 bytes kept: a 300,000-byte copy with a million free would leave too little.
     DiskReserve reserve =
         new DiskReserve(800_000, room, (call, what) -> told.add(call + ": " + what));

@@ -233,21 +233,15 @@ class ExecRoomTest {
     // A file system of 1 GiB with 64 MiB free before the program writes: 50 MiB are kept (5%).
     long free = 64L << 20;
     DiskReserve.Room room =
-        new DiskReserve.Room() {
-          @Override
-          public long usable(Path at) {
-            try {
-              return free - usage(at);
-            } catch (IOException e) {
-              throw new java.io.UncheckedIOException(e);
-            }
-          }
-
-          @Override
-          public long total(Path at) {
-            return 1L << 30;
-          }
-        };
+        DiskReserveTest.room(
+            1L << 30,
+            at -> {
+              try {
+                return free - usage(at);
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
     try (Executor ex = executor(new DiskReserve(-1, room, (call, what) -> {}))) {
       Seen seen =
           run(
@@ -268,18 +262,7 @@ class ExecRoomTest {
   void aProgramWhoseCopyWouldTakeTheNodesReserveIsNotStarted() throws Exception {
     // 1,000 bytes above the reserve: no program's copy fits, so none is made and none runs.
     long free = 64L << 20;
-    DiskReserve.Room room =
-        new DiskReserve.Room() {
-          @Override
-          public long usable(Path at) {
-            return free;
-          }
-
-          @Override
-          public long total(Path at) {
-            return 1L << 30;
-          }
-        };
+    DiskReserve.Room room = DiskReserveTest.room(1L << 30, free);
     try (Executor ex =
         executor(new DiskReserve(free - 1000, room, (call, w) -> told.add(call + ": " + w)))) {
       Seen seen = run(ex, null, new Exec("dd", "if=/dev/zero", "of=big", "bs=1", "count=1"));
