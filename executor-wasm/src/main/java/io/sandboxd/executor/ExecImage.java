@@ -55,17 +55,18 @@ final class ExecImage implements AutoCloseable {
       throws IOException {
     ProgramResolver.Binary topBinary =
         resolution.top().orElseThrow(() -> new IOException("the program was not read"));
-    Path dir =
-        Files.createTempDirectory(
-            parent,
-            "sandboxd-exec-",
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    // Claimed before anything is made, on the disk the image goes to: a refusal leaves nothing.
     long bytes = copiedBytes(resolution);
-    if (!reserve.claims("exec", dir, bytes)) {
-      delete(dir);
+    if (!reserve.claims("exec", parent, bytes)) {
       throw new NoRoom("no room for " + bytes + " bytes of programs to exec");
     }
+    Path dir = null;
     try {
+      dir =
+          Files.createTempDirectory(
+              parent,
+              "sandboxd-exec-",
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
       Path bin = Files.createDirectory(dir.resolve("bin"));
       Files.createDirectory(dir.resolve("work"));
       Path top = null;
@@ -85,7 +86,9 @@ final class ExecImage implements AutoCloseable {
       }
       return new ExecImage(dir, top);
     } catch (IOException | RuntimeException e) {
-      delete(dir);
+      if (dir != null) {
+        delete(dir);
+      }
       throw e;
     } finally {
       // Written or deleted: either way the disk now shows it.
