@@ -1,6 +1,7 @@
 package io.sandboxd.enforcer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sandboxd.attest.Blake3;
@@ -179,19 +180,14 @@ class ProgramResolverTest {
           "the resolver blocked opening a FIFO");
     } finally {
       done.set(true);
-      // A reader still blocked in open is let go by a writer.
-      Thread writer =
-          new Thread(
-              () -> {
-                try (var out = Files.newOutputStream(fifo)) {
-                  out.flush();
-                } catch (IOException e) {
-                  // nothing was blocked
-                }
-              });
-      writer.setDaemon(true);
-      writer.start();
+      // The swapper must stop before the temporary directory is deleted: a link it made during the
+      // deletion left the directory not empty (CI, stop 69).
+      swapper.join(10_000);
+      // A reader still blocked in open is let go by any writer. Opening a FIFO to read and write
+      // never blocks on Linux, so this lets one go without a thread of its own.
+      new java.io.RandomAccessFile(fifo.toFile(), "rw").close();
     }
+    assertFalse(swapper.isAlive(), "the swapper did not stop");
     // Both sides of the race were met: the file resolved and the FIFO refused.
     assertTrue(seen[0] > 0 && seen[1] > 0, "resolved " + seen[0] + ", refused " + seen[1]);
   }
