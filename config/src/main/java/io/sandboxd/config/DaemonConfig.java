@@ -229,8 +229,23 @@ public record DaemonConfig(
     }
   }
 
-  /** Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout. */
-  public record Exec(Set<String> denylist, List<String> searchPath, long timeoutMs) {
+  /**
+   * Process control: the node's absolute denylist ({@code b3:<64 hex>}), search path, timeout, and
+   * what one exec's process tree may hold at once: processes, and memory of their own (anonymous
+   * and shared, resident).
+   */
+  public record Exec(
+      Set<String> denylist,
+      List<String> searchPath,
+      long timeoutMs,
+      int maxProcesses,
+      long maxMemoryBytes) {
+    /** {@link #maxProcesses} when not configured. */
+    public static final int DEFAULT_MAX_PROCESSES = 64;
+
+    /** {@link #maxMemoryBytes} when not configured. */
+    public static final long DEFAULT_MAX_MEMORY_BYTES = 512L << 20;
+
     public Exec {
       denylist = Set.copyOf(denylist);
       searchPath = List.copyOf(searchPath);
@@ -374,7 +389,12 @@ public record DaemonConfig(
         units,
         512L << 20,
         600_000,
-        new Exec(Set.of(), List.of("/usr/local/bin", "/usr/bin", "/bin"), 10_000),
+        new Exec(
+            Set.of(),
+            List.of("/usr/local/bin", "/usr/bin", "/bin"),
+            10_000,
+            Exec.DEFAULT_MAX_PROCESSES,
+            Exec.DEFAULT_MAX_MEMORY_BYTES),
         30_000,
         Optional.empty(),
         new Metering(Optional.empty(), Optional.empty(), 10_000, 1_000),
@@ -422,7 +442,10 @@ public record DaemonConfig(
     }
     JsonReader f = JsonReader.of(root, "$", TOP, ConfigException.FAULT);
     DaemonConfig d = defaults();
-    JsonReader exec = f.objectOrEmpty("exec", Set.of("denylist", "search_path", "timeout_ms"));
+    JsonReader exec =
+        f.objectOrEmpty(
+            "exec",
+            Set.of("denylist", "search_path", "timeout_ms", "max_processes", "max_memory_bytes"));
     List<String> deny = exec.strings("denylist", List.of());
     for (int i = 0; i < deny.size(); i++) {
       ProgramRef ref;
@@ -498,7 +521,12 @@ public record DaemonConfig(
         units,
         f.integer("max_unit_memory_bytes", d.maxUnitMemoryBytes(), 1, 32767L * 65536),
         f.integer("max_wall_ms", d.maxWallMs(), 1, 7L * 24 * 3600 * 1000),
-        new Exec(Set.copyOf(deny), search, exec.integer("timeout_ms", 10_000, 1, 3_600_000)),
+        new Exec(
+            Set.copyOf(deny),
+            search,
+            exec.integer("timeout_ms", 10_000, 1, 3_600_000),
+            (int) exec.integer("max_processes", Exec.DEFAULT_MAX_PROCESSES, 1, 4096),
+            exec.integer("max_memory_bytes", Exec.DEFAULT_MAX_MEMORY_BYTES, 1 << 20, 1L << 40)),
         egress.integer("timeout_ms", d.egressTimeoutMs(), 1, 3_600_000),
         inference,
         new Metering(

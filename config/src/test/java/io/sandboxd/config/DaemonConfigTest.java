@@ -130,6 +130,29 @@ class DaemonConfigTest {
   }
 
   @Test
+  void anExecTreesBoundsAreReadStrictly() {
+    DaemonConfig.Exec d = DaemonConfig.defaults().exec();
+    assertEquals(DaemonConfig.Exec.DEFAULT_MAX_PROCESSES, d.maxProcesses());
+    assertEquals(DaemonConfig.Exec.DEFAULT_MAX_MEMORY_BYTES, d.maxMemoryBytes());
+    DaemonConfig.Exec c =
+        parse("{\"exec\":{\"max_processes\":8,\"max_memory_bytes\":1048576}}").exec();
+    assertEquals(8, c.maxProcesses());
+    assertEquals(1 << 20, c.maxMemoryBytes());
+    assertEquals(d.timeoutMs(), c.timeoutMs());
+    for (String bad :
+        new String[] {
+          "{\"exec\":{\"max_processes\":0}}",
+          "{\"exec\":{\"max_processes\":4097}}",
+          "{\"exec\":{\"max_processes\":\"8\"}}",
+          "{\"exec\":{\"max_memory_bytes\":1048575}}",
+          "{\"exec\":{\"max_memory_bytes\":-1}}"
+        }) {
+      String field = bad.substring(bad.indexOf("max_"), bad.indexOf('"', bad.indexOf("max_")));
+      assertTrue(refusal(bad).startsWith("$.exec." + field), bad + ": " + refusal(bad));
+    }
+  }
+
+  @Test
   void theCompileBudgetScalesWithModuleSize() {
     DaemonConfig.Compile d = DaemonConfig.defaults().compile();
     assertTrue(d.timeoutMsPerMib() > 0, "default per-MiB compile budget " + d.timeoutMsPerMib());

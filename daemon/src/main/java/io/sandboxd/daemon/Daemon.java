@@ -166,6 +166,11 @@ public final class Daemon implements AutoCloseable {
   }
 
   /** The node-side services the configuration describes. */
+  /** What one exec's process tree may hold on this node, as configured. */
+  static io.sandboxd.executor.TreeBounds execTree(DaemonConfig.Exec exec) {
+    return new io.sandboxd.executor.TreeBounds(exec.maxProcesses(), exec.maxMemoryBytes());
+  }
+
   static HostServices hostServices(
       DaemonConfig config,
       KvStore kv,
@@ -180,6 +185,7 @@ public final class Daemon implements AutoCloseable {
             .execSearchPath(config.exec().searchPath())
             .execDenylist(config.exec().denylist())
             .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
+            .execTree(execTree(config.exec()))
             .egressTimeout(java.time.Duration.ofMillis(config.egressTimeoutMs()))
             .maxUnitMemoryBytes(config.maxUnitMemoryBytes())
             .journalLimits(

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -24,8 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * `exec`: a subprocess, allowed by the Enforcer on what would really execute (the resolved binary's
- * BLAKE3, through wrappers), bounded by max_processes, a timeout and the {@link ExecRoom} its files
- * may take, output captured.
+ * BLAKE3, through wrappers), bounded by max_processes, a timeout, the {@link ExecRoom} its files
+ * may take and the {@link TreeBounds} of the node (processes and memory), output captured.
  */
 final class ExecCalls {
   /** Output kept per stream; the rest is dropped and flagged. */
@@ -138,8 +139,14 @@ final class ExecCalls {
       Path cwd = ctx.storage.root().map(StorageRoot::root).orElse(image.emptyWorkDir());
       room = new ExecRoom(ctx.storage.root(), cwd, ctx.services);
       tree =
-          ProcessTree.start(command, cwd, Map.of("PATH", image.bin().toString()), room.fileLimit());
+          ProcessTree.start(
+              command,
+              cwd,
+              Map.of("PATH", image.bin().toString()),
+              room.fileLimit(),
+              ctx.services.execTree());
       ctx.process.started(tree);
+      TreeWatch watch = new TreeWatch(tree, ctx.services.execTree());
       Process p = tree.process();
       CompletableFuture<byte[]> out =
           CompletableFuture.supplyAsync(() -> drain(p.getInputStream()), PIPES);
@@ -150,14 +157,19 @@ final class ExecCalls {
       CompletableFuture.runAsync(() -> feed(p.getOutputStream(), stdin), PIPES);
       boolean exited = false;
       boolean held = true;
+      Optional<String> passed = Optional.empty();
       long deadline = System.nanoTime() + ctx.services.execTimeout().toNanos();
-      while (!exited && held) {
+      while (!exited && held && passed.isEmpty()) {
         long now = System.nanoTime();
         if (now >= deadline) {
           break;
         }
-        exited = p.waitFor(Math.min(deadline, room.nextCheck()) - now, TimeUnit.NANOSECONDS);
-        if (!exited && System.nanoTime() >= room.nextCheck()) {
+        long next = Math.min(deadline, Math.min(room.nextCheck(), watch.nextCheck()));
+        exited = p.waitFor(next - now, TimeUnit.NANOSECONDS);
+        if (!exited && System.nanoTime() >= watch.nextCheck()) {
+          passed = watch.passed();
+        }
+        if (!exited && passed.isEmpty() && System.nanoTime() >= room.nextCheck()) {
           held = room.held();
         }
       }
@@ -169,6 +181,12 @@ final class ExecCalls {
       }
       // Whatever the program left running (setsid, background jobs) ends with it; the pipes close.
       tree.close();
+      if (passed.isPresent()) {
+        ctx.services
+            .faults()
+            .told("exec", "stopped a unit's exec'd program: its tree held " + passed.get());
+        return HostAnswer.refused("Allow", AbiStatus.QUOTA);
+      }
       if (!held) {
         return HostAnswer.refused("Allow", AbiStatus.QUOTA);
       }

@@ -11,9 +11,10 @@ import java.util.function.LongSupplier;
 
 /**
  * The node-side services the `sandbox` imports reach, configured once by the daemon: the kv store,
- * the secret store for egress credentials, the exec search path and denylist, the on-host inference
- * endpoint and its meter, the node's cap on a unit's memory, the room units' writes leave free on a
- * disk, and where the node's own failures under a host call are told.
+ * the secret store for egress credentials, the exec search path, denylist, timeout and the bounds
+ * of an exec'd tree, the on-host inference endpoint and its meter, the node's cap on a unit's
+ * memory, the room units' writes leave free on a disk, and where the node's own failures under a
+ * host call are told.
  */
 public record HostServices(
     Optional<KvStore> kv,
@@ -21,6 +22,7 @@ public record HostServices(
     List<String> execSearchPath,
     Set<String> execDenylist,
     Duration execTimeout,
+    TreeBounds execTree,
     Duration egressTimeout,
     Optional<URI> inferenceEndpoint,
     DeviceClass inferenceClass,
@@ -98,6 +100,7 @@ public record HostServices(
     private List<String> execSearchPath = List.of("/usr/local/bin", "/usr/bin", "/bin");
     private Set<String> execDenylist = Set.of();
     private Duration execTimeout = Duration.ofSeconds(10);
+    private TreeBounds execTree = TreeBounds.DEFAULT;
     private Duration egressTimeout = Duration.ofSeconds(30);
     private Optional<URI> inferenceEndpoint = Optional.empty();
     private DeviceClass inferenceClass = DeviceClass.Cpu;
@@ -117,6 +120,7 @@ public record HostServices(
       execSearchPath = s.execSearchPath;
       execDenylist = s.execDenylist;
       execTimeout = s.execTimeout;
+      execTree = s.execTree;
       egressTimeout = s.egressTimeout;
       inferenceEndpoint = s.inferenceEndpoint;
       inferenceClass = s.inferenceClass;
@@ -151,6 +155,12 @@ public record HostServices(
 
     public Builder execTimeout(Duration timeout) {
       execTimeout = timeout;
+      return this;
+    }
+
+    /** What one exec's process tree may hold at once: processes and their own memory. */
+    public Builder execTree(TreeBounds bounds) {
+      execTree = bounds;
       return this;
     }
 
@@ -207,6 +217,7 @@ public record HostServices(
           execSearchPath,
           execDenylist,
           execTimeout,
+          execTree,
           egressTimeout,
           inferenceEndpoint,
           inferenceClass,

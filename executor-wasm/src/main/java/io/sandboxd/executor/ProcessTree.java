@@ -43,26 +43,29 @@ final class ProcessTree implements AutoCloseable {
   /**
    * Starts {@code argv} (its first word an absolute path) in {@code cwd} with exactly {@code env},
    * confined, no file it writes growing past {@code fileLimitBytes} (RLIMIT_FSIZE, rounded down to
-   * 512-byte blocks: a write past it fails, and the writer gets SIGXFSZ) and no core dumped. Throws
-   * when neither confinement is available: an unconfined child is never started.
+   * 512-byte blocks: a write past it fails, and the writer gets SIGXFSZ), no process's data growing
+   * past {@code bounds}' memory (RLIMIT_DATA) and no core dumped. In a cgroup whose parent enables
+   * the pids or memory controller, the tree as a whole is held to {@code bounds} by the kernel too.
+   * Throws when neither confinement is available: an unconfined child is never started.
    */
   static ProcessTree start(
-      List<String> argv, Path cwd, Map<String, String> env, long fileLimitBytes)
+      List<String> argv, Path cwd, Map<String, String> env, long fileLimitBytes, TreeBounds bounds)
       throws IOException {
-    return start(argv, cwd, env, fileLimitBytes, cgroupParent());
+    return start(argv, cwd, env, fileLimitBytes, bounds, cgroupParent());
   }
 
-  /** As {@link #start(List, Path, Map, long)}: in a cgroup below {@code parent}, or else pidns. */
+  /** As {@link #start(List, Path, Map, long, TreeBounds)}: in a cgroup below {@code parent}. */
   static ProcessTree start(
       List<String> argv,
       Path cwd,
       Map<String, String> env,
       long fileLimitBytes,
+      TreeBounds bounds,
       Optional<Path> parent)
       throws IOException {
     List<String> command = new ArrayList<>();
     Optional<Path> cg = Optional.empty();
-    String limits = limits(fileLimitBytes);
+    String limits = limits(fileLimitBytes, bounds.maxMemoryBytes());
     if (parent.isPresent()) {
       Path dir =
           parent
@@ -71,6 +74,12 @@ final class ProcessTree implements AutoCloseable {
                   CGROUP_PREFIX + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet());
       Files.createDirectory(dir);
       cg = Optional.of(dir);
+      try {
+        bound(dir, bounds);
+      } catch (IOException e) {
+        removeQuietly(dir);
+        throw e;
+      }
       // The shell joins the cgroup before it becomes the program, so no descendant starts outside.
       command.add("/bin/sh");
       command.add("-c");
@@ -98,20 +107,47 @@ final class ProcessTree implements AutoCloseable {
   }
 
   /**
-   * The shell words that set the tree's limits before it becomes the program: no core file (a crash
-   * would otherwise write one as large as the program's memory where it runs), and files no larger
-   * than {@code fileLimitBytes}, or the hard limit where that is lower.
+   * Holds the cgroup {@code dir} to {@code bounds} where its parent enables the controllers (their
+   * files are there only then); elsewhere the census while the tree runs is the bound.
    */
-  static String limits(long fileLimitBytes) {
-    String noCore = "ulimit -c 0";
-    if (fileLimitBytes == NO_FILE_LIMIT) {
-      return noCore;
+  static void bound(Path dir, TreeBounds bounds) throws IOException {
+    if (Files.exists(dir.resolve("pids.max"))) {
+      Files.writeString(dir.resolve("pids.max"), String.valueOf(bounds.maxProcesses()));
     }
-    long blocks = Math.max(0, fileLimitBytes) / 512;
-    return noCore
-        + " && { ulimit -f "
-        + blocks
-        + " 2>/dev/null || ulimit -f \"$(ulimit -H -f)\"; }";
+    if (Files.exists(dir.resolve("memory.max"))) {
+      Files.writeString(dir.resolve("memory.max"), String.valueOf(bounds.maxMemoryBytes()));
+      if (Files.exists(dir.resolve("memory.swap.max"))) {
+        // Swapped out is still held: without this the tree could move past the bound into swap.
+        Files.writeString(dir.resolve("memory.swap.max"), "0");
+      }
+    }
+  }
+
+  /**
+   * The shell words that set the tree's limits before it becomes the program: no core file (a crash
+   * would otherwise write one as large as the program's memory where it runs), files no larger than
+   * {@code fileLimitBytes} and no process's data (its heap and private writable mappings) larger
+   * than {@code dataBytes}, or the hard limits where those are lower.
+   */
+  static String limits(long fileLimitBytes, long dataBytes) {
+    String words = "ulimit -c 0 && " + lowered("-d", Math.max(0, dataBytes) / 1024);
+    if (fileLimitBytes == NO_FILE_LIMIT) {
+      return words;
+    }
+    return words + " && " + lowered("-f", Math.max(0, fileLimitBytes) / 512);
+  }
+
+  /** {@code ulimit FLAG value}, or the hard limit when the value is above it. */
+  private static String lowered(String flag, long value) {
+    return "{ ulimit "
+        + flag
+        + " "
+        + value
+        + " 2>/dev/null || ulimit "
+        + flag
+        + " \"$(ulimit -H "
+        + flag
+        + ")\"; }";
   }
 
   Process process() {
@@ -129,6 +165,69 @@ final class ProcessTree implements AutoCloseable {
         cpuSeen = now;
       }
       return cpuSeen;
+    }
+  }
+
+  /** What a tree holds at one moment: its processes and the memory they hold of their own. */
+  record Census(int processes, long memoryBytes) {}
+
+  /**
+   * The tree's processes now and the anonymous and shared memory they hold resident, counted until
+   * more than {@code maxProcesses} are found (then the walk stops: a flood is not walked to its
+   * end). A sample: a process that starts or exits during the walk may be missed.
+   */
+  Census census(int maxProcesses) {
+    List<Long> members =
+        cgroup.isPresent() ? pids(cgroup.get()) : namespaceMembers(maxProcesses + 1);
+    int counted = Math.min(members.size(), maxProcesses + 1);
+    long bytes = 0;
+    for (int i = 0; i < counted; i++) {
+      bytes += ownMemory(members.get(i));
+    }
+    return new Census(counted, bytes);
+  }
+
+  /**
+   * The processes below unshare (the namespace's init, the program, and its descendants: an orphan
+   * is the init's), found through each task's children list, at most {@code most} of them.
+   */
+  private List<Long> namespaceMembers(int most) {
+    List<Long> found = new ArrayList<>();
+    java.util.ArrayDeque<Long> parents = new java.util.ArrayDeque<>();
+    parents.add(process.pid());
+    while (!parents.isEmpty() && found.size() < most) {
+      long parent = parents.poll();
+      try (var tasks = Files.newDirectoryStream(Path.of("/proc/" + parent + "/task"))) {
+        for (Path task : tasks) {
+          String children = Files.readString(task.resolve("children"), StandardCharsets.US_ASCII);
+          for (String child : children.trim().split(" ")) {
+            if (!child.isEmpty() && found.size() < most) {
+              long pid = Long.parseLong(child);
+              found.add(pid);
+              parents.add(pid);
+            }
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // exited during the walk: it holds nothing now
+      }
+    }
+    return found;
+  }
+
+  /** RssAnon plus RssShmem of {@code pid} in bytes; 0 once it is gone. */
+  private static long ownMemory(long pid) {
+    try {
+      long kib = 0;
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+        if (line.startsWith("RssAnon:") || line.startsWith("RssShmem:")) {
+          String v = line.substring(line.indexOf(':') + 1).trim();
+          kib += Long.parseLong(v.substring(0, v.indexOf(' ')));
+        }
+      }
+      return kib * 1024;
+    } catch (IOException | RuntimeException e) {
+      return 0;
     }
   }
 

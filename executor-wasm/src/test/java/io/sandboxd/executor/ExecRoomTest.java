@@ -19,10 +19,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What an exec'd program may write, by attack class: one file past the module's quota (written,
- * preallocated or sparse), many files each under it, and a disk down to the node's reserve. Real
- * programs under the real confinement; the unit sees QUOTA or a failed program, the module's count
- * holds what the program left, and the program never outlives the check that stopped it.
+ * What an exec'd program may take, by attack class: one file past the module's quota (written,
+ * preallocated or sparse), many files each under it, a disk down to the node's reserve, a flood of
+ * processes, and memory in one process or spread over many. Real programs under the real
+ * confinement; the unit sees QUOTA or a failed program, the module's count holds what the program
+ * left, and the program never outlives the check that stopped it.
  */
 class ExecRoomTest {
   @TempDir Path dir;
@@ -114,6 +115,10 @@ class ExecRoomTest {
   }
 
   private Executor executor(DiskReserve reserve) {
+    return executor(reserve, TreeBounds.DEFAULT);
+  }
+
+  private Executor executor(DiskReserve reserve, TreeBounds tree) {
     return new Executor(
         1,
         EnergyModel.estimate(10_000),
@@ -122,6 +127,7 @@ class ExecRoomTest {
             .quotas(QUOTA, HostServices.DEFAULT_KV_QUOTA)
             .reserve(reserve)
             .execTimeout(Duration.ofSeconds(30))
+            .execTree(tree)
             .faults((call, what) -> told.add(call + ": " + what))
             .build());
   }
@@ -150,6 +156,23 @@ class ExecRoomTest {
 
   private Seen run(Executor ex, Path storage, Step... steps) {
     return Seen.of(AbiTest.run(ex, unit(steps), grants(programs(steps)), storage));
+  }
+
+  /**
+   * Runs {@code sh NAME} for each script (name, text) written into {@code storage} first: a shell
+   * runs an inline command only by its own hash, so each script is allowed by its BLAKE3.
+   */
+  private Seen runScripts(Executor ex, Path storage, String... nameAndText) throws IOException {
+    List<String> allowed = new ArrayList<>(List.of("sh"));
+    List<Step> steps = new ArrayList<>();
+    for (int i = 0; i < nameAndText.length; i += 2) {
+      byte[] text = nameAndText[i + 1].getBytes(StandardCharsets.UTF_8);
+      Files.write(storage.resolve(nameAndText[i]), text);
+      allowed.add("b3:" + io.sandboxd.attest.Blake3.hex(text));
+      steps.add(new Exec("sh", nameAndText[i]));
+    }
+    Step[] all = steps.toArray(Step[]::new);
+    return Seen.of(AbiTest.run(ex, unit(all), grants(allowed.toArray(String[]::new)), storage));
   }
 
   private static String[] programs(Step... steps) {
@@ -278,6 +301,90 @@ class ExecRoomTest {
       assertEquals(AbiStatus.QUOTA, (int) seen.statuses().get(0), seen.log());
       assertTrue(
           told.stream().anyMatch(t -> t.startsWith("exec: refused a unit's write of ")),
+          "the operator was not told: " + told);
+    }
+  }
+
+  /** Processes whose command line is {@code /bin/sleep seconds}: what a flood left running. */
+  private static long sleepers(String seconds) throws IOException {
+    try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+      return procs
+          .filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
+          .filter(
+              p -> {
+                try {
+                  return Files.readString(p.resolve("cmdline"), StandardCharsets.ISO_8859_1)
+                      .equals("/bin/sleep\0" + seconds + "\0");
+                } catch (IOException e) {
+                  return false; // exited
+                }
+              })
+          .count();
+    }
+  }
+
+  /** Waits up to 5 s for the sleepers of {@code seconds} to be gone; how many are left. */
+  private static long sleepersAfterKill(String seconds) throws Exception {
+    long left = sleepers(seconds);
+    for (int i = 0; i < 100 && left > 0; i++) {
+      Thread.sleep(50);
+      left = sleepers(seconds);
+    }
+    return left;
+  }
+
+  @Test
+  void aFloodOfProcessesIsStoppedAtTheNodesBoundAndLeavesNothingRunning() throws Exception {
+    // Left alone, the script starts 2,000 sleepers; the node lets a tree hold 16 processes.
+    String script = "i=0; while [ $i -lt 2000 ]; do /bin/sleep 987 & i=$((i+1)); done; wait";
+    try (Executor ex = executor(DiskReserve.NONE, new TreeBounds(16, 512L << 20))) {
+      long t0 = System.nanoTime();
+      Seen seen =
+          runScripts(
+              ex,
+              Files.createDirectories(dir.resolve("flood")),
+              "pipe.sh",
+              "/bin/echo one | /bin/cat",
+              "flood.sh",
+              script);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertEquals(List.of(AbiStatus.OK, AbiStatus.QUOTA), seen.statuses(), seen.log());
+      assertEquals(0, seen.answers().get(0).get("exit").asInt(), "a pipeline under the bound");
+      assertTrue(ms < 20_000, "stopped after " + ms + " ms, not at the first count");
+      assertEquals(0, sleepersAfterKill("987"), "the flood outlived the exec");
+      assertTrue(
+          told.stream()
+              .anyMatch(
+                  t ->
+                      t.startsWith(
+                          "exec: stopped a unit's exec'd program: its tree held more than 16")),
+          "the operator was not told: " + told);
+    }
+  }
+
+  @Test
+  void memoryIsBoundedInEachProcessByTheKernelAndAcrossTheTreeByTheCount() throws Exception {
+    // 64 MiB for the tree: dd's buffer of 100 MiB is refused by the kernel (RLIMIT_DATA), and four
+    // buffers of 40 MiB, each under the bound, are stopped together at the count.
+    String four =
+        "for i in 1 2 3 4; do /bin/dd if=/dev/zero of=/dev/null bs=40M count=100000 & done; wait";
+    try (Executor ex = executor(DiskReserve.NONE, new TreeBounds(64, 64L << 20))) {
+      long t0 = System.nanoTime();
+      Seen seen =
+          runScripts(
+              ex,
+              Files.createDirectories(dir.resolve("memory")),
+              "one.sh",
+              "/bin/dd if=/dev/zero of=/dev/null bs=100M count=1",
+              "four.sh",
+              four);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertEquals(List.of(AbiStatus.OK, AbiStatus.QUOTA), seen.statuses(), seen.log());
+      assertTrue(seen.answers().get(0).get("exit").asInt() != 0, "dd held 100 MiB");
+      assertTrue(seen.stderr(0).contains("memory exhausted"), seen.stderr(0));
+      assertTrue(ms < 20_000, "stopped after " + ms + " ms, not at the first count");
+      assertTrue(
+          told.stream().anyMatch(t -> t.contains("bytes of memory, more than 67108864")),
           "the operator was not told: " + told);
     }
   }

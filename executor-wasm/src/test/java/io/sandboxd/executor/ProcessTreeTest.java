@@ -20,28 +20,66 @@ import org.junit.jupiter.api.Test;
  * gets the limits asked for under either confinement.
  */
 class ProcessTreeTest {
+  /** A fresh PID namespace, and a cgroup where this machine delegates one to the test JVM. */
+  private static List<Optional<Path>> confinements() {
+    List<Optional<Path>> all = new ArrayList<>();
+    all.add(Optional.empty());
+    ProcessTree.cgroupParent().ifPresent(p -> all.add(Optional.of(p)));
+    return all;
+  }
+
   @Test
-  void aTreeDumpsNoCoreAndWritesNoFilePastItsLimitUnderEitherConfinement() throws Exception {
-    List<Optional<Path>> confinements = new ArrayList<>();
-    confinements.add(Optional.empty()); // a fresh PID namespace
-    ProcessTree.cgroupParent().ifPresent(p -> confinements.add(Optional.of(p)));
+  void aTreeDumpsNoCoreAndWritesNoFileNorHoldsDataPastItsLimitsUnderEitherConfinement()
+      throws Exception {
     Path cwd = Path.of(System.getProperty("java.io.tmpdir"));
-    for (Optional<Path> parent : confinements) {
+    for (Optional<Path> parent : confinements()) {
       for (long limit : new long[] {0, 1000, 1 << 20, ProcessTree.NO_FILE_LIMIT}) {
         String seen;
         try (ProcessTree tree =
             ProcessTree.start(
-                List.of("/bin/sh", "-c", "ulimit -c; ulimit -f"),
+                List.of("/bin/sh", "-c", "ulimit -c; ulimit -f; ulimit -d"),
                 cwd,
                 Map.of("PATH", "/usr/bin:/bin"),
                 limit,
+                TreeBounds.DEFAULT,
                 parent)) {
           Process p = tree.process();
           seen = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
           assertTrue(p.waitFor(10, TimeUnit.SECONDS));
         }
         String want = limit == ProcessTree.NO_FILE_LIMIT ? "unlimited" : "" + (limit / 512);
-        assertEquals("0\n" + want + "\n", seen, parent + ", a limit of " + limit);
+        long data = TreeBounds.DEFAULT.maxMemoryBytes() / 1024;
+        assertEquals("0\n" + want + "\n" + data + "\n", seen, parent + ", a limit of " + limit);
+      }
+    }
+  }
+
+  @Test
+  void aCensusCountsEveryProcessOfTheTreeAndTheMemoryTheyHoldUnderEitherConfinement()
+      throws Exception {
+    // The shell, three sleepers and dd with a buffer of 24 MiB it has filled.
+    String script =
+        "for i in 1 2 3; do /bin/sleep 30 & done;"
+            + " /bin/dd if=/dev/zero of=/dev/null bs=24M count=1000000";
+    for (Optional<Path> parent : confinements()) {
+      try (ProcessTree tree =
+          ProcessTree.start(
+              List.of("/bin/sh", "-c", script),
+              Path.of(System.getProperty("java.io.tmpdir")),
+              Map.of("PATH", "/usr/bin:/bin"),
+              ProcessTree.NO_FILE_LIMIT,
+              TreeBounds.DEFAULT,
+              parent)) {
+        ProcessTree.Census seen = tree.census(64);
+        for (int i = 0; i < 500 && (seen.processes() < 5 || seen.memoryBytes() < 24 << 20); i++) {
+          Thread.sleep(10);
+          seen = tree.census(64);
+        }
+        assertEquals(5, seen.processes(), parent + ": " + seen);
+        assertTrue(seen.memoryBytes() >= 24 << 20, parent + ": " + seen);
+        assertTrue(seen.memoryBytes() < 64 << 20, parent + ": " + seen);
+        // Past the bound the walk stops: one more than asked for is enough to say so.
+        assertEquals(3, tree.census(2).processes(), parent.toString());
       }
     }
   }

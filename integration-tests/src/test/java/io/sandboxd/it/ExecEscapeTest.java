@@ -49,7 +49,8 @@ class ExecEscapeTest {
         cfg,
         "{\"max_wall_ms\":5000,\"quotas\":{\"storage_bytes_per_module\":4194304},"
             + "\"exec\":{\"search_path\":[\"/usr/bin\",\"/bin\"],"
-            + "\"timeout_ms\":100000,\"denylist\":[\"b3:"
+            + "\"timeout_ms\":100000,\"max_processes\":8,\"max_memory_bytes\":33554432,"
+            + "\"denylist\":[\"b3:"
             + hash("id")
             + "\"]}}");
     Path state = dir.resolve("state");
@@ -221,6 +222,40 @@ class ExecEscapeTest {
     assertTrue(r.getLog().startsWith("s="), r.getLog());
     assertTrue(holderLive, "the exec was answered only once the other run's program had ended");
     assertTrue(holder.get(30, TimeUnit.SECONDS).getOutcomeJson().contains("wall-clock"));
+  }
+
+  @Test
+  void anExecdTreeIsStoppedAtTheNodesBoundsOnProcessesAndMemory() throws Exception {
+    // The node lets a tree hold 8 processes and 32 MiB. xargs starts 50 sleepers at once; dd asks
+    // for one buffer of 100 MiB; xargs then starts four dd, each with a buffer of 12 MiB.
+    String secs = "37.1" + (System.nanoTime() % 1000);
+    String sleepers = String.join(" ", java.util.Collections.nCopies(50, secs));
+    String dds = "if=/dev/zero of=/dev/null bs=12M count=1000000\n".repeat(4);
+    java.util.Base64.Encoder b64 = java.util.Base64.getEncoder();
+    SubmitReply r =
+        submit(
+            execUnit(
+                "{\"program\":\"xargs\",\"args\":[\"-P\",\"50\",\"-n\",\"1\",\"sleep\"],"
+                    + "\"stdin\":\""
+                    + b64.encodeToString(sleepers.getBytes(StandardCharsets.UTF_8))
+                    + "\"}",
+                "{\"program\":\"dd\",\"args\":[\"if=/dev/zero\",\"of=/dev/null\",\"bs=100M\","
+                    + "\"count=1\"]}",
+                "{\"program\":\"xargs\",\"args\":[\"-P\",\"4\",\"-n\",\"4\",\"dd\"],"
+                    + "\"stdin\":\""
+                    + b64.encodeToString(dds.getBytes(StandardCharsets.UTF_8))
+                    + "\"}"),
+            grants(10_000, "xargs", "sleep", "dd"));
+    assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+    List<String> statuses = r.getLog().lines().filter(l -> l.startsWith("s=")).toList();
+    // QUOTA is -10: the unit logs the character 48 + 10.
+    assertEquals(List.of("s=:", "s=0", "s=:"), statuses, r.getLog());
+    assertTrue(r.getLog().contains("\"exit\":1"), "dd held 100 MiB: " + r.getLog());
+    assertEquals(List.of(), processes("sleep", secs), "a sleeper outlived the exec");
+    // The operator is told once a period for exec's refusals (a unit decides how often it calls):
+    // the first, here the processes, by name.
+    String log = daemon.log();
+    assertTrue(log.contains("its tree held more than 8 processes (exec.max_processes)"), log);
   }
 
   @Test
