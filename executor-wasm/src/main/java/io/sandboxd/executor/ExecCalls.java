@@ -144,7 +144,8 @@ final class ExecCalls {
               cwd,
               Map.of("PATH", image.bin().toString()),
               room.fileLimit(),
-              ctx.services.execTree());
+              ctx.services.execTree(),
+              readable(image, ctx.services));
       ctx.process.started(tree);
       TreeWatch watch = new TreeWatch(tree, ctx.services.execTree());
       Process p = tree.process();
@@ -217,6 +218,19 @@ final class ExecCalls {
       }
       ctx.process.reaped();
     }
+  }
+
+  /**
+   * What the tree may read and execute besides the system's directories: its image (the copies of
+   * its programs) and the node's search path, where scripts' commands are found.
+   */
+  private static List<Path> readable(ExecImage image, HostServices services) {
+    List<Path> out = new ArrayList<>();
+    out.add(image.bin().getParent());
+    for (String dir : services.execSearchPath()) {
+      out.add(Path.of(dir));
+    }
+    return out;
   }
 
   private static void feed(java.io.OutputStream in, byte[] stdin) {

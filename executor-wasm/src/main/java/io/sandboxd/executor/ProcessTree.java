@@ -22,7 +22,7 @@ final class ProcessTree implements AutoCloseable {
   /** Forces the PID-namespace confinement (tests of the fallback). */
   static final String FORCE_PIDNS_PROPERTY = "sandboxd.exec.pidns";
 
-  private static final String CGROUP_PREFIX = "sandboxd-exec-";
+  static final String CGROUP_PREFIX = "sandboxd-exec-";
   private static final AtomicLong COUNTER = new AtomicLong();
   private static final long CLOCK_TICK_NANOS = 10_000_000L; // USER_HZ is 100 on Linux
   private static volatile Optional<Optional<Path>> cgroupParent = Optional.empty();
@@ -49,18 +49,26 @@ final class ProcessTree implements AutoCloseable {
    * Throws when neither confinement is available: an unconfined child is never started.
    */
   static ProcessTree start(
-      List<String> argv, Path cwd, Map<String, String> env, long fileLimitBytes, TreeBounds bounds)
+      List<String> argv,
+      Path cwd,
+      Map<String, String> env,
+      long fileLimitBytes,
+      TreeBounds bounds,
+      List<Path> readable)
       throws IOException {
-    return start(argv, cwd, env, fileLimitBytes, bounds, cgroupParent());
+    return start(argv, cwd, env, fileLimitBytes, bounds, readable, cgroupParent());
   }
 
-  /** As {@link #start(List, Path, Map, long, TreeBounds)}: in a cgroup below {@code parent}. */
+  /**
+   * As {@link #start(List, Path, Map, long, TreeBounds, List)}: in a cgroup below {@code parent}.
+   */
   static ProcessTree start(
       List<String> argv,
       Path cwd,
       Map<String, String> env,
       long fileLimitBytes,
       TreeBounds bounds,
+      List<Path> readable,
       Optional<Path> parent)
       throws IOException {
     List<String> command = new ArrayList<>();
@@ -91,19 +99,75 @@ final class ProcessTree implements AutoCloseable {
         command.add("--user");
         command.add("--map-root-user");
       }
-      command.addAll(List.of("--fork", "--pid", "--kill-child", "--mount-proc", "--"));
+      command.addAll(List.of("--fork", "--pid", "--kill-child"));
+      if (Landlock.abi() < 1) {
+        // Under Landlock nothing mounts: the tree sees the node's /proc, and Landlock keeps it from
+        // tracing or reading the memory of any process outside it.
+        command.add("--mount-proc");
+      }
+      command.add("--");
       command.addAll(List.of("/bin/sh", "-c", limits + " && exec \"$@\"", "sh"));
     }
     command.addAll(argv);
     ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile());
     pb.environment().clear();
     pb.environment().putAll(env);
+    List<Path> readAndExecute = new ArrayList<>(Landlock.SYSTEM);
+    readAndExecute.addAll(readable);
+    Landlock.Rules rules =
+        new Landlock.Rules(
+            readAndExecute,
+            List.of(cwd),
+            cg.map(dir -> List.of(dir.resolve("cgroup.procs"))).orElse(List.of()));
     try {
-      return new ProcessTree(pb.start(), cg);
+      return new ProcessTree(launch(pb, rules), cg);
     } catch (IOException e) {
       cg.ifPresent(ProcessTree::removeQuietly);
       throw e;
     }
+  }
+
+  /**
+   * Starts {@code pb} from a thread made for it and restricted to {@code rules} first, so that the
+   * tree, and nothing else of the daemon, runs under them. Waits for the start whatever interrupts
+   * the caller: a tree started is always handed back, to be closed.
+   */
+  private static Process launch(ProcessBuilder pb, Landlock.Rules rules) throws IOException {
+    if (Landlock.abi() < 1) {
+      return pb.start();
+    }
+    Object[] outcome = new Object[1];
+    Thread launcher =
+        new Thread(
+            () -> {
+              try {
+                Landlock.restrictThisThread(rules);
+                outcome[0] = pb.start();
+              } catch (IOException | RuntimeException e) {
+                outcome[0] = e;
+              }
+            },
+            "exec-launch");
+    launcher.setDaemon(true);
+    launcher.start();
+    boolean interrupted = false;
+    while (launcher.isAlive()) {
+      try {
+        launcher.join();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (outcome[0] instanceof Process p) {
+      return p;
+    }
+    if (outcome[0] instanceof IOException e) {
+      throw e;
+    }
+    throw (RuntimeException) outcome[0];
   }
 
   /**

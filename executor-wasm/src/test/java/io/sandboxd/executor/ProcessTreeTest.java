@@ -42,6 +42,7 @@ class ProcessTreeTest {
                 Map.of("PATH", "/usr/bin:/bin"),
                 limit,
                 TreeBounds.DEFAULT,
+                List.of(),
                 parent)) {
           Process p = tree.process();
           seen = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -69,6 +70,7 @@ class ProcessTreeTest {
               Map.of("PATH", "/usr/bin:/bin"),
               ProcessTree.NO_FILE_LIMIT,
               TreeBounds.DEFAULT,
+              List.of(),
               parent)) {
         ProcessTree.Census seen = tree.census(64);
         for (int i = 0; i < 500 && (seen.processes() < 5 || seen.memoryBytes() < 24 << 20); i++) {
@@ -82,6 +84,60 @@ class ProcessTreeTest {
         assertEquals(3, tree.census(2).processes(), parent.toString());
       }
     }
+  }
+
+  @Test
+  void everyProcessOfATreeEvenADetachedOneIsKnownAsAnExecsAndNoOtherIs() throws Exception {
+    // A duration no other process on the machine is likely to sleep.
+    String secs = "30." + (System.nanoTime() % 100_000);
+    for (Optional<Path> parent : confinements()) {
+      try (ProcessTree tree =
+          ProcessTree.start(
+              List.of(
+                  "/bin/sh",
+                  "-c",
+                  "/usr/bin/setsid -f /bin/sleep " + secs + "; exec /bin/sleep " + secs),
+              Path.of(System.getProperty("java.io.tmpdir")),
+              Map.of("PATH", "/usr/bin:/bin"),
+              ProcessTree.NO_FILE_LIMIT,
+              TreeBounds.DEFAULT,
+              List.of(),
+              parent)) {
+        List<Long> pids = List.of();
+        for (int i = 0; i < 500 && pids.size() < 2; i++) {
+          Thread.sleep(10);
+          pids = sleepers(secs);
+        }
+        assertEquals(2, pids.size(), parent + ": " + pids);
+        for (long pid : pids) {
+          assertTrue(ExecLineage.startedByExec(pid), parent + ": pid " + pid);
+        }
+      }
+    }
+    assertFalse(ExecLineage.startedByExec(ProcessHandle.current().pid()));
+    long notOurs = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(1L);
+    assertFalse(ExecLineage.startedByExec(notOurs));
+    assertFalse(ExecLineage.startedByExec(1));
+  }
+
+  /** The pids of the processes whose command line is {@code /bin/sleep secs}. */
+  private static List<Long> sleepers(String secs) throws java.io.IOException {
+    List<Long> out = new ArrayList<>();
+    try (java.util.stream.Stream<Path> procs = Files.list(Path.of("/proc"))) {
+      for (Path p : (Iterable<Path>) procs::iterator) {
+        String name = p.getFileName().toString();
+        try {
+          if (name.chars().allMatch(Character::isDigit)
+              && Files.readString(p.resolve("cmdline"), StandardCharsets.ISO_8859_1)
+                  .equals("/bin/sleep\0" + secs + "\0")) {
+            out.add(Long.parseLong(name));
+          }
+        } catch (java.io.IOException e) {
+          // exited
+        }
+      }
+    }
+    return out;
   }
 
   @Test

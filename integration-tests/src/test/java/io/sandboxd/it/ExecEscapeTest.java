@@ -1,5 +1,6 @@
 package io.sandboxd.it;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -256,6 +257,54 @@ class ExecEscapeTest {
     // the first, here the processes, by name.
     String log = daemon.log();
     assertTrue(log.contains("its tree held more than 8 processes (exec.max_processes)"), log);
+  }
+
+  @Test
+  void anExecdProgramCannotReadTheNodesKeyOrTouchItsStateOrSocket() throws Exception {
+    // The programs run as the daemon's user, who may read and write all of these.
+    Path key = dir.resolve("state/keys/node.ed25519");
+    Path socket = dir.resolve("run/sandboxd.sock");
+    assertTrue(Files.isRegularFile(key), "no node key at " + key);
+    byte[] before = Files.readAllBytes(key);
+    SubmitReply r =
+        submit(
+            execUnit(
+                "{\"program\":\"cat\",\"args\":[\"" + key + "\"]}",
+                "{\"program\":\"ls\",\"args\":[\"" + dir.resolve("state") + "\"]}",
+                "{\"program\":\"rm\",\"args\":[\"-f\",\"" + key + "\",\"" + socket + "\"]}"),
+            grants(10_000, "cat", "ls", "rm"));
+    assertEquals("\"Completed\"", r.getOutcomeJson(), r.getLog());
+    List<String> answers = r.getLog().lines().filter(l -> l.startsWith("{")).toList();
+    assertEquals(3, answers.size(), r.getLog());
+    for (String answer : answers) {
+      assertFalse(answer.contains("\"exit\":0"), "a program reached the daemon's files: " + answer);
+    }
+    assertArrayEquals(before, Files.readAllBytes(key));
+    assertTrue(Files.exists(socket), "the daemon's socket was removed");
+
+    // Landlock lets a program connect to a socket by its path: the daemon refuses the peer.
+    String speak =
+        "import socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
+            + "s.sendall(bytes.fromhex('505249202a20485454502f322e300d0a0d0a534d0d0a0d0a'"
+            + "+'000000040000000000'));s.settimeout(5)\ntry: d=s.recv(100)\n"
+            + "except OSError: d=b''\nprint(len(d))";
+    SubmitReply py =
+        submit(
+            execUnit(
+                "{\"program\":\"python3\",\"args\":[\"-c\","
+                    + CanonicalJson.mapper().writeValueAsString(speak)
+                    + ",\""
+                    + socket
+                    + "\"]}"),
+            grants(10_000, "python3"));
+    String answer = py.getLog().lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow();
+    String stdout =
+        new String(
+            java.util.Base64.getDecoder()
+                .decode(CanonicalJson.parse(answer).get("stdout").asText()),
+            StandardCharsets.UTF_8);
+    assertEquals("0\n", stdout, "the daemon answered an exec'd program: " + answer);
+    assertTrue(daemon.log().contains("is a program a unit's exec started"), daemon.log());
   }
 
   @Test

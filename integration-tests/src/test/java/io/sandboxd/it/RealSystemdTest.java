@@ -214,10 +214,13 @@ class RealSystemdTest {
     // The unit file's sandboxing (ProtectControlGroups, RestrictNamespaces) must leave exec a way
     // to confine its children: an exec that cannot be confined is never started.
     put(
-        execGrants(sh("cat " + HELLO_GRANTS).getStdout().trim(), "echo"),
+        execGrants(sh("cat " + HELLO_GRANTS).getStdout().trim(), "echo", "cat"),
         "/opt/sandboxd/echo.grants.json");
+    // The second program reads the node key, as the daemon's user may: Landlock must refuse it.
     put(
-        ExecEscapeTest.execUnit("{\"program\":\"echo\",\"args\":[\"confined\"]}"),
+        ExecEscapeTest.execUnit(
+            "{\"program\":\"echo\",\"args\":[\"confined\"]}",
+            "{\"program\":\"cat\",\"args\":[\"/var/lib/sandboxd/keys/node.ed25519\"]}"),
         "/opt/sandboxd/echo.wasm");
     ExecResult run =
         as(
@@ -229,13 +232,14 @@ class RealSystemdTest {
     assertTrue(out.contains("s=0"), said);
     // base64 of "confined\n", echo's output: the program ran and exited 0.
     assertTrue(out.contains("\"exit\":0") && out.contains("Y29uZmluZWQK"), said);
+    assertTrue(out.contains("\"exit\":1"), "an exec'd program read the node key: " + said);
   }
 
-  /** {@code grants} (a JSON object) with exec of {@code program} allowed. */
-  static byte[] execGrants(String grants, String program) {
+  /** {@code grants} (a JSON object) with exec of {@code programs} allowed. */
+  static byte[] execGrants(String grants, String... programs) {
     return (grants.substring(0, grants.lastIndexOf('}'))
             + ",\"process\":{\"exec\":true,\"programs\":[\""
-            + program
+            + String.join("\",\"", programs)
             + "\"],\"max_processes\":1}}")
         .getBytes(StandardCharsets.UTF_8);
   }

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.sandboxd.executor.ExecLineage;
 import java.io.IOException;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -16,7 +17,8 @@ import java.util.logging.Logger;
 /**
  * Admission of socket connections, on the listening channel before gRPC sees them: at most {@code
  * maxTotal} open connections and {@code maxPerPeer} per peer uid (SO_PEERCRED); a connection past
- * either bound is closed at once, so idle clients cannot take the daemon's file descriptors.
+ * either bound is closed at once, so idle clients cannot take the daemon's file descriptors. A peer
+ * that a unit's exec started is refused whatever its uid: it runs as the daemon's own user.
  */
 @ChannelHandler.Sharable
 public final class ConnectionLimits extends ChannelInboundHandlerAdapter {
@@ -72,6 +74,12 @@ public final class ConnectionLimits extends ChannelInboundHandlerAdapter {
       return;
     }
     OptionalInt uid = peerUid(child);
+    long pid = peerPid(child);
+    if (pid > 0 && ExecLineage.startedByExec(pid)) {
+      // Such a program runs as the daemon's own user, whom the node policy admits unrestricted.
+      refuse(child, "pid " + pid + " is a program a unit's exec started");
+      return;
+    }
     if (open.incrementAndGet() > maxTotal) {
       open.decrementAndGet();
       refuse(child, "the daemon's " + maxTotal + " connections are in use");
@@ -107,6 +115,18 @@ public final class ConnectionLimits extends ChannelInboundHandlerAdapter {
       }
     }
     return OptionalInt.empty();
+  }
+
+  /** The peer's pid at connect (SO_PEERCRED), or 0 when the kernel gave none. */
+  private static long peerPid(Channel child) {
+    if (child instanceof EpollDomainSocketChannel uds) {
+      try {
+        return uds.peerCredentials().pid();
+      } catch (IOException | RuntimeException e) {
+        return 0;
+      }
+    }
+    return 0;
   }
 
   private void refuse(Channel child, String why) {

@@ -1,0 +1,102 @@
+package io.sandboxd.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What an exec'd tree reaches on the node, by attack class: the daemon's files beside its working
+ * directory (the node key, the store, other modules' storage), files elsewhere the daemon may
+ * write, RAM-backed /dev/shm, TCP connections, and signals to the daemon. Each is a shell command
+ * whose exit status says whether the kernel let it through, under either confinement.
+ */
+class LandlockTest {
+  @TempDir Path state;
+
+  /** A fresh PID namespace, and a cgroup where this machine delegates one to the test JVM. */
+  private static List<Optional<Path>> confinements() {
+    List<Optional<Path>> all = new ArrayList<>();
+    all.add(Optional.empty());
+    ProcessTree.cgroupParent().ifPresent(p -> all.add(Optional.of(p)));
+    return all;
+  }
+
+  /** The exit status of {@code command} run by bash as a tree working in {@code cwd}. */
+  private static int exit(Path cwd, Optional<Path> parent, String command) throws Exception {
+    try (ProcessTree tree =
+        ProcessTree.start(
+            List.of("/bin/bash", "-c", command),
+            cwd,
+            Map.of("PATH", "/usr/bin:/bin"),
+            ProcessTree.NO_FILE_LIMIT,
+            TreeBounds.DEFAULT,
+            List.of(),
+            parent)) {
+      Process p = tree.process();
+      p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        throw new AssertionError(command + " did not end");
+      }
+      return p.exitValue();
+    }
+  }
+
+  @Test
+  void aTreeReachesItsWorkingDirectoryAndTheSystemAndNothingElseOfTheDaemon() throws Exception {
+    assumeTrue(Landlock.abi() >= 1, "this kernel has no Landlock");
+    Path work = Files.createDirectories(state.resolve("storage/module-a"));
+    Path other = Files.createDirectories(state.resolve("storage/module-b"));
+    Files.writeString(other.resolve("secret"), "another module's file");
+    Path key = Files.createDirectories(state.resolve("keys")).resolve("node.ed25519");
+    Files.writeString(key, "the node's key");
+    Path outside = Files.createTempDirectory("landlock-outside");
+    long daemon = ProcessHandle.current().pid();
+    try (ServerSocket listening = new ServerSocket(0)) {
+      int port = listening.getLocalPort();
+      for (Optional<Path> parent : confinements()) {
+        String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+        // What a program needs: the system's files and programs, its own directory, /dev/null.
+        assertEquals(0, exit(work, parent, "cat /etc/passwd /bin/sh > /dev/null"), where);
+        assertEquals(0, exit(work, parent, "echo x > mine && mkdir d && mv mine d/ && rm -r d"));
+        assertEquals(0, exit(work, parent, "head -c 10 /dev/urandom > /dev/null"), where);
+        // What it must not reach: the daemon's key, another module's storage, and listing them.
+        assertEquals(1, exit(work, parent, "cat " + key), where + "read the node key");
+        assertEquals(1, exit(work, parent, "cat " + other.resolve("secret")), where);
+        assertEquals(2, exit(work, parent, "ls " + state), where + "listed the state directory");
+        assertEquals(1, exit(work, parent, "echo x > " + other.resolve("planted")), where);
+        assertEquals(1, exit(work, parent, "echo x > " + outside.resolve("x")), where);
+        assertEquals(1, exit(work, parent, "rm " + key), where + "removed the node key");
+        assertEquals(1, exit(work, parent, "echo x > /dev/shm/landlock-test"), where);
+        if (Landlock.abi() >= 4) {
+          assertEquals(
+              1,
+              exit(work, parent, "exec 3<>/dev/tcp/127.0.0.1/" + port),
+              where + "connected over TCP");
+        }
+        if (Landlock.abi() >= 6) {
+          assertEquals(1, exit(work, parent, "kill -0 " + daemon), where + "signalled the daemon");
+        }
+      }
+      assertEquals("the node's key", Files.readString(key, StandardCharsets.UTF_8));
+      assertEquals(List.of(), listed(other, "planted"));
+    } finally {
+      Files.deleteIfExists(outside.resolve("x"));
+      Files.deleteIfExists(outside);
+    }
+  }
+
+  private static List<Path> listed(Path dir, String name) {
+    return Files.exists(dir.resolve(name)) ? List.of(dir.resolve(name)) : List.of();
+  }
+}
