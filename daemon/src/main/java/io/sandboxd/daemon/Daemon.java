@@ -186,6 +186,7 @@ public final class Daemon implements AutoCloseable {
             .execDenylist(config.exec().denylist())
             .execTimeout(java.time.Duration.ofMillis(config.exec().timeoutMs()))
             .execTree(execTree(config.exec()))
+            .nodePrivate(nodePrivate(config, stateDir))
             .egressTimeout(java.time.Duration.ofMillis(config.egressTimeoutMs()))
             .maxUnitMemoryBytes(config.maxUnitMemoryBytes())
             .journalLimits(
@@ -209,6 +210,18 @@ public final class Daemon implements AutoCloseable {
    * The configured secrets, each read from its file or variable at use and bound where the
    * configuration says; a relative file is under the state directory's {@code secrets/}.
    */
+  /** What an exec'd program never reads: the state directory and every secret file. */
+  static List<Path> nodePrivate(DaemonConfig config, Path stateDir) {
+    List<Path> out = new java.util.ArrayList<>();
+    out.add(stateDir);
+    for (DaemonConfig.Secret s : config.secrets().values()) {
+      if (s.source() instanceof DaemonConfig.SecretSource.File f) {
+        out.add(HostServices.defaultSecretsDir(stateDir).resolve(f.path()));
+      }
+    }
+    return out;
+  }
+
   static SecretStore secretStore(DaemonConfig config, Path stateDir) {
     Map<String, java.util.function.Supplier<Optional<String>>> readers = new java.util.TreeMap<>();
     config

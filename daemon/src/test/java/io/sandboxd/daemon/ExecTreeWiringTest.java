@@ -7,7 +7,10 @@ import io.sandboxd.executor.TreeBounds;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The bounds of an exec'd tree reach the executor as configured, and default to its own. */
+/**
+ * The bounds of an exec'd tree reach the executor as configured, and default to its own; the node's
+ * own files are named for exec to hide.
+ */
 class ExecTreeWiringTest {
   @Test
   void theConfiguredBoundsAreTheExecutorsAndTheDefaultsAgree() {
@@ -15,5 +18,20 @@ class ExecTreeWiringTest {
     DaemonConfig.Exec small =
         new DaemonConfig.Exec(Set.of(), java.util.List.of("/bin"), 1000, 8, 3L << 20);
     assertEquals(new TreeBounds(8, 3L << 20), Daemon.execTree(small));
+  }
+
+  @Test
+  void theStateDirectoryAndEverySecretFileAreHiddenFromExecdPrograms() {
+    DaemonConfig config =
+        DaemonConfig.parse(
+            ("{\"secrets\":{\"a\":{\"file\":\"api.key\",\"endpoints\":[\"https://a.example/\"]},"
+                    + "\"b\":{\"file\":\"/etc/sandboxd/b.key\",\"endpoints\":[\"https://b.example/\"]},"
+                    + "\"c\":{\"env\":\"C_KEY\",\"endpoints\":[\"https://c.example/\"]}}}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    java.nio.file.Path state = java.nio.file.Path.of("/var/lib/sandboxd");
+    assertEquals(
+        java.util.List.of(
+            state, state.resolve("secrets/api.key"), java.nio.file.Path.of("/etc/sandboxd/b.key")),
+        Daemon.nodePrivate(config, state));
   }
 }

@@ -145,7 +145,8 @@ final class ExecCalls {
               Map.of("PATH", image.bin().toString()),
               room.fileLimit(),
               ctx.services.execTree(),
-              readable(image, ctx.services));
+              readable(image, ctx.services),
+              ctx.services.nodePrivate());
       ctx.process.started(tree);
       TreeWatch watch = new TreeWatch(tree, ctx.services.execTree());
       Process p = tree.process();

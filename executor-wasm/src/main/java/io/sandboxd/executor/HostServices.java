@@ -23,6 +23,7 @@ public record HostServices(
     Set<String> execDenylist,
     Duration execTimeout,
     TreeBounds execTree,
+    List<Path> nodePrivate,
     Duration egressTimeout,
     Optional<URI> inferenceEndpoint,
     DeviceClass inferenceClass,
@@ -48,6 +49,7 @@ public record HostServices(
   public HostServices {
     execSearchPath = List.copyOf(execSearchPath);
     execDenylist = Set.copyOf(execDenylist);
+    nodePrivate = List.copyOf(nodePrivate);
   }
 
   /** No kv store, no secrets, no inference: every such call answers UNAVAILABLE. */
@@ -101,6 +103,7 @@ public record HostServices(
     private Set<String> execDenylist = Set.of();
     private Duration execTimeout = Duration.ofSeconds(10);
     private TreeBounds execTree = TreeBounds.DEFAULT;
+    private List<Path> nodePrivate = List.of();
     private Duration egressTimeout = Duration.ofSeconds(30);
     private Optional<URI> inferenceEndpoint = Optional.empty();
     private DeviceClass inferenceClass = DeviceClass.Cpu;
@@ -121,6 +124,7 @@ public record HostServices(
       execDenylist = s.execDenylist;
       execTimeout = s.execTimeout;
       execTree = s.execTree;
+      nodePrivate = s.nodePrivate;
       egressTimeout = s.egressTimeout;
       inferenceEndpoint = s.inferenceEndpoint;
       inferenceClass = s.inferenceClass;
@@ -161,6 +165,15 @@ public record HostServices(
     /** What one exec's process tree may hold at once: processes and their own memory. */
     public Builder execTree(TreeBounds bounds) {
       execTree = bounds;
+      return this;
+    }
+
+    /**
+     * The node's own files an exec'd program never reads, wherever they lie (its state directory,
+     * its secrets), even beneath a system directory it may otherwise read.
+     */
+    public Builder nodePrivate(List<Path> paths) {
+      nodePrivate = paths;
       return this;
     }
 
@@ -218,6 +231,7 @@ public record HostServices(
           execDenylist,
           execTimeout,
           execTree,
+          nodePrivate,
           egressTimeout,
           inferenceEndpoint,
           inferenceClass,

@@ -7,6 +7,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -61,12 +62,52 @@ final class Landlock {
           .map(Path::of)
           .toList();
 
-  /** What one tree may reach: read and execute beneath, read and write beneath, write one file. */
-  record Rules(List<Path> readable, List<Path> writable, List<Path> writableFiles) {
+  /**
+   * What one tree may reach: read and execute beneath {@code readable} but never at or beneath
+   * {@code hidden} (the node's own files: its state, its secrets), read and write beneath {@code
+   * writable}, write the files {@code writableFiles}.
+   */
+  record Rules(
+      List<Path> readable, List<Path> hidden, List<Path> writable, List<Path> writableFiles) {
     Rules {
       readable = List.copyOf(readable);
+      hidden = hidden.stream().map(p -> p.toAbsolutePath().normalize()).toList();
       writable = List.copyOf(writable);
       writableFiles = List.copyOf(writableFiles);
+    }
+
+    /**
+     * The directories and files to grant so that everything beneath {@code readable} is reached but
+     * {@code hidden}: Landlock only allows, so a root holding a hidden path is granted by its
+     * entries instead, down the hidden path's ancestors, leaving the hidden one out.
+     */
+    List<Path> readableLessHidden() throws IOException {
+      List<Path> out = new java.util.ArrayList<>();
+      for (Path root : readable) {
+        grantLessHidden(root.toAbsolutePath().normalize(), out, 0);
+      }
+      return out;
+    }
+
+    private void grantLessHidden(Path dir, List<Path> out, int depth) throws IOException {
+      boolean holdsHidden = false;
+      for (Path h : hidden) {
+        if (h.startsWith(dir)) {
+          if (h.equals(dir)) {
+            return; // hidden itself
+          }
+          holdsHidden = true;
+        }
+      }
+      if (!holdsHidden || depth > 32 || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        out.add(dir);
+        return;
+      }
+      try (var entries = Files.newDirectoryStream(dir)) {
+        for (Path entry : entries) {
+          grantLessHidden(entry, out, depth + 1);
+        }
+      }
     }
   }
 
@@ -149,7 +190,7 @@ final class Landlock {
       throw new IOException("landlock_create_ruleset: errno " + e.getErrorCode(), e);
     }
     try {
-      for (Path p : rules.readable()) {
+      for (Path p : rules.readableLessHidden()) {
         beneath(c, ruleset, p, readExec);
       }
       for (Path p : DEVICES) {

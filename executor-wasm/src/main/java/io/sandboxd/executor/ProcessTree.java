@@ -54,13 +54,15 @@ final class ProcessTree implements AutoCloseable {
       Map<String, String> env,
       long fileLimitBytes,
       TreeBounds bounds,
-      List<Path> readable)
+      List<Path> readable,
+      List<Path> hidden)
       throws IOException {
-    return start(argv, cwd, env, fileLimitBytes, bounds, readable, cgroupParent());
+    return start(argv, cwd, env, fileLimitBytes, bounds, readable, hidden, cgroupParent());
   }
 
   /**
-   * As {@link #start(List, Path, Map, long, TreeBounds, List)}: in a cgroup below {@code parent}.
+   * As {@link #start(List, Path, Map, long, TreeBounds, List, List)}: in a cgroup below {@code
+   * parent}.
    */
   static ProcessTree start(
       List<String> argv,
@@ -69,6 +71,7 @@ final class ProcessTree implements AutoCloseable {
       long fileLimitBytes,
       TreeBounds bounds,
       List<Path> readable,
+      List<Path> hidden,
       Optional<Path> parent)
       throws IOException {
     List<String> command = new ArrayList<>();
@@ -117,6 +120,7 @@ final class ProcessTree implements AutoCloseable {
     Landlock.Rules rules =
         new Landlock.Rules(
             readAndExecute,
+            hidden,
             List.of(cwd),
             cg.map(dir -> List.of(dir.resolve("cgroup.procs"))).orElse(List.of()));
     try {

@@ -34,6 +34,15 @@ class LandlockTest {
 
   /** The exit status of {@code command} run by bash as a tree working in {@code cwd}. */
   private static int exit(Path cwd, Optional<Path> parent, String command) throws Exception {
+    return exit(cwd, parent, List.of(), List.of(), command);
+  }
+
+  /**
+   * As {@link #exit(Path, Optional, String)}, reading beneath {@code readable} but {@code hidden}.
+   */
+  private static int exit(
+      Path cwd, Optional<Path> parent, List<Path> readable, List<Path> hidden, String command)
+      throws Exception {
     try (ProcessTree tree =
         ProcessTree.start(
             List.of("/bin/bash", "-c", command),
@@ -41,7 +50,8 @@ class LandlockTest {
             Map.of("PATH", "/usr/bin:/bin"),
             ProcessTree.NO_FILE_LIMIT,
             TreeBounds.DEFAULT,
-            List.of(),
+            readable,
+            hidden,
             parent)) {
       Process p = tree.process();
       p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
@@ -98,5 +108,30 @@ class LandlockTest {
 
   private static List<Path> listed(Path dir, String name) {
     return Files.exists(dir.resolve(name)) ? List.of(dir.resolve(name)) : List.of();
+  }
+
+  @Test
+  void theNodesOwnFilesStayHiddenBeneathADirectoryATreeMayRead() throws Exception {
+    assumeTrue(Landlock.abi() >= 1, "this kernel has no Landlock");
+    // As if the operator kept the state, or a secret, beneath /opt or /etc.
+    Path work = Files.createDirectories(state.resolve("work"));
+    Path shared = Files.createDirectories(state.resolve("opt/tool"));
+    Files.writeString(shared.resolve("data"), "a tool's data");
+    Path keys = Files.createDirectories(state.resolve("opt/sandboxd/keys"));
+    Files.writeString(keys.resolve("node.ed25519"), "the node's key");
+    Path secret = Files.writeString(state.resolve("opt/sandboxd/api-key"), "a secret");
+    Files.writeString(state.resolve("opt/sandboxd/notes"), "beside the secret");
+    List<Path> readable = List.of(state.resolve("opt"));
+    List<Path> hidden = List.of(keys, secret);
+    for (Optional<Path> parent : confinements()) {
+      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      assertEquals(0, exit(work, parent, readable, hidden, "cat " + shared.resolve("data")), where);
+      assertEquals(
+          0, exit(work, parent, readable, hidden, "cat " + state.resolve("opt/sandboxd/notes")));
+      assertEquals(
+          1, exit(work, parent, readable, hidden, "cat " + keys.resolve("node.ed25519")), where);
+      assertEquals(1, exit(work, parent, readable, hidden, "cat " + secret), where);
+      assertEquals(2, exit(work, parent, readable, hidden, "ls " + keys), where);
+    }
   }
 }

@@ -43,6 +43,7 @@ class ProcessTreeTest {
                 limit,
                 TreeBounds.DEFAULT,
                 List.of(),
+                List.of(),
                 parent)) {
           Process p = tree.process();
           seen = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -70,6 +71,7 @@ class ProcessTreeTest {
               Map.of("PATH", "/usr/bin:/bin"),
               ProcessTree.NO_FILE_LIMIT,
               TreeBounds.DEFAULT,
+              List.of(),
               List.of(),
               parent)) {
         ProcessTree.Census seen = tree.census(64);
@@ -101,6 +103,7 @@ class ProcessTreeTest {
               Map.of("PATH", "/usr/bin:/bin"),
               ProcessTree.NO_FILE_LIMIT,
               TreeBounds.DEFAULT,
+              List.of(),
               List.of(),
               parent)) {
         List<Long> pids = List.of();
