@@ -24,6 +24,11 @@ public final class ExecLineage {
     if (inExecCgroup(pid)) {
       return true;
     }
+    if (!ProcessTree.anyOutsideCgroups() && Landlock.abi() >= 1) {
+      // Every tree is in a cgroup it cannot leave (the parent's cgroup.procs is out of its reach):
+      // the walk up its ancestors would find nothing more.
+      return false;
+    }
     long self = ProcessHandle.current().pid();
     long at = pid;
     for (int i = 0; i < MAX_DEPTH && at > 1; i++) {

@@ -26,6 +26,8 @@ final class ProcessTree implements AutoCloseable {
   private static final AtomicLong COUNTER = new AtomicLong();
   private static final long CLOCK_TICK_NANOS = 10_000_000L; // USER_HZ is 100 on Linux
   private static volatile Optional<Optional<Path>> cgroupParent = Optional.empty();
+  // Whether this process ever started a tree in a PID namespace rather than a cgroup.
+  private static volatile boolean outsideCgroups;
 
   private final Process process;
   private final Optional<Path> cgroup;
@@ -97,6 +99,7 @@ final class ProcessTree implements AutoCloseable {
       command.add("echo $$ > \"$0\" && " + limits + " && exec \"$@\"");
       command.add(dir.resolve("cgroup.procs").toString());
     } else {
+      outsideCgroups = true;
       command.add(unshare());
       if (!isRoot()) {
         command.add("--user");
@@ -429,6 +432,11 @@ final class ProcessTree implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** Whether any tree this process started lives in a PID namespace, not an exec cgroup. */
+  static boolean anyOutsideCgroups() {
+    return outsideCgroups;
   }
 
   /** The daemon's own cgroup v2 directory when it accepts child cgroups, probed once. */
