@@ -7,7 +7,6 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -47,12 +46,24 @@ final class Landlock {
   private static final long NET_ALL = 0b11; // BIND_TCP, CONNECT_TCP: ABI 4
   private static final long SCOPE_ALL = 0b11; // abstract unix sockets, signals: ABI 6
 
-  /** System directories a tree may read and execute beneath, where they exist. */
+  /**
+   * System directories a tree may read and execute beneath, where they exist; and the JDK's, whose
+   * spawn helper starts the tree from inside the ruleset.
+   */
   static final List<Path> SYSTEM =
-      List.of(
-              "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-              "/proc", "/sys")
-          .stream()
+      java.util.stream.Stream.of(
+              "/usr",
+              "/bin",
+              "/sbin",
+              "/lib",
+              "/lib32",
+              "/lib64",
+              "/libx32",
+              "/etc",
+              "/opt",
+              "/proc",
+              "/sys",
+              System.getProperty("java.home"))
           .map(Path::of)
           .toList();
 
@@ -71,7 +82,17 @@ final class Landlock {
       List<Path> readable, List<Path> hidden, List<Path> writable, List<Path> writableFiles) {
     Rules {
       readable = List.copyOf(readable);
-      hidden = hidden.stream().map(p -> p.toAbsolutePath().normalize()).toList();
+      // Compared as given and as the file they name, so that no link leads around one.
+      List<Path> both = new java.util.ArrayList<>();
+      for (Path h : hidden) {
+        both.add(h.toAbsolutePath().normalize());
+        try {
+          both.add(h.toRealPath());
+        } catch (IOException e) {
+          // not there (yet): hidden as named
+        }
+      }
+      hidden = List.copyOf(both);
       writable = List.copyOf(writable);
       writableFiles = List.copyOf(writableFiles);
     }
@@ -90,18 +111,25 @@ final class Landlock {
     }
 
     private void grantLessHidden(Path dir, List<Path> out, int depth) throws IOException {
+      Path real;
+      try {
+        real = dir.toRealPath();
+      } catch (IOException e) {
+        return; // gone, or a dangling link: nothing to grant
+      }
       boolean holdsHidden = false;
       for (Path h : hidden) {
-        if (h.startsWith(dir)) {
-          if (h.equals(dir)) {
-            return; // hidden itself
-          }
-          holdsHidden = true;
+        if (h.equals(dir) || h.equals(real)) {
+          return; // hidden itself
         }
+        holdsHidden |= h.startsWith(dir) || h.startsWith(real);
       }
-      if (!holdsHidden || depth > 32 || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+      if (!holdsHidden) {
         out.add(dir);
         return;
+      }
+      if (depth > 32 || !Files.isDirectory(real)) {
+        return; // too deep to carve around: granted nothing rather than the hidden path
       }
       try (var entries = Files.newDirectoryStream(dir)) {
         for (Path entry : entries) {

@@ -174,7 +174,10 @@ final class ProcessTree implements AutoCloseable {
     if (outcome[0] instanceof IOException e) {
       throw e;
     }
-    throw (RuntimeException) outcome[0];
+    if (outcome[0] instanceof RuntimeException e) {
+      throw e;
+    }
+    throw new IOException("the exec launcher ended without starting the program");
   }
 
   /**

@@ -133,5 +133,28 @@ class LandlockTest {
       assertEquals(1, exit(work, parent, readable, hidden, "cat " + secret), where);
       assertEquals(2, exit(work, parent, readable, hidden, "ls " + keys), where);
     }
+    // Where a readable directory is granted entry by entry (it holds a hidden path), an entry that
+    // links to another hidden path's parent leads around nothing.
+    Path privateDir = Files.createDirectories(state.resolve("private/keys"));
+    Files.writeString(privateDir.resolve("node.ed25519"), "the node's key");
+    Files.writeString(state.resolve("private/open"), "not hidden");
+    Files.createSymbolicLink(state.resolve("opt/link"), state.resolve("private"));
+    List<Path> hiddenElsewhere = List.of(keys, privateDir);
+    for (Optional<Path> parent : confinements()) {
+      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      assertEquals(
+          1,
+          exit(
+              work,
+              parent,
+              readable,
+              hiddenElsewhere,
+              "cat opt/link/keys/node.ed25519".replace("opt/", state.resolve("opt") + "/")),
+          where + "read the key through a link");
+      assertEquals(
+          0,
+          exit(work, parent, readable, hiddenElsewhere, "cat " + state.resolve("opt/link/open")),
+          where);
+    }
   }
 }
