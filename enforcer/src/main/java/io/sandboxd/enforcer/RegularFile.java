@@ -2,7 +2,6 @@ package io.sandboxd.enforcer;
 
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;
-import com.sun.jna.Native;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -37,18 +36,7 @@ public final class RegularFile {
 
   private static final class Bound {
     // Loaded on first use; empty where there is no libc to load (not Linux).
-    static final Optional<Libc> C = load();
-
-    private static Optional<Libc> load() {
-      if (!System.getProperty("os.name", "").equals("Linux")) {
-        return Optional.empty();
-      }
-      try {
-        return Optional.of(Native.load("c", Libc.class));
-      } catch (UnsatisfiedLinkError | RuntimeException e) {
-        return Optional.empty();
-      }
-    }
+    static final Optional<Libc> C = LibcCalls.bind(Libc.class);
   }
 
   /**

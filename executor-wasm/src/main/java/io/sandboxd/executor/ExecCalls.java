@@ -146,7 +146,8 @@ final class ExecCalls {
               room.fileLimit(),
               ctx.services.execTree(),
               readable(image, ctx.services),
-              ctx.services.nodePrivate());
+              ctx.services.nodePrivate(),
+              ProcessTree.cgroupParent());
       ctx.process.started(tree);
       TreeWatch watch = new TreeWatch(tree, ctx.services.execTree());
       Process p = tree.process();

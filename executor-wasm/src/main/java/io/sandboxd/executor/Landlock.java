@@ -3,8 +3,8 @@ package io.sandboxd.executor;
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;
 import com.sun.jna.Memory;
-import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.sandboxd.enforcer.LibcCalls;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -151,20 +151,9 @@ final class Landlock {
   }
 
   private static final class Bound {
-    static final Optional<Libc> C = load();
+    static final Optional<Libc> C = LibcCalls.bind(Libc.class);
     // The kernel's Landlock ABI version; 0 where it has none (or it is disabled at boot).
     static final int ABI = abi();
-
-    private static Optional<Libc> load() {
-      if (!System.getProperty("os.name", "").equals("Linux")) {
-        return Optional.empty();
-      }
-      try {
-        return Optional.of(Native.load("c", Libc.class));
-      } catch (UnsatisfiedLinkError | RuntimeException e) {
-        return Optional.empty();
-      }
-    }
 
     private static int abi() {
       if (C.isEmpty()) {

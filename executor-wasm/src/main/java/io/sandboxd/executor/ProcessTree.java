@@ -48,23 +48,11 @@ final class ProcessTree implements AutoCloseable {
    * 512-byte blocks: a write past it fails, and the writer gets SIGXFSZ), no process's data growing
    * past {@code bounds}' memory (RLIMIT_DATA) and no core dumped. In a cgroup whose parent enables
    * the pids or memory controller, the tree as a whole is held to {@code bounds} by the kernel too.
-   * Throws when neither confinement is available: an unconfined child is never started.
-   */
-  static ProcessTree start(
-      List<String> argv,
-      Path cwd,
-      Map<String, String> env,
-      long fileLimitBytes,
-      TreeBounds bounds,
-      List<Path> readable,
-      List<Path> hidden)
-      throws IOException {
-    return start(argv, cwd, env, fileLimitBytes, bounds, readable, hidden, cgroupParent());
-  }
-
-  /**
-   * As {@link #start(List, Path, Map, long, TreeBounds, List, List)}: in a cgroup below {@code
-   * parent}.
+   * Under Landlock (where the kernel has it) the tree reads and executes only beneath the system's
+   * directories and {@code readable}, never {@code hidden}, and writes only beneath {@code cwd}. In
+   * a cgroup below {@code parent} ({@link #cgroupParent()} for the daemon's own), else in a fresh
+   * PID namespace. Throws when neither confinement is available: an unconfined child is never
+   * started.
    */
   static ProcessTree start(
       List<String> argv,

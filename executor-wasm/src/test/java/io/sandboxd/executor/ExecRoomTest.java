@@ -305,6 +305,22 @@ class ExecRoomTest {
     }
   }
 
+  /**
+   * Runs two scripts in a fresh storage directory {@code name}: the first runs (OK), the second is
+   * stopped (QUOTA) well before the exec's timeout, at the first counts of its tree.
+   */
+  private Seen firstRunsSecondStopped(Executor ex, String name, String first, String second)
+      throws IOException {
+    long t0 = System.nanoTime();
+    Seen seen =
+        runScripts(
+            ex, Files.createDirectories(dir.resolve(name)), "one.sh", first, "two.sh", second);
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(List.of(AbiStatus.OK, AbiStatus.QUOTA), seen.statuses(), seen.log());
+    assertTrue(ms < 20_000, "stopped after " + ms + " ms, not at the first count");
+    return seen;
+  }
+
   /** Processes whose command line is {@code /bin/sleep seconds}: what a flood left running. */
   private static long sleepers(String seconds) throws IOException {
     try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
@@ -338,19 +354,8 @@ class ExecRoomTest {
     // Left alone, the script starts 2,000 sleepers; the node lets a tree hold 16 processes.
     String script = "i=0; while [ $i -lt 2000 ]; do /bin/sleep 987 & i=$((i+1)); done; wait";
     try (Executor ex = executor(DiskReserve.NONE, new TreeBounds(16, 512L << 20))) {
-      long t0 = System.nanoTime();
-      Seen seen =
-          runScripts(
-              ex,
-              Files.createDirectories(dir.resolve("flood")),
-              "pipe.sh",
-              "/bin/echo one | /bin/cat",
-              "flood.sh",
-              script);
-      long ms = (System.nanoTime() - t0) / 1_000_000;
-      assertEquals(List.of(AbiStatus.OK, AbiStatus.QUOTA), seen.statuses(), seen.log());
+      Seen seen = firstRunsSecondStopped(ex, "flood", "/bin/echo one | /bin/cat", script);
       assertEquals(0, seen.answers().get(0).get("exit").asInt(), "a pipeline under the bound");
-      assertTrue(ms < 20_000, "stopped after " + ms + " ms, not at the first count");
       assertEquals(0, sleepersAfterKill("987"), "the flood outlived the exec");
       assertTrue(
           told.stream()
@@ -369,20 +374,11 @@ class ExecRoomTest {
     String four =
         "for i in 1 2 3 4; do /bin/dd if=/dev/zero of=/dev/null bs=40M count=100000 & done; wait";
     try (Executor ex = executor(DiskReserve.NONE, new TreeBounds(64, 64L << 20))) {
-      long t0 = System.nanoTime();
       Seen seen =
-          runScripts(
-              ex,
-              Files.createDirectories(dir.resolve("memory")),
-              "one.sh",
-              "/bin/dd if=/dev/zero of=/dev/null bs=100M count=1",
-              "four.sh",
-              four);
-      long ms = (System.nanoTime() - t0) / 1_000_000;
-      assertEquals(List.of(AbiStatus.OK, AbiStatus.QUOTA), seen.statuses(), seen.log());
+          firstRunsSecondStopped(
+              ex, "memory", "/bin/dd if=/dev/zero of=/dev/null bs=100M count=1", four);
       assertTrue(seen.answers().get(0).get("exit").asInt() != 0, "dd held 100 MiB");
       assertTrue(seen.stderr(0).contains("memory exhausted"), seen.stderr(0));
-      assertTrue(ms < 20_000, "stopped after " + ms + " ms, not at the first count");
       assertTrue(
           told.stream().anyMatch(t -> t.contains("bytes of memory, more than 67108864")),
           "the operator was not told: " + told);

@@ -20,6 +20,20 @@ import org.junit.jupiter.api.Test;
  * gets the limits asked for under either confinement.
  */
 class ProcessTreeTest {
+  /** {@code script} run by sh as a tree in the temporary directory, files held to {@code limit}. */
+  private static ProcessTree shell(String script, long limit, Optional<Path> parent)
+      throws java.io.IOException {
+    return ProcessTree.start(
+        List.of("/bin/sh", "-c", script),
+        Path.of(System.getProperty("java.io.tmpdir")),
+        Map.of("PATH", "/usr/bin:/bin"),
+        limit,
+        TreeBounds.DEFAULT,
+        List.of(),
+        List.of(),
+        parent);
+  }
+
   /** A fresh PID namespace, and a cgroup where this machine delegates one to the test JVM. */
   private static List<Optional<Path>> confinements() {
     List<Optional<Path>> all = new ArrayList<>();
@@ -35,16 +49,7 @@ class ProcessTreeTest {
     for (Optional<Path> parent : confinements()) {
       for (long limit : new long[] {0, 1000, 1 << 20, ProcessTree.NO_FILE_LIMIT}) {
         String seen;
-        try (ProcessTree tree =
-            ProcessTree.start(
-                List.of("/bin/sh", "-c", "ulimit -c; ulimit -f; ulimit -d"),
-                cwd,
-                Map.of("PATH", "/usr/bin:/bin"),
-                limit,
-                TreeBounds.DEFAULT,
-                List.of(),
-                List.of(),
-                parent)) {
+        try (ProcessTree tree = shell("ulimit -c; ulimit -f; ulimit -d", limit, parent)) {
           Process p = tree.process();
           seen = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
           assertTrue(p.waitFor(10, TimeUnit.SECONDS));
@@ -64,16 +69,7 @@ class ProcessTreeTest {
         "for i in 1 2 3; do /bin/sleep 30 & done;"
             + " /bin/dd if=/dev/zero of=/dev/null bs=24M count=1000000";
     for (Optional<Path> parent : confinements()) {
-      try (ProcessTree tree =
-          ProcessTree.start(
-              List.of("/bin/sh", "-c", script),
-              Path.of(System.getProperty("java.io.tmpdir")),
-              Map.of("PATH", "/usr/bin:/bin"),
-              ProcessTree.NO_FILE_LIMIT,
-              TreeBounds.DEFAULT,
-              List.of(),
-              List.of(),
-              parent)) {
+      try (ProcessTree tree = shell(script, ProcessTree.NO_FILE_LIMIT, parent)) {
         ProcessTree.Census seen = tree.census(64);
         for (int i = 0; i < 500 && (seen.processes() < 5 || seen.memoryBytes() < 24 << 20); i++) {
           Thread.sleep(10);
@@ -94,17 +90,9 @@ class ProcessTreeTest {
     String secs = "30." + (System.nanoTime() % 100_000);
     for (Optional<Path> parent : confinements()) {
       try (ProcessTree tree =
-          ProcessTree.start(
-              List.of(
-                  "/bin/sh",
-                  "-c",
-                  "/usr/bin/setsid -f /bin/sleep " + secs + "; exec /bin/sleep " + secs),
-              Path.of(System.getProperty("java.io.tmpdir")),
-              Map.of("PATH", "/usr/bin:/bin"),
+          shell(
+              "/usr/bin/setsid -f /bin/sleep " + secs + "; exec /bin/sleep " + secs,
               ProcessTree.NO_FILE_LIMIT,
-              TreeBounds.DEFAULT,
-              List.of(),
-              List.of(),
               parent)) {
         List<Long> pids = List.of();
         for (int i = 0; i < 500 && pids.size() < 2; i++) {

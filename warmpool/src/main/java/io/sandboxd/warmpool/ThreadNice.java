@@ -2,7 +2,7 @@ package io.sandboxd.warmpool;
 
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;
-import com.sun.jna.Native;
+import io.sandboxd.enforcer.LibcCalls;
 import java.util.Optional;
 
 /**
@@ -24,15 +24,7 @@ final class ThreadNice {
 
   private static final class Bound {
     // Loaded on first use: a JVM without a loadable libc (not Linux) never gets here twice.
-    static final Optional<Libc> C = load();
-
-    private static Optional<Libc> load() {
-      try {
-        return Optional.of(Native.load("c", Libc.class));
-      } catch (UnsatisfiedLinkError | RuntimeException e) {
-        return Optional.empty();
-      }
-    }
+    static final Optional<Libc> C = LibcCalls.bind(Libc.class);
   }
 
   /**
