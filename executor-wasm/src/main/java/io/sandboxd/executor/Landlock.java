@@ -231,14 +231,11 @@ final class Landlock {
 
   /** Grants {@code rights} beneath {@code path}; a path that does not exist grants nothing. */
   private static void beneath(Libc c, int ruleset, Path path, long rights) throws IOException {
-    if (!Files.exists(path)) {
-      return;
-    }
     int fd;
     try {
       fd = c.open(path.toString(), O_PATH | O_CLOEXEC);
     } catch (LastErrorException e) {
-      return; // not reachable by the daemon either
+      return; // not there, or not reachable by the daemon either
     }
     try {
       // Only a file's own rights may be granted on a file; a directory takes them all.
