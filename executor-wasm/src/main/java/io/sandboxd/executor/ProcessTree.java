@@ -49,10 +49,10 @@ final class ProcessTree implements AutoCloseable {
    * past {@code bounds}' memory (RLIMIT_DATA) and no core dumped. In a cgroup whose parent enables
    * the pids or memory controller, the tree as a whole is held to {@code bounds} by the kernel too.
    * Under Landlock (where the kernel has it) the tree reads and executes only beneath the system's
-   * directories and {@code readable}, never {@code hidden}, and writes only beneath {@code cwd}. In
-   * a cgroup below {@code parent} ({@link #cgroupParent()} for the daemon's own), else in a fresh
-   * PID namespace. Throws when neither confinement is available: an unconfined child is never
-   * started.
+   * directories and {@code readable}, never {@code hidden}, and writes only beneath {@code cwd};
+   * under seccomp (where the kernel has it) it opens no socket but a {@code socketpair}. In a
+   * cgroup below {@code parent} ({@link #cgroupParent()} for the daemon's own), else in a fresh PID
+   * namespace. Throws when neither confinement is available: an unconfined child is never started.
    */
   static ProcessTree start(
       List<String> argv,
@@ -123,12 +123,13 @@ final class ProcessTree implements AutoCloseable {
   }
 
   /**
-   * Starts {@code pb} from a thread made for it and restricted to {@code rules} first, so that the
-   * tree, and nothing else of the daemon, runs under them. Waits for the start whatever interrupts
-   * the caller: a tree started is always handed back, to be closed.
+   * Starts {@code pb} from a thread made for it and restricted to {@code rules} and the {@link
+   * SeccompFilter} first, so that the tree, and nothing else of the daemon, runs under them. Waits
+   * for the start whatever interrupts the caller: a tree started is always handed back, to be
+   * closed.
    */
   private static Process launch(ProcessBuilder pb, Landlock.Rules rules) throws IOException {
-    if (Landlock.abi() < 1) {
+    if (Landlock.abi() < 1 && !SeccompFilter.available()) {
       return pb.start();
     }
     Object[] outcome = new Object[1];
@@ -136,6 +137,8 @@ final class ProcessTree implements AutoCloseable {
         new Thread(
             () -> {
               try {
+                // The filter first: its classes are loaded from files Landlock would then hide.
+                SeccompFilter.restrictThisThread();
                 Landlock.restrictThisThread(rules);
                 outcome[0] = pb.start();
               } catch (IOException | RuntimeException e) {

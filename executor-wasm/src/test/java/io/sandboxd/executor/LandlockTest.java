@@ -19,8 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * What an exec'd tree reaches on the node, by attack class: the daemon's files beside its working
  * directory (the node key, the store, other modules' storage), files elsewhere the daemon may
- * write, RAM-backed /dev/shm, TCP connections, and signals to the daemon. Each is a shell command
- * whose exit status says whether the kernel let it through, under either confinement.
+ * write, RAM-backed /dev/shm, TCP connections, signals to the daemon, and sockets of every other
+ * kind (the seccomp filter's share). Each is a command whose exit status or output says whether the
+ * kernel let it through, under either confinement.
  */
 class LandlockTest {
   @TempDir Path state;
@@ -44,9 +45,18 @@ class LandlockTest {
   private static int exit(
       Path cwd, Optional<Path> parent, List<Path> readable, List<Path> hidden, String command)
       throws Exception {
+    return run(cwd, parent, readable, hidden, List.of("/bin/bash", "-c", command)).exit();
+  }
+
+  /** How a tree ended: its exit status and what it wrote to its standard output. */
+  private record Ran(int exit, String out) {}
+
+  private static Ran run(
+      Path cwd, Optional<Path> parent, List<Path> readable, List<Path> hidden, List<String> argv)
+      throws Exception {
     try (ProcessTree tree =
         ProcessTree.start(
-            List.of("/bin/bash", "-c", command),
+            argv,
             cwd,
             Map.of("PATH", "/usr/bin:/bin"),
             ProcessTree.NO_FILE_LIMIT,
@@ -55,11 +65,11 @@ class LandlockTest {
             hidden,
             parent)) {
       Process p = tree.process();
-      p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (!p.waitFor(20, TimeUnit.SECONDS)) {
-        throw new AssertionError(command + " did not end");
+        throw new AssertionError(argv + " did not end");
       }
-      return p.exitValue();
+      return new Ran(p.exitValue(), out);
     }
   }
 
@@ -154,6 +164,70 @@ class LandlockTest {
           0,
           exit(work, parent, readable, hiddenElsewhere, "cat " + state.resolve("opt/link/open")),
           where);
+    }
+  }
+
+  /**
+   * Each socket a tree could reach the node's services or the network with, past Landlock (which
+   * governs TCP only): UDP to a listening port, a unix socket by path, TCP over IPv6, netlink, and
+   * io_uring, whose operations open sockets under no system call a filter sees. A pair made by
+   * {@code socketpair} still works. The Python script prints each one that got through.
+   */
+  @Test
+  void aTreeOpensNoSocketButAPair() throws Exception {
+    assumeTrue(SeccompFilter.available(), "this kernel or machine takes no seccomp filter");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no python3 here");
+    Path work = Files.createDirectories(state.resolve("work"));
+    Path unixPath = state.resolve("service.sock");
+    try (java.net.DatagramSocket udp = new java.net.DatagramSocket(0);
+        java.nio.channels.ServerSocketChannel unix =
+            java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      unix.bind(java.net.UnixDomainSocketAddress.of(unixPath));
+      udp.setSoTimeout(300);
+      String script =
+          String.join(
+              "\n",
+              "import ctypes, errno, socket, sys",
+              "got = []",
+              "def tried(name, f):",
+              "    try:",
+              "        f()",
+              "        got.append(name)",
+              "    except OSError as e:",
+              "        if e.errno != errno.EACCES: got.append(name + ' errno ' + str(e.errno))",
+              "tried('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                  + ".sendto(b'leak', ('127.0.0.1', int(sys.argv[1]))))",
+              "tried('unix', lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[2]))",
+              "tried('tcp6', lambda: socket.socket(socket.AF_INET6))",
+              "tried('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))",
+              "libc = ctypes.CDLL(None, use_errno=True)",
+              "params = ctypes.create_string_buffer(120)",
+              "fd = libc.syscall(425, 4, params)",
+              "if fd >= 0 or ctypes.get_errno() != errno.EACCES:",
+              "    got.append('io_uring errno ' + str(ctypes.get_errno()))",
+              "a, b = socket.socketpair()",
+              "a.send(b'p')",
+              "if b.recv(1) != b'p': got.append('no pair')",
+              "print(' '.join(got))");
+      for (Optional<Path> parent : confinements()) {
+        String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+        Ran ran =
+            run(
+                work,
+                parent,
+                List.of(),
+                List.of(),
+                List.of(
+                    "/usr/bin/python3",
+                    "-c",
+                    script,
+                    Integer.toString(udp.getLocalPort()),
+                    unixPath.toString()));
+        assertEquals(new Ran(0, "\n"), ran, where + "what got through");
+        java.net.DatagramPacket packet = new java.net.DatagramPacket(new byte[16], 16);
+        org.junit.jupiter.api.Assertions.assertThrows(
+            java.net.SocketTimeoutException.class, () -> udp.receive(packet), where + "UDP");
+      }
     }
   }
 }

@@ -1,0 +1,168 @@
+package io.sandboxd.executor;
+
+import com.sun.jna.LastErrorException;
+import com.sun.jna.Library;
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import io.sandboxd.enforcer.LibcCalls;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * The seccomp filter an exec'd tree runs under: no socket of any family, and no io_uring (whose
+ * operations open and connect sockets without a system call the filter sees). Landlock keeps the
+ * tree from TCP but not from UDP or from a unix socket named by path, so without this a unit
+ * granted {@code python3} could send its data anywhere over UDP, or speak to any local service the
+ * daemon's user may reach (the journal, the system bus). {@code socketpair} stays: it reaches
+ * nothing outside the tree. Applied, like the Landlock ruleset, to the one thread that starts the
+ * tree.
+ */
+final class SeccompFilter {
+  private static final Logger LOG = Logger.getLogger(SeccompFilter.class.getName());
+
+  private static final int PR_SET_NO_NEW_PRIVS = 38;
+  private static final int PR_SET_SECCOMP = 22;
+  private static final int SECCOMP_MODE_FILTER = 2;
+  private static final int EACCES = 13;
+
+  // Classic BPF, as seccomp reads it: load a word of struct seccomp_data, compare, return.
+  private static final short LD_W_ABS = 0x20;
+  private static final short JEQ_K = 0x15;
+  private static final short JGE_K = 0x35;
+  private static final short RET_K = 0x06;
+  private static final int NR_OFFSET = 0;
+  private static final int ARCH_OFFSET = 4;
+  private static final int RET_ALLOW = 0x7fff0000;
+  private static final int RET_EACCES = 0x00050000 | EACCES;
+
+  /**
+   * For each calling convention a process on this machine may use, the system calls denied: the
+   * native one's, and the 32-bit one's where the kernel runs 32-bit programs too (a 64-bit program
+   * can enter it, so it needs the same denials). io_uring's three calls are 425-427 everywhere.
+   */
+  record Convention(int auditArch, List<Integer> denied, int deniedFrom) {
+    Convention {
+      denied = List.copyOf(denied);
+    }
+  }
+
+  private static final Map<String, List<Convention>> BY_MACHINE =
+      Map.of(
+          "amd64",
+          List.of(
+              // x86_64: socket; everything from the x32 bit up (x32's numbering of the same calls).
+              new Convention(0xC000003E, List.of(41, 425, 426, 427), 0x40000000),
+              // i386: socketcall, socket.
+              new Convention(0x40000003, List.of(102, 359, 425, 426, 427), Integer.MAX_VALUE)),
+          "aarch64",
+          List.of(
+              new Convention(0xC00000B7, List.of(198, 425, 426, 427), Integer.MAX_VALUE),
+              // 32-bit ARM (EABI): socket, and the old socketcall.
+              new Convention(0x40000028, List.of(281, 102, 425, 426, 427), Integer.MAX_VALUE)));
+
+  /** The libc calls this needs. */
+  interface Libc extends Library {
+    int prctl(int option, long arg2, long arg3, long arg4, long arg5) throws LastErrorException;
+  }
+
+  private static final class Bound {
+    static final Optional<Libc> C = LibcCalls.bind(Libc.class);
+    static final Optional<List<Convention>> CONVENTIONS =
+        Optional.ofNullable(BY_MACHINE.get(System.getProperty("os.arch", "")));
+    static final boolean AVAILABLE = probe();
+
+    private static boolean probe() {
+      if (C.isEmpty() || CONVENTIONS.isEmpty()) {
+        if (C.isPresent()) {
+          LOG.warning(
+              "exec: no seccomp filter for "
+                  + System.getProperty("os.arch")
+                  + ": exec'd programs may open UDP and unix sockets");
+        }
+        return false;
+      }
+      // Asking for the mode of a filter with a null program: EFAULT where filters exist.
+      try {
+        C.get().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, 0, 0, 0);
+      } catch (LastErrorException e) {
+        if (e.getErrorCode() == 14) {
+          return true;
+        }
+        LOG.warning(
+            "exec: no seccomp filters on this kernel (errno "
+                + e.getErrorCode()
+                + "): exec'd programs may open UDP and unix sockets");
+      }
+      return false;
+    }
+  }
+
+  private SeccompFilter() {}
+
+  /** Whether this kernel and machine take the filter. */
+  static boolean available() {
+    return Bound.AVAILABLE;
+  }
+
+  /**
+   * Filters the calling thread and every process it starts from now on; like Landlock's ruleset, it
+   * is never lifted, so the caller is a thread made for one tree. Nothing happens where filters are
+   * not available.
+   */
+  static void restrictThisThread() throws IOException {
+    if (!available()) {
+      return;
+    }
+    byte[] program = program(Bound.CONVENTIONS.orElseThrow());
+    Memory filter = new Memory(program.length);
+    filter.write(0, program, 0, program.length);
+    Memory fprog = new Memory(16); // struct sock_fprog: unsigned short len, then the pointer
+    fprog.clear();
+    fprog.setShort(0, (short) (program.length / 8));
+    fprog.setPointer(8, filter);
+    Libc c = Bound.C.orElseThrow();
+    try {
+      c.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+      c.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, Pointer.nativeValue(fprog), 0, 0);
+    } catch (LastErrorException e) {
+      throw new IOException("seccomp: errno " + e.getErrorCode(), e);
+    }
+  }
+
+  /**
+   * The filter for {@code conventions}, as struct sock_filter entries: for each convention, a block
+   * that denies its listed calls (and every number from its {@code deniedFrom}) and allows the
+   * rest; a call in no known convention is denied.
+   */
+  static byte[] program(List<Convention> conventions) {
+    ByteBuffer out = ByteBuffer.allocate(8 * 256).order(ByteOrder.nativeOrder());
+    for (Convention cv : conventions) {
+      // The arch load and test, the number's load, the from-test, the denials, the two returns.
+      int blockLength = 4 + cv.denied().size() + 2;
+      put(out, LD_W_ABS, 0, 0, ARCH_OFFSET);
+      // Not this convention: skip the block (its length less this jump) to the next.
+      put(out, JEQ_K, 0, blockLength - 2, cv.auditArch());
+      put(out, LD_W_ABS, 0, 0, NR_OFFSET);
+      int toDeny = cv.denied().size() + 1; // from the from-test: past the denials and the allow
+      put(out, JGE_K, toDeny, 0, cv.deniedFrom());
+      for (int i = 0; i < cv.denied().size(); i++) {
+        put(out, JEQ_K, cv.denied().size() - i, 0, cv.denied().get(i));
+      }
+      put(out, RET_K, 0, 0, RET_ALLOW);
+      put(out, RET_K, 0, 0, RET_EACCES);
+    }
+    put(out, RET_K, 0, 0, RET_EACCES);
+    byte[] bytes = new byte[out.position()];
+    out.flip().get(bytes);
+    return bytes;
+  }
+
+  private static void put(ByteBuffer out, short code, int jt, int jf, int k) {
+    out.putShort(code).put((byte) jt).put((byte) jf).putInt(k);
+  }
+}

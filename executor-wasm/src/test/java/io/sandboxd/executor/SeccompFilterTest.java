@@ -1,0 +1,81 @@
+package io.sandboxd.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The filter's program read as the kernel reads it, for every calling convention it names,
+ * including those this machine cannot run: each denied call and everything from a convention's
+ * {@code deniedFrom} is refused, every other call of a named convention passes, and a call of an
+ * unnamed convention is refused.
+ */
+class SeccompFilterTest {
+  private static final int ALLOW = 0x7fff0000;
+  private static final int EACCES = 0x00050000 | 13;
+
+  private static final List<SeccompFilter.Convention> CONVENTIONS =
+      List.of(
+          new SeccompFilter.Convention(0xC000003E, List.of(41, 425, 426, 427), 0x40000000),
+          new SeccompFilter.Convention(0x40000003, List.of(102, 359), Integer.MAX_VALUE),
+          new SeccompFilter.Convention(0xC00000B7, List.of(198), Integer.MAX_VALUE));
+
+  /** What the program answers for a call numbered {@code nr} under {@code arch}. */
+  private static int verdict(byte[] program, int arch, int nr) {
+    ByteBuffer b = ByteBuffer.wrap(program).order(ByteOrder.nativeOrder());
+    int acc = 0;
+    int pc = 0;
+    for (int steps = 0; steps < 1000; steps++) {
+      short code = b.getShort(pc * 8);
+      int jt = b.get(pc * 8 + 2) & 0xff;
+      int jf = b.get(pc * 8 + 3) & 0xff;
+      int k = b.getInt(pc * 8 + 4);
+      switch (code) {
+        case 0x20 -> {
+          acc = k == 4 ? arch : k == 0 ? nr : fail("a load of offset " + k);
+          pc++;
+        }
+        case 0x15 -> pc += 1 + (acc == k ? jt : jf);
+        case 0x35 -> pc += 1 + (Integer.compareUnsigned(acc, k) >= 0 ? jt : jf);
+        case 0x06 -> {
+          return k;
+        }
+        default -> fail("an instruction " + code);
+      }
+    }
+    return fail("a program that does not end");
+  }
+
+  private static int fail(String what) {
+    throw new AssertionError("the program holds " + what);
+  }
+
+  @Test
+  void eachConventionDeniesItsCallsAndPassesTheRest() {
+    byte[] program = SeccompFilter.program(CONVENTIONS);
+    Random random = new Random(71);
+    for (SeccompFilter.Convention cv : CONVENTIONS) {
+      Set<Integer> denied = Set.copyOf(cv.denied());
+      for (int nr = 0; nr < 1024; nr++) {
+        int expected = denied.contains(nr) || nr >= cv.deniedFrom() ? EACCES : ALLOW;
+        assertEquals(expected, verdict(program, cv.auditArch(), nr), cv + " call " + nr);
+      }
+      for (int i = 0; i < 2000; i++) {
+        int nr = random.nextInt();
+        boolean refused = denied.contains(nr) || Integer.compareUnsigned(nr, cv.deniedFrom()) >= 0;
+        assertEquals(refused ? EACCES : ALLOW, verdict(program, cv.auditArch(), nr), cv + " " + nr);
+      }
+    }
+    for (int i = 0; i < 2000; i++) {
+      int arch = random.nextInt();
+      if (CONVENTIONS.stream().noneMatch(cv -> cv.auditArch() == arch)) {
+        assertEquals(EACCES, verdict(program, arch, random.nextInt(512)), "arch " + arch);
+      }
+    }
+  }
+}
