@@ -40,6 +40,7 @@ final class Landlock {
   private static final long READ_FILE = 1L << 2;
   private static final long READ_DIR = 1L << 3;
   private static final long ALL_V1 = (1L << 13) - 1; // through MAKE_SYM
+  private static final long MAKE_DEVICE = (1L << 6) | (1L << 11); // MAKE_CHAR, MAKE_BLOCK
   private static final long REFER = 1L << 13; // ABI 2
   private static final long TRUNCATE = 1L << 14; // ABI 3
   private static final long IOCTL_DEV = 1L << 15; // ABI 5
@@ -214,8 +215,9 @@ final class Landlock {
         beneath(c, ruleset, p, fileRights | (abi >= 5 ? IOCTL_DEV : 0));
       }
       for (Path p : rules.writable()) {
-        // Everything beneath, but devices: making one needs a capability the daemon lacks anyway.
-        beneath(c, ruleset, p, fs);
+        // Everything beneath but device nodes, which would open the node's disks and memory to a
+        // tree that could make them (one started with the capability, as a root daemon's were).
+        beneath(c, ruleset, p, fs & ~MAKE_DEVICE);
       }
       for (Path p : rules.writableFiles()) {
         beneath(c, ruleset, p, fileRights);

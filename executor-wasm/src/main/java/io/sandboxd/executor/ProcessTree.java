@@ -50,9 +50,10 @@ final class ProcessTree implements AutoCloseable {
    * the pids or memory controller, the tree as a whole is held to {@code bounds} by the kernel too.
    * Under Landlock (where the kernel has it) the tree reads and executes only beneath the system's
    * directories and {@code readable}, never {@code hidden}, and writes only beneath {@code cwd};
-   * under seccomp (where the kernel has it) it opens no socket but a {@code socketpair}. In a
-   * cgroup below {@code parent} ({@link #cgroupParent()} for the daemon's own), else in a fresh PID
-   * namespace. Throws when neither confinement is available: an unconfined child is never started.
+   * under seccomp (where the kernel has it) it opens no socket but a {@code socketpair}; it holds
+   * no capability of the daemon's, even where the daemon runs as root. In a cgroup below {@code
+   * parent} ({@link #cgroupParent()} for the daemon's own), else in a fresh PID namespace. Throws
+   * when neither confinement is available: an unconfined child is never started.
    */
   static ProcessTree start(
       List<String> argv,
@@ -89,8 +90,12 @@ final class ProcessTree implements AutoCloseable {
     } else {
       outsideCgroups = true;
       command.add(unshare());
+      // A user namespace even for a root daemon: the launching thread holds no capability to give
+      // unshare, and inside it the tree's capabilities reach nothing of the node's. A non-root
+      // daemon's uid is mapped to root there; mapping root's would need CAP_SETFCAP, and left
+      // unmapped, the tree holds no capability over any file.
+      command.add("--user");
       if (!isRoot()) {
-        command.add("--user");
         command.add("--map-root-user");
       }
       command.addAll(List.of("--fork", "--pid", "--kill-child"));
@@ -123,21 +128,19 @@ final class ProcessTree implements AutoCloseable {
   }
 
   /**
-   * Starts {@code pb} from a thread made for it and restricted to {@code rules} and the {@link
-   * SeccompFilter} first, so that the tree, and nothing else of the daemon, runs under them. Waits
-   * for the start whatever interrupts the caller: a tree started is always handed back, to be
-   * closed.
+   * Starts {@code pb} from a thread made for it, holding no capability and restricted to {@code
+   * rules} and the {@link SeccompFilter} first, so that the tree, and nothing else of the daemon,
+   * runs under them. Waits for the start whatever interrupts the caller: a tree started is always
+   * handed back, to be closed.
    */
   private static Process launch(ProcessBuilder pb, Landlock.Rules rules) throws IOException {
-    if (Landlock.abi() < 1 && !SeccompFilter.available()) {
-      return pb.start();
-    }
     Object[] outcome = new Object[1];
     Thread launcher =
         new Thread(
             () -> {
               try {
-                // The filter first: its classes are loaded from files Landlock would then hide.
+                // Landlock last: the others' classes are loaded from files it would then hide.
+                ThreadCapabilities.clearThisThread();
                 SeccompFilter.restrictThisThread();
                 Landlock.restrictThisThread(rules);
                 outcome[0] = pb.start();
@@ -528,6 +531,14 @@ final class ProcessTree implements AutoCloseable {
     return swept;
   }
 
+  private static boolean isRoot() {
+    try {
+      return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
   private static String unshare() throws IOException {
     for (String p : List.of("/usr/bin/unshare", "/bin/unshare")) {
       if (Files.isExecutable(Path.of(p))) {
@@ -535,13 +546,5 @@ final class ProcessTree implements AutoCloseable {
       }
     }
     throw new IOException("no cgroup v2 to confine exec children in, and no unshare(1)");
-  }
-
-  private static boolean isRoot() {
-    try {
-      return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
-    } catch (IOException | RuntimeException e) {
-      return false;
-    }
   }
 }

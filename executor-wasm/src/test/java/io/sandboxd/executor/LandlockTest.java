@@ -230,4 +230,86 @@ class LandlockTest {
       }
     }
   }
+
+  /**
+   * What the daemon's capabilities would let a tree do past the node's bounds: raise its own memory
+   * limit and priority, make a device node (the node's disks and memory) in its directory. The test
+   * JVM runs as root here, as a daemon started by hand might: before the tree's thread dropped its
+   * capabilities, every one of these worked. Under the PID namespace the tree is root of a user
+   * namespace of its own, whose capabilities reach nothing of the node's.
+   */
+  @Test
+  void aTreeHoldsNoCapabilityOfTheDaemon() throws Exception {
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no python3 here");
+    Path work = Files.createDirectories(state.resolve("work"));
+    String script =
+        String.join(
+            "\n",
+            "import os, resource, stat, sys",
+            "got = []",
+            "status = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)",
+            "if int(status['CapAmb'], 16): got.append('ambient')",
+            "if sys.argv[1] == 'cgroup' and int(status['CapPrm'], 16): got.append('permitted')",
+            "soft, hard = resource.getrlimit(resource.RLIMIT_DATA)",
+            "try:",
+            "    resource.setrlimit(resource.RLIMIT_DATA, (soft, resource.RLIM_INFINITY))",
+            "    got.append('raised its memory limit')",
+            "except (ValueError, OSError): pass",
+            "try:",
+            "    os.setpriority(os.PRIO_PROCESS, 0, -5)",
+            "    got.append('raised its priority')",
+            "except OSError: pass",
+            "try:",
+            "    os.mknod('null', stat.S_IFCHR | 0o600, os.makedev(1, 3))",
+            "    got.append('made a device node')",
+            "except OSError: pass",
+            "print(' '.join(got))");
+    for (Optional<Path> parent : confinements()) {
+      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      String mode = parent.isPresent() ? "cgroup" : "pidns";
+      Ran ran =
+          run(work, parent, List.of(), List.of(), List.of("/usr/bin/python3", "-c", script, mode));
+      assertEquals(new Ran(0, "\n"), ran, where + "what the tree could do");
+    }
+  }
+
+  /**
+   * The ruleset alone refuses a device node beneath the writable directory, to a program that holds
+   * the capability to make one (the test JVM's, as root): the second layer where the first, the
+   * tree's empty capability sets, is missing.
+   */
+  @Test
+  void theRulesetRefusesADeviceNodeEvenToAProgramThatMayMakeOne() throws Exception {
+    assumeTrue(Landlock.abi() >= 1, "this kernel has no Landlock");
+    assumeTrue(
+        ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0,
+        "making a device node needs root's CAP_MKNOD");
+    Path work = Files.createDirectories(state.resolve("work"));
+    Landlock.Rules rules = new Landlock.Rules(Landlock.SYSTEM, List.of(), List.of(work), List.of());
+    int[] exits = new int[2];
+    Thread ruled =
+        new Thread(
+            () -> {
+              try {
+                Landlock.restrictThisThread(rules);
+                for (int i = 0; i < 2; i++) {
+                  String kind = i == 0 ? "c" : "b";
+                  exits[i] =
+                      new ProcessBuilder(
+                              "/bin/mknod", work.resolve(kind).toString(), kind, "1", "3")
+                          .redirectErrorStream(true)
+                          .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                          .start()
+                          .waitFor();
+                }
+              } catch (Exception e) {
+                exits[0] = -1;
+              }
+            });
+    ruled.start();
+    ruled.join();
+    assertEquals(1, exits[0], "a character device was made");
+    assertEquals(1, exits[1], "a block device was made");
+    assertFalse(Files.exists(work.resolve("c")));
+  }
 }

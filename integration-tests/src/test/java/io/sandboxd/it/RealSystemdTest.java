@@ -49,7 +49,8 @@ class RealSystemdTest {
             .withCreateContainerCmdModifier(
                 cmd ->
                     cmd.getHostConfig()
-                        .withCapAdd(Capability.SYS_ADMIN)
+                        // SYS_RAWIO as a real node has it, for the unit to hand the daemon.
+                        .withCapAdd(Capability.SYS_ADMIN, Capability.SYS_RAWIO)
                         .withSecurityOpts(List.of("seccomp=unconfined"))
                         .withBinds(Bind.parse("/sys/fs/cgroup:/sys/fs/cgroup:rw"))
                         .withTmpFs(Map.of("/run", "rw", "/run/lock", "rw"))
@@ -220,7 +221,8 @@ class RealSystemdTest {
     put(
         ExecEscapeTest.execUnit(
             "{\"program\":\"echo\",\"args\":[\"confined\"]}",
-            "{\"program\":\"cat\",\"args\":[\"/var/lib/sandboxd/keys/node.ed25519\"]}"),
+            "{\"program\":\"cat\",\"args\":[\"/var/lib/sandboxd/keys/node.ed25519\"]}",
+            "{\"program\":\"cat\",\"args\":[\"/proc/self/status\"]}"),
         "/opt/sandboxd/echo.wasm");
     ExecResult run =
         as(
@@ -233,6 +235,23 @@ class RealSystemdTest {
     // base64 of "confined\n", echo's output: the program ran and exited 0.
     assertTrue(out.contains("\"exit\":0") && out.contains("Y29uZmluZWQK"), said);
     assertTrue(out.contains("\"exit\":1"), "an exec'd program read the node key: " + said);
+    // The unit gives the daemon CAP_SYS_RAWIO as an ambient capability, for the MSR meters: an
+    // exec'd program must not inherit it (nor any other).
+    String status =
+        java.util.regex.Pattern.compile("\"stdout\":\"([A-Za-z0-9+/=]*)\"")
+            .matcher(out)
+            .results()
+            .map(
+                m ->
+                    new String(
+                        java.util.Base64.getDecoder().decode(m.group(1)), StandardCharsets.UTF_8))
+            .filter(text -> text.contains("CapAmb:"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no status of the exec'd program: " + said));
+    for (String set : List.of("CapInh", "CapPrm", "CapEff", "CapAmb")) {
+      assertTrue(
+          status.contains(set + ":\t0000000000000000"), set + " of an exec'd program: " + status);
+    }
   }
 
   /** {@code grants} (a JSON object) with exec of {@code programs} allowed. */
