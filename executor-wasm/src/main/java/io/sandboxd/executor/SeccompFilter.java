@@ -19,8 +19,10 @@ import java.util.logging.Logger;
  * tree from TCP but not from UDP or from a unix socket named by path, so without this a unit
  * granted {@code python3} could send its data anywhere over UDP, or speak to any local service the
  * daemon's user may reach (the journal, the system bus). {@code socketpair} stays: it reaches
- * nothing outside the tree. Applied, like the Landlock ruleset, to the one thread that starts the
- * tree.
+ * nothing outside the tree. Nor the kernel's objects that outlive the tree and are counted as no
+ * process's memory: System V shared memory, semaphores and message queues, POSIX message queues,
+ * keys (a segment filled, detached and left behind holds the node's memory after the exec has
+ * ended). Applied, like the Landlock ruleset, to the one thread that starts the tree.
  */
 final class SeccompFilter {
   private static final Logger LOG = Logger.getLogger(SeccompFilter.class.getName());
@@ -42,8 +44,9 @@ final class SeccompFilter {
 
   /**
    * For each calling convention a process on this machine may use, the system calls denied: the
-   * native one's, and the 32-bit one's where the kernel runs 32-bit programs too (a 64-bit program
-   * can enter it, so it needs the same denials). io_uring's three calls are 425-427 everywhere.
+   * native one's, and the 32-bit one's where it is known (a 64-bit program can enter it, so it
+   * needs the same denials; 32-bit ARM is not listed, so on aarch64 it is denied whole). Numbers
+   * from the kernel's tables (asm/unistd_64.h, unistd_32.h, asm-generic/unistd.h).
    */
   record Convention(int auditArch, List<Integer> denied, int deniedFrom) {
     Convention {
@@ -51,19 +54,54 @@ final class SeccompFilter {
     }
   }
 
+  private static List<Integer> calls(int[]... groups) {
+    List<Integer> all = new java.util.ArrayList<>();
+    for (int[] group : groups) {
+      for (int nr : group) {
+        all.add(nr);
+      }
+    }
+    return all;
+  }
+
+  // io_uring_setup, _enter, _register: one number on every architecture.
+  private static final int[] IO_URING = {425, 426, 427};
+
+  static final Convention X86_64 =
+      new Convention(
+          0xC000003E,
+          calls(
+              new int[] {41}, // socket
+              new int[] {29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71}, // shm*, sem*, msg*
+              new int[] {240, 241, 242, 243, 244, 245}, // mq_*
+              new int[] {248, 249, 250}, // add_key, request_key, keyctl
+              IO_URING),
+          0x40000000); // x32's numbering of the same calls, denied whole
+  static final Convention I386 =
+      new Convention(
+          0x40000003,
+          calls(
+              new int[] {102, 359}, // socketcall, socket
+              new int[] {117, 393, 394, 395, 396, 397, 398, 399, 400, 401, 402, 420}, // ipc, ...
+              new int[] {277, 278, 279, 280, 281, 282, 418, 419}, // mq_*
+              new int[] {286, 287, 288}, // add_key, request_key, keyctl
+              IO_URING),
+          Integer.MAX_VALUE);
+  static final Convention AARCH64 =
+      new Convention(
+          0xC00000B7,
+          calls(
+              new int[] {198}, // socket
+              new int[] {
+                186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197
+              }, // msg, sem, shm
+              new int[] {180, 181, 182, 183, 184, 185}, // mq_*
+              new int[] {217, 218, 219}, // add_key, request_key, keyctl
+              IO_URING),
+          Integer.MAX_VALUE);
+
   private static final Map<String, List<Convention>> BY_MACHINE =
-      Map.of(
-          "amd64",
-          List.of(
-              // x86_64: socket; everything from the x32 bit up (x32's numbering of the same calls).
-              new Convention(0xC000003E, List.of(41, 425, 426, 427), 0x40000000),
-              // i386: socketcall, socket.
-              new Convention(0x40000003, List.of(102, 359, 425, 426, 427), Integer.MAX_VALUE)),
-          "aarch64",
-          List.of(
-              new Convention(0xC00000B7, List.of(198, 425, 426, 427), Integer.MAX_VALUE),
-              // 32-bit ARM (EABI): socket, and the old socketcall.
-              new Convention(0x40000028, List.of(281, 102, 425, 426, 427), Integer.MAX_VALUE)));
+      Map.of("amd64", List.of(X86_64, I386), "aarch64", List.of(AARCH64));
 
   /** The libc calls this needs. */
   interface Libc extends Library {
@@ -163,6 +201,9 @@ final class SeccompFilter {
   }
 
   private static void put(ByteBuffer out, short code, int jt, int jf, int k) {
+    if (jt > 255 || jf > 255) {
+      throw new IllegalArgumentException("a jump past 255 instructions: too many calls denied");
+    }
     out.putShort(code).put((byte) jt).put((byte) jf).putInt(k);
   }
 }

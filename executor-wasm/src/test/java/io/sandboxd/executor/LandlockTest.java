@@ -170,11 +170,13 @@ class LandlockTest {
   /**
    * Each socket a tree could reach the node's services or the network with, past Landlock (which
    * governs TCP only): UDP to a listening port, a unix socket by path, TCP over IPv6, netlink, and
-   * io_uring, whose operations open sockets under no system call a filter sees. A pair made by
-   * {@code socketpair} still works. The Python script prints each one that got through.
+   * io_uring, whose operations open sockets under no system call a filter sees; and each kernel
+   * object that would outlive the tree: System V shared memory, semaphores and message queues, a
+   * POSIX message queue, a key. A pair made by {@code socketpair} still works. The Python script
+   * prints each one that got through.
    */
   @Test
-  void aTreeOpensNoSocketButAPair() throws Exception {
+  void aTreeOpensNoSocketButAPairAndLeavesNoKernelObjectBehind() throws Exception {
     assumeTrue(SeccompFilter.available(), "this kernel or machine takes no seccomp filter");
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no python3 here");
     Path work = Files.createDirectories(state.resolve("work"));
@@ -187,7 +189,7 @@ class LandlockTest {
       String script =
           String.join(
               "\n",
-              "import ctypes, errno, socket, sys",
+              "import ctypes, errno, os, platform, socket, sys",
               "got = []",
               "def tried(name, f):",
               "    try:",
@@ -205,6 +207,15 @@ class LandlockTest {
               "fd = libc.syscall(425, 4, params)",
               "if fd >= 0 or ctypes.get_errno() != errno.EACCES:",
               "    got.append('io_uring errno ' + str(ctypes.get_errno()))",
+              "def refused(name, r):",
+              "    if r != -1 or ctypes.get_errno() != errno.EACCES:",
+              "        got.append(name + ' errno ' + str(ctypes.get_errno()))",
+              "refused('shm', libc.shmget(0, 1 << 20, 0o1600))",
+              "refused('sem', libc.semget(0, 1, 0o1600))",
+              "refused('msg', libc.msgget(0, 0o1600))",
+              "refused('mq', libc.mq_open(b'/sandboxd-test', os.O_CREAT | os.O_RDWR, 0o600, None))",
+              "add_key = {'x86_64': 248, 'aarch64': 217}[platform.machine()]",
+              "refused('key', libc.syscall(add_key, b'user', b'sandboxd-test', b'x', 1, -2))",
               "a, b = socket.socketpair()",
               "a.send(b'p')",
               "if b.recv(1) != b'p': got.append('no pair')",
