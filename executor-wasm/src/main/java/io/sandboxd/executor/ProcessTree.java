@@ -39,6 +39,14 @@ final class ProcessTree implements AutoCloseable {
     this.cgroup = cgroup;
   }
 
+  /**
+   * Open files for each of a tree's processes (RLIMIT_NOFILE): the JVM raises its own limit to the
+   * hard one, often half a million, which each process would inherit; every open file holds kernel
+   * memory counted as no process's. With the node's bound on processes, the tree's files are
+   * bounded too. Programs are written for this common default.
+   */
+  static final int OPEN_FILES_PER_PROCESS = 1024;
+
   /** No limit on the size of a file the tree writes. */
   static final long NO_FILE_LIMIT = Long.MAX_VALUE;
 
@@ -195,10 +203,15 @@ final class ProcessTree implements AutoCloseable {
    * The shell words that set the tree's limits before it becomes the program: no core file (a crash
    * would otherwise write one as large as the program's memory where it runs), files no larger than
    * {@code fileLimitBytes} and no process's data (its heap and private writable mappings) larger
-   * than {@code dataBytes}, or the hard limits where those are lower.
+   * than {@code dataBytes}, no process holding more than {@link #OPEN_FILES_PER_PROCESS} open
+   * files, or the hard limits where those are lower.
    */
   static String limits(long fileLimitBytes, long dataBytes) {
-    String words = "ulimit -c 0 && " + lowered("-d", Math.max(0, dataBytes) / 1024);
+    String words =
+        "ulimit -c 0 && "
+            + lowered("-d", Math.max(0, dataBytes) / 1024)
+            + " && "
+            + lowered("-n", OPEN_FILES_PER_PROCESS);
     if (fileLimitBytes == NO_FILE_LIMIT) {
       return words;
     }

@@ -43,20 +43,22 @@ class ProcessTreeTest {
   }
 
   @Test
-  void aTreeDumpsNoCoreAndWritesNoFileNorHoldsDataPastItsLimitsUnderEitherConfinement()
+  void aTreeDumpsNoCoreAndWritesNoFileNorHoldsDataOrDescriptorsPastItsLimitsUnderEitherConfinement()
       throws Exception {
     Path cwd = Path.of(System.getProperty("java.io.tmpdir"));
     for (Optional<Path> parent : confinements()) {
       for (long limit : new long[] {0, 1000, 1 << 20, ProcessTree.NO_FILE_LIMIT}) {
         String seen;
-        try (ProcessTree tree = shell("ulimit -c; ulimit -f; ulimit -d", limit, parent)) {
+        String script = "ulimit -c; ulimit -f; ulimit -d; ulimit -n; ulimit -n 1025 || echo held";
+        try (ProcessTree tree = shell(script, limit, parent)) {
           Process p = tree.process();
           seen = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
           assertTrue(p.waitFor(10, TimeUnit.SECONDS));
         }
         String want = limit == ProcessTree.NO_FILE_LIMIT ? "unlimited" : "" + (limit / 512);
         long data = TreeBounds.DEFAULT.maxMemoryBytes() / 1024;
-        assertEquals("0\n" + want + "\n" + data + "\n", seen, parent + ", a limit of " + limit);
+        assertEquals(
+            "0\n" + want + "\n" + data + "\n1024\nheld\n", seen, parent + ", a limit of " + limit);
       }
     }
   }
