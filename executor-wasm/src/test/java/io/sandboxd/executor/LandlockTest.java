@@ -51,6 +51,14 @@ class LandlockTest {
   /** How a tree ended: its exit status and what it wrote to its standard output. */
   private record Ran(int exit, String out) {}
 
+  /** How {@code script} run by python3 with {@code args} as a tree working in {@code cwd} ended. */
+  private static Ran python(Path cwd, Optional<Path> parent, String script, String... args)
+      throws Exception {
+    List<String> argv = new ArrayList<>(List.of("/usr/bin/python3", "-c", script));
+    argv.addAll(List.of(args));
+    return run(cwd, parent, List.of(), List.of(), argv);
+  }
+
   private static Ran run(
       Path cwd, Optional<Path> parent, List<Path> readable, List<Path> hidden, List<String> argv)
       throws Exception {
@@ -223,17 +231,7 @@ class LandlockTest {
       for (Optional<Path> parent : confinements()) {
         String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
         Ran ran =
-            run(
-                work,
-                parent,
-                List.of(),
-                List.of(),
-                List.of(
-                    "/usr/bin/python3",
-                    "-c",
-                    script,
-                    Integer.toString(udp.getLocalPort()),
-                    unixPath.toString()));
+            python(work, parent, script, Integer.toString(udp.getLocalPort()), unixPath.toString());
         assertEquals(new Ran(0, "\n"), ran, where + "what got through");
         java.net.DatagramPacket packet = new java.net.DatagramPacket(new byte[16], 16);
         org.junit.jupiter.api.Assertions.assertThrows(
@@ -278,8 +276,7 @@ class LandlockTest {
     for (Optional<Path> parent : confinements()) {
       String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
       String mode = parent.isPresent() ? "cgroup" : "pidns";
-      Ran ran =
-          run(work, parent, List.of(), List.of(), List.of("/usr/bin/python3", "-c", script, mode));
+      Ran ran = python(work, parent, script, mode);
       assertEquals(new Ran(0, "\n"), ran, where + "what the tree could do");
     }
   }
