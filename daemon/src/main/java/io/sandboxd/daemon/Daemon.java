@@ -207,10 +207,10 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
-   * The configured secrets, each read from its file or variable at use and bound where the
-   * configuration says; a relative file is under the state directory's {@code secrets/}.
+   * What an exec'd program never reads: the state directory, every secret file, and the powercap
+   * zones, whose energy counters the node makes readable to the daemon's group for metering (the
+   * kernel keeps them root's since they leak other workloads' secrets through power, PLATYPUS).
    */
-  /** What an exec'd program never reads: the state directory and every secret file. */
   static List<Path> nodePrivate(DaemonConfig config, Path stateDir) {
     List<Path> out = new java.util.ArrayList<>();
     out.add(stateDir);
@@ -219,9 +219,28 @@ public final class Daemon implements AutoCloseable {
         out.add(HostServices.defaultSecretsDir(stateDir).resolve(f.path()));
       }
     }
+    // Each zone as the directory it names: in sysfs the class directory holds links into
+    // /sys/devices, and a file is reached through the link only where its own directory is. Named
+    // by the class path too, the hidden set would carve around every entry of /sys/class, a
+    // hundred more rules an exec; the class directory itself lists the zones' names, nothing more.
+    try (var zones = Files.newDirectoryStream(meteringConfig(config).powercapRoot())) {
+      for (Path zone : zones) {
+        try {
+          out.add(zone.toRealPath());
+        } catch (IOException e) {
+          out.add(zone); // a dangling link: hidden as named
+        }
+      }
+    } catch (IOException e) {
+      // no powercap tree here: nothing to hide
+    }
     return out;
   }
 
+  /**
+   * The configured secrets, each read from its file or variable at use and bound where the
+   * configuration says; a relative file is under the state directory's {@code secrets/}.
+   */
   static SecretStore secretStore(DaemonConfig config, Path stateDir) {
     Map<String, java.util.function.Supplier<Optional<String>>> readers = new java.util.TreeMap<>();
     config

@@ -6,6 +6,7 @@ import io.sandboxd.config.DaemonConfig;
 import io.sandboxd.executor.TreeBounds;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The bounds of an exec'd tree reach the executor as configured, and default to its own; the node's
@@ -33,5 +34,22 @@ class ExecTreeWiringTest {
         java.util.List.of(
             state, state.resolve("secrets/api.key"), java.nio.file.Path.of("/etc/sandboxd/b.key")),
         Daemon.nodePrivate(config, state));
+  }
+
+  @Test
+  void aPowercapZoneIsHiddenAsTheDeviceDirectoryItsLinkNames(@TempDir java.nio.file.Path dir)
+      throws Exception {
+    // As sysfs lays it out: the class directory holds links into the devices tree.
+    java.nio.file.Path device =
+        java.nio.file.Files.createDirectories(dir.resolve("devices/virtual/powercap/zone-0"));
+    java.nio.file.Path root = java.nio.file.Files.createDirectories(dir.resolve("class/powercap"));
+    java.nio.file.Files.createSymbolicLink(root.resolve("zone-0"), device);
+    DaemonConfig configured =
+        DaemonConfig.parse(
+            ("{\"metering\":{\"powercap_root\":\"" + root + "\"}}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    java.nio.file.Path state = dir.resolve("state");
+    assertEquals(
+        java.util.List.of(state, device.toRealPath()), Daemon.nodePrivate(configured, state));
   }
 }

@@ -123,6 +123,30 @@ class LandlockTest {
     }
   }
 
+  /**
+   * The powercap tree's zones as sysfs lays them out: the class directory holds links into the
+   * devices tree, which a tree may read. A zone's device directory hidden is hidden by either path,
+   * through the class directory's link too, and nothing beside it is.
+   */
+  @Test
+  void aHiddenDirectoryIsHiddenThroughALinkToItToo() throws Exception {
+    assumeTrue(Landlock.abi() >= 1, "this kernel has no Landlock");
+    Path work = Files.createDirectories(state.resolve("work"));
+    Path zone = file("sys/devices/virtual/powercap/zone-0/energy_uj", "123").getParent();
+    Path beside = file("sys/devices/virtual/net/lo/mtu", "65536");
+    Path root = Files.createDirectories(state.resolve("sys/class/powercap"));
+    Files.createSymbolicLink(root.resolve("zone-0"), zone);
+    List<Path> readable = List.of(state.resolve("sys"));
+    List<Path> hidden = List.of(zone);
+    for (Optional<Path> parent : confinements()) {
+      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      assertEquals(1, exit(work, parent, readable, hidden, "cat " + zone.resolve("energy_uj")));
+      assertEquals(
+          1, exit(work, parent, readable, hidden, "cat " + root.resolve("zone-0/energy_uj")));
+      assertEquals(0, exit(work, parent, readable, hidden, "cat " + beside), where);
+    }
+  }
+
   /** Writes {@code text} to {@code relative} beneath the state directory, parents made. */
   private Path file(String relative, String text) throws java.io.IOException {
     Path f = state.resolve(relative);
