@@ -113,6 +113,8 @@ final class SeccompFilter {
     static final Optional<List<Convention>> CONVENTIONS =
         Optional.ofNullable(BY_MACHINE.get(System.getProperty("os.arch", "")));
     static final boolean AVAILABLE = probe();
+    // The same for every tree: made once.
+    static final byte[] PROGRAM = CONVENTIONS.map(SeccompFilter::program).orElse(new byte[0]);
 
     private static boolean probe() {
       if (C.isEmpty() || CONVENTIONS.isEmpty()) {
@@ -156,7 +158,7 @@ final class SeccompFilter {
     if (!available()) {
       return;
     }
-    byte[] program = program(Bound.CONVENTIONS.orElseThrow());
+    byte[] program = Bound.PROGRAM;
     Memory filter = new Memory(program.length);
     filter.write(0, program, 0, program.length);
     Memory fprog = new Memory(16); // struct sock_fprog: unsigned short len, then the pointer

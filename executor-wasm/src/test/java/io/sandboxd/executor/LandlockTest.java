@@ -48,6 +48,11 @@ class LandlockTest {
     return run(cwd, parent, readable, hidden, List.of("/bin/bash", "-c", command)).exit();
   }
 
+  /** Which confinement an assertion's message is about. */
+  private static String where(Optional<Path> parent) {
+    return parent.map(Path::toString).orElse("a PID namespace") + ": ";
+  }
+
   /** How a tree ended: its exit status and what it wrote to its standard output. */
   private record Ran(int exit, String out) {}
 
@@ -92,7 +97,7 @@ class LandlockTest {
     try (ServerSocket listening = new ServerSocket(0)) {
       int port = listening.getLocalPort();
       for (Optional<Path> parent : confinements()) {
-        String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+        String where = where(parent);
         // What a program needs: the system's files and programs, its own directory, /dev/null.
         assertEquals(0, exit(work, parent, "cat /etc/passwd /bin/sh > /dev/null"), where);
         assertEquals(0, exit(work, parent, "echo x > mine && mkdir d && mv mine d/ && rm -r d"));
@@ -139,7 +144,7 @@ class LandlockTest {
     List<Path> readable = List.of(state.resolve("sys"));
     List<Path> hidden = List.of(zone);
     for (Optional<Path> parent : confinements()) {
-      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      String where = where(parent);
       assertEquals(1, exit(work, parent, readable, hidden, "cat " + zone.resolve("energy_uj")));
       assertEquals(
           1, exit(work, parent, readable, hidden, "cat " + root.resolve("zone-0/energy_uj")));
@@ -166,7 +171,7 @@ class LandlockTest {
     List<Path> readable = List.of(state.resolve("opt"));
     List<Path> hidden = List.of(keys, secret);
     for (Optional<Path> parent : confinements()) {
-      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      String where = where(parent);
       assertEquals(0, exit(work, parent, readable, hidden, "cat " + shared.resolve("data")), where);
       assertEquals(
           0, exit(work, parent, readable, hidden, "cat " + state.resolve("opt/sandboxd/notes")));
@@ -182,7 +187,7 @@ class LandlockTest {
     Files.createSymbolicLink(state.resolve("opt/link"), state.resolve("private"));
     List<Path> hiddenElsewhere = List.of(keys, privateDir);
     for (Optional<Path> parent : confinements()) {
-      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      String where = where(parent);
       assertEquals(
           1,
           exit(
@@ -253,7 +258,7 @@ class LandlockTest {
               "if b.recv(1) != b'p': got.append('no pair')",
               "print(' '.join(got))");
       for (Optional<Path> parent : confinements()) {
-        String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+        String where = where(parent);
         Ran ran =
             python(work, parent, script, Integer.toString(udp.getLocalPort()), unixPath.toString());
         assertEquals(new Ran(0, "\n"), ran, where + "what got through");
@@ -298,7 +303,7 @@ class LandlockTest {
             "except OSError: pass",
             "print(' '.join(got))");
     for (Optional<Path> parent : confinements()) {
-      String where = parent.map(Path::toString).orElse("a PID namespace") + ": ";
+      String where = where(parent);
       String mode = parent.isPresent() ? "cgroup" : "pidns";
       Ran ran = python(work, parent, script, mode);
       assertEquals(new Ran(0, "\n"), ran, where + "what the tree could do");
