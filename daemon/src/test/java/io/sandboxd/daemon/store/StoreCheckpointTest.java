@@ -290,10 +290,14 @@ class StoreCheckpointTest extends StoreFileFixture {
         assertEquals(StoreVerifier.Phase.PENDING, heard.get(0).phase());
         assertEquals("gave way to an on-demand check", heard.get(0).failure());
         assertEquals(s, heard.get(1));
-        // The background thread goes on: runs appended later are still sealed.
+        // The background thread goes on: runs appended later are still sealed. Its pass is held
+        // to 1% and seals after sleeping off its CPU (a hundred times that CPU): on a loaded
+        // machine that alone took longer than the minute left of the first deadline (one suite
+        // in three here), so the wait has a deadline of its own.
         fill(store, 600, 12);
+        long sealBy = System.nanoTime() + 180_000_000_000L;
         while (store.checkpoint().orElseThrow().runs() != 612) {
-          assertTrue(System.nanoTime() < deadline, "not sealed: " + v.state());
+          assertTrue(System.nanoTime() < sealBy, "not sealed: " + v.state());
           Thread.sleep(10);
         }
       }
