@@ -22,7 +22,13 @@ import java.util.logging.Logger;
  * nothing outside the tree. Nor the kernel's objects that outlive the tree and are counted as no
  * process's memory: System V shared memory, semaphores and message queues, POSIX message queues,
  * keys (a segment filled, detached and left behind holds the node's memory after the exec has
- * ended). Applied, like the Landlock ruleset, to the one thread that starts the tree.
+ * ended). Nor memory the tree's watch cannot see: a memfd written and never mapped is in no
+ * process's resident set, so the count of the tree's memory missed it, and one memfd could grow to
+ * the disk's headroom (RLIMIT_FSIZE is the only bound on it). Nor the kernel's interfaces a tool
+ * does not need and an attack on the kernel or on other workloads does: userfaultfd (pauses the
+ * kernel at a fault of the caller's choosing), perf_event_open (the CPU's counters, a side channel
+ * on what else runs on the node, as the energy counters the tree is kept from are) and bpf.
+ * Applied, like the Landlock ruleset, to the one thread that starts the tree.
  */
 final class SeccompFilter {
   private static final Logger LOG = Logger.getLogger(SeccompFilter.class.getName());
@@ -75,6 +81,8 @@ final class SeccompFilter {
               new int[] {29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71}, // shm*, sem*, msg*
               new int[] {240, 241, 242, 243, 244, 245}, // mq_*
               new int[] {248, 249, 250}, // add_key, request_key, keyctl
+              new int[] {319, 447}, // memfd_create, memfd_secret
+              new int[] {323, 298, 321}, // userfaultfd, perf_event_open, bpf
               IO_URING),
           0x40000000); // x32's numbering of the same calls, denied whole
   static final Convention I386 =
@@ -85,6 +93,8 @@ final class SeccompFilter {
               new int[] {117, 393, 394, 395, 396, 397, 398, 399, 400, 401, 402, 420}, // ipc, ...
               new int[] {277, 278, 279, 280, 281, 282, 418, 419}, // mq_*
               new int[] {286, 287, 288}, // add_key, request_key, keyctl
+              new int[] {356, 447}, // memfd_create, memfd_secret
+              new int[] {374, 336, 357}, // userfaultfd, perf_event_open, bpf
               IO_URING),
           Integer.MAX_VALUE);
   static final Convention AARCH64 =
@@ -97,6 +107,8 @@ final class SeccompFilter {
               }, // msg, sem, shm
               new int[] {180, 181, 182, 183, 184, 185}, // mq_*
               new int[] {217, 218, 219}, // add_key, request_key, keyctl
+              new int[] {279, 447}, // memfd_create, memfd_secret
+              new int[] {282, 241, 280}, // userfaultfd, perf_event_open, bpf
               IO_URING),
           Integer.MAX_VALUE);
 

@@ -270,6 +270,55 @@ class LandlockTest {
   }
 
   /**
+   * Memory the tree's watch would not count (a memfd written but never mapped is in no process's
+   * resident set; a secret memfd likewise) and the kernel interfaces a tool does not need:
+   * userfaultfd, perf_event_open (the CPU's counters, a side channel on the node's other work) and
+   * bpf. Each is refused with EACCES, which none of them answers on its own here: without the
+   * filter the first four succeed (the counter of the tree's own CPU clock, its kernel and
+   * hypervisor time excluded, as perf_event_paranoid 2 allows) and bpf says EINVAL. A file written
+   * in the working directory still works. The Python script prints each one that got through.
+   */
+  @Test
+  void aTreeMakesNoMemoryItsWatchCannotCountAndReachesNoKernelInterfaceItDoesNotNeed()
+      throws Exception {
+    assumeTrue(SeccompFilter.available(), "this kernel or machine takes no seccomp filter");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no python3 here");
+    Path work = Files.createDirectories(state.resolve("work"));
+    String script =
+        String.join(
+            "\n",
+            "import ctypes, errno, os, platform",
+            "libc = ctypes.CDLL(None, use_errno=True)",
+            "got = []",
+            "def refused(name, r):",
+            "    if r != -1 or ctypes.get_errno() != errno.EACCES:",
+            "        got.append(name + ' errno ' + str(ctypes.get_errno()))",
+            "nr = {'x86_64': (447, 323, 298, 321), 'aarch64': (447, 282, 241, 280)}",
+            "secret, uffd, perf, bpf = nr[platform.machine()]",
+            "try:",
+            "    fd = os.memfd_create('held')",
+            "    os.write(fd, b'x' * 65536)",
+            "    got.append('memfd')",
+            "except OSError as e:",
+            "    if e.errno != errno.EACCES: got.append('memfd errno ' + str(e.errno))",
+            "refused('memfd_secret', libc.syscall(secret, 0))",
+            "refused('userfaultfd', libc.syscall(uffd, 1))",
+            "attr = ctypes.create_string_buffer(128)",
+            "ctypes.memmove(attr, (ctypes.c_uint32 * 2)(1, 128), 8)",
+            "ctypes.memmove(ctypes.byref(attr, 40), (ctypes.c_uint64 * 1)(0x60), 8)",
+            "refused('perf', libc.syscall(perf, attr, 0, -1, -1, 0))",
+            "refused('bpf', libc.syscall(bpf, 0, ctypes.create_string_buffer(128), 128))",
+            "with open('kept', 'w') as f: f.write('x')",
+            "print(' '.join(got))");
+    for (Optional<Path> parent : confinements()) {
+      Files.deleteIfExists(work.resolve("kept"));
+      String where = where(parent);
+      assertEquals(new Ran(0, "\n"), python(work, parent, script), where + "what got through");
+      assertEquals("x", Files.readString(work.resolve("kept")), where + "the working directory");
+    }
+  }
+
+  /**
    * What the daemon's capabilities would let a tree do past the node's bounds: raise its own memory
    * limit and priority, make a device node (the node's disks and memory) in its directory. The test
    * JVM runs as root here, as a daemon started by hand might: before the tree's thread dropped its
