@@ -105,7 +105,8 @@ run_one() {
     pool) pool_config "$address" >"$d/cfg.json" ;;
     *) die "unknown mode $pool" ;;
   esac
-  local ctl=(java -XX:TieredStopAtLevel=1 -cp "$work/$name.jar" io.sandboxd.daemon.cli.Sandboxctl)
+  # One load generator for both sides, the head's: only the daemon differs between them.
+  local ctl=(java -XX:TieredStopAtLevel=1 -cp "$work/head.jar" io.sandboxd.daemon.cli.Sandboxctl)
   # The module goes into the state's module store first, so that a configured pool can name it.
   start_daemon "$name" "$d" '{}'
   "${ctl[@]}" modules put "$module" --socket "$d/run/s.sock" >/dev/null
