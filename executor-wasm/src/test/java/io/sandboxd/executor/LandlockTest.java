@@ -64,6 +64,26 @@ class LandlockTest {
     return run(cwd, parent, List.of(), List.of(), argv);
   }
 
+  /**
+   * A Python script that runs {@code body} and prints what got through: {@code got} collects names,
+   * {@code refused(name, r)} adds one whose libc call did not fail with EACCES, {@code libc} is the
+   * C library.
+   */
+  private static String probe(String... body) {
+    List<String> lines =
+        new ArrayList<>(
+            List.of(
+                "import ctypes, errno, os, platform, socket, sys",
+                "libc = ctypes.CDLL(None, use_errno=True)",
+                "got = []",
+                "def refused(name, r):",
+                "    if r != -1 or ctypes.get_errno() != errno.EACCES:",
+                "        got.append(name + ' errno ' + str(ctypes.get_errno()))"));
+    lines.addAll(List.of(body));
+    lines.add("print(' '.join(got))");
+    return String.join("\n", lines);
+  }
+
   private static Ran run(
       Path cwd, Optional<Path> parent, List<Path> readable, List<Path> hidden, List<String> argv)
       throws Exception {
@@ -224,10 +244,7 @@ class LandlockTest {
       unix.bind(java.net.UnixDomainSocketAddress.of(unixPath));
       udp.setSoTimeout(300);
       String script =
-          String.join(
-              "\n",
-              "import ctypes, errno, os, platform, socket, sys",
-              "got = []",
+          probe(
               "def tried(name, f):",
               "    try:",
               "        f()",
@@ -239,14 +256,10 @@ class LandlockTest {
               "tried('unix', lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[2]))",
               "tried('tcp6', lambda: socket.socket(socket.AF_INET6))",
               "tried('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))",
-              "libc = ctypes.CDLL(None, use_errno=True)",
               "params = ctypes.create_string_buffer(120)",
               "fd = libc.syscall(425, 4, params)",
               "if fd >= 0 or ctypes.get_errno() != errno.EACCES:",
               "    got.append('io_uring errno ' + str(ctypes.get_errno()))",
-              "def refused(name, r):",
-              "    if r != -1 or ctypes.get_errno() != errno.EACCES:",
-              "        got.append(name + ' errno ' + str(ctypes.get_errno()))",
               "refused('shm', libc.shmget(0, 1 << 20, 0o1600))",
               "refused('sem', libc.semget(0, 1, 0o1600))",
               "refused('msg', libc.msgget(0, 0o1600))",
@@ -255,8 +268,7 @@ class LandlockTest {
               "refused('key', libc.syscall(add_key, b'user', b'sandboxd-test', b'x', 1, -2))",
               "a, b = socket.socketpair()",
               "a.send(b'p')",
-              "if b.recv(1) != b'p': got.append('no pair')",
-              "print(' '.join(got))");
+              "if b.recv(1) != b'p': got.append('no pair')");
       for (Optional<Path> parent : confinements()) {
         String where = where(parent);
         Ran ran =
@@ -285,14 +297,7 @@ class LandlockTest {
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no python3 here");
     Path work = Files.createDirectories(state.resolve("work"));
     String script =
-        String.join(
-            "\n",
-            "import ctypes, errno, os, platform",
-            "libc = ctypes.CDLL(None, use_errno=True)",
-            "got = []",
-            "def refused(name, r):",
-            "    if r != -1 or ctypes.get_errno() != errno.EACCES:",
-            "        got.append(name + ' errno ' + str(ctypes.get_errno()))",
+        probe(
             "nr = {'x86_64': (447, 323, 298, 321), 'aarch64': (447, 282, 241, 280)}",
             "secret, uffd, perf, bpf = nr[platform.machine()]",
             "try:",
@@ -308,8 +313,7 @@ class LandlockTest {
             "ctypes.memmove(ctypes.byref(attr, 40), (ctypes.c_uint64 * 1)(0x60), 8)",
             "refused('perf', libc.syscall(perf, attr, 0, -1, -1, 0))",
             "refused('bpf', libc.syscall(bpf, 0, ctypes.create_string_buffer(128), 128))",
-            "with open('kept', 'w') as f: f.write('x')",
-            "print(' '.join(got))");
+            "with open('kept', 'w') as f: f.write('x')");
     for (Optional<Path> parent : confinements()) {
       Files.deleteIfExists(work.resolve("kept"));
       String where = where(parent);
