@@ -112,6 +112,40 @@ class InstallScriptTest {
         r.output());
   }
 
+  @Test
+  void stagedClientRunsOnTheJitsFirstTierUnlessToldOtherwise() throws Exception {
+    Path root = tmp.resolve("root");
+    SystemTools.stage(root, fakeJar());
+    String ctl = root.resolve("usr/lib/sandboxd/bin/sandboxctl").toString();
+    String tail =
+        "-cp /usr/lib/sandboxd/sandboxd.jar io.sandboxd.daemon.cli.Sandboxctl runs list\n";
+    SystemTools.Result plain =
+        SystemTools.run(Map.of("SANDBOXD_JAVA", fakeJava().toString()), ctl, "runs", "list");
+    assertEquals(0, plain.exit(), plain.output());
+    assertEquals("-XX:TieredStopAtLevel=1 -Xshare:auto " + tail, plain.output());
+    SystemTools.Result none =
+        SystemTools.run(
+            Map.of("SANDBOXD_JAVA", fakeJava().toString(), "SANDBOXCTL_JAVA_OPTS", ""),
+            ctl,
+            "runs",
+            "list");
+    assertEquals(tail, none.output());
+    SystemTools.Result both =
+        SystemTools.run(
+            Map.of(
+                "SANDBOXD_JAVA",
+                fakeJava().toString(),
+                "SANDBOXCTL_JAVA_OPTS",
+                "-Xmx64m  -Xss1m",
+                "SANDBOXD_JAVA_OPTS",
+                "-Da=*"),
+            ctl,
+            "runs",
+            "list");
+    // Split into words, never globbed: the star stays a star.
+    assertEquals("-Xmx64m -Xss1m -Da=* " + tail, both.output());
+  }
+
   /** What the staged launcher would exec (and said), with {@code cache} as its start-up cache. */
   private String launched(Path root, Path cache) throws Exception {
     return launched(root, cache.toString());
