@@ -192,13 +192,18 @@ final class SeccompFilter {
    * rest; a call in no known convention is denied.
    */
   static byte[] program(List<Convention> conventions) {
-    ByteBuffer out = ByteBuffer.allocate(8 * 256).order(ByteOrder.nativeOrder());
+    // Each convention's block: the arch load and test, the number's load, the from-test, the
+    // denials, the two returns; then the last return. Sized from the lists, so that a call added
+    // to one never overflows a fixed buffer at class initialization (which would fail every exec).
+    int instructions = 1;
     for (Convention cv : conventions) {
-      // The arch load and test, the number's load, the from-test, the denials, the two returns.
-      int blockLength = 4 + cv.denied().size() + 2;
+      instructions += blockLength(cv);
+    }
+    ByteBuffer out = ByteBuffer.allocate(8 * instructions).order(ByteOrder.nativeOrder());
+    for (Convention cv : conventions) {
       put(out, LD_W_ABS, 0, 0, ARCH_OFFSET);
       // Not this convention: skip the block (its length less this jump) to the next.
-      put(out, JEQ_K, 0, blockLength - 2, cv.auditArch());
+      put(out, JEQ_K, 0, blockLength(cv) - 2, cv.auditArch());
       put(out, LD_W_ABS, 0, 0, NR_OFFSET);
       int toDeny = cv.denied().size() + 1; // from the from-test: past the denials and the allow
       put(out, JGE_K, toDeny, 0, cv.deniedFrom());
@@ -209,9 +214,11 @@ final class SeccompFilter {
       put(out, RET_K, 0, 0, RET_EACCES);
     }
     put(out, RET_K, 0, 0, RET_EACCES);
-    byte[] bytes = new byte[out.position()];
-    out.flip().get(bytes);
-    return bytes;
+    return out.array();
+  }
+
+  private static int blockLength(Convention cv) {
+    return 4 + cv.denied().size() + 2;
   }
 
   private static void put(ByteBuffer out, short code, int jt, int jf, int k) {

@@ -75,4 +75,24 @@ class SeccompFilterTest {
       }
     }
   }
+
+  @Test
+  void aProgramIsAsLongAsItsListsNeedAndReadsRightPastTwoHundredAndFiftySixInstructions() {
+    // 240 denials beside x86_64's: more instructions than the fixed buffer the program once had.
+    List<Integer> many = new java.util.ArrayList<>();
+    for (int nr = 1000; nr < 1240; nr++) {
+      many.add(nr);
+    }
+    SeccompFilter.Convention wide = new SeccompFilter.Convention(0x1234, many, Integer.MAX_VALUE);
+    List<SeccompFilter.Convention> both = List.of(SeccompFilter.X86_64, wide);
+    byte[] program = SeccompFilter.program(both);
+    int instructions = 1 + (6 + SeccompFilter.X86_64.denied().size()) + (6 + many.size());
+    assertEquals(8 * instructions, program.length);
+    for (int nr = 990; nr < 1250; nr++) {
+      int expected = nr >= 1000 && nr < 1240 ? EACCES : ALLOW;
+      assertEquals(expected, verdict(program, 0x1234, nr), "call " + nr);
+    }
+    assertEquals(EACCES, verdict(program, SeccompFilter.X86_64.auditArch(), 41), "socket");
+    assertEquals(ALLOW, verdict(program, SeccompFilter.X86_64.auditArch(), 0), "read");
+  }
 }
