@@ -176,6 +176,10 @@ final class ExecCalls {
           held = room.held();
         }
       }
+      if (exited && passed.isEmpty()) {
+        // A forker that exits at its first refused fork (sh does) has still passed the bound.
+        passed = watch.refused();
+      }
       if (exited) {
         // Closing the tree closes our ends of the pipes: let the drains take what the program wrote
         // first (bounded: a descendant still holding a pipe open is killed just below).

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * Whether a process is one that this daemon's exec calls started: it lives in an exec cgroup, or
@@ -45,7 +46,11 @@ public final class ExecLineage {
     try {
       for (String line :
           Files.readAllLines(Path.of("/proc/" + pid + "/cgroup"), StandardCharsets.UTF_8)) {
-        if (line.startsWith("0::") && line.contains("/" + ProcessTree.CGROUP_PREFIX)) {
+        // The v2 line (0::) or, on a legacy or hybrid host, the v1 pids hierarchy's.
+        String[] f = line.split(":", 3);
+        if (f.length == 3
+            && (f[0].equals("0") || Arrays.asList(f[1].split(",")).contains("pids"))
+            && f[2].contains("/" + ProcessTree.CGROUP_PREFIX)) {
           return true;
         }
       }

@@ -107,6 +107,7 @@ public final class Executor implements AutoCloseable {
     this.services = services;
     // Probes exec confinement once and ends exec trees a crashed daemon left running.
     ProcessTree.cgroupParent();
+    PidsCgroupV1.parent();
     // Unbounded queue: a task is queued only by a caller holding a slot, so never more than the
     // threads can take.
     this.guests =

@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * cgroup v2 (CPU read from its {@code cpu.stat}, which counts every descendant, live or exited;
  * ended through {@code cgroup.kill}) when the daemon's own cgroup accepts children, otherwise as
  * the init of a fresh PID namespace (the kernel kills the whole namespace when its init dies; CPU
- * is sampled from {@code /proc} of the tree, a lower bound for what ran between two samples).
+ * is sampled from {@code /proc} of the tree, a lower bound for what ran between two samples). On a
+ * host with a cgroup v1 pids hierarchy, either way, the tree also joins a child of the daemon's
+ * cgroup there ({@link PidsCgroupV1}), which holds its processes at every fork.
  */
 final class ProcessTree implements AutoCloseable {
   /** Forces the PID-namespace confinement (tests of the fallback). */
@@ -31,12 +33,22 @@ final class ProcessTree implements AutoCloseable {
 
   private final Process process;
   private final Optional<Path> cgroup;
+  // The tree's directory in a cgroup v1 pids hierarchy (PidsCgroupV1), where the host has one.
+  private final Optional<Path> pidsV1;
+  // The events file of the pids controller that holds the tree (v1's, or its v2 cgroup's).
+  private final Optional<Path> pidsEvents;
   private volatile long cpuSeen;
   private volatile boolean closed;
 
-  private ProcessTree(Process process, Optional<Path> cgroup) {
+  private ProcessTree(Process process, Optional<Path> cgroup, Optional<Path> pidsV1) {
     this.process = process;
     this.cgroup = cgroup;
+    this.pidsV1 = pidsV1;
+    Optional<Path> held =
+        pidsV1.isPresent()
+            ? pidsV1
+            : cgroup.filter(dir -> Files.exists(dir.resolve("pids.events")));
+    this.pidsEvents = held.map(dir -> dir.resolve("pids.events"));
   }
 
   /**
@@ -55,7 +67,8 @@ final class ProcessTree implements AutoCloseable {
    * confined, no file it writes growing past {@code fileLimitBytes} (RLIMIT_FSIZE, rounded down to
    * 512-byte blocks: a write past it fails, and the writer gets SIGXFSZ), no process's data growing
    * past {@code bounds}' memory (RLIMIT_DATA) and no core dumped. In a cgroup whose parent enables
-   * the pids or memory controller, the tree as a whole is held to {@code bounds} by the kernel too.
+   * the pids or memory controller, the tree as a whole is held to {@code bounds} by the kernel too,
+   * and so are its processes where a cgroup v1 pids hierarchy is mounted ({@link PidsCgroupV1}).
    * Under Landlock (where the kernel has it) the tree reads and executes only beneath the system's
    * directories and {@code readable}, never {@code hidden}, and writes only beneath {@code cwd};
    * under seccomp (where the kernel has it) it opens no socket but a {@code socketpair}; it holds
@@ -76,24 +89,37 @@ final class ProcessTree implements AutoCloseable {
     List<String> command = new ArrayList<>();
     Optional<Path> cg = Optional.empty();
     String limits = limits(fileLimitBytes, bounds.maxMemoryBytes());
+    String name = CGROUP_PREFIX + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
+    Optional<Path> pids = Optional.empty();
+    Optional<Path> pidsParent = PidsCgroupV1.parent();
+    if (pidsParent.isPresent()) {
+      pids = Optional.of(PidsCgroupV1.open(pidsParent.get(), name, bounds.maxProcesses()));
+    }
+    // Joined by the shell that becomes the program, so no descendant starts outside it. In a PID
+    // namespace that shell's $$ is 1, which the kernel reads in the writer's namespace: itself.
+    String joinPids =
+        pids.map(d -> "echo $$ > " + shellQuoted(d.resolve("cgroup.procs").toString()) + " && ")
+            .orElse("");
     if (parent.isPresent()) {
-      Path dir =
-          parent
-              .get()
-              .resolve(
-                  CGROUP_PREFIX + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet());
-      Files.createDirectory(dir);
+      Path dir = parent.get().resolve(name);
+      try {
+        Files.createDirectory(dir);
+      } catch (IOException e) {
+        pids.ifPresent(ProcessTree::removeQuietly);
+        throw e;
+      }
       cg = Optional.of(dir);
       try {
         bound(dir, bounds);
       } catch (IOException e) {
         removeQuietly(dir);
+        pids.ifPresent(ProcessTree::removeQuietly);
         throw e;
       }
       // The shell joins the cgroup before it becomes the program, so no descendant starts outside.
       command.add("/bin/sh");
       command.add("-c");
-      command.add("echo $$ > \"$0\" && " + limits + " && exec \"$@\"");
+      command.add("echo $$ > \"$0\" && " + joinPids + limits + " && exec \"$@\"");
       command.add(dir.resolve("cgroup.procs").toString());
     } else {
       outsideCgroups = true;
@@ -113,7 +139,7 @@ final class ProcessTree implements AutoCloseable {
         command.add("--mount-proc");
       }
       command.add("--");
-      command.addAll(List.of("/bin/sh", "-c", limits + " && exec \"$@\"", "sh"));
+      command.addAll(List.of("/bin/sh", "-c", joinPids + limits + " && exec \"$@\"", "sh"));
     }
     command.addAll(argv);
     ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile());
@@ -121,18 +147,22 @@ final class ProcessTree implements AutoCloseable {
     pb.environment().putAll(env);
     List<Path> readAndExecute = new ArrayList<>(Landlock.SYSTEM);
     readAndExecute.addAll(readable);
-    Landlock.Rules rules =
-        new Landlock.Rules(
-            readAndExecute,
-            hidden,
-            List.of(cwd),
-            cg.map(dir -> List.of(dir.resolve("cgroup.procs"))).orElse(List.of()));
+    List<Path> joined = new ArrayList<>();
+    cg.ifPresent(dir -> joined.add(dir.resolve("cgroup.procs")));
+    pids.ifPresent(dir -> joined.add(dir.resolve("cgroup.procs")));
+    Landlock.Rules rules = new Landlock.Rules(readAndExecute, hidden, List.of(cwd), joined);
     try {
-      return new ProcessTree(launch(pb, rules), cg);
+      return new ProcessTree(launch(pb, rules), cg, pids);
     } catch (IOException e) {
       cg.ifPresent(ProcessTree::removeQuietly);
+      pids.ifPresent(ProcessTree::removeQuietly);
       throw e;
     }
+  }
+
+  /** {@code s} as one sh word, in single quotes. */
+  static String shellQuoted(String s) {
+    return "'" + s.replace("'", "'\\''") + "'";
   }
 
   /**
@@ -249,6 +279,28 @@ final class ProcessTree implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether the kernel has refused the tree a process or thread past its bound: the {@code max}
+   * count of its pids controller's events (v2, or the v1 hierarchy's), which a forker that exits at
+   * its first refused fork (as sh does) leaves behind for the count after it. False where no pids
+   * controller holds the tree.
+   */
+  boolean tasksRefused() {
+    if (pidsEvents.isEmpty()) {
+      return false;
+    }
+    try {
+      for (String line : Files.readAllLines(pidsEvents.get())) {
+        if (line.startsWith("max ")) {
+          return Long.parseLong(line.substring(4).trim()) > 0;
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // the cgroup is gone: nothing refused that we can see
+    }
+    return false;
+  }
+
   /** What a tree holds at one moment: its processes and the memory they hold of their own. */
   record Census(int processes, long memoryBytes) {}
 
@@ -346,10 +398,22 @@ final class ProcessTree implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    pidsV1.ifPresent(
+        dir -> {
+          // Empty once the namespace's end or cgroup.kill has taken the tree (the usual case, one
+          // rmdir); otherwise what is left is killed first.
+          try {
+            Files.delete(dir);
+          } catch (IOException busy) {
+            killCgroup(dir);
+            removeQuietly(dir);
+          }
+        });
     closed = true;
   }
 
-  private static void killCgroup(Path cg) {
+  /** Kills every process of the cgroup {@code cg} (v2 through cgroup.kill) until none is left. */
+  static void killCgroup(Path cg) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     boolean hasKill = Files.exists(cg.resolve("cgroup.kill"));
     while (System.nanoTime() < deadline) {
@@ -428,7 +492,7 @@ final class ProcessTree implements AutoCloseable {
     }
   }
 
-  private static void removeQuietly(Path cg) {
+  static void removeQuietly(Path cg) {
     for (int i = 0; i < 100; i++) {
       try {
         Files.deleteIfExists(cg);
@@ -517,11 +581,16 @@ final class ProcessTree implements AutoCloseable {
           continue;
         }
         try {
-          if (Files.exists(cg.resolve("cgroup.kill"))) {
+          boolean hasKill = Files.exists(cg.resolve("cgroup.kill"));
+          if (hasKill) {
             Files.writeString(cg.resolve("cgroup.kill"), "1");
           }
           // rmdir succeeds once the killed processes are gone; a later start retries otherwise.
           for (int i = 0; i < 50 && Files.exists(cg); i++) {
+            if (!hasKill) {
+              // A v1 hierarchy has no cgroup.kill: its processes one at a time.
+              pids(cg).forEach(p -> ProcessHandle.of(p).ifPresent(ProcessHandle::destroyForcibly));
+            }
             try {
               Files.delete(cg);
             } catch (IOException busy) {

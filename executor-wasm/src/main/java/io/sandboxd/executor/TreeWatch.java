@@ -7,6 +7,7 @@ import java.util.Optional;
  * bound where the kernel holds none (no cgroup controller for the exec cgroups), and the word to
  * the operator where it does. A count is a sample, so a tree may pass a bound for up to one pace
  * before it is stopped; each of its processes is held to the memory bound by RLIMIT_DATA all along.
+ * Where a pids controller holds the tree, a fork or thread the kernel refused it is a pass too.
  */
 final class TreeWatch {
   /** The least time between two counts of a running tree. */
@@ -29,6 +30,21 @@ final class TreeWatch {
     return nextCheck;
   }
 
+  /**
+   * The bound the kernel held the tree to, in words for the operator, once it has refused the tree
+   * a fork or thread past it; empty before (or where no pids controller holds the tree).
+   */
+  Optional<String> refused() {
+    if (tree.tasksRefused()) {
+      return Optional.of(
+          "more than "
+              + bounds.maxProcesses()
+              + " processes (exec.max_processes): the kernel refused it a fork or thread past"
+              + " them");
+    }
+    return Optional.empty();
+  }
+
   /** The bound the tree is past now, in words for the operator; empty while it holds. */
   Optional<String> passed() {
     long t0 = System.nanoTime();
@@ -37,6 +53,10 @@ final class TreeWatch {
     nextCheck = t1 + Math.max(CHECK_EVERY_NANOS, (t1 - t0) * (CHECK_SHARE - 1));
     if (now.processes() > bounds.maxProcesses()) {
       return Optional.of("more than " + bounds.maxProcesses() + " processes (exec.max_processes)");
+    }
+    Optional<String> refused = refused();
+    if (refused.isPresent()) {
+      return refused;
     }
     if (now.memoryBytes() > bounds.maxMemoryBytes()) {
       return Optional.of(

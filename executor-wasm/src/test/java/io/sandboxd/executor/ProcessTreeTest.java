@@ -134,14 +134,92 @@ class ProcessTreeTest {
   }
 
   @Test
+  void aFloodIsHeldByTheKernelAtTheBoundUnderEitherConfinement() throws Exception {
+    assumeTrue(
+        PidsCgroupV1.parent().isPresent(), "this machine has no cgroup v1 pids hierarchy for us");
+    // A duration no other process on the machine is likely to sleep.
+    String secs = "30." + (System.nanoTime() % 100_000);
+    // Python, unlike sh, goes on forking after a refused fork; it says how many forks it made.
+    String flood =
+        "import os, time\n"
+            + "started = 0\n"
+            + "for i in range(200):\n"
+            + "    try:\n"
+            + "        pid = os.fork()\n"
+            + "    except OSError:\n"
+            + "        continue\n"
+            + "    if pid == 0:\n"
+            + "        os.execv('/bin/sleep', ['/bin/sleep', '"
+            + secs
+            + "'])\n"
+            + "    started += 1\n"
+            + "print(started, flush=True)\n"
+            + "time.sleep(30)\n";
+    for (Optional<Path> parent : confinements()) {
+      try (ProcessTree tree =
+          ProcessTree.start(
+              List.of("/usr/bin/python3", "-c", flood),
+              Path.of(System.getProperty("java.io.tmpdir")),
+              Map.of("PATH", "/usr/bin:/bin"),
+              ProcessTree.NO_FILE_LIMIT,
+              new TreeBounds(16, 512L << 20),
+              List.of(),
+              List.of(),
+              parent)) {
+        var out =
+            new java.io.BufferedReader(
+                new java.io.InputStreamReader(
+                    tree.process().getInputStream(), StandardCharsets.UTF_8));
+        // Python and 15 sleepers: the bound, and the kernel says it refused the rest.
+        assertEquals("15", out.readLine(), parent + ": forks of 200 made");
+        assertEquals(15, sleepers(secs).size(), parent.toString());
+        assertEquals(16, tree.census(16).processes(), parent.toString());
+        assertTrue(tree.tasksRefused(), parent.toString());
+        Path dir = pidsCgroupOf(sleepers(secs).get(0));
+        assertTrue(dir.getFileName().toString().startsWith(ProcessTree.CGROUP_PREFIX), "" + dir);
+        assertEquals("16", Files.readString(dir.resolve("pids.max")).trim(), parent.toString());
+        tree.close();
+        assertFalse(Files.exists(dir), "the tree's pids cgroup is removed with it");
+        assertEquals(List.of(), sleepers(secs), parent.toString());
+      }
+    }
+  }
+
+  /** The directory of {@code pid}'s cgroup in the v1 pids hierarchy. */
+  private static Path pidsCgroupOf(long pid) throws java.io.IOException {
+    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/cgroup"))) {
+      String[] f = line.split(":", 3);
+      if (List.of(f[1].split(",")).contains("pids")) {
+        return PidsCgroupV1.parent().orElseThrow().resolve(f[2].substring(1));
+      }
+    }
+    throw new AssertionError("pid " + pid + " is in no pids cgroup");
+  }
+
+  @Test
   void aDeadDaemonsExecTreeIsKilledAndItsCgroupRemoved() throws Exception {
     Optional<Path> parent = ProcessTree.cgroupParent();
     assumeTrue(parent.isPresent(), "this machine delegates no cgroup v2 to the test JVM");
+    staleTreeKilledAndCgroupRemovedBelow(parent.get());
+  }
+
+  @Test
+  void aDeadDaemonsExecTreeIsKilledAndItsV1PidsCgroupRemoved() throws Exception {
+    Optional<Path> parent = PidsCgroupV1.parent();
+    assumeTrue(parent.isPresent(), "this machine has no cgroup v1 pids hierarchy for us");
+    staleTreeKilledAndCgroupRemovedBelow(parent.get());
+  }
+
+  /**
+   * A cgroup below {@code parent} named for a daemon that has exited, holding a live process, is
+   * emptied and removed by the sweep; one named for this process is left alone.
+   */
+  private static void staleTreeKilledAndCgroupRemovedBelow(Path parent) throws Exception {
     // A pid that has exited: the "daemon" that left the cgroup behind.
     Process gone = new ProcessBuilder("true").start();
     gone.waitFor();
-    Path stale = parent.get().resolve("sandboxd-exec-" + gone.pid() + "-1");
-    Path live = parent.get().resolve("sandboxd-exec-" + ProcessHandle.current().pid() + "-999999");
+    Path stale = parent.resolve("sandboxd-exec-" + gone.pid() + "-1");
+    Path live = parent.resolve("sandboxd-exec-" + ProcessHandle.current().pid() + "-999999");
     Files.createDirectory(stale);
     Files.createDirectory(live);
     Process orphan =
@@ -155,17 +233,19 @@ class ProcessTreeTest {
       }
       assertFalse(Files.readString(stale.resolve("cgroup.procs")).isBlank());
 
-      assertEquals(1, ProcessTree.sweepStale(parent.get()));
+      assertEquals(1, ProcessTree.sweepStale(parent));
 
       assertTrue(orphan.waitFor(5, TimeUnit.SECONDS), "the orphaned tree was killed");
       assertFalse(Files.exists(stale), "the stale cgroup was removed");
       assertTrue(Files.exists(live), "this daemon's own cgroups are left alone");
     } finally {
       orphan.destroyForcibly();
+      orphan.waitFor(5, TimeUnit.SECONDS);
       Files.deleteIfExists(live);
-      if (Files.exists(stale)) {
+      if (Files.exists(stale.resolve("cgroup.kill"))) {
         Files.writeString(stale.resolve("cgroup.kill"), "1");
       }
+      ProcessTree.removeQuietly(stale);
     }
   }
 }
