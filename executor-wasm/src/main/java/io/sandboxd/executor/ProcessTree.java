@@ -153,7 +153,8 @@ final class ProcessTree implements AutoCloseable {
     Landlock.Rules rules = new Landlock.Rules(readAndExecute, hidden, List.of(cwd), joined);
     try {
       return new ProcessTree(launch(pb, rules), cg, pids);
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
+      // Nothing started (a launch that fails throws either): its cgroups are empty.
       cg.ifPresent(ProcessTree::removeQuietly);
       pids.ifPresent(ProcessTree::removeQuietly);
       throw e;
