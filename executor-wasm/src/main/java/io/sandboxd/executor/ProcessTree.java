@@ -14,11 +14,12 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Every process an exec starts, confined so that none outlives the call: started inside a fresh
  * cgroup v2 (CPU read from its {@code cpu.stat}, which counts every descendant, live or exited;
- * ended through {@code cgroup.kill}) when the daemon's own cgroup accepts children, otherwise as
- * the init of a fresh PID namespace (the kernel kills the whole namespace when its init dies; CPU
- * is sampled from {@code /proc} of the tree, a lower bound for what ran between two samples). On a
- * host with a cgroup v1 pids hierarchy, either way, the tree also joins a child of the daemon's
- * cgroup there ({@link PidsCgroupV1}), which holds its processes at every fork.
+ * ended process by process, never the daemon: {@link #killCgroup}) when the daemon's own cgroup
+ * accepts children, otherwise as the init of a fresh PID namespace (the kernel kills the whole
+ * namespace when its init dies; CPU is sampled from {@code /proc} of the tree, a lower bound for
+ * what ran between two samples). On a host with a cgroup v1 pids hierarchy, either way, the tree
+ * also joins a child of the daemon's cgroup there ({@link PidsCgroupV1}), which holds its processes
+ * at every fork.
  */
 final class ProcessTree implements AutoCloseable {
   /** Forces the PID-namespace confinement (tests of the fallback). */
@@ -93,13 +94,11 @@ final class ProcessTree implements AutoCloseable {
     Optional<Path> pids = Optional.empty();
     Optional<Path> pidsParent = PidsCgroupV1.parent();
     if (pidsParent.isPresent()) {
-      pids = Optional.of(PidsCgroupV1.open(pidsParent.get(), name, bounds.maxProcesses()));
+      // In a PID namespace unshare, forked like the rest from the joined thread (launch), is the
+      // tree's too.
+      long tasks = bounds.maxProcesses() + (parent.isPresent() ? 0L : 1L);
+      pids = Optional.of(PidsCgroupV1.open(pidsParent.get(), name, tasks));
     }
-    // Joined by the shell that becomes the program, so no descendant starts outside it. In a PID
-    // namespace that shell's $$ is 1, which the kernel reads in the writer's namespace: itself.
-    String joinPids =
-        pids.map(d -> "echo $$ > " + shellQuoted(d.resolve("cgroup.procs").toString()) + " && ")
-            .orElse("");
     if (parent.isPresent()) {
       Path dir = parent.get().resolve(name);
       try {
@@ -119,7 +118,7 @@ final class ProcessTree implements AutoCloseable {
       // The shell joins the cgroup before it becomes the program, so no descendant starts outside.
       command.add("/bin/sh");
       command.add("-c");
-      command.add("echo $$ > \"$0\" && " + joinPids + limits + " && exec \"$@\"");
+      command.add("echo $$ > \"$0\" && " + limits + " && exec \"$@\"");
       command.add(dir.resolve("cgroup.procs").toString());
     } else {
       outsideCgroups = true;
@@ -139,7 +138,7 @@ final class ProcessTree implements AutoCloseable {
         command.add("--mount-proc");
       }
       command.add("--");
-      command.addAll(List.of("/bin/sh", "-c", joinPids + limits + " && exec \"$@\"", "sh"));
+      command.addAll(List.of("/bin/sh", "-c", limits + " && exec \"$@\"", "sh"));
     }
     command.addAll(argv);
     ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile());
@@ -147,12 +146,16 @@ final class ProcessTree implements AutoCloseable {
     pb.environment().putAll(env);
     List<Path> readAndExecute = new ArrayList<>(Landlock.SYSTEM);
     readAndExecute.addAll(readable);
-    List<Path> joined = new ArrayList<>();
-    cg.ifPresent(dir -> joined.add(dir.resolve("cgroup.procs")));
-    pids.ifPresent(dir -> joined.add(dir.resolve("cgroup.procs")));
-    Landlock.Rules rules = new Landlock.Rules(readAndExecute, hidden, List.of(cwd), joined);
+    // The v1 cgroup is joined by the launching thread, not the tree: no file of it is the tree's
+    // to write, so the tree cannot move another process (the daemon) into it.
+    Landlock.Rules rules =
+        new Landlock.Rules(
+            readAndExecute,
+            hidden,
+            List.of(cwd),
+            cg.map(dir -> List.of(dir.resolve("cgroup.procs"))).orElse(List.of()));
     try {
-      return new ProcessTree(launch(pb, rules), cg, pids);
+      return new ProcessTree(launch(pb, rules, pids), cg, pids);
     } catch (IOException | RuntimeException e) {
       // Nothing started (a launch that fails throws either): its cgroups are empty.
       cg.ifPresent(ProcessTree::removeQuietly);
@@ -161,24 +164,29 @@ final class ProcessTree implements AutoCloseable {
     }
   }
 
-  /** {@code s} as one sh word, in single quotes. */
-  static String shellQuoted(String s) {
-    return "'" + s.replace("'", "'\\''") + "'";
-  }
-
   /**
    * Starts {@code pb} from a thread made for it, holding no capability and restricted to {@code
    * rules} and the {@link SeccompFilter} first, so that the tree, and nothing else of the daemon,
-   * runs under them. Waits for the start whatever interrupts the caller: a tree started is always
-   * handed back, to be closed.
+   * runs under them, and in the v1 pids cgroup {@code pidsV1} where given. Waits for the start
+   * whatever interrupts the caller: a tree started is always handed back, to be closed.
    */
-  private static Process launch(ProcessBuilder pb, Landlock.Rules rules) throws IOException {
+  private static Process launch(ProcessBuilder pb, Landlock.Rules rules, Optional<Path> pidsV1)
+      throws IOException {
     Object[] outcome = new Object[1];
     Thread launcher =
         new Thread(
             () -> {
               try {
                 // Landlock last: the others' classes are loaded from files it would then hide.
+                // v1 keeps threads apart: this one joins the tree's pids cgroup, so the child it
+                // forks starts there (and the thread leaves it when it ends, just below).
+                if (pidsV1.isPresent()) {
+                  Files.writeString(
+                      pidsV1.get().resolve("tasks"),
+                      Files.readSymbolicLink(Path.of("/proc/thread-self"))
+                          .getFileName()
+                          .toString());
+                }
                 ThreadCapabilities.clearThisThread();
                 SeccompFilter.restrictThisThread();
                 Landlock.restrictThisThread(rules);
@@ -302,8 +310,11 @@ final class ProcessTree implements AutoCloseable {
     return false;
   }
 
-  /** What a tree holds at one moment: its processes and the memory they hold of their own. */
-  record Census(int processes, long memoryBytes) {}
+  /**
+   * What a tree holds at one moment: its processes and the memory they hold of their own, and
+   * whether the daemon's own process is among them (moved into its cgroup by the tree).
+   */
+  record Census(int processes, long memoryBytes, boolean holdsDaemon) {}
 
   /**
    * The tree's processes now and the anonymous and shared memory they hold resident, counted until
@@ -313,12 +324,13 @@ final class ProcessTree implements AutoCloseable {
   Census census(int maxProcesses) {
     List<Long> members =
         cgroup.isPresent() ? pids(cgroup.get()) : namespaceMembers(maxProcesses + 1);
+    boolean holdsDaemon = members.remove(ProcessHandle.current().pid());
     int counted = Math.min(members.size(), maxProcesses + 1);
     long bytes = 0;
     for (int i = 0; i < counted; i++) {
       bytes += ownMemory(members.get(i));
     }
-    return new Census(counted, bytes);
+    return new Census(counted, bytes, holdsDaemon);
   }
 
   /**
@@ -401,8 +413,8 @@ final class ProcessTree implements AutoCloseable {
     }
     pidsV1.ifPresent(
         dir -> {
-          // Empty once the namespace's end or cgroup.kill has taken the tree (the usual case, one
-          // rmdir); otherwise what is left is killed first.
+          // Empty once the namespace's end or the v2 cgroup's kill has taken the tree (the usual
+          // case, one rmdir); otherwise what is left is killed first.
           try {
             Files.delete(dir);
           } catch (IOException busy) {
@@ -413,26 +425,30 @@ final class ProcessTree implements AutoCloseable {
     closed = true;
   }
 
-  /** Kills every process of the cgroup {@code cg} (v2 through cgroup.kill) until none is left. */
+  /**
+   * Kills every process of the cgroup {@code cg} but the daemon until none is left, one by one
+   * (start time checked, so a reused pid is not signalled), and moves the daemon back to the parent
+   * cgroup if it is there. A tree may write its own cgroup.procs (its shell joins through it), and
+   * so may move the daemon (the same user) in at any moment: {@code cgroup.kill}, which kills
+   * whatever the cgroup holds when it is written, could then end the daemon.
+   */
   static void killCgroup(Path cg) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    boolean hasKill = Files.exists(cg.resolve("cgroup.kill"));
+    long self = ProcessHandle.current().pid();
     while (System.nanoTime() < deadline) {
       List<Long> pids = pids(cg);
+      if (pids.remove(self)) {
+        try {
+          Files.writeString(cg.getParent().resolve("cgroup.procs"), String.valueOf(self));
+        } catch (IOException e) {
+          // not ours to move back: the others are still killed
+        }
+      }
       if (pids.isEmpty()) {
         return;
       }
-      if (hasKill) {
-        try {
-          Files.writeString(cg.resolve("cgroup.kill"), "1");
-        } catch (IOException e) {
-          hasKill = false;
-        }
-      }
-      if (!hasKill) {
-        for (long pid : pids) {
-          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
+      for (long pid : pids) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
       }
       try {
         Thread.sleep(1);
@@ -581,17 +597,14 @@ final class ProcessTree implements AutoCloseable {
             || ProcessHandle.of(owner).map(ProcessHandle::isAlive).orElse(false)) {
           continue;
         }
+        if (!Files.isWritable(cg.resolve("cgroup.procs"))) {
+          continue; // not ours to empty (another user's, or already gone)
+        }
         try {
-          boolean hasKill = Files.exists(cg.resolve("cgroup.kill"));
-          if (hasKill) {
-            Files.writeString(cg.resolve("cgroup.kill"), "1");
-          }
+          // One by one, as at a tree's close (killCgroup): a stale tree may have moved us in.
+          killCgroup(cg);
           // rmdir succeeds once the killed processes are gone; a later start retries otherwise.
           for (int i = 0; i < 50 && Files.exists(cg); i++) {
-            if (!hasKill) {
-              // A v1 hierarchy has no cgroup.kill: its processes one at a time.
-              pids(cg).forEach(p -> ProcessHandle.of(p).ifPresent(ProcessHandle::destroyForcibly));
-            }
             try {
               Files.delete(cg);
             } catch (IOException busy) {
@@ -601,8 +614,6 @@ final class ProcessTree implements AutoCloseable {
           if (!Files.exists(cg)) {
             swept++;
           }
-        } catch (IOException e) {
-          // Not ours to remove (another user's, or already gone): leave it.
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           break;

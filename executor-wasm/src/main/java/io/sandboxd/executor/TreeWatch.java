@@ -51,6 +51,9 @@ final class TreeWatch {
     ProcessTree.Census now = tree.census(bounds.maxProcesses());
     long t1 = System.nanoTime();
     nextCheck = t1 + Math.max(CHECK_EVERY_NANOS, (t1 - t0) * (CHECK_SHARE - 1));
+    if (now.holdsDaemon()) {
+      return Optional.of("the daemon's own process, moved into its cgroup");
+    }
     if (now.processes() > bounds.maxProcesses()) {
       return Optional.of("more than " + bounds.maxProcesses() + " processes (exec.max_processes)");
     }

@@ -177,12 +177,68 @@ class ProcessTreeTest {
         assertTrue(tree.tasksRefused(), parent.toString());
         Path dir = pidsCgroupOf(sleepers(secs).get(0));
         assertTrue(dir.getFileName().toString().startsWith(ProcessTree.CGROUP_PREFIX), "" + dir);
-        assertEquals("16", Files.readString(dir.resolve("pids.max")).trim(), parent.toString());
+        assertEquals(
+            String.valueOf(16 + (parent.isPresent() ? 0 : 1)),
+            Files.readString(dir.resolve("pids.max")).trim(),
+            parent + ": in a PID namespace, unshare's task is the tree's too");
         tree.close();
         assertFalse(Files.exists(dir), "the tree's pids cgroup is removed with it");
         assertEquals(List.of(), sleepers(secs), parent.toString());
       }
     }
+  }
+
+  @Test
+  void aTreeThatMovesTheDaemonIntoItsCgroupCannotGetItKilledNorReachItsV1Cgroup() throws Exception {
+    Optional<Path> parent = ProcessTree.cgroupParent();
+    assumeTrue(parent.isPresent(), "this machine delegates no cgroup v2 to the test JVM");
+    assumeTrue(Landlock.abi() >= 1, "without Landlock a tree writes what the daemon's user may");
+    String own = v2Line(ProcessHandle.current().pid());
+    // The tree's parent is this JVM (the daemon): it tries to move it into the tree's v2 cgroup,
+    // through the file its own shell joined by, and into its v1 pids cgroup.
+    String pidsDir = PidsCgroupV1.parent().map(p -> quoted(p.toString())).orElse("/nowhere");
+    String script =
+        "n=$(sed -n 's/^0:://p' /proc/self/cgroup);"
+            + " echo $PPID > "
+            + quoted(parent.get().toString())
+            + "/${n##*/}/cgroup.procs && echo v2-moved;"
+            + " p=$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup);"
+            + " { echo $PPID > "
+            + pidsDir
+            + "/${p##*/}/cgroup.procs; } 2>/dev/null && echo v1-moved || echo v1-refused;"
+            + " exec /bin/sleep 30";
+    try (ProcessTree tree = shell(script, ProcessTree.NO_FILE_LIMIT, parent)) {
+      var out =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  tree.process().getInputStream(), StandardCharsets.UTF_8));
+      assertEquals("v2-moved", out.readLine());
+      assertTrue(
+          v2Line(ProcessHandle.current().pid()).contains(ProcessTree.CGROUP_PREFIX),
+          "the tree moved the daemon into its cgroup");
+      // The count sees it (TreeWatch stops the tree on it), and does not count it as the tree's.
+      ProcessTree.Census seen = tree.census(64);
+      assertTrue(seen.holdsDaemon());
+      assertTrue(new TreeWatch(tree, TreeBounds.DEFAULT).passed().orElseThrow().contains("daemon"));
+      assertEquals("v1-refused", out.readLine(), "the v1 cgroup is joined by the launching thread");
+      tree.close();
+      // Still here (killing the cgroup whole would have killed this JVM), and back where it was.
+      assertEquals(own, v2Line(ProcessHandle.current().pid()));
+      assertFalse(tree.process().isAlive());
+    }
+  }
+
+  /** {@code s} as one sh word. */
+  private static String quoted(String s) {
+    return "'" + s.replace("'", "'\\''") + "'";
+  }
+
+  /** {@code pid}'s cgroup v2 line. */
+  private static String v2Line(long pid) throws java.io.IOException {
+    return Files.readAllLines(Path.of("/proc/" + pid + "/cgroup")).stream()
+        .filter(l -> l.startsWith("0::"))
+        .findFirst()
+        .orElseThrow();
   }
 
   /** The directory of {@code pid}'s cgroup in the v1 pids hierarchy. */
